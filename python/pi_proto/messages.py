@@ -1,0 +1,228 @@
+"""Building and reading messages: the seed's constructors, parsed JSON views and `text_of`."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias
+
+import betterproto2
+
+from ._gen.types.pi.ai.v1 import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    ImageContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultContent,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+    UserMessage,
+)
+
+AnyMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage | AgentMessage
+AssistantBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
+MediaBlock: TypeAlias = TextContent | ImageContent
+AnyBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
+AnyContent: TypeAlias = UserContent | AssistantContent | ToolResultContent
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final = _Absent()
+"""Marks an optional JSON value as absent, where None would mean JSON null."""
+
+
+def now_ms() -> int:
+    """The current time in Unix milliseconds, the unit of every timestamp."""
+    return time.time_ns() // 1_000_000
+
+
+def dump_json(value: Any) -> str:
+    """Compact JSON text, as JSON.stringify writes it; the form of every `*_json` field."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def text(value: str, *, signature: str | None = None) -> TextContent:
+    """A text block."""
+    return TextContent(text=value, text_signature=signature)
+
+
+def thinking(value: str, *, signature: str | None = None, redacted: bool | None = None) -> ThinkingContent:
+    """A reasoning block."""
+    return ThinkingContent(thinking=value, thinking_signature=signature, redacted=redacted)
+
+
+def image(data: bytes, mime_type: str) -> ImageContent:
+    """An image block."""
+    return ImageContent(data=data, mime_type=mime_type)
+
+
+def tool_call(
+    id: str,
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    raw_arguments: str | None = None,
+    thought_signature: str | None = None,
+) -> ToolCall:
+    """A tool call; `arguments` is stored as JSON text in `arguments_json`."""
+    return ToolCall(
+        id=id,
+        name=name,
+        arguments_json=dump_json(dict(arguments or {})),
+        raw_arguments=raw_arguments,
+        thought_signature=thought_signature,
+    )
+
+
+def tool_call_arguments(call: ToolCall) -> dict[str, Any]:
+    """The parsed arguments of a tool call; raises ValueError unless they are a JSON object."""
+    where = f"tool call {call.id!r} ({call.name})"
+    try:
+        arguments = json.loads(call.arguments_json)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where}: arguments_json is not valid JSON: {error}") from None
+    if not isinstance(arguments, dict):
+        raise ValueError(f"{where}: arguments_json must be a JSON object, got {type(arguments).__name__}")
+    return arguments
+
+
+def tool_result_details(result: ToolResultMessage) -> Any:
+    """The parsed details of a tool result, or ABSENT when it has none."""
+    if result.details_json is None:
+        return ABSENT
+    return json.loads(result.details_json)
+
+
+def user_message(*content: str | MediaBlock, timestamp: int | None = None) -> UserMessage:
+    """A user message; strings become text blocks. The timestamp defaults to now."""
+    return UserMessage(
+        content=[_user_block(block) for block in content],
+        timestamp=now_ms() if timestamp is None else timestamp,
+    )
+
+
+def assistant_message(
+    *content: str | AssistantBlock,
+    api: str = "scripted",
+    provider: str = "scripted",
+    model: str = "scripted-v1",
+    usage: Usage | None = None,
+    stop_reason: StopReason = StopReason.STOP,
+    error_message: str | None = None,
+    timestamp: int | None = None,
+) -> AssistantMessage:
+    """An assistant message; strings become text blocks, and every header field can be overridden."""
+    return AssistantMessage(
+        content=[_assistant_block(block) for block in content],
+        api=api,
+        provider=provider,
+        model=model,
+        usage=Usage() if usage is None else usage,
+        stop_reason=stop_reason,
+        error_message=error_message,
+        timestamp=now_ms() if timestamp is None else timestamp,
+    )
+
+
+def tool_result_message(
+    tool_call_id: str,
+    tool_name: str,
+    *content: str | MediaBlock,
+    details: Any = ABSENT,
+    is_error: bool = False,
+    timestamp: int | None = None,
+) -> ToolResultMessage:
+    """A tool result answering the call `tool_call_id`; `details` is any JSON value."""
+    return ToolResultMessage(
+        tool_call_id=tool_call_id,
+        tool_name=tool_name,
+        content=[_tool_result_block(block) for block in content],
+        details_json=None if details is ABSENT else dump_json(details),
+        is_error=is_error,
+        timestamp=now_ms() if timestamp is None else timestamp,
+    )
+
+
+def agent_message(message: AnyMessage) -> AgentMessage:
+    """Wrap a user, assistant or tool result message as a transcript entry."""
+    match message:
+        case AgentMessage():
+            return message
+        case UserMessage():
+            return AgentMessage(user=message)
+        case AssistantMessage():
+            return AgentMessage(assistant=message)
+        case ToolResultMessage():
+            return AgentMessage(tool_result=message)
+    raise TypeError(f"not a message: {type(message).__name__}")
+
+
+def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage:
+    """The role-specific message inside a transcript entry (or the message itself)."""
+    if not isinstance(message, AgentMessage):
+        return message
+    _, inner = betterproto2.which_one_of(message, "role")
+    if inner is None:
+        raise ValueError("AgentMessage has no role set")
+    return inner  # type: ignore[no-any-return]
+
+
+def block_of(content: AnyContent) -> AnyBlock:
+    """The block inside a content wrapper; raises ValueError if none is set."""
+    _, block = betterproto2.which_one_of(content, "block")
+    if block is None:
+        raise ValueError(f"{type(content).__name__} has no block set")
+    return block  # type: ignore[no-any-return]
+
+
+def text_of(message: AnyMessage) -> str:
+    """The message's text blocks joined with newlines, in order; other blocks are skipped.
+
+    A lossy projection for display, search and summaries: the message itself is left untouched.
+    """
+    return "\n".join(content.text.text for content in unwrap(message).content if content.text is not None)
+
+
+def _user_block(block: str | MediaBlock) -> UserContent:
+    match block:
+        case str():
+            return UserContent(text=text(block))
+        case TextContent():
+            return UserContent(text=block)
+        case ImageContent():
+            return UserContent(image=block)
+    raise TypeError(f"a user message holds text or images, not {type(block).__name__}")
+
+
+def _tool_result_block(block: str | MediaBlock) -> ToolResultContent:
+    match block:
+        case str():
+            return ToolResultContent(text=text(block))
+        case TextContent():
+            return ToolResultContent(text=block)
+        case ImageContent():
+            return ToolResultContent(image=block)
+    raise TypeError(f"a tool result holds text or images, not {type(block).__name__}")
+
+
+def _assistant_block(block: str | AssistantBlock) -> AssistantContent:
+    match block:
+        case str():
+            return AssistantContent(text=text(block))
+        case TextContent():
+            return AssistantContent(text=block)
+        case ThinkingContent():
+            return AssistantContent(thinking=block)
+        case ToolCall():
+            return AssistantContent(tool_call=block)
+    raise TypeError(f"an assistant message holds text, thinking or tool calls, not {type(block).__name__}")
