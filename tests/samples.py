@@ -8,9 +8,7 @@ import betterproto2
 
 import pi_proto as pp
 
-COST = pp.Cost(
-    input=0.013875000000000002, output=0.0035250000000000004, cache_read=0, cache_write=1.5, total=0.5
-)
+COST = pp.Cost(input=0.013875000000000002, output=0.0035250000000000004, cache_read=0, cache_write=1.5, total=0.5)
 CALL = pp.tool_call("call_1", "read", {"path": "README.md", "limit": 10, "ratio": 0.5})
 USAGE = pp.Usage(
     input=2775,

@@ -50,9 +50,7 @@ def test_blocks_a_role_does_not_admit_are_refused() -> None:
         pp.user_message(pp.tool_call("c", "read"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="tool result holds text or images, not ThinkingContent"):
         pp.tool_result_message("c", "read", pp.thinking("x"))  # type: ignore[arg-type]
-    with pytest.raises(
-        TypeError, match="assistant message holds text, thinking or tool calls, not ImageContent"
-    ):
+    with pytest.raises(TypeError, match="assistant message holds text, thinking or tool calls, not ImageContent"):
         pp.assistant_message(pp.image(b"", "image/png"))  # type: ignore[arg-type]
 
 

@@ -26,9 +26,7 @@ def official_transcript() -> list[message_pb2.AgentMessage]:
                 content=[
                     content_pb2.AssistantContent(text=text(text="我先读取项目说明。")),
                     content_pb2.AssistantContent(
-                        tool_call=content_pb2.ToolCall(
-                            id="call_1", name="read", arguments_json='{"path":"README.md"}'
-                        )
+                        tool_call=content_pb2.ToolCall(id="call_1", name="read", arguments_json='{"path":"README.md"}')
                     ),
                 ],
                 api="scripted",

@@ -13,9 +13,7 @@ def test_encode_rejects_two_members_of_a_oneof_with_the_field_path() -> None:
     both = pp.AssistantContent(text=pp.text("a"))
     both.tool_call = pp.tool_call("call_1", "read")  # betterproto2 keeps `text` set as well
     message.content.append(both)
-    with pytest.raises(
-        pp.EncodeError, match=r"AgentMessage\.assistant\.content\[1\]: oneof 'block'.*text, tool_call"
-    ):
+    with pytest.raises(pp.EncodeError, match=r"AgentMessage\.assistant\.content\[1\]: oneof 'block'.*text, tool_call"):
         pp.encode(pp.agent_message(message))
 
 

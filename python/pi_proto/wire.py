@@ -84,11 +84,7 @@ class _Plan:
 
 @functools.cache
 def _upb_classes() -> dict[str, type[_UpbMessage]]:
-    return {
-        name: getattr(module, name)
-        for module in _PB2_MODULES
-        for name in module.DESCRIPTOR.message_types_by_name
-    }
+    return {name: getattr(module, name) for module in _PB2_MODULES for name in module.DESCRIPTOR.message_types_by_name}
 
 
 def _upb_class(cls: type[betterproto2.Message]) -> type[_UpbMessage]:
@@ -145,9 +141,7 @@ def to_upb(message: betterproto2.Message, path: str = "") -> _UpbMessage:
                 kwargs[field.name] = to_upb(value, f"{where}.{field.name}")
         elif field.kind == "repeated_message":
             if value:
-                kwargs[field.name] = [
-                    to_upb(item, f"{where}.{field.name}[{i}]") for i, item in enumerate(value)
-                ]
+                kwargs[field.name] = [to_upb(item, f"{where}.{field.name}[{i}]") for i, item in enumerate(value)]
         elif value is not None:
             kwargs[field.name] = value
     try:
