@@ -1,0 +1,104 @@
+"""ModelEvent helpers: an event's kind, its wire form, terminal events, and the events of a message."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import betterproto2
+
+from ._gen.types.pi.ai.v1 import (
+    AssistantContent,
+    AssistantMessage,
+    DoneEvent,
+    ErrorEvent,
+    ModelEvent,
+    StartEvent,
+    StopReason,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    Usage,
+)
+
+FAILED = (StopReason.ERROR, StopReason.ABORTED)
+
+
+def event_kind(event: ModelEvent) -> tuple[str, Any]:
+    """The event's kind (pi's event type name, e.g. "text_delta") and its body; ("", None) if unset."""
+    return betterproto2.which_one_of(event, "event")
+
+
+def without_partial(event: ModelEvent) -> ModelEvent:
+    """The event as it travels: `partial` is never sent (stream contract, rule 4)."""
+    kind, body = event_kind(event)
+    return ModelEvent(**{kind: body}) if kind else ModelEvent()
+
+
+def is_terminal(event: ModelEvent) -> bool:
+    """Whether an event ends its stream: `done` or `error`."""
+    return event.done is not None or event.error is not None
+
+
+def terminal_message(event: ModelEvent) -> AssistantMessage:
+    """The final message a terminal event carries; other events cannot produce a result."""
+    terminal = event.done or event.error
+    if terminal is None or terminal.message is None:
+        raise ValueError("only a done or error event carrying a message produces the final message")
+    return terminal.message
+
+
+def events_of(message: AssistantMessage, delta_size: int = 8) -> Iterator[ModelEvent]:
+    """The events that stream `message`: start, each block's start/deltas/end, then the terminal.
+
+    Text, reasoning and tool-call arguments are cut into deltas of `delta_size` characters. The
+    terminal event carries `message` itself; every other event holds fresh objects.
+    """
+    if delta_size < 1:
+        raise ValueError(f"delta_size must be at least 1, got {delta_size}")
+    header = AssistantMessage(
+        api=message.api, provider=message.provider, model=message.model, usage=Usage(), timestamp=message.timestamp
+    )
+    yield ModelEvent(start=StartEvent(header=header))
+    for index, content in enumerate(message.content):
+        yield from _block_events(index, content, delta_size)
+    if message.stop_reason in FAILED:
+        yield ModelEvent(error=ErrorEvent(reason=message.stop_reason, message=message))
+    else:
+        yield ModelEvent(done=DoneEvent(reason=message.stop_reason, message=message))
+
+
+def _block_events(index: int, content: AssistantContent, size: int) -> Iterator[ModelEvent]:
+    if (text := content.text) is not None:
+        yield ModelEvent(text_start=TextStartEvent(content_index=index))
+        for delta in _chunks(text.text, size):
+            yield ModelEvent(text_delta=TextDeltaEvent(content_index=index, delta=delta))
+        yield ModelEvent(text_end=TextEndEvent(content_index=index, text_signature=text.text_signature))
+    elif (thinking := content.thinking) is not None:
+        yield ModelEvent(thinking_start=ThinkingStartEvent(content_index=index))
+        for delta in _chunks(thinking.thinking, size):
+            yield ModelEvent(thinking_delta=ThinkingDeltaEvent(content_index=index, delta=delta))
+        signature, redacted = thinking.thinking_signature, thinking.redacted
+        yield ModelEvent(
+            thinking_end=ThinkingEndEvent(content_index=index, thinking_signature=signature, redacted=redacted)
+        )
+    elif (call := content.tool_call) is not None:
+        yield ModelEvent(toolcall_start=ToolCallStartEvent(content_index=index, id=call.id, name=call.name))
+        raw = call.raw_arguments if call.raw_arguments is not None else call.arguments_json
+        for delta in _chunks(raw, size):
+            yield ModelEvent(toolcall_delta=ToolCallDeltaEvent(content_index=index, delta=delta))
+        yield ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=copy.copy(call)))
+    else:
+        raise ValueError(f"content[{index}] has no block set")
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start : start + size]

@@ -1,0 +1,169 @@
+"""Event streams: an async-iterable queue of events that also yields a final result.
+
+`EventStream` is generic. `AssistantMessageEventStream` carries ModelEvents: it rebuilds each
+event's `partial`, ends at the first `done` or `error` event, and turns any failure of the task
+that feeds it into an `error` event, so iterating it never raises and `result()` always resolves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, Generic, Protocol, TypeVar
+
+from ._gen.types.pi.ai.v1 import AgentContext, AssistantMessage, ErrorEvent, GenerationOptions, ModelEvent, StopReason
+from .accumulator import Accumulator
+from .events import is_terminal, terminal_message
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_UNSET: Any = object()
+
+
+class EventStream(Generic[T, R]):
+    """An async-iterable queue of events plus the final result they lead to.
+
+    `push()` queues an event; a terminal event (as `is_terminal` says) resolves `result()` with
+    `extract_result(event)` and ends iteration once it has been consumed, with no `end()` needed.
+    Anything pushed after a terminal event is ignored. `end(result)` ends the stream early and
+    releases every waiting consumer; without a result, `result()` keeps waiting.
+    """
+
+    def __init__(self, is_terminal: Callable[[T], bool], extract_result: Callable[[T], R]) -> None:
+        self._is_terminal = is_terminal
+        self._extract_result = extract_result
+        self._queue: deque[T] = deque()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._done = False
+        self._result: R = _UNSET
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream has ended: nothing pushed from now on is delivered."""
+        return self._done
+
+    def push(self, event: T) -> None:
+        """Queue an event for the consumers; a no-op once the stream has ended."""
+        if self._done:
+            return
+        if self._is_terminal(event):
+            self._done = True
+            self._resolve(self._extract_result(event))
+        self._queue.append(event)
+        self._wake()
+
+    def end(self, result: R | None = None) -> None:
+        """End the stream, optionally with a result, and release every waiting consumer."""
+        self._done = True
+        if result is not None:
+            self._resolve(result)
+        self._wake()
+
+    async def result(self) -> R:
+        """The final result, once a terminal event or `end(result)` has provided it."""
+        while self._result is _UNSET:
+            await self._wait()
+        return self._result
+
+    def __aiter__(self) -> AsyncIterator[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        while not self._queue:
+            if self._done:
+                raise StopAsyncIteration
+            await self._wait()
+        return self._queue.popleft()
+
+    def _resolve(self, result: R) -> None:
+        if self._result is _UNSET:
+            self._result = result
+
+    async def _wait(self) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
+    """The events of one model call, each with `partial` filled in, ending in its final message.
+
+    A producer feeds it either by calling `push()` or by handing a coroutine to `drive()`. A
+    driven stream that stops without a terminal event is ended with an `error` event carrying
+    everything received so far: ABORTED when `cancel()` stopped it, ERROR otherwise.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(is_terminal, terminal_message)
+        self._accumulator = Accumulator()
+        self._producer: asyncio.Task[None] | None = None
+        self._cancel_message = "cancelled"
+
+    @property
+    def partial(self) -> AssistantMessage:
+        """The message as rebuilt from the events pushed so far."""
+        return self._accumulator.partial
+
+    def push(self, event: ModelEvent) -> None:
+        """Rebuild the partial from `event`, attach it, and queue the event.
+
+        Raises StreamProtocolError, before queueing anything, if the event does not fit the
+        stream so far (a driven stream turns that into its `error` event).
+        """
+        if self.done:
+            return
+        super().push(self._accumulator.apply(event))
+
+    def fail(self, reason: StopReason, error_message: str) -> None:
+        """End the stream with an `error` event that keeps everything received so far."""
+        if self.done:
+            return
+        message = self._accumulator.partial
+        message.stop_reason = reason
+        message.error_message = error_message
+        self.push(ModelEvent(error=ErrorEvent(reason=reason, message=message)))
+
+    def drive(self, producer: Coroutine[Any, Any, None]) -> None:
+        """Run `producer` as the task feeding this stream; `cancel()` stops it."""
+        self._producer = asyncio.ensure_future(producer)
+        self._producer.add_done_callback(self._producer_finished)
+
+    def cancel(self, message: str = "cancelled") -> None:
+        """Stop the producing task; the stream then ends with an ABORTED `error` event."""
+        if self.done:
+            return
+        self._cancel_message = message
+        if self._producer is not None and not self._producer.done():
+            self._producer.cancel()
+        else:
+            self.fail(StopReason.ABORTED, message)
+
+    def _producer_finished(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self.fail(StopReason.ABORTED, self._cancel_message)
+        elif (error := task.exception()) is not None:
+            self.fail(StopReason.ERROR, f"{type(error).__name__}: {error}")
+        else:
+            self.fail(StopReason.ERROR, "stream ended without a terminal event")
+
+
+class Model(Protocol):
+    """Anything that plays a model: one call turns a context into one event stream."""
+
+    id: str
+
+    def stream(
+        self, context: AgentContext, options: GenerationOptions | None = None
+    ) -> AssistantMessageEventStream: ...
