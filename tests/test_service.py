@@ -1,0 +1,323 @@
+"""The gRPC service end to end: server, client, failures, cancellation, health and reflection."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+import betterproto2
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
+
+import pi_proto as pp
+from pi_proto.client import ModelClient
+from pi_proto.events import events_of
+from pi_proto.scripted import ScriptedModel
+from pi_proto.seed import README_REQUEST
+from pi_proto.server import SERVICE, STREAM_METHOD, ModelServer, wire_event
+from pi_proto.stream import AssistantMessageEventStream
+
+pytestmark = pytest.mark.timeout(30)
+
+
+def readme_context() -> pp.AgentContext:
+    return pp.AgentContext(messages=[pp.agent_message(pp.user_message(README_REQUEST, timestamp=1))])
+
+
+def kind(event: pp.ModelEvent) -> str:
+    return betterproto2.which_one_of(event, "event")[0]
+
+
+async def drain(events: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
+    seen = [event async for event in events]
+    return seen, await events.result()
+
+
+class RecordingModel:
+    """Plays one message and records the server-side partial after every event, and its streams."""
+
+    id = "recording"
+
+    def __init__(self, message: pp.AssistantMessage, delay: float = 0.0) -> None:
+        self.message = message
+        self.delay = delay
+        self.partials: list[bytes] = []
+        self.streams: list[AssistantMessageEventStream] = []
+        self.producers: list[asyncio.Task[None]] = []
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        events = AssistantMessageEventStream()
+        self.streams.append(events)
+
+        async def produce() -> None:
+            self.producers.append(asyncio.current_task())  # type: ignore[arg-type]
+            for event in events_of(self.message, delta_size=2):
+                await asyncio.sleep(self.delay)
+                events.push(event)
+                self.partials.append(pp.encode(events.partial))
+
+        events.drive(produce())
+        return events
+
+
+class RawServer:
+    """A server that sends whatever bytes a test scripts, to show how the client copes."""
+
+    def __init__(self, send: Callable[[], Iterable[bytes]]) -> None:
+        self.send = send
+        self.server = grpc.aio.server()
+
+        async def handler(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+            for data in self.send():
+                yield data
+
+        method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(handler)
+        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": method}),))
+
+    async def __aenter__(self) -> str:
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        return f"127.0.0.1:{port}"
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.server.stop(0)
+
+
+async def test_server_streams_the_readme_round_trip_end_to_end() -> None:
+    async with (
+        ModelServer(ScriptedModel.readme(delta_size=5)) as server,
+        ModelClient(server.target) as client,
+    ):
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == [
+        "start", "text_start", "text_delta", "text_delta", "text_end",
+        "toolcall_start", "toolcall_delta", "toolcall_delta", "toolcall_delta", "toolcall_delta", "toolcall_end",
+        "done",
+    ]  # fmt: skip
+    assert all(event.partial is not None for event in seen)
+    assert seen[-1].done is not None
+    assert seen[-1].done.message is message
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+    assert pp.text_of(message) == "我先读取项目说明。"
+    call = message.content[1].tool_call
+    assert call is not None
+    assert pp.tool_call_arguments(call) == {"path": "README.md"}
+
+
+async def test_client_partial_equals_server_partial_at_every_event() -> None:
+    from .samples import ASSISTANT
+
+    model = RecordingModel(ASSISTANT)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        client_partials = [
+            pp.encode(event.partial or pp.AssistantMessage()) async for event in client.stream(readme_context())
+        ]
+    assert len(client_partials) > 20
+    assert client_partials == model.partials
+
+
+async def test_events_are_sent_without_partial() -> None:
+    event = pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"), partial=pp.assistant_message("big", timestamp=1))
+    assert pp.decode(pp.ModelEvent, wire_event(event)) == pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"))
+
+
+async def test_cancel_after_first_event_aborts_and_stops_the_server_side_model() -> None:
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        first = await anext(events)
+        assert kind(first) == "start"
+        events.cancel()
+        rest, message = await asyncio.wait_for(drain(events), 5)
+        assert [kind(event) for event in rest][-1] == "error"
+        assert message.stop_reason == pp.StopReason.ABORTED
+
+        for _ in range(100):  # the server notices the cancelled RPC and cancels the model's task
+            if model.producers and model.producers[0].done():
+                break
+            await asyncio.sleep(0.01)
+        assert model.producers[0].cancelled()
+        server_side = await model.streams[0].result()
+        assert server_side.stop_reason == pp.StopReason.ABORTED
+        assert not [task for task in asyncio.all_tasks() if task in model.producers and not task.done()]
+
+
+async def test_stream_closed_without_terminal_event_is_an_error_event() -> None:
+    start = wire_event(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
+    delta = [wire_event(e) for e in events_of(pp.assistant_message("kept", timestamp=1))][1:3]
+    async with RawServer(lambda: [start, *delta]) as target, ModelClient(target) as client:
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == ["start", "text_start", "text_delta", "error"]
+    assert (message.stop_reason, message.error_message) == (
+        pp.StopReason.ERROR,
+        "stream ended without a terminal event",
+    )
+    assert pp.text_of(message) == "kept"
+
+
+async def test_events_after_the_terminal_event_are_ignored() -> None:
+    wire = [wire_event(event) for event in events_of(pp.assistant_message("ok", timestamp=1))]
+    extra = wire_event(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="late")))
+    async with RawServer(lambda: [*wire, extra, extra]) as target, ModelClient(target) as client:
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen][-1] == "done"
+    assert len(seen) == len(wire)
+    assert pp.text_of(message) == "ok"
+
+
+async def test_undecodable_or_out_of_order_events_become_one_error_event() -> None:
+    start = wire_event(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
+    async with RawServer(lambda: [start, b"\x0a\x05ab"]) as target, ModelClient(target) as client:
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == ["start", "error"]
+    assert message.error_message is not None
+    assert message.error_message.startswith("event 1: cannot decode ModelEvent")
+
+    orphan = wire_event(pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=4, delta="x")))
+    async with RawServer(lambda: [start, orphan]) as target, ModelClient(target) as client:
+        _, message = await drain(client.stream(readme_context()))
+    assert message.error_message == "event 1 (text_delta): content_index 4 refers to no block (the message has 0)"
+
+
+async def test_deadline_exceeded_becomes_an_error_event() -> None:
+    model = ScriptedModel.readme(delay=0.5)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        seen, message = await drain(client.stream(readme_context(), timeout=0.2))
+    assert kind(seen[-1]) == "error"
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message == "Deadline Exceeded"
+
+
+async def test_a_status_error_becomes_an_error_event_with_the_status_message() -> None:
+    async with ModelServer(ScriptedModel.readme()) as server, ModelClient(server.target) as client:
+        _, message = await drain(client.stream(readme_context(), model="gpt-9"))
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message == "unknown model 'gpt-9': this server plays 'scripted-v1'"
+
+
+async def test_no_server_is_an_error_event_not_an_exception() -> None:
+    async with ModelServer(ScriptedModel.readme()) as server:
+        target = server.target
+    async with ModelClient(target) as client:
+        seen, message = await drain(client.stream(readme_context(), timeout=5))
+    assert [kind(event) for event in seen] == ["error"]
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message
+
+
+async def test_server_killed_mid_stream_gives_the_client_an_error_event() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--delay", "0.05"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 20)
+        target = line.removeprefix("listening on ").strip()
+        async with ModelClient(target) as client:
+            events = client.stream(readme_context())
+            first = await asyncio.wait_for(anext(events), 10)
+            assert kind(first) == "start"
+            os.kill(process.pid, signal.SIGKILL)
+            rest, message = await asyncio.wait_for(drain(events), 10)
+        assert kind(rest[-1]) == "error"
+        assert message.stop_reason == pp.StopReason.ERROR
+        assert message.error_message
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_graceful_shutdown_ends_in_flight_streams_with_aborted() -> None:
+    server = ModelServer(ScriptedModel.readme(delay=0.05))
+    await server.start()
+    async with ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        await anext(events)
+        await server.stop(grace=5)
+        _, message = await asyncio.wait_for(drain(events), 5)
+    assert message.stop_reason == pp.StopReason.ABORTED
+    assert message.error_message == "the server is shutting down"
+
+
+async def test_server_restarted_serves_new_calls() -> None:
+    async with ModelServer(ScriptedModel.readme()) as first:
+        port = first.port
+    async with ModelServer(ScriptedModel.readme(), port=port) as second, ModelClient(second.target) as client:
+        _, message = await drain(client.stream(readme_context()))
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "message"),
+    [
+        (b"\x12\x05ab", "cannot decode StreamRequest from 4 bytes"),
+        (pp.encode(pp.StreamRequest(model="scripted-v1")), "StreamRequest.context: required"),
+        (
+            b"\x12\x02\x12\x00",  # context { messages { } }: a message with no role
+            r"StreamRequest.context.messages\[0\]: oneof 'role' of AgentMessage .* found none",
+        ),
+    ],
+)
+async def test_malformed_requests_are_invalid_argument_naming_the_field(request_bytes: bytes, message: str) -> None:
+    async with (
+        ModelServer(ScriptedModel.readme()) as server,
+        grpc.aio.insecure_channel(server.target) as channel,
+    ):
+        stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
+        call = stream(request_bytes)
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            async for _ in call:
+                pass
+    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert re.search(message, raised.value.details() or "")
+
+
+def reflection_call(channel: grpc.aio.Channel) -> grpc.aio.StreamStreamMultiCallable[Any, Any]:
+    return channel.stream_stream(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+        response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+    )
+
+
+async def test_health_and_reflection_are_served() -> None:
+    async with ModelServer(ScriptedModel.readme()) as server, grpc.aio.insecure_channel(server.target) as channel:
+        check = channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+        for service in ("", SERVICE):
+            reply = await check(health_pb2.HealthCheckRequest(service=service))
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol=SERVICE),
+        ]
+        replies = [reply async for reply in reflection_call(channel)(iter(requests))]
+    services = {service.name for service in replies[0].list_services_response.service}
+    assert SERVICE in services
+    assert any(b"pi/ai/v1/service.proto" in data for data in replies[1].file_descriptor_response.file_descriptor_proto)
+
+
+async def test_reflection_can_be_turned_off() -> None:
+    server = ModelServer(ScriptedModel.readme(), reflection=False)
+    async with server, grpc.aio.insecure_channel(server.target) as channel:
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            async for _ in reflection_call(channel)(iter([request])):
+                pass
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
