@@ -1,7 +1,8 @@
 """pi-proto: the pi agent's message IR and streamed model-event protocol.
 
 The message and event types are betterproto2 dataclasses generated from proto/pi/ai/v1; this
-package adds the constructors and views of the seed, and strict wire encoding and decoding.
+package adds the seed's constructors and views, strict wire encoding and decoding, the event
+stream runtime, a scripted model, and the gRPC server and client.
 """
 
 from ._gen.types.pi.ai.v1 import (
@@ -37,6 +38,9 @@ from ._gen.types.pi.ai.v1 import (
     UserContent,
     UserMessage,
 )
+from .accumulator import Accumulator, StreamProtocolError
+from .client import ModelClient
+from .events import event_kind, events_of, is_terminal, terminal_message, without_partial
 from .messages import (
     ABSENT,
     agent_message,
@@ -55,24 +59,37 @@ from .messages import (
     unwrap,
     user_message,
 )
+from .pi_json import PiJsonError, assistant_from_pi, context_from_pi, message_from_pi, message_to_pi
+from .scripted import ScriptedModel
+from .server import ModelServer
+from .stream import AssistantMessageEventStream, EventStream, Model
 from .wire import DecodeError, EncodeError, decode, decode_json, encode, to_json
 
 __all__ = [
     "ABSENT",
+    "Accumulator",
     "AgentContext",
     "AgentMessage",
     "AssistantContent",
     "AssistantMessage",
+    "AssistantMessageEventStream",
     "Cost",
     "DecodeError",
     "DoneEvent",
     "EncodeError",
     "ErrorEvent",
+    "EventStream",
     "GenerationOptions",
     "ImageContent",
+    "Model",
+    "ModelClient",
     "ModelEvent",
+    "ModelServer",
+    "PiJsonError",
+    "ScriptedModel",
     "StartEvent",
     "StopReason",
+    "StreamProtocolError",
     "StreamRequest",
     "TextContent",
     "TextDeltaEvent",
@@ -93,14 +110,22 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "agent_message",
+    "assistant_from_pi",
     "assistant_message",
     "block_of",
+    "context_from_pi",
     "decode",
     "decode_json",
     "dump_json",
     "encode",
+    "event_kind",
+    "events_of",
     "image",
+    "is_terminal",
+    "message_from_pi",
+    "message_to_pi",
     "now_ms",
+    "terminal_message",
     "text",
     "text_of",
     "thinking",
@@ -111,4 +136,5 @@ __all__ = [
     "tool_result_message",
     "unwrap",
     "user_message",
+    "without_partial",
 ]

@@ -1,35 +1,93 @@
-"""The `pi-proto` command."""
+"""The `pi-proto` command: serve a scripted model, stream from a server, or run the demo."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from .messages import text_of, unwrap
-from .seed import readme_transcript
-from .wire import encode, to_json
+from rich.console import Console
+
+from ._gen.types.pi.ai.v1 import AgentContext, StopReason
+from .client import ModelClient
+from .demo import run_demo
+from .messages import agent_message, user_message
+from .render import print_json_lines, print_live
+from .scripted import ScriptedModel
+from .server import ModelServer
 
 
-def demo() -> int:
-    """Print the seed's README transcript: wire size, ProtoJSON and text projection of each message."""
-    for message in readme_transcript():
-        inner = unwrap(message)
-        print(f"{type(inner).__name__}: {len(encode(message))} bytes on the wire")
-        print(f"  ProtoJSON: {to_json(message)}")
-        print(f"  text_of:   {text_of(message)!r}")
+async def serve(args: argparse.Namespace) -> int:
+    options = {"delta_size": args.delta_size, "delay": args.delay}
+    model = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
+    server = ModelServer(model, host=args.host, port=args.port, reflection=not args.no_reflection)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await server.start()
+    print(f"listening on {server.target}", flush=True)
+    await stop.wait()
+    await server.stop(grace=args.grace)
     return 0
 
 
+async def stream(args: argparse.Namespace) -> int:
+    context = AgentContext(messages=[agent_message(user_message(args.text))])
+    async with ModelClient(args.target) as client:
+        events = client.stream(context, model=args.model, timeout=args.timeout)
+        if args.json:
+            message = await print_json_lines(events)
+        else:
+            message = await print_live(Console(highlight=False), events)
+    return 1 if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED) else 0
+
+
+async def demo(args: argparse.Namespace) -> int:
+    await run_demo(Console(highlight=False), Path(args.root), delay=args.delay)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="pi-proto", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve_cmd = commands.add_parser("serve", help="serve a scripted model over gRPC until SIGINT/SIGTERM")
+    serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve_cmd.add_argument("--port", type=int, default=50051, help="port; 0 picks a free one (default: %(default)s)")
+    serve_cmd.add_argument("--script", type=Path, help="JSON list of pi-JSON assistant turns (default: README trip)")
+    serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
+    serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
+    serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
+    serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
+    serve_cmd.set_defaults(run=serve)
+
+    stream_cmd = commands.add_parser("stream", help="send a user message and print the streamed answer")
+    stream_cmd.add_argument("text", help="the user message")
+    stream_cmd.add_argument("--target", default="127.0.0.1:50051", help="server host:port (default: %(default)s)")
+    stream_cmd.add_argument("--model", default="", help="model id (default: the server's)")
+    stream_cmd.add_argument("--timeout", type=float, default=None, help="deadline in seconds (default: none)")
+    stream_cmd.add_argument("--json", action="store_true", help="print each event as one ProtoJSON line")
+    stream_cmd.set_defaults(run=stream)
+
+    demo_cmd = commands.add_parser("demo", help="play the README round trip as an agent loop over gRPC")
+    demo_cmd.add_argument("--root", default=".", help="directory the read tool may read (default: %(default)s)")
+    demo_cmd.add_argument("--delay", type=float, default=0.03, help="seconds between events (default: %(default)s)")
+    demo_cmd.set_defaults(run=demo)
+    return root
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pi-proto", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="show the seed's README transcript on the wire")
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        return demo()
-    parser.error(f"unknown command {args.command}")
-    return 2
+    args = parser().parse_args(argv)
+    try:
+        code: int = asyncio.run(args.run(args))
+        return code
+    except (OSError, ValueError) as error:
+        print(f"pi-proto {args.command}: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

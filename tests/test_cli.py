@@ -1,0 +1,102 @@
+"""The `pi-proto` command as users run it: serve, stream and demo as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import pi_proto as pp
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pi_proto(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pi_proto.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("listening on 127.0.0.1:"), line
+        yield process, line.removeprefix("listening on ").strip()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_serve_prints_one_line_and_stops_cleanly_on_sigterm(
+    served: tuple[subprocess.Popen[str], str],
+) -> None:
+    process, target = served
+    assert int(target.rsplit(":", 1)[1]) > 0
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=20) == 0
+    assert process.stdout is not None
+    assert process.stdout.read() == ""  # exactly one line on stdout
+
+
+def test_stream_json_prints_each_event_as_protojson(served: tuple[subprocess.Popen[str], str]) -> None:
+    _, target = served
+    result = pi_proto("stream", "--target", target, "--json", "请读取 README")
+    assert result.returncode == 0, result.stderr
+    events = [pp.decode_json(pp.ModelEvent, line) for line in result.stdout.splitlines()]
+    assert events[0].start is not None
+    assert events[-1].done is not None
+    assert all(event.partial is None for event in events)
+    done = events[-1].done
+    assert done.message is not None
+    assert pp.text_of(done.message) == "我先读取项目说明。"
+    assert json.loads(result.stdout.splitlines()[-1])["done"]["reason"] == "STOP_REASON_TOOL_USE"
+
+
+def test_stream_prints_text_live_and_the_final_message(served: tuple[subprocess.Popen[str], str]) -> None:
+    _, target = served
+    result = pi_proto("stream", "--target", target, "hello")
+    assert result.returncode == 0, result.stderr
+    assert "我先读取项目说明。" in result.stdout
+    assert '→ read({"path": "README.md"})' in result.stdout
+    assert "[toolUse] scripted-v1" in result.stdout
+
+
+def test_stream_without_a_server_reports_the_error_and_fails() -> None:
+    result = pi_proto("stream", "--target", "127.0.0.1:1", "--timeout", "5", "hello")
+    assert result.returncode == 1
+    assert "✗" in result.stdout
+    assert "[error]" in result.stdout
+
+
+def test_serve_rejects_a_bad_script_with_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "bad.json"
+    script.write_text('[{"role": "assistant", "content": [{"type": "video"}], "stopReason": "stop"}]')
+    result = pi_proto("serve", "--port", "0", "--script", str(script))
+    assert result.returncode == 2
+    assert "turn 1.content[0].type" in result.stderr
+
+
+def test_demo_plays_the_round_trip_with_a_real_read() -> None:
+    result = pi_proto("demo", "--delay", "0")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.index("turn 1") < out.index('→ read({"path": "README.md"})') < out.index("← read: # pi-proto")
+    assert out.index("← read: # pi-proto") < out.index("turn 2") < out.index("项目名：pi-proto")
+    assert "saved transcript" in out
+    assert '"role": "toolResult"' in out
