@@ -145,9 +145,7 @@ class AgentMessage(betterproto2.Message):
     A message from the user.
     """
 
-    assistant: "AssistantMessage | None" = betterproto2.field(
-        2, betterproto2.TYPE_MESSAGE, optional=True, group="role"
-    )
+    assistant: "AssistantMessage | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="role")
     """
     A message from the model.
     """
@@ -172,23 +170,17 @@ class AssistantContent(betterproto2.Message):
         - block: The block; exactly one member is set.
     """
 
-    text: "TextContent | None" = betterproto2.field(
-        1, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    text: "TextContent | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     A text block shown to the user.
     """
 
-    thinking: "ThinkingContent | None" = betterproto2.field(
-        2, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    thinking: "ThinkingContent | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     A reasoning block.
     """
 
-    tool_call: "ToolCall | None" = betterproto2.field(
-        3, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    tool_call: "ToolCall | None" = betterproto2.field(3, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     A request to run a tool.
     """
@@ -228,9 +220,7 @@ class AssistantMessage(betterproto2.Message):
     The tokens the call consumed; absent only while a stream has not reported them.
     """
 
-    stop_reason: "StopReason" = betterproto2.field(
-        6, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0)
-    )
+    stop_reason: "StopReason" = betterproto2.field(6, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0))
     """
     Why the call ended.
     """
@@ -290,9 +280,7 @@ class DoneEvent(betterproto2.Message):
     DoneEvent ends a stream that finished normally.
     """
 
-    reason: "StopReason" = betterproto2.field(
-        1, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0)
-    )
+    reason: "StopReason" = betterproto2.field(1, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0))
     """
     Why the call finished: STOP, LENGTH or TOOL_USE, equal to the message's stop reason.
     """
@@ -312,9 +300,7 @@ class ErrorEvent(betterproto2.Message):
     ErrorEvent ends a stream that failed or was cancelled.
     """
 
-    reason: "StopReason" = betterproto2.field(
-        1, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0)
-    )
+    reason: "StopReason" = betterproto2.field(1, betterproto2.TYPE_ENUM, default_factory=lambda: StopReason(0))
     """
     Why the call ended: ERROR or ABORTED, equal to the message's stop reason.
     """
@@ -378,30 +364,22 @@ class ModelEvent(betterproto2.Message):
         - event: The kind of step; exactly one member is set. The member names are pi's event type names.
     """
 
-    start: "StartEvent | None" = betterproto2.field(
-        1, betterproto2.TYPE_MESSAGE, optional=True, group="event"
-    )
+    start: "StartEvent | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="event")
     """
     The stream opened.
     """
 
-    text_start: "TextStartEvent | None" = betterproto2.field(
-        2, betterproto2.TYPE_MESSAGE, optional=True, group="event"
-    )
+    text_start: "TextStartEvent | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="event")
     """
     A text block opened.
     """
 
-    text_delta: "TextDeltaEvent | None" = betterproto2.field(
-        3, betterproto2.TYPE_MESSAGE, optional=True, group="event"
-    )
+    text_delta: "TextDeltaEvent | None" = betterproto2.field(3, betterproto2.TYPE_MESSAGE, optional=True, group="event")
     """
     Text was appended to an open text block.
     """
 
-    text_end: "TextEndEvent | None" = betterproto2.field(
-        4, betterproto2.TYPE_MESSAGE, optional=True, group="event"
-    )
+    text_end: "TextEndEvent | None" = betterproto2.field(4, betterproto2.TYPE_MESSAGE, optional=True, group="event")
     """
     A text block closed.
     """
@@ -453,9 +431,7 @@ class ModelEvent(betterproto2.Message):
     The stream finished normally; this is a terminal event.
     """
 
-    error: "ErrorEvent | None" = betterproto2.field(
-        12, betterproto2.TYPE_MESSAGE, optional=True, group="event"
-    )
+    error: "ErrorEvent | None" = betterproto2.field(12, betterproto2.TYPE_MESSAGE, optional=True, group="event")
     """
     The stream failed or was cancelled; this is a terminal event.
     """
@@ -814,16 +790,12 @@ class ToolResultContent(betterproto2.Message):
         - block: The block; exactly one member is set.
     """
 
-    text: "TextContent | None" = betterproto2.field(
-        1, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    text: "TextContent | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     A text block.
     """
 
-    image: "ImageContent | None" = betterproto2.field(
-        2, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    image: "ImageContent | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     An image block.
     """
@@ -921,16 +893,12 @@ class UserContent(betterproto2.Message):
         - block: The block; exactly one member is set.
     """
 
-    text: "TextContent | None" = betterproto2.field(
-        1, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    text: "TextContent | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     A text block.
     """
 
-    image: "ImageContent | None" = betterproto2.field(
-        2, betterproto2.TYPE_MESSAGE, optional=True, group="block"
-    )
+    image: "ImageContent | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="block")
     """
     An image block.
     """
