@@ -100,3 +100,34 @@ def test_demo_plays_the_round_trip_with_a_real_read() -> None:
     assert out.index("← read: # pi-proto") < out.index("turn 2") < out.index("项目名：pi-proto")
     assert "saved transcript" in out
     assert '"role": "toolResult"' in out
+
+
+def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--delay", "0.2"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        target = server.stdout.readline().removeprefix("listening on ").strip()
+        client = subprocess.Popen(
+            [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--json", "hi"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert client.stdout is not None
+        first = client.stdout.readline()
+        assert '"start"' in first
+        server.send_signal(signal.SIGTERM)
+        rest = client.stdout.read().splitlines()
+        assert client.wait(timeout=20) == 1
+        last = pp.decode_json(pp.ModelEvent, rest[-1])
+        assert last.error is not None
+        assert last.error.reason == pp.StopReason.ABORTED
+        assert last.error.message is not None
+        assert last.error.message.error_message == "the server is shutting down"
+        assert server.wait(timeout=20) == 0
+    finally:
+        server.kill()
+        server.wait()
