@@ -206,7 +206,13 @@ def _usage(value: Any, where: str) -> Usage:
 def _cost(value: Any, where: str) -> Cost:
     obj = _object(value, where)
     _keys(obj, where, {"input", "output", "cacheRead", "cacheWrite", "total"})
-    return Cost(**{name: _number(obj, key, where) for key, name in _COST_KEYS.items()})
+    return Cost(
+        input=_number(obj, "input", where),
+        output=_number(obj, "output", where),
+        cache_read=_number(obj, "cacheRead", where),
+        cache_write=_number(obj, "cacheWrite", where),
+        total=_number(obj, "total", where),
+    )
 
 
 _COST_KEYS = {

@@ -9,11 +9,13 @@ __all__ = (
     "AssistantContent",
     "AssistantMessage",
     "Cost",
+    "CustomMessage",
     "DoneEvent",
     "ErrorEvent",
     "GenerationOptions",
     "ImageContent",
     "ModelEvent",
+    "SessionEntry",
     "StartEvent",
     "StopReason",
     "StreamRequest",
@@ -127,6 +129,12 @@ class AgentContext(betterproto2.Message):
     The tools the model may call; empty when it may call none.
     """
 
+    extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "AgentContext", AgentContext)
 
@@ -134,7 +142,8 @@ default_message_pool.register_message("pi.ai.v1", "AgentContext", AgentContext)
 @dataclass(eq=False, repr=False)
 class AgentMessage(betterproto2.Message):
     """
-    AgentMessage is one entry of a transcript: a user, assistant or tool result message.
+    AgentMessage is one entry of a transcript: a user, assistant or tool result message, or a
+    message or session entry this schema keeps without modelling it.
 
     Oneofs:
         - role: Who produced the message; exactly one member is set.
@@ -155,6 +164,22 @@ class AgentMessage(betterproto2.Message):
     )
     """
     A result returned by a tool.
+    """
+
+    custom: "CustomMessage | None" = betterproto2.field(4, betterproto2.TYPE_MESSAGE, optional=True, group="role")
+    """
+    A message of a role this schema does not model.
+    """
+
+    session_entry: "SessionEntry | None" = betterproto2.field(5, betterproto2.TYPE_MESSAGE, optional=True, group="role")
+    """
+    An entry of a pi session file that holds no message.
+    """
+
+    session_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    For a message read from a pi session file: the rest of its entry (everything but `message`,
+    such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
     """
 
 
@@ -235,6 +260,12 @@ class AssistantMessage(betterproto2.Message):
     When the message was created, in Unix milliseconds.
     """
 
+    extra_json: "str" = betterproto2.field(9, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "AssistantMessage", AssistantMessage)
 
@@ -270,8 +301,35 @@ class Cost(betterproto2.Message):
     The total cost of the call.
     """
 
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "Cost", Cost)
+
+
+@dataclass(eq=False, repr=False)
+class CustomMessage(betterproto2.Message):
+    """
+    CustomMessage is a message of a role this schema does not model, such as the coding agent's
+    "bashExecution"; it keeps the pi-JSON object so transcripts convert back unchanged.
+    """
+
+    role: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The message's role, as pi-JSON writes it.
+    """
+
+    fields_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The rest of the pi-JSON object (everything but `role`), as the text of a JSON object.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "CustomMessage", CustomMessage)
 
 
 @dataclass(eq=False, repr=False)
@@ -348,6 +406,12 @@ class ImageContent(betterproto2.Message):
     mime_type: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
     The media type of the image, for example "image/png".
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -447,6 +511,27 @@ default_message_pool.register_message("pi.ai.v1", "ModelEvent", ModelEvent)
 
 
 @dataclass(eq=False, repr=False)
+class SessionEntry(betterproto2.Message):
+    """
+    SessionEntry is an entry of a pi session file that holds no message, such as the session
+    header, a model change or a compaction; it is kept so a session file converts back unchanged.
+    """
+
+    type: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The entry's type, for example "model_change".
+    """
+
+    fields_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The rest of the entry (everything but `type`), as the text of a JSON object.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "SessionEntry", SessionEntry)
+
+
+@dataclass(eq=False, repr=False)
 class StartEvent(betterproto2.Message):
     """
     StartEvent opens a stream and carries the header of the assistant message being generated.
@@ -502,6 +587,12 @@ class TextContent(betterproto2.Message):
     """
     An opaque provider signature for this text block (for example a response item id), kept so the
     block can be replayed to the same provider; absent when the provider gave none.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -585,6 +676,12 @@ class ThinkingContent(betterproto2.Message):
     """
     Whether the provider withheld the reasoning and only the signature remains; absent when the
     provider did not say.
+    """
+
+    extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -673,6 +770,12 @@ class Tool(betterproto2.Message):
     The tool's parameters as the text of a JSON Schema object.
     """
 
+    extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "Tool", Tool)
 
@@ -709,6 +812,12 @@ class ToolCall(betterproto2.Message):
     """
     An opaque provider signature for reusing the reasoning behind this call; absent when the
     provider gave none.
+    """
+
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -840,6 +949,12 @@ class ToolResultMessage(betterproto2.Message):
     When the result was created, in Unix milliseconds.
     """
 
+    extra_json: "str" = betterproto2.field(7, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "ToolResultMessage", ToolResultMessage)
 
@@ -878,6 +993,12 @@ class Usage(betterproto2.Message):
     cost: "Cost | None" = betterproto2.field(6, betterproto2.TYPE_MESSAGE, optional=True)
     """
     The cost of the call; absent when it is not known.
+    """
+
+    extra_json: "str" = betterproto2.field(7, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -921,6 +1042,18 @@ class UserMessage(betterproto2.Message):
     timestamp: "int" = betterproto2.field(2, betterproto2.TYPE_INT64)
     """
     When the message was created, in Unix milliseconds.
+    """
+
+    string_content: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
+    """
+    Whether pi-JSON gives this message's content as one plain string rather than a list of
+    blocks; the content then holds exactly one text block.
+    """
+
+    extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
