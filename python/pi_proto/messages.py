@@ -13,7 +13,9 @@ from ._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
+    CustomMessage,
     ImageContent,
+    SessionEntry,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -167,7 +169,7 @@ def agent_message(message: AnyMessage) -> AgentMessage:
     raise TypeError(f"not a message: {type(message).__name__}")
 
 
-def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage:
+def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage | CustomMessage | SessionEntry:
     """The role-specific message inside a transcript entry (or the message itself)."""
     if not isinstance(message, AgentMessage):
         return message
@@ -175,6 +177,11 @@ def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMe
     if inner is None:
         raise ValueError("AgentMessage has no role set")
     return inner  # type: ignore[no-any-return]
+
+
+def role_of(message: AgentMessage) -> str:
+    """The member set in a transcript entry: "user", "assistant", "tool_result", "custom", "session_entry"."""
+    return betterproto2.which_one_of(message, "role")[0]
 
 
 def block_of(content: AnyContent) -> AnyBlock:
@@ -190,7 +197,10 @@ def text_of(message: AnyMessage) -> str:
 
     A lossy projection for display, search and summaries: the message itself is left untouched.
     """
-    return "\n".join(content.text.text for content in unwrap(message).content if content.text is not None)
+    inner = unwrap(message)
+    if isinstance(inner, CustomMessage | SessionEntry):
+        return ""  # kept verbatim, not modelled: no text blocks to show
+    return "\n".join(content.text.text for content in inner.content if content.text is not None)
 
 
 def _user_block(block: str | MediaBlock) -> UserContent:

@@ -1,8 +1,14 @@
-"""pi-JSON: the seed's transcript shape (`role`/`type` discriminators, camelCase, "toolUse").
+"""pi-JSON: the transcript shape pi writes (`role`/`type` discriminators, camelCase, "toolUse").
 
-`message_from_pi` and `message_to_pi` convert between pi-JSON objects (parsed JSON, as
-`json.loads` returns them) and our messages. Bad input raises PiJsonError naming the path of the
-offending value, e.g. `message.content[1].type`.
+The codec is lossless on what pi writes: reading and writing back gives JSON equal to the
+original, number types included. Keys the schema does not model go to the object's `extra_json`,
+and so do values whose JSON form the schema would not reproduce (a double written as `1.0`, an
+empty `tools` list). Messages of other roles become CustomMessage; pi session entries keep their
+envelope in `session_json`, and entries without a message become SessionEntry. The course's
+reduced shapes (no `api`, no cache counts) are read too, and written back in pi's full shape.
+
+Bad input raises PiJsonError naming the path of the offending value, e.g.
+`message.content[1].type`.
 """
 
 from __future__ import annotations
@@ -10,8 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from ._gen.types.pi.ai.v1 import (
     AgentContext,
@@ -19,19 +25,35 @@ from ._gen.types.pi.ai.v1 import (
     AssistantContent,
     AssistantMessage,
     Cost,
+    CustomMessage,
+    DoneEvent,
+    ErrorEvent,
     ImageContent,
+    ModelEvent,
+    SessionEntry,
+    StartEvent,
     StopReason,
     TextContent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
     ThinkingContent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
     Tool,
     ToolCall,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
     ToolResultContent,
     ToolResultMessage,
     Usage,
     UserContent,
     UserMessage,
 )
-from .messages import dump_json, unwrap
+from .events import event_kind
+from .messages import dump_json
 
 STOP_REASONS: dict[str, StopReason] = {
     "stop": StopReason.STOP,
@@ -41,6 +63,10 @@ STOP_REASONS: dict[str, StopReason] = {
     "aborted": StopReason.ABORTED,
 }
 STOP_REASON_NAMES = {reason: name for name, reason in STOP_REASONS.items()}
+INT64 = range(-(2**63), 2**63)
+
+T = TypeVar("T")
+JsonObject = dict[str, Any]
 
 
 class PiJsonError(ValueError):
@@ -50,347 +76,578 @@ class PiJsonError(ValueError):
 # --- reading -------------------------------------------------------------------------------------
 
 
+class _Reader:
+    """Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras."""
+
+    def __init__(self, value: Any, where: str) -> None:
+        if not isinstance(value, Mapping):
+            raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+        self.obj = value
+        self.where = where
+        self.extra: JsonObject = {}
+        self._seen: set[str] = set()
+
+    def _take(self, key: str) -> Any:
+        self._seen.add(key)
+        return self.obj.get(key, _MISSING)
+
+    def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
+        return PiJsonError(f"{self.where}.{key}: expected {expected}, got {_describe(value)}")
+
+    def string(self, key: str, default: str | None = None) -> str:
+        value = self._take(key)
+        if value is _MISSING and default is not None:
+            return default
+        if not isinstance(value, str):
+            raise self._fail(key, "a string", value)
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        return None if key not in self.obj else self.string(key)
+
+    def boolean(self, key: str, default: bool | None = None) -> bool:
+        value = self._take(key)
+        if value is _MISSING and default is not None:
+            return default
+        if not isinstance(value, bool):
+            raise self._fail(key, "a boolean", value)
+        return value
+
+    def optional_boolean(self, key: str) -> bool | None:
+        return None if key not in self.obj else self.boolean(key)
+
+    def integer(self, key: str) -> int:
+        value = self._take(key)
+        if value is _MISSING:
+            return 0
+        if not isinstance(value, int) or isinstance(value, bool) or value not in INT64:
+            raise self._fail(key, "a 64-bit integer", value)
+        return value
+
+    def number(self, key: str) -> float:
+        value = self._take(key)
+        if value is _MISSING:
+            return 0.0
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise self._fail(key, "a number", value)
+        if isinstance(value, float) and value.is_integer():
+            self.extra[key] = value  # written back as 1.0, not as the 1 JSON.stringify would give
+        return float(value)
+
+    def items(self, key: str, read: Callable[[Any, str], T], *, default: list[Any] | None = None) -> list[T]:
+        value = self._take(key)
+        if value is _MISSING and default is not None:
+            return []
+        if not isinstance(value, list):
+            raise self._fail(key, "a list", value)
+        return [read(item, f"{self.where}.{key}[{i}]") for i, item in enumerate(value)]
+
+    def child(self, key: str, read: Callable[[Any, str], T]) -> T | None:
+        value = self._take(key)
+        return None if value is _MISSING else read(value, f"{self.where}.{key}")
+
+    def json_text(self, key: str, *, object_only: bool = False) -> str | None:
+        """A value kept as JSON text; absent stays absent."""
+        value = self._take(key)
+        if value is _MISSING:
+            return None
+        if object_only and not isinstance(value, dict):
+            raise self._fail(key, "an object", value)
+        return dump_json(value)
+
+    def extra_json(self) -> str:
+        """The keys nobody read, and the values kept verbatim, as JSON object text."""
+        for key, value in self.obj.items():
+            if key not in self._seen:
+                self.extra[key] = value
+        return dump_json(self.extra) if self.extra else ""
+
+
+_MISSING: Any = object()
+
+
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
-    """Convert one pi-JSON message (user, assistant or toolResult) to an AgentMessage."""
-    obj = _object(value, where)
-    role = obj.get("role")
+    """Convert one pi-JSON message: user, assistant, toolResult, or any other role (kept as is)."""
+    if not isinstance(value, Mapping):
+        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+    role = value.get("role")
     if role == "user":
-        return AgentMessage(user=_user_from_pi(obj, where))
+        return AgentMessage(user=_user_from_pi(value, where))
     if role == "assistant":
-        return AgentMessage(assistant=assistant_from_pi(obj, where))
+        return AgentMessage(assistant=assistant_from_pi(value, where))
     if role == "toolResult":
-        return AgentMessage(tool_result=_tool_result_from_pi(obj, where))
-    raise PiJsonError(f"{where}.role: expected 'user', 'assistant' or 'toolResult', got {role!r}")
+        return AgentMessage(tool_result=_tool_result_from_pi(value, where))
+    if isinstance(role, str) and role:
+        fields = {key: item for key, item in value.items() if key != "role"}
+        return AgentMessage(custom=CustomMessage(role=role, fields_json=dump_json(fields)))
+    raise PiJsonError(f"{where}.role: expected a role such as 'user', 'assistant' or 'toolResult', got {role!r}")
 
 
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
-    obj = _object(value, where)
-    _keys(
-        obj,
-        where,
-        {"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"},
-    )
-    reason = obj.get("stopReason")
-    if reason not in STOP_REASONS:
-        raise PiJsonError(f"{where}.stopReason: expected one of {', '.join(STOP_REASONS)}, got {reason!r}")
+    read = _Reader(value, where)
+    read.string("role")
+    reason_name = read.string("stopReason", default="")  # absent only on a partial still streaming
+    if reason_name and reason_name not in STOP_REASONS:
+        raise PiJsonError(f"{where}.stopReason: expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
     return AssistantMessage(
-        content=[
-            _assistant_block(item, f"{where}.content[{i}]") for i, item in enumerate(_list(obj, "content", where))
-        ],
-        api=_str(obj, "api", where, default=""),
-        provider=_str(obj, "provider", where, default=""),
-        model=_str(obj, "model", where, default=""),
-        usage=_usage(obj["usage"], f"{where}.usage") if "usage" in obj else None,
-        stop_reason=STOP_REASONS[reason],
-        error_message=_optional_str(obj, "errorMessage", where),
-        timestamp=_int(obj, "timestamp", where, default=0),
+        content=read.items("content", _assistant_block),
+        api=read.string("api", default=""),
+        provider=read.string("provider", default=""),
+        model=read.string("model", default=""),
+        usage=read.child("usage", _usage),
+        stop_reason=STOP_REASONS.get(reason_name, StopReason.UNSPECIFIED),
+        error_message=read.optional_string("errorMessage"),
+        timestamp=read.integer("timestamp"),
+        extra_json=read.extra_json(),
     )
 
 
 def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     """Convert a pi-JSON context: systemPrompt, messages and tools."""
-    obj = _object(value, where)
-    _keys(obj, where, {"systemPrompt", "messages", "tools"})
-    return AgentContext(
-        system_prompt=_optional_str(obj, "systemPrompt", where),
-        messages=[
-            message_from_pi(item, f"{where}.messages[{i}]") for i, item in enumerate(_list(obj, "messages", where))
-        ],
-        tools=[_tool(item, f"{where}.tools[{i}]") for i, item in enumerate(_list(obj, "tools", where, default=[]))],
+    read = _Reader(value, where)
+    context = AgentContext(
+        system_prompt=read.optional_string("systemPrompt"),
+        messages=read.items("messages", message_from_pi),
+        tools=read.items("tools", _tool, default=[]),
     )
+    if value.get("tools") == []:
+        read.extra["tools"] = []  # an explicit empty list, which the repeated field cannot tell from none
+    context.extra_json = read.extra_json()
+    return context
 
 
-def _user_from_pi(obj: Mapping[str, Any], where: str) -> UserMessage:
-    _keys(obj, where, {"role", "content", "timestamp"})
-    content = obj.get("content")
-    blocks: list[UserContent] = []
+def entry_from_pi(value: Any, where: str = "entry") -> AgentMessage:
+    """Convert one line of a pi session file, or one bare pi-JSON message."""
+    if not isinstance(value, Mapping):
+        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+    if "role" in value:
+        return message_from_pi(value, where)
+    kind = value.get("type")
+    if kind == "message" and "message" in value:
+        message = message_from_pi(value["message"], f"{where}.message")
+        message.session_json = dump_json({key: item for key, item in value.items() if key != "message"})
+        return message
+    if isinstance(kind, str) and kind:
+        fields = {key: item for key, item in value.items() if key != "type"}
+        return AgentMessage(session_entry=SessionEntry(type=kind, fields_json=dump_json(fields)))
+    raise PiJsonError(f"{where}: neither a message (no 'role') nor a session entry (no 'type')")
+
+
+def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
+    read = _Reader(value, where)
+    read.string("role")
+    content = value.get("content")
     if isinstance(content, str):
-        blocks.append(UserContent(text=TextContent(text=content)))
+        read.string("content")
+        blocks = [UserContent(text=TextContent(text=content))]
     else:
-        for i, item in enumerate(_list(obj, "content", where)):
-            block = _media_block(item, f"{where}.content[{i}]")
-            blocks.append(UserContent(text=block) if isinstance(block, TextContent) else UserContent(image=block))
-    return UserMessage(content=blocks, timestamp=_int(obj, "timestamp", where, default=0))
-
-
-def _tool_result_from_pi(obj: Mapping[str, Any], where: str) -> ToolResultMessage:
-    _keys(obj, where, {"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"})
-    blocks: list[ToolResultContent] = []
-    for i, item in enumerate(_list(obj, "content", where)):
-        block = _media_block(item, f"{where}.content[{i}]")
-        blocks.append(
-            ToolResultContent(text=block) if isinstance(block, TextContent) else ToolResultContent(image=block)
-        )
-    is_error = obj.get("isError", False)
-    if not isinstance(is_error, bool):
-        raise PiJsonError(f"{where}.isError: expected a boolean, got {is_error!r}")
-    return ToolResultMessage(
-        tool_call_id=_str(obj, "toolCallId", where),
-        tool_name=_str(obj, "toolName", where, default=""),
+        blocks = [_user_block(block) for block in read.items("content", _media_block)]
+    return UserMessage(
         content=blocks,
-        details_json=dump_json(obj["details"]) if "details" in obj else None,
-        is_error=is_error,
-        timestamp=_int(obj, "timestamp", where, default=0),
+        timestamp=read.integer("timestamp"),
+        string_content=isinstance(content, str),
+        extra_json=read.extra_json(),
     )
+
+
+def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMessage:
+    read = _Reader(value, where)
+    read.string("role")
+    return ToolResultMessage(
+        tool_call_id=read.string("toolCallId"),
+        tool_name=read.string("toolName", default=""),
+        content=[_tool_result_block(block) for block in read.items("content", _media_block)],
+        details_json=read.json_text("details"),
+        is_error=read.boolean("isError", default=False),
+        timestamp=read.integer("timestamp"),
+        extra_json=read.extra_json(),
+    )
+
+
+def _block_type(value: Any, where: str) -> Any:
+    if not isinstance(value, Mapping):
+        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+    return value.get("type")
 
 
 def _assistant_block(value: Any, where: str) -> AssistantContent:
-    obj = _object(value, where)
-    kind = obj.get("type")
+    kind = _block_type(value, where)
     if kind == "text":
-        _keys(obj, where, {"type", "text", "textSignature"})
-        return AssistantContent(text=_text(obj, where))
+        return AssistantContent(text=_text(value, where))
     if kind == "thinking":
-        _keys(obj, where, {"type", "thinking", "thinkingSignature", "redacted"})
-        redacted = obj.get("redacted")
-        if redacted is not None and not isinstance(redacted, bool):
-            raise PiJsonError(f"{where}.redacted: expected a boolean, got {redacted!r}")
+        read = _Reader(value, where)
+        read.string("type")
         return AssistantContent(
             thinking=ThinkingContent(
-                thinking=_str(obj, "thinking", where),
-                thinking_signature=_optional_str(obj, "thinkingSignature", where),
-                redacted=redacted,
+                thinking=read.string("thinking"),
+                thinking_signature=read.optional_string("thinkingSignature"),
+                redacted=read.optional_boolean("redacted"),
+                extra_json=read.extra_json(),
             )
         )
     if kind == "toolCall":
-        _keys(obj, where, {"type", "id", "name", "arguments", "rawArguments", "thoughtSignature"})
-        arguments = obj.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise PiJsonError(f"{where}.arguments: expected an object, got {type(arguments).__name__}")
+        read = _Reader(value, where)
+        read.string("type")
         return AssistantContent(
             tool_call=ToolCall(
-                id=_str(obj, "id", where),
-                name=_str(obj, "name", where),
-                arguments_json=dump_json(arguments),
-                raw_arguments=_optional_str(obj, "rawArguments", where),
-                thought_signature=_optional_str(obj, "thoughtSignature", where),
+                id=read.string("id"),
+                name=read.string("name"),
+                arguments_json=read.json_text("arguments", object_only=True) or "{}",
+                raw_arguments=read.optional_string("rawArguments"),
+                thought_signature=read.optional_string("thoughtSignature"),
+                extra_json=read.extra_json(),
             )
         )
     raise PiJsonError(f"{where}.type: an assistant block is 'text', 'thinking' or 'toolCall', got {kind!r}")
 
 
 def _media_block(value: Any, where: str) -> TextContent | ImageContent:
-    obj = _object(value, where)
-    kind = obj.get("type")
+    kind = _block_type(value, where)
     if kind == "text":
-        _keys(obj, where, {"type", "text", "textSignature"})
-        return _text(obj, where)
+        return _text(value, where)
     if kind == "image":
-        _keys(obj, where, {"type", "data", "mimeType"})
+        read = _Reader(value, where)
+        read.string("type")
+        encoded = read.string("data")
         try:
-            data = base64.b64decode(_str(obj, "data", where), validate=True)
+            data = base64.b64decode(encoded, validate=True)
         except binascii.Error as error:
             raise PiJsonError(f"{where}.data: not valid base64: {error}") from None
-        return ImageContent(data=data, mime_type=_str(obj, "mimeType", where))
+        if base64.b64encode(data).decode("ascii") != encoded:
+            raise PiJsonError(f"{where}.data: not canonical base64 (padded, standard alphabet), so it would change")
+        return ImageContent(data=data, mime_type=read.string("mimeType"), extra_json=read.extra_json())
     raise PiJsonError(f"{where}.type: expected 'text' or 'image', got {kind!r}")
 
 
-def _text(obj: Mapping[str, Any], where: str) -> TextContent:
-    return TextContent(text=_str(obj, "text", where), text_signature=_optional_str(obj, "textSignature", where))
+def _text(value: Mapping[str, Any], where: str) -> TextContent:
+    read = _Reader(value, where)
+    read.string("type")
+    return TextContent(
+        text=read.string("text"), text_signature=read.optional_string("textSignature"), extra_json=read.extra_json()
+    )
+
+
+def _user_block(block: TextContent | ImageContent) -> UserContent:
+    return UserContent(text=block) if isinstance(block, TextContent) else UserContent(image=block)
+
+
+def _tool_result_block(block: TextContent | ImageContent) -> ToolResultContent:
+    return ToolResultContent(text=block) if isinstance(block, TextContent) else ToolResultContent(image=block)
 
 
 def _usage(value: Any, where: str) -> Usage:
-    obj = _object(value, where)
-    _keys(obj, where, {"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"})
+    read = _Reader(value, where)
     return Usage(
-        input=_int(obj, "input", where, default=0),
-        output=_int(obj, "output", where, default=0),
-        cache_read=_int(obj, "cacheRead", where, default=0),
-        cache_write=_int(obj, "cacheWrite", where, default=0),
-        total_tokens=_int(obj, "totalTokens", where, default=0),
-        cost=_cost(obj["cost"], f"{where}.cost") if "cost" in obj else None,
+        input=read.integer("input"),
+        output=read.integer("output"),
+        cache_read=read.integer("cacheRead"),
+        cache_write=read.integer("cacheWrite"),
+        total_tokens=read.integer("totalTokens"),
+        cost=read.child("cost", _cost),
+        extra_json=read.extra_json(),
     )
 
 
 def _cost(value: Any, where: str) -> Cost:
-    obj = _object(value, where)
-    _keys(obj, where, {"input", "output", "cacheRead", "cacheWrite", "total"})
+    read = _Reader(value, where)
     return Cost(
-        input=_number(obj, "input", where),
-        output=_number(obj, "output", where),
-        cache_read=_number(obj, "cacheRead", where),
-        cache_write=_number(obj, "cacheWrite", where),
-        total=_number(obj, "total", where),
+        input=read.number("input"),
+        output=read.number("output"),
+        cache_read=read.number("cacheRead"),
+        cache_write=read.number("cacheWrite"),
+        total=read.number("total"),
+        extra_json=read.extra_json(),
     )
-
-
-_COST_KEYS = {
-    "input": "input",
-    "output": "output",
-    "cacheRead": "cache_read",
-    "cacheWrite": "cache_write",
-    "total": "total",
-}
 
 
 def _tool(value: Any, where: str) -> Tool:
-    obj = _object(value, where)
-    _keys(obj, where, {"name", "description", "parameters"})
-    parameters = obj.get("parameters", {})
-    if not isinstance(parameters, dict):
-        raise PiJsonError(f"{where}.parameters: expected a JSON Schema object, got {type(parameters).__name__}")
+    read = _Reader(value, where)
     return Tool(
-        name=_str(obj, "name", where),
-        description=_str(obj, "description", where, default=""),
-        parameters_json=dump_json(parameters),
+        name=read.string("name"),
+        description=read.string("description", default=""),
+        parameters_json=read.json_text("parameters", object_only=True) or "{}",
+        extra_json=read.extra_json(),
     )
-
-
-# --- field readers: each names the path of what it rejects ------------------------------------------
-
-
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise PiJsonError(f"{where}: expected an object, got {type(value).__name__}")
-    return value
-
-
-def _keys(obj: Mapping[str, Any], where: str, allowed: set[str]) -> None:
-    unknown = sorted(set(obj) - allowed)
-    if unknown:
-        raise PiJsonError(f"{where}: unknown field {unknown[0]!r}")
-
-
-def _list(obj: Mapping[str, Any], key: str, where: str, default: list[Any] | None = None) -> list[Any]:
-    value = obj.get(key, default)
-    if not isinstance(value, list):
-        raise PiJsonError(f"{where}.{key}: expected a list, got {type(value).__name__}")
-    return value
-
-
-_MISSING: Any = object()
-
-
-def _str(obj: Mapping[str, Any], key: str, where: str, default: str = _MISSING) -> str:
-    value = obj.get(key, default)
-    if value is _MISSING:
-        raise PiJsonError(f"{where}.{key}: required")
-    if not isinstance(value, str):
-        raise PiJsonError(f"{where}.{key}: expected a string, got {type(value).__name__}")
-    return value
-
-
-def _optional_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
-    return _str(obj, key, where) if key in obj else None
-
-
-def _int(obj: Mapping[str, Any], key: str, where: str, default: int = _MISSING) -> int:
-    value = obj.get(key, default)
-    if value is _MISSING:
-        raise PiJsonError(f"{where}.{key}: required")
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise PiJsonError(f"{where}.{key}: expected an integer, got {value!r}")
-    return value
-
-
-def _number(obj: Mapping[str, Any], key: str, where: str) -> float:
-    value = obj.get(key, 0)
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise PiJsonError(f"{where}.{key}: expected a number, got {value!r}")
-    return float(value)
 
 
 # --- writing -------------------------------------------------------------------------------------
 
 
-def message_to_pi(
-    message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage,
-) -> dict[str, Any]:
-    """Convert a message to its pi-JSON object."""
-    inner = unwrap(message)
-    match inner:
+def message_to_pi(message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage) -> JsonObject:
+    """Convert a message to its pi-JSON object (a session entry's own object for SessionEntry)."""
+    match message:
         case UserMessage():
-            return {
-                "role": "user",
-                "content": [_block_to_pi(content.text or content.image) for content in inner.content],
-                "timestamp": inner.timestamp,
-            }
+            return _user_to_pi(message)
         case AssistantMessage():
-            return assistant_to_pi(inner)
+            return assistant_to_pi(message)
         case ToolResultMessage():
-            out: dict[str, Any] = {
-                "role": "toolResult",
-                "toolCallId": inner.tool_call_id,
-                "toolName": inner.tool_name,
-                "content": [_block_to_pi(content.text or content.image) for content in inner.content],
-            }
-            if inner.details_json is not None:
-                out["details"] = json.loads(inner.details_json)
-            out["isError"] = inner.is_error
-            out["timestamp"] = inner.timestamp
-            return out
-    raise TypeError(f"not a message: {type(inner).__name__}")
+            return _tool_result_to_pi(message)
+    if message.user is not None:
+        return _user_to_pi(message.user)
+    if message.assistant is not None:
+        return assistant_to_pi(message.assistant)
+    if message.tool_result is not None:
+        return _tool_result_to_pi(message.tool_result)
+    if message.custom is not None:
+        return {"role": message.custom.role, **_json_object(message.custom.fields_json, "CustomMessage.fields_json")}
+    if message.session_entry is not None:
+        entry = message.session_entry
+        return {"type": entry.type, **_json_object(entry.fields_json, "SessionEntry.fields_json")}
+    raise PiJsonError("AgentMessage: no role is set")
 
 
-def assistant_to_pi(message: AssistantMessage) -> dict[str, Any]:
+def entry_to_pi(message: AgentMessage) -> JsonObject:
+    """Convert a transcript entry back to its line: a session entry if it came from one."""
+    out = message_to_pi(message)
+    if message.session_json:
+        return {**_json_object(message.session_json, "AgentMessage.session_json"), "message": out}
+    return out
+
+
+def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     """Convert an assistant message to its pi-JSON object."""
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "role": "assistant",
-        "content": [_block_to_pi(content.text or content.thinking or content.tool_call) for content in message.content],
+        "content": [_assistant_block_to_pi(content) for content in message.content],
         "api": message.api,
         "provider": message.provider,
         "model": message.model,
     }
     if message.usage is not None:
         out["usage"] = _usage_to_pi(message.usage)
-    out["stopReason"] = STOP_REASON_NAMES.get(message.stop_reason, "error")
+    if message.stop_reason in STOP_REASON_NAMES:
+        out["stopReason"] = STOP_REASON_NAMES[message.stop_reason]
     if message.error_message is not None:
         out["errorMessage"] = message.error_message
     out["timestamp"] = message.timestamp
-    return out
+    return _with_extra(out, message.extra_json, "AssistantMessage")
 
 
-def _block_to_pi(block: TextContent | ThinkingContent | ImageContent | ToolCall | None) -> dict[str, Any]:
-    match block:
-        case TextContent():
-            out: dict[str, Any] = {"type": "text", "text": block.text}
-            if block.text_signature is not None:
-                out["textSignature"] = block.text_signature
-            return out
-        case ThinkingContent():
-            out = {"type": "thinking", "thinking": block.thinking}
-            if block.thinking_signature is not None:
-                out["thinkingSignature"] = block.thinking_signature
-            if block.redacted is not None:
-                out["redacted"] = block.redacted
-            return out
-        case ImageContent():
-            return {
-                "type": "image",
-                "data": base64.b64encode(block.data).decode("ascii"),
-                "mimeType": block.mime_type,
-            }
-        case ToolCall():
-            out = {
-                "type": "toolCall",
-                "id": block.id,
-                "name": block.name,
-                "arguments": json.loads(block.arguments_json),
-            }
-            if block.raw_arguments is not None:
-                out["rawArguments"] = block.raw_arguments
-            if block.thought_signature is not None:
-                out["thoughtSignature"] = block.thought_signature
-            return out
-    raise ValueError("a content block has no member set")
+def context_to_pi(context: AgentContext) -> JsonObject:
+    """Convert a context to its pi-JSON object."""
+    out: JsonObject = {}
+    if context.system_prompt is not None:
+        out["systemPrompt"] = context.system_prompt
+    out["messages"] = [message_to_pi(message) for message in context.messages]
+    if context.tools:
+        out["tools"] = [_tool_to_pi(tool) for tool in context.tools]
+    return _with_extra(out, context.extra_json, "AgentContext")
 
 
-def _usage_to_pi(usage: Usage) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _user_to_pi(message: UserMessage) -> JsonObject:
+    content: Any
+    if message.string_content and len(message.content) == 1 and message.content[0].text is not None:
+        content = message.content[0].text.text
+    else:
+        content = [_media_block_to_pi(item.text or item.image) for item in message.content]
+    out = {"role": "user", "content": content, "timestamp": message.timestamp}
+    return _with_extra(out, message.extra_json, "UserMessage")
+
+
+def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:
+    out: JsonObject = {
+        "role": "toolResult",
+        "toolCallId": message.tool_call_id,
+        "toolName": message.tool_name,
+        "content": [_media_block_to_pi(item.text or item.image) for item in message.content],
+    }
+    if message.details_json is not None:
+        out["details"] = json.loads(message.details_json)
+    out["isError"] = message.is_error
+    out["timestamp"] = message.timestamp
+    return _with_extra(out, message.extra_json, "ToolResultMessage")
+
+
+def _assistant_block_to_pi(content: AssistantContent) -> JsonObject:
+    if content.text is not None:
+        return _text_to_pi(content.text)
+    if (thinking := content.thinking) is not None:
+        out: JsonObject = {"type": "thinking", "thinking": thinking.thinking}
+        if thinking.thinking_signature is not None:
+            out["thinkingSignature"] = thinking.thinking_signature
+        if thinking.redacted is not None:
+            out["redacted"] = thinking.redacted
+        return _with_extra(out, thinking.extra_json, "ThinkingContent")
+    if (call := content.tool_call) is not None:
+        out = {"type": "toolCall", "id": call.id, "name": call.name, "arguments": json.loads(call.arguments_json)}
+        if call.raw_arguments is not None:
+            out["rawArguments"] = call.raw_arguments
+        if call.thought_signature is not None:
+            out["thoughtSignature"] = call.thought_signature
+        return _with_extra(out, call.extra_json, "ToolCall")
+    raise PiJsonError("AssistantContent: no block is set")
+
+
+def _media_block_to_pi(block: TextContent | ImageContent | None) -> JsonObject:
+    if isinstance(block, TextContent):
+        return _text_to_pi(block)
+    if isinstance(block, ImageContent):
+        out = {"type": "image", "data": base64.b64encode(block.data).decode("ascii"), "mimeType": block.mime_type}
+        return _with_extra(out, block.extra_json, "ImageContent")
+    raise PiJsonError("content: no block is set")
+
+
+def _text_to_pi(block: TextContent) -> JsonObject:
+    out = {"type": "text", "text": block.text}
+    if block.text_signature is not None:
+        out["textSignature"] = block.text_signature
+    return _with_extra(out, block.extra_json, "TextContent")
+
+
+def _usage_to_pi(usage: Usage) -> JsonObject:
+    out: JsonObject = {
         "input": usage.input,
         "output": usage.output,
         "cacheRead": usage.cache_read,
         "cacheWrite": usage.cache_write,
         "totalTokens": usage.total_tokens,
     }
-    if usage.cost is not None:
-        out["cost"] = {key: _js_number(getattr(usage.cost, name)) for key, name in _COST_KEYS.items()}
-    return out
+    if (cost := usage.cost) is not None:
+        out["cost"] = _with_extra(
+            {
+                "input": _js_number(cost.input),
+                "output": _js_number(cost.output),
+                "cacheRead": _js_number(cost.cache_read),
+                "cacheWrite": _js_number(cost.cache_write),
+                "total": _js_number(cost.total),
+            },
+            cost.extra_json,
+            "Cost",
+        )
+    return _with_extra(out, usage.extra_json, "Usage")
+
+
+def _tool_to_pi(tool: Tool) -> JsonObject:
+    out = {"name": tool.name, "description": tool.description, "parameters": json.loads(tool.parameters_json)}
+    return _with_extra(out, tool.extra_json, "Tool")
 
 
 def _js_number(value: float) -> int | float:
     """A double as JSON.stringify writes it: integral values without a fraction."""
+    value = float(value)  # a Python int may sit in a double field
     return int(value) if value.is_integer() else value
+
+
+def _with_extra(out: JsonObject, extra_json: str, where: str) -> JsonObject:
+    if extra_json:
+        out.update(_json_object(extra_json, f"{where}.extra_json"))
+    return out
+
+
+def _json_object(text: str, where: str) -> JsonObject:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PiJsonError(f"{where}: not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise PiJsonError(f"{where}: expected a JSON object, got {_type_name(value)}")
+    return value
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _describe(value: Any) -> str:
+    if value is _MISSING:
+        return "nothing (the key is missing)"
+    return f"{_type_name(value)} {json.dumps(value, ensure_ascii=False)[:40]}"
+
+
+# --- events --------------------------------------------------------------------------------------
+
+_BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
+
+
+def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
+    """Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial."""
+    read = _Reader(value, where)
+    kind = read.string("type")
+    if kind == "done" or kind == "error":
+        reason_name = read.string("reason")
+        if reason_name not in STOP_REASONS:
+            raise PiJsonError(f"{where}.reason: expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
+        reason = STOP_REASONS[reason_name]
+        key = "message" if kind == "done" else "error"
+        final = read.child(key, assistant_from_pi)
+        if final is None:
+            raise PiJsonError(f"{where}.{key}: required")
+        _no_extra(read)
+        if kind == "done":
+            return ModelEvent(done=DoneEvent(reason=reason, message=final))
+        return ModelEvent(error=ErrorEvent(reason=reason, message=final))
+
+    partial = read.child("partial", assistant_from_pi)
+    if partial is None:
+        raise PiJsonError(f"{where}.partial: required (pi sends the partial message with every event)")
+    if kind == "start":
+        _no_extra(read)
+        return ModelEvent(start=StartEvent(header=partial), partial=partial)
+    family, _, step = kind.partition("_")
+    if family not in _BLOCK_KINDS or step not in ("start", "delta", "end"):
+        raise PiJsonError(f"{where}.type: not a pi event type: {kind!r}")
+    index = read.integer("contentIndex")
+    if index < 0 or index >= len(partial.content):
+        raise PiJsonError(f"{where}.contentIndex: {index} is not a block of the partial message")
+    block = getattr(partial.content[index], _BLOCK_KINDS[family])
+    if block is None:
+        raise PiJsonError(f"{where}.contentIndex: block {index} of the partial is not a {family} block")
+    body: Any
+    if kind == "text_start":
+        body = TextStartEvent(content_index=index)
+    elif kind == "thinking_start":
+        body = ThinkingStartEvent(content_index=index)
+    elif kind == "toolcall_start":
+        body = ToolCallStartEvent(content_index=index, id=block.id, name=block.name)
+    elif step == "delta":
+        delta_class = {"text": TextDeltaEvent, "thinking": ThinkingDeltaEvent, "toolcall": ToolCallDeltaEvent}[family]
+        body = delta_class(content_index=index, delta=read.string("delta"))
+    elif kind == "toolcall_end":
+        call = read.child("toolCall", _assistant_block)
+        if call is None or call.tool_call is None:
+            raise PiJsonError(f"{where}.toolCall: required, a toolCall block")
+        body = ToolCallEndEvent(content_index=index, tool_call=call.tool_call)
+    else:  # text_end or thinking_end: the content is the block the partial already holds
+        text = read.string("content")
+        if text != (block.text if family == "text" else block.thinking):
+            raise PiJsonError(f"{where}.content: differs from block {index} of the partial, so it cannot be rebuilt")
+        if family == "text":
+            body = TextEndEvent(content_index=index, text_signature=block.text_signature)
+        else:
+            body = ThinkingEndEvent(
+                content_index=index, thinking_signature=block.thinking_signature, redacted=block.redacted
+            )
+    _no_extra(read)
+    return ModelEvent(**{kind: body}, partial=partial)
+
+
+def event_to_pi(event: ModelEvent) -> JsonObject:
+    """Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`."""
+    kind, body = event_kind(event)
+    if kind == "done":
+        return {"type": "done", "reason": STOP_REASON_NAMES[body.reason], "message": assistant_to_pi(body.message)}
+    if kind == "error":
+        return {"type": "error", "reason": STOP_REASON_NAMES[body.reason], "error": assistant_to_pi(body.message)}
+    if kind == "start":
+        return {"type": "start", "partial": assistant_to_pi(event.partial or body.header)}
+    if not kind:
+        raise PiJsonError("ModelEvent: no event kind is set")
+    if event.partial is None:
+        raise PiJsonError(f"{kind}: pi-JSON events carry the partial message; apply the event with an Accumulator")
+    out: JsonObject = {"type": kind, "contentIndex": body.content_index}
+    if kind.endswith("_delta"):
+        out["delta"] = body.delta
+    elif kind == "toolcall_end":
+        out["toolCall"] = _assistant_block_to_pi(AssistantContent(tool_call=body.tool_call))
+    elif kind.endswith("_end"):
+        block = event.partial.content[body.content_index]
+        out["content"] = block.text.text if block.text is not None else (block.thinking or ThinkingContent()).thinking
+    out["partial"] = assistant_to_pi(event.partial)
+    return out
+
+
+def _no_extra(read: _Reader) -> None:
+    extra = read.extra_json()
+    if extra:
+        raise PiJsonError(f"{read.where}: unknown field {next(iter(json.loads(extra)))!r}")
