@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ._gen.types.pi.ai.v1 import AgentContext, StopReason
 from .client import ModelClient
+from .convert import convert
 from .demo import run_demo
 from .messages import agent_message, user_message
 from .render import print_json_lines, print_live
@@ -46,6 +47,17 @@ async def stream(args: argparse.Namespace) -> int:
     return 1 if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED) else 0
 
 
+async def convert_files(args: argparse.Namespace) -> int:
+    console = Console(stderr=True, highlight=False)
+    report = convert(args.input, args.output, console)
+    kinds = ", ".join(f"{count} {kind}" for kind, count in report.kinds.most_common())
+    print(
+        f"{args.input} ({report.input_bytes:,} bytes) → {args.output} ({report.output_bytes:,} bytes): "
+        f"{report.kinds.total()} entries ({kinds or 'none'})"
+    )
+    return 0
+
+
 async def demo(args: argparse.Namespace) -> int:
     await run_demo(Console(highlight=False), Path(args.root), delay=args.delay)
     return 0
@@ -72,6 +84,13 @@ def parser() -> argparse.ArgumentParser:
     stream_cmd.add_argument("--timeout", type=float, default=None, help="deadline in seconds (default: none)")
     stream_cmd.add_argument("--json", action="store_true", help="print each event as one ProtoJSON line")
     stream_cmd.set_defaults(run=stream)
+
+    convert_cmd = commands.add_parser(
+        "convert", help="convert a transcript between .jsonl (pi), .json (ProtoJSON) and .binpb (binary)"
+    )
+    convert_cmd.add_argument("input", type=Path, help="the transcript to read; its extension gives the format")
+    convert_cmd.add_argument("output", type=Path, help="the file to write; its extension gives the format")
+    convert_cmd.set_defaults(run=convert_files)
 
     demo_cmd = commands.add_parser("demo", help="play the README round trip as an agent loop over gRPC")
     demo_cmd.add_argument("--root", default=".", help="directory the read tool may read (default: %(default)s)")

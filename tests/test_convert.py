@@ -1,0 +1,91 @@
+"""`pi-proto convert`: every direction, real sessions both ways, and bad input without half-written files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_proto.convert import ConvertError, convert
+
+from .jsonstrict import same_json
+from .test_pi_json import SESSION
+
+
+def lines(path: Path) -> list[object]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_real_session_converts_through_every_format_and_back(tmp_path: Path) -> None:
+    binary, proto_json, again, back = (tmp_path / name for name in ("s.binpb", "s.json", "again.binpb", "back.jsonl"))
+    report = convert(SESSION, binary)
+    assert report.kinds.total() == 1003
+    assert report.input_bytes == SESSION.stat().st_size
+    assert report.output_bytes == binary.stat().st_size
+    convert(binary, proto_json)
+    assert len(json.loads(proto_json.read_text(encoding="utf-8"))) == 1003
+    convert(proto_json, again)
+    assert again.read_bytes() == binary.read_bytes()
+    convert(again, back)
+    assert same_json(lines(back), lines(SESSION))
+
+
+def test_pi_messages_one_per_line_convert_too(tmp_path: Path) -> None:
+    source = tmp_path / "messages.jsonl"
+    messages = [
+        {"role": "user", "content": "hi", "timestamp": 1},
+        {"role": "bashExecution", "command": "ls", "exitCode": 0, "timestamp": 2},
+    ]
+    source.write_text("\n".join(json.dumps(message) for message in messages) + "\n\n", encoding="utf-8")
+    convert(source, tmp_path / "m.binpb")
+    convert(tmp_path / "m.binpb", tmp_path / "back.jsonl")
+    assert same_json(lines(tmp_path / "back.jsonl"), messages)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "bad.jsonl",
+            b'{"role": "user", "content": []}\n{"role": "user", "content": 5}\n',
+            r"bad\.jsonl:2: entry\.content",
+        ),
+        ("bad.jsonl", b'{"role": "user", "content": []}\n{oops\n', r"bad\.jsonl:2: not valid JSON"),
+        ("bad.jsonl", b'{"id": 1}\n', r"bad\.jsonl:1: entry: neither a message"),
+        ("bad.json", b'{"user": {}}', r"bad\.json: expected a JSON array"),
+        ("bad.json", b'[{"user": {}}, {"user": {"timestamp": "x"}}]', r"bad\.json: item 1: cannot decode"),
+        ("bad.binpb", b"\x02\x0a\x00\x09", r"bad\.binpb: record 1 at byte 3: claims 9 bytes"),
+        ("bad.txt", b"", r"bad\.txt: unknown format '\.txt'"),
+    ],
+)
+def test_bad_input_names_where_and_leaves_no_output(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    source = tmp_path / name
+    source.write_bytes(content)
+    target = tmp_path / "out.binpb"
+    target.write_bytes(b"previous")
+    with pytest.raises(ConvertError, match=message):
+        convert(source, target)
+    assert target.read_bytes() == b"previous"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([name, "out.binpb"])
+
+
+def test_the_command_prints_sizes_and_fails_cleanly(tmp_path: Path) -> None:
+    target = tmp_path / "s.binpb"
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_proto.cli", "convert", str(SESSION), str(target)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"({SESSION.stat().st_size:,} bytes)" in done.stdout
+    assert f"({target.stat().st_size:,} bytes)" in done.stdout
+    assert "1003 entries (484 assistant, 448 tool_result, 55 user, 13 session_entry, 3 custom)" in done.stdout
+
+    failed = subprocess.run(
+        [sys.executable, "-m", "pi_proto.cli", "convert", str(tmp_path / "missing.jsonl"), str(target)],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 2
+    assert "missing.jsonl" in failed.stderr
