@@ -10,7 +10,7 @@ from pi_proto.accumulator import Accumulator, StreamProtocolError
 from pi_proto.events import events_of
 from pi_proto.seed import README_PREAMBLE
 
-from .samples import ASSISTANT
+from .vectors.cases import ASSISTANT
 
 
 def readme_turn() -> pp.AssistantMessage:

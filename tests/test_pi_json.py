@@ -21,7 +21,7 @@ from pi_proto.pi_json import (
 )
 
 from .jsonstrict import same_json
-from .samples import ASSISTANT
+from .vectors.cases import ASSISTANT
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi-sessions"
 SESSION = FIXTURES / "before-compaction.jsonl"

@@ -115,7 +115,7 @@ async def test_server_streams_the_readme_round_trip_end_to_end() -> None:
 
 
 async def test_client_partial_equals_server_partial_at_every_event() -> None:
-    from .samples import ASSISTANT
+    from .vectors.cases import ASSISTANT
 
     model = RecordingModel(ASSISTANT)
     async with ModelServer(model) as server, ModelClient(server.target) as client:
