@@ -72,33 +72,78 @@ def test_rebuilding_any_message_from_its_events_gives_its_content_back() -> None
         )
 
 
-@pytest.mark.parametrize(
-    ("events", "message"),
-    [
-        (
-            [pp.ModelEvent(text_start=pp.TextStartEvent(content_index=1))],
-            r"event 0 \(text_start\): content_index 1 must open the next block, 0",
-        ),
-        (
-            [pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="x"))],
-            r"event 0 \(text_delta\): content_index 0 refers to no block",
-        ),
-        (
-            [
-                pp.ModelEvent(thinking_start=pp.ThinkingStartEvent(content_index=0)),
-                pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(content_index=0, delta="{")),
-            ],
-            r"event 1 \(toolcall_delta\): block 0 is not a tool call block",
-        ),
-        ([pp.ModelEvent()], "event 0: no event kind is set"),
-        (
-            [pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.STOP))],
-            r"event 0 \(done\): carries no message",
-        ),
-    ],
-)
-def test_events_that_do_not_fit_the_stream_are_rejected_with_their_index(
-    events: list[pp.ModelEvent], message: str
+START = pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1)))
+TEXT_START = pp.ModelEvent(text_start=pp.TextStartEvent(content_index=0))
+TEXT_END = pp.ModelEvent(text_end=pp.TextEndEvent(content_index=0))
+CALL_START = pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(content_index=0, id="call_1", name="read"))
+
+
+def done(message: pp.AssistantMessage, reason: pp.StopReason = pp.StopReason.STOP) -> pp.ModelEvent:
+    return pp.ModelEvent(done=pp.DoneEvent(reason=reason, message=message))
+
+
+BROKEN_RULES = [
+    ("event-kind", [pp.ModelEvent()], "event 0 breaks rule 'event-kind': no event kind is set"),
+    ("start-first", [TEXT_START], r"event 0 \(text_start\) breaks rule 'start-first'"),
+    ("start-once", [START, START], r"event 1 \(start\) breaks rule 'start-once'"),
+    (
+        "next-index",
+        [START, pp.ModelEvent(text_start=pp.TextStartEvent(content_index=1))],
+        r"event 1 \(text_start\) breaks rule 'next-index': content_index 1 must open the next block, 0",
+    ),
+    (
+        "block-exists",
+        [START, pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="x"))],
+        r"event 1 \(text_delta\) breaks rule 'block-exists': content_index 0 refers to no block \(the message has 0\)",
+    ),
+    (
+        "block-kind",
+        [START, TEXT_START, pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(content_index=0, delta="{"))],
+        r"event 2 \(toolcall_delta\) breaks rule 'block-kind': block 0 is not a tool call block",
+    ),
+    (
+        "block-open",
+        [START, TEXT_START, TEXT_END, pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="late"))],
+        r"event 3 \(text_delta\) breaks rule 'block-open': block 0 has already ended",
+    ),
+    (
+        "tool-call-id",
+        [START, CALL_START, pp.ModelEvent(toolcall_end=pp.ToolCallEndEvent(tool_call=pp.tool_call("call_2", "read")))],
+        r"event 2 \(toolcall_end\) breaks rule 'tool-call-id': tool call 0 started as 'call_1' but ends as 'call_2'",
+    ),
+    (
+        "terminal-message",
+        [START, pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.STOP))],
+        r"event 1 \(done\) breaks rule 'terminal-message': carries no message",
+    ),
+    (
+        "terminal-reason",
+        [START, done(pp.assistant_message(stop_reason=pp.StopReason.ERROR), pp.StopReason.ERROR)],
+        r"event 1 \(done\) breaks rule 'terminal-reason': reason ERROR .* done takes STOP, LENGTH, TOOL_USE",
+    ),
+    (
+        "terminal-reason",
+        [START, done(pp.assistant_message(stop_reason=pp.StopReason.STOP), pp.StopReason.LENGTH)],
+        r"breaks rule 'terminal-reason': reason LENGTH with a message stopped by STOP",
+    ),
+    (
+        "terminal-agrees",
+        [START, TEXT_START, done(pp.assistant_message(pp.tool_call("c", "read")))],
+        r"event 2 \(done\) breaks rule 'terminal-agrees': the message has blocks \['tool_call'\], "
+        r"the stream built \['text'\]",
+    ),
+    (
+        "message-valid",
+        [done(pp.assistant_message(pp.ToolCall(id="c", name="read", arguments_json="[1]")))],
+        r"event 0 \(done\) breaks rule 'message-valid': message\.content\[0\]\.tool_call\.arguments_json: "
+        r"must be a JSON object, got list",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "events", "message"), BROKEN_RULES, ids=[rule for rule, _, _ in BROKEN_RULES])
+def test_each_event_sequence_rule_names_the_event_and_the_rule(
+    rule: str, events: list[pp.ModelEvent], message: str
 ) -> None:
     accumulator = Accumulator()
     *fine, bad = events
@@ -106,3 +151,9 @@ def test_events_that_do_not_fit_the_stream_are_rejected_with_their_index(
         accumulator.apply(event)
     with pytest.raises(StreamProtocolError, match=message):
         accumulator.apply(bad)
+
+
+def test_a_terminal_event_alone_is_a_valid_stream() -> None:
+    failed = pp.assistant_message(stop_reason=pp.StopReason.ERROR, error_message="socket reset", timestamp=1)
+    event = Accumulator().apply(pp.ModelEvent(error=pp.ErrorEvent(reason=pp.StopReason.ERROR, message=failed)))
+    assert event.partial is failed

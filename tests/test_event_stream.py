@@ -37,7 +37,7 @@ async def test_error_event_ends_the_stream_by_itself_and_result_is_the_same_mess
 
 async def test_done_resolves_the_result_and_later_events_are_ignored() -> None:
     stream = AssistantMessageEventStream()
-    final = pp.assistant_message("hi", timestamp=1)
+    final = pp.assistant_message(timestamp=1)
     stream.push(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
     stream.push(pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.STOP, message=final)))
     stream.push(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="late")))

@@ -186,7 +186,9 @@ async def test_undecodable_or_out_of_order_events_become_one_error_event() -> No
     orphan = wire_event(pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=4, delta="x")))
     async with RawServer(lambda: [start, orphan]) as target, ModelClient(target) as client:
         _, message = await drain(client.stream(readme_context()))
-    assert message.error_message == "event 1 (text_delta): content_index 4 refers to no block (the message has 0)"
+    assert message.error_message == (
+        "event 1 (text_delta) breaks rule 'block-exists': content_index 4 refers to no block (the message has 0)"
+    )
 
 
 async def test_deadline_exceeded_becomes_an_error_event() -> None:
@@ -266,7 +268,7 @@ async def test_server_restarted_serves_new_calls() -> None:
         (pp.encode(pp.StreamRequest(model="scripted-v1")), "StreamRequest.context: required"),
         (
             b"\x12\x02\x12\x00",  # context { messages { } }: a message with no role
-            r"StreamRequest.context.messages\[0\]: oneof 'role' of AgentMessage .* found none",
+            r"StreamRequest.context.messages\[0\].role: exactly one of user, .* must be set, found none",
         ),
     ],
 )

@@ -11,7 +11,8 @@ from grpc_reflection.v1alpha import reflection as grpc_reflection
 from ._gen.types.pi.ai.v1 import ModelEvent, StreamRequest
 from .events import without_partial
 from .stream import AssistantMessageEventStream, Model
-from .wire import DecodeError, EncodeError, decode, encode, to_upb
+from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
+from .wire import DecodeError, decode, encode
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
@@ -22,12 +23,10 @@ def wire_event(event: ModelEvent) -> bytes:
     return encode(without_partial(event))
 
 
-def parse_request(data: bytes) -> StreamRequest:
-    """A request from untrusted bytes; raises ValueError naming the bad field."""
+def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest:
+    """A request from untrusted bytes; raises DecodeError or ValidationError naming the bad field."""
     request = decode(StreamRequest, data)
-    if request.context is None:
-        raise ValueError("StreamRequest.context: required")
-    to_upb(request)  # every oneof in the context has exactly one member, or EncodeError names it
+    check_request(request, limits)
     return request
 
 
@@ -91,7 +90,7 @@ class ModelServer:
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
         try:
             request = parse_request(data)
-        except (DecodeError, EncodeError, ValueError) as error:
+        except (DecodeError, ValidationError) as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.model and request.model != self.model.id:
             await context.abort(

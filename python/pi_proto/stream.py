@@ -133,7 +133,7 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         message = self._accumulator.partial
         message.stop_reason = reason
         message.error_message = error_message
-        self.push(ModelEvent(error=ErrorEvent(reason=reason, message=message)))
+        super().push(self._accumulator.close(ModelEvent(error=ErrorEvent(reason=reason, message=message))))
 
     def drive(self, producer: Coroutine[Any, Any, None]) -> None:
         """Run `producer` as the task feeding this stream; `cancel()` stops it."""
