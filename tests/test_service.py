@@ -8,10 +8,8 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
-import betterproto2
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
@@ -21,76 +19,11 @@ import pi_proto as pp
 from pi_proto.client import ModelClient
 from pi_proto.events import events_of
 from pi_proto.scripted import ScriptedModel
-from pi_proto.seed import README_REQUEST
-from pi_proto.server import SERVICE, STREAM_METHOD, ModelServer, wire_event
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.server import SERVICE, ModelServer, wire_event
+
+from .helpers import RawServer, RecordingModel, drain, health_status, kind, raw_status, readme_context
 
 pytestmark = pytest.mark.timeout(30)
-
-
-def readme_context() -> pp.AgentContext:
-    return pp.AgentContext(messages=[pp.agent_message(pp.user_message(README_REQUEST, timestamp=1))])
-
-
-def kind(event: pp.ModelEvent) -> str:
-    return betterproto2.which_one_of(event, "event")[0]
-
-
-async def drain(events: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
-    seen = [event async for event in events]
-    return seen, await events.result()
-
-
-class RecordingModel:
-    """Plays one message and records the server-side partial after every event, and its streams."""
-
-    id = "recording"
-
-    def __init__(self, message: pp.AssistantMessage, delay: float = 0.0) -> None:
-        self.message = message
-        self.delay = delay
-        self.partials: list[bytes] = []
-        self.streams: list[AssistantMessageEventStream] = []
-        self.producers: list[asyncio.Task[None]] = []
-
-    def stream(
-        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
-    ) -> AssistantMessageEventStream:
-        events = AssistantMessageEventStream()
-        self.streams.append(events)
-
-        async def produce() -> None:
-            self.producers.append(asyncio.current_task())  # type: ignore[arg-type]
-            for event in events_of(self.message, delta_size=2):
-                await asyncio.sleep(self.delay)
-                events.push(event)
-                self.partials.append(pp.encode(events.partial))
-
-        events.drive(produce())
-        return events
-
-
-class RawServer:
-    """A server that sends whatever bytes a test scripts, to show how the client copes."""
-
-    def __init__(self, send: Callable[[], Iterable[bytes]]) -> None:
-        self.send = send
-        self.server = grpc.aio.server()
-
-        async def handler(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
-            for data in self.send():
-                yield data
-
-        method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(handler)
-        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": method}),))
-
-    async def __aenter__(self) -> str:
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        await self.server.start()
-        return f"127.0.0.1:{port}"
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.server.stop(0)
 
 
 async def test_server_streams_the_readme_round_trip_end_to_end() -> None:
@@ -273,17 +206,10 @@ async def test_server_restarted_serves_new_calls() -> None:
     ],
 )
 async def test_malformed_requests_are_invalid_argument_naming_the_field(request_bytes: bytes, message: str) -> None:
-    async with (
-        ModelServer(ScriptedModel.readme()) as server,
-        grpc.aio.insecure_channel(server.target) as channel,
-    ):
-        stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
-        call = stream(request_bytes)
-        with pytest.raises(grpc.aio.AioRpcError) as raised:
-            async for _ in call:
-                pass
-    assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert re.search(message, raised.value.details() or "")
+    async with ModelServer(ScriptedModel.readme()) as server:
+        error = await raw_status(server.target, request_bytes)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert re.search(message, error.details() or "")
 
 
 def reflection_call(channel: grpc.aio.Channel) -> grpc.aio.StreamStreamMultiCallable[Any, Any]:
@@ -296,14 +222,8 @@ def reflection_call(channel: grpc.aio.Channel) -> grpc.aio.StreamStreamMultiCall
 
 async def test_health_and_reflection_are_served() -> None:
     async with ModelServer(ScriptedModel.readme()) as server, grpc.aio.insecure_channel(server.target) as channel:
-        check = channel.unary_unary(
-            "/grpc.health.v1.Health/Check",
-            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-            response_deserializer=health_pb2.HealthCheckResponse.FromString,
-        )
         for service in ("", SERVICE):
-            reply = await check(health_pb2.HealthCheckRequest(service=service))
-            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            assert await health_status(server.target, service) == health_pb2.HealthCheckResponse.SERVING
 
         requests = [
             reflection_pb2.ServerReflectionRequest(list_services=""),

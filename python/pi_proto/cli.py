@@ -18,13 +18,29 @@ from .demo import run_demo
 from .messages import agent_message, user_message
 from .render import print_json_lines, print_live
 from .scripted import ScriptedModel
-from .server import ModelServer
+from .server import ModelServer, ServerLimits, Tls
 
 
 async def serve(args: argparse.Namespace) -> int:
     options = {"delta_size": args.delta_size, "delay": args.delay}
     model = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
-    server = ModelServer(model, host=args.host, port=args.port, reflection=not args.no_reflection)
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ValueError("--tls-cert and --tls-key go together")
+    tls = None if args.tls_cert is None else Tls(args.tls_cert.read_bytes(), args.tls_key.read_bytes())
+    limits = ServerLimits(
+        max_concurrent_streams=args.max_streams,
+        max_request_bytes=args.max_request_bytes,
+        stream_timeout=args.stream_timeout,
+    )
+    server = ModelServer(
+        model,
+        host=args.host,
+        port=args.port,
+        reflection=not args.no_reflection,
+        tls=tls,
+        token=read_token(args.token_file),
+        limits=limits,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -36,9 +52,22 @@ async def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_token(path: Path | None) -> str | None:
+    """The bearer token in `path` (surrounding whitespace removed), or None without a file."""
+    if path is None:
+        return None
+    token = path.read_text(encoding="utf-8").strip()
+    if not token:
+        raise ValueError(f"{path}: the token file is empty")
+    return token
+
+
 async def stream(args: argparse.Namespace) -> int:
     context = AgentContext(messages=[agent_message(user_message(args.text))])
-    async with ModelClient(args.target) as client:
+    root_certificates = None if args.ca_file is None else args.ca_file.read_bytes()
+    async with ModelClient(
+        args.target, root_certificates=root_certificates, token=read_token(args.token_file)
+    ) as client:
         events = client.stream(context, model=args.model, timeout=args.timeout)
         if args.json:
             message = await print_json_lines(events)
@@ -75,6 +104,28 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
     serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
+    serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
+    serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
+    serve_cmd.add_argument("--token-file", type=Path, help="require 'authorization: Bearer <token in this file>'")
+    defaults = ServerLimits()
+    serve_cmd.add_argument(
+        "--max-streams",
+        type=int,
+        default=defaults.max_concurrent_streams,
+        help="concurrent streams; more are refused with RESOURCE_EXHAUSTED (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=defaults.max_request_bytes,
+        help="largest request; larger ones get RESOURCE_EXHAUSTED (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--stream-timeout",
+        type=float,
+        default=defaults.stream_timeout,
+        help="seconds a stream may run before it ends with an ERROR event (default: %(default)s)",
+    )
     serve_cmd.set_defaults(run=serve)
 
     stream_cmd = commands.add_parser("stream", help="send a user message and print the streamed answer")
@@ -83,6 +134,8 @@ def parser() -> argparse.ArgumentParser:
     stream_cmd.add_argument("--model", default="", help="model id (default: the server's)")
     stream_cmd.add_argument("--timeout", type=float, default=None, help="deadline in seconds (default: none)")
     stream_cmd.add_argument("--json", action="store_true", help="print each event as one ProtoJSON line")
+    stream_cmd.add_argument("--ca-file", type=Path, help="PEM certificates to trust: connect with TLS")
+    stream_cmd.add_argument("--token-file", type=Path, help="send 'authorization: Bearer <token in this file>'")
     stream_cmd.set_defaults(run=stream)
 
     convert_cmd = commands.add_parser(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
 
 import grpc
@@ -12,7 +14,16 @@ from .server import STREAM_METHOD
 from .stream import AssistantMessageEventStream
 from .wire import DecodeError, EncodeError, decode, encode
 
-Metadata = Sequence[tuple[str, str]]
+Metadata = Sequence[tuple[str, str | bytes]]
+
+
+class ModelCallStream(AssistantMessageEventStream):
+    """The events of one call, plus the response metadata the server sent with them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.initial_metadata: Metadata = ()
+        self.trailing_metadata: Metadata = ()
 
 
 class ModelClient:
@@ -20,16 +31,28 @@ class ModelClient:
 
     Every failure becomes the stream's `error` event, carrying everything received before it: a
     non-OK status or transport failure is ERROR with the status message; a stream that closes
-    without a terminal event is ERROR "stream ended without a terminal event"; `cancel()` on the
-    returned stream is ABORTED.
+    without a terminal event is ERROR "stream ended without a terminal event"; an event that
+    breaks the stream rules is ERROR naming the event and the rule; `cancel()` on the returned
+    stream is ABORTED. With `root_certificates` (PEM) the channel uses TLS; with `token` every
+    call carries `authorization: Bearer <token>`.
     """
 
-    def __init__(self, target: str, *, credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(
+        self,
+        target: str,
+        *,
+        root_certificates: bytes | None = None,
+        token: str | None = None,
+        max_receive_bytes: int = 64 * 1024 * 1024,
+    ) -> None:
         self.target = target
-        if credentials is None:
-            self._channel = grpc.aio.insecure_channel(target)
+        options = [("grpc.max_receive_message_length", max_receive_bytes)]
+        if root_certificates is None:
+            self._channel = grpc.aio.insecure_channel(target, options=options)
         else:
-            self._channel = grpc.aio.secure_channel(target, credentials)
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            self._channel = grpc.aio.secure_channel(target, credentials, options=options)
+        self._authorization: Metadata = () if token is None else (("authorization", f"Bearer {token}"),)
         self._stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(STREAM_METHOD)
 
     async def close(self) -> None:
@@ -49,33 +72,33 @@ class ModelClient:
         model: str = "",
         options: GenerationOptions | None = None,
         timeout: float | None = None,
-        metadata: Metadata | None = None,
-    ) -> AssistantMessageEventStream:
+        metadata: Metadata = (),
+    ) -> ModelCallStream:
         """Start one model call; the events arrive with `partial` rebuilt."""
-        events = AssistantMessageEventStream()
+        events = ModelCallStream()
         try:
             request = encode(StreamRequest(model=model, context=context, options=options))
         except EncodeError as error:
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
-        events.drive(self._receive(events, request, timeout, metadata))
+        events.drive(self._receive(events, request, timeout, (*self._authorization, *metadata)))
         return events
 
     async def _receive(
-        self,
-        events: AssistantMessageEventStream,
-        request: bytes,
-        timeout: float | None,
-        metadata: Metadata | None,
+        self, events: ModelCallStream, request: bytes, timeout: float | None, metadata: Metadata
     ) -> None:
         call = self._stream(request, timeout=timeout, metadata=metadata)
         received = 0
         try:
+            events.initial_metadata = tuple(await call.initial_metadata() or ())
             async for data in call:
                 received += 1
-                events.push(decode(ModelEvent, data))
+                await events.send(decode(ModelEvent, data))  # waits while the consumer is behind
                 if events.done:
-                    return  # anything the server might send after the terminal event is ignored
+                    # Anything after the terminal event is ignored; the trailers follow at once.
+                    with contextlib.suppress(asyncio.TimeoutError, grpc.aio.AioRpcError):
+                        events.trailing_metadata = tuple(await asyncio.wait_for(call.trailing_metadata(), 1.0) or ())
+                    return
         except grpc.aio.AioRpcError as error:
             events.fail(StopReason.ERROR, error.details() or error.code().name)
         except DecodeError as error:

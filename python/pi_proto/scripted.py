@@ -83,5 +83,6 @@ class ScriptedModel:
         if turn.timestamp == 0:
             turn.timestamp = now_ms()
         for event in events_of(turn, self.delta_size):
-            await asyncio.sleep(self.delay)
-            events.push(event)
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            await events.send(event)

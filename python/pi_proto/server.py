@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection as grpc_reflection
 
-from ._gen.types.pi.ai.v1 import ModelEvent, StreamRequest
+from ._gen.types.pi.ai.v1 import ModelEvent, StopReason, StreamRequest
 from .events import without_partial
-from .stream import AssistantMessageEventStream, Model
+from .stream import AssistantMessageEventStream, Model, ModelRefused
 from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
 from .wire import DecodeError, decode, encode
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
+# The gRPC interop suite's metadata echo: sent back as initial and trailing metadata.
+ECHO_INITIAL = "x-grpc-test-echo-initial"
+ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 
 
 def wire_event(event: ModelEvent) -> bytes:
@@ -30,21 +36,57 @@ def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest
     return request
 
 
+@dataclass(frozen=True)
+class ServerLimits:
+    """What one server process accepts; every limit is also a `pi-proto serve` flag."""
+
+    # Streams served at once; one more is refused with RESOURCE_EXHAUSTED.
+    max_concurrent_streams: int = 256
+    # Largest request, in bytes; a larger one is refused with RESOURCE_EXHAUSTED by gRPC itself.
+    max_request_bytes: int = 16 * 1024 * 1024
+    # Longest a stream may run, in seconds; then it ends with an ERROR event saying so.
+    stream_timeout: float = 600.0
+    # JSON size and depth limits for the messages in a request.
+    json: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class Tls:
+    """A PEM certificate chain and private key to serve TLS with."""
+
+    certificate_chain: bytes
+    private_key: bytes
+
+
 class ModelServer:
     """A grpc.aio server that plays `model`.
 
     Streams end right after their terminal event. When a client cancels, the model's stream is
     cancelled too. `stop()` ends every in-flight stream with an ABORTED `error` event first, so no
-    client is left without a final message.
+    client is left without a final message. With `token`, calls must carry the metadata
+    `authorization: Bearer <token>` (health checks need none).
     """
 
-    def __init__(self, model: Model, *, host: str = "127.0.0.1", port: int = 0, reflection: bool = True) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        reflection: bool = True,
+        tls: Tls | None = None,
+        token: str | None = None,
+        limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
+    ) -> None:
         self.model = model
         self.host = host
         self.port = port
+        self.limits = limits
+        self._tls = tls
+        self._expected_authorization = None if token is None else f"Bearer {token}".encode()
         self._active: set[AssistantMessageEventStream] = set()
         self._stopping = False
-        self._server = grpc.aio.server()
+        self._server = grpc.aio.server(options=[("grpc.max_receive_message_length", limits.max_request_bytes)])
         handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(self._stream)
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),))
         self._health = health.aio.HealthServicer()
@@ -58,11 +100,21 @@ class ModelServer:
         """The address clients dial, e.g. 127.0.0.1:50051."""
         return f"{self.host}:{self.port}"
 
+    @property
+    def active_streams(self) -> int:
+        """The number of streams being served now."""
+        return len(self._active)
+
     async def start(self) -> str:
         """Bind (port 0 picks a free port), start serving, and return the target."""
-        self.port = self._server.add_insecure_port(f"{self.host}:{self.port}")
+        address = f"{self.host}:{self.port}"
+        if self._tls is None:
+            self.port = self._server.add_insecure_port(address)
+        else:
+            credentials = grpc.ssl_server_credentials([(self._tls.private_key, self._tls.certificate_chain)])
+            self.port = self._server.add_secure_port(address, credentials)
         if self.port == 0:
-            raise OSError(f"cannot listen on {self.host}")
+            raise OSError(f"cannot listen on {address}")
         await self._server.start()
         await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
         await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
@@ -88,23 +140,51 @@ class ModelServer:
         await self.stop()
 
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        metadata = dict(context.invocation_metadata() or ())
+        if self._expected_authorization is not None:
+            supplied = metadata.get("authorization", "")
+            supplied_bytes = supplied if isinstance(supplied, bytes) else supplied.encode()
+            if not hmac.compare_digest(supplied_bytes, self._expected_authorization):
+                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+        if len(self._active) >= self.limits.max_concurrent_streams:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many concurrent streams: this server serves {self.limits.max_concurrent_streams} at once",
+            )
         try:
-            request = parse_request(data)
+            request = parse_request(data, self.limits.json)
         except (DecodeError, ValidationError) as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.model and request.model != self.model.id:
             await context.abort(
-                grpc.StatusCode.NOT_FOUND,
-                f"unknown model {request.model!r}: this server plays {self.model.id!r}",
+                grpc.StatusCode.NOT_FOUND, f"unknown model {request.model!r}: this server plays {self.model.id!r}"
             )
         assert request.context is not None  # parse_request checked it
-        events = self.model.stream(request.context, request.options)
-        self._active.add(events)
         try:
+            events = self.model.stream(request.context, request.options)
+        except ModelRefused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        self._active.add(events)
+        deadline = asyncio.get_running_loop().call_later(
+            self.limits.stream_timeout,
+            events.cancel,
+            f"the stream ran longer than the server's limit of {self.limits.stream_timeout:g} s",
+            StopReason.ERROR,
+        )
+        try:
+            await _echo_metadata(context, metadata)
             if self._stopping:
                 events.cancel("the server is shutting down")
             async for event in events:
                 yield wire_event(event)
         finally:
+            deadline.cancel()
             events.cancel()  # a no-op after the terminal event; stops the model if the client left
             self._active.discard(events)
+
+
+async def _echo_metadata(context: grpc.aio.ServicerContext[bytes, bytes], metadata: dict[str, str | bytes]) -> None:
+    if ECHO_INITIAL in metadata:
+        await context.send_initial_metadata(((ECHO_INITIAL, metadata[ECHO_INITIAL]),))
+    if ECHO_TRAILING in metadata:
+        context.set_trailing_metadata(((ECHO_TRAILING, metadata[ECHO_TRAILING]),))

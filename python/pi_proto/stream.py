@@ -25,19 +25,28 @@ _UNSET: Any = object()
 class EventStream(Generic[T, R]):
     """An async-iterable queue of events plus the final result they lead to.
 
-    `push()` queues an event; a terminal event (as `is_terminal` says) resolves `result()` with
-    `extract_result(event)` and ends iteration once it has been consumed, with no `end()` needed.
+    `push()` queues an event (`send()` first waits for room below `high_water`); a terminal event,
+    as `is_terminal` says, resolves `result()` with `extract_result(event)` and ends iteration
+    once it has been consumed, with no `end()` needed.
     Anything pushed after a terminal event is ignored. `end(result)` ends the stream early and
     releases every waiting consumer; without a result, `result()` keeps waiting.
     """
 
-    def __init__(self, is_terminal: Callable[[T], bool], extract_result: Callable[[T], R]) -> None:
+    def __init__(
+        self, is_terminal: Callable[[T], bool], extract_result: Callable[[T], R], *, high_water: int = 64
+    ) -> None:
+        self.high_water = high_water
         self._is_terminal = is_terminal
         self._extract_result = extract_result
         self._queue: deque[T] = deque()
         self._waiters: list[asyncio.Future[None]] = []
         self._done = False
         self._result: R = _UNSET
+
+    @property
+    def queued(self) -> int:
+        """Events pushed but not yet taken by a consumer."""
+        return len(self._queue)
 
     @property
     def done(self) -> bool:
@@ -53,6 +62,13 @@ class EventStream(Generic[T, R]):
             self._resolve(self._extract_result(event))
         self._queue.append(event)
         self._wake()
+
+    async def send(self, event: T) -> None:
+        """Push once the queue is below `high_water`: a producer that awaits this is slowed to
+        the pace of its consumer instead of filling memory."""
+        while len(self._queue) >= self.high_water and not self._done:
+            await self._wait()
+        self.push(event)
 
     def end(self, result: R | None = None) -> None:
         """End the stream, optionally with a result, and release every waiting consumer."""
@@ -75,7 +91,10 @@ class EventStream(Generic[T, R]):
             if self._done:
                 raise StopAsyncIteration
             await self._wait()
-        return self._queue.popleft()
+        event = self._queue.popleft()
+        if self._waiters:
+            self._wake()  # a producer in send() may be waiting for room
+        return event
 
     def _resolve(self, result: R) -> None:
         if self._result is _UNSET:
@@ -110,6 +129,7 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         self._accumulator = Accumulator()
         self._producer: asyncio.Task[None] | None = None
         self._cancel_message = "cancelled"
+        self._cancel_reason = StopReason.ABORTED
 
     @property
     def partial(self) -> AssistantMessage:
@@ -140,23 +160,37 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         self._producer = asyncio.ensure_future(producer)
         self._producer.add_done_callback(self._producer_finished)
 
-    def cancel(self, message: str = "cancelled") -> None:
-        """Stop the producing task; the stream then ends with an ABORTED `error` event."""
+    def cancel(self, message: str = "cancelled", reason: StopReason = StopReason.ABORTED) -> None:
+        """Stop the producing task; the stream then ends with an `error` event (ABORTED unless
+        another reason is given, e.g. ERROR for a deadline)."""
         if self.done:
             return
-        self._cancel_message = message
+        self._cancel_message, self._cancel_reason = message, reason
         if self._producer is not None and not self._producer.done():
             self._producer.cancel()
         else:
-            self.fail(StopReason.ABORTED, message)
+            self.fail(reason, message)
 
     def _producer_finished(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
-            self.fail(StopReason.ABORTED, self._cancel_message)
+            self.fail(self._cancel_reason, self._cancel_message)
         elif (error := task.exception()) is not None:
             self.fail(StopReason.ERROR, f"{type(error).__name__}: {error}")
         else:
             self.fail(StopReason.ERROR, "stream ended without a terminal event")
+
+
+class ModelRefused(Exception):
+    """Raised by `Model.stream` to refuse a call before it starts, with the gRPC status to answer.
+
+    `code` is a status code name such as "RESOURCE_EXHAUSTED"; once a stream has started,
+    failures travel as its `error` event instead.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 class Model(Protocol):
@@ -164,6 +198,6 @@ class Model(Protocol):
 
     id: str
 
-    def stream(
-        self, context: AgentContext, options: GenerationOptions | None = None
-    ) -> AssistantMessageEventStream: ...
+    def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
+        """Start one call; may raise ModelRefused before anything is streamed."""
+        ...

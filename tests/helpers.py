@@ -1,0 +1,105 @@
+"""Helpers for the service tests: contexts, drained streams, scripted servers, raw calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
+
+import betterproto2
+import grpc
+from grpc_health.v1 import health_pb2
+
+import pi_proto as pp
+from pi_proto.events import events_of
+from pi_proto.seed import README_REQUEST
+from pi_proto.server import SERVICE, STREAM_METHOD
+from pi_proto.stream import AssistantMessageEventStream
+
+
+def readme_context() -> pp.AgentContext:
+    return pp.AgentContext(messages=[pp.agent_message(pp.user_message(README_REQUEST, timestamp=1))])
+
+
+def kind(event: pp.ModelEvent) -> str:
+    return betterproto2.which_one_of(event, "event")[0]
+
+
+async def drain(events: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
+    seen = [event async for event in events]
+    return seen, await events.result()
+
+
+class RecordingModel:
+    """Plays one message and records the server-side partial after every event, and its streams."""
+
+    id = "recording"
+
+    def __init__(self, message: pp.AssistantMessage, delay: float = 0.0) -> None:
+        self.message = message
+        self.delay = delay
+        self.partials: list[bytes] = []
+        self.streams: list[AssistantMessageEventStream] = []
+        self.producers: list[asyncio.Task[None]] = []
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        events = AssistantMessageEventStream()
+        self.streams.append(events)
+
+        async def produce() -> None:
+            self.producers.append(asyncio.current_task())  # type: ignore[arg-type]
+            for event in events_of(self.message, delta_size=2):
+                await asyncio.sleep(self.delay)
+                events.push(event)
+                self.partials.append(pp.encode(events.partial))
+
+        events.drive(produce())
+        return events
+
+
+class RawServer:
+    """A server that sends whatever bytes a test scripts, to show how the client copes."""
+
+    def __init__(self, send: Callable[[], Iterable[bytes]]) -> None:
+        self.send = send
+        self.server = grpc.aio.server()
+
+        async def handler(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+            for data in self.send():
+                yield data
+
+        method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(handler)
+        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": method}),))
+
+    async def __aenter__(self) -> str:
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        return f"127.0.0.1:{port}"
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.server.stop(0)
+
+
+async def raw_status(target: str, request: bytes, metadata: tuple[tuple[str, str], ...] = ()) -> grpc.aio.AioRpcError:
+    """Call Stream with raw request bytes and return the status error it must end with."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
+        try:
+            async for _ in stream(request, metadata=metadata):
+                pass
+        except grpc.aio.AioRpcError as error:
+            return error
+    raise AssertionError("the call ended with OK")
+
+
+async def health_status(target: str, service: str = "") -> int:
+    """The serving status the standard health service reports for `service`."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        check = channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+        reply: health_pb2.HealthCheckResponse = await check(health_pb2.HealthCheckRequest(service=service))
+        return reply.status

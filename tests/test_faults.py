@@ -1,0 +1,150 @@
+"""The gRPC interop cases, adapted to ModelService: one small test per case, named after it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2
+
+import pi_proto as pp
+from pi_proto.client import ModelClient
+from pi_proto.scripted import ScriptedModel
+from pi_proto.server import ECHO_INITIAL, ECHO_TRAILING, ModelServer, ServerLimits
+from pi_proto.stream import AssistantMessageEventStream, ModelRefused
+
+from .helpers import RawServer, RecordingModel, drain, health_status, kind, raw_status, readme_context
+
+pytestmark = pytest.mark.timeout(30)
+
+
+class RefusingModel:
+    """A model that refuses every call with one gRPC status."""
+
+    id = "refusing"
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code, self.message = code, message
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        raise ModelRefused(self.code, self.message)
+
+
+class WatchedModel(ScriptedModel):
+    """A scripted model that keeps the streams it serves, to look at the server side."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.streams: list[AssistantMessageEventStream] = []
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        events = super().stream(context, options)
+        self.streams.append(events)
+        return events
+
+
+async def test_server_streaming() -> None:
+    async with ModelServer(ScriptedModel.readme()) as server, ModelClient(server.target) as client:
+        seen, message = await drain(client.stream(readme_context()))
+    assert kind(seen[0]) == "start"
+    assert kind(seen[-1]) == "done"
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+
+
+async def test_empty_stream() -> None:
+    async with RawServer(list) as target, ModelClient(target) as client:
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == ["error"]
+    assert message.error_message == "stream ended without a terminal event"
+
+
+async def test_cancel_after_first_response() -> None:
+    model = RecordingModel(pp.assistant_message("x" * 10_000, timestamp=1), delay=0.01)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        assert kind(await anext(events)) == "start"
+        cancelled_at = time.monotonic()
+        events.cancel()
+        while not (model.producers and model.producers[0].done()):
+            await asyncio.sleep(0.001)
+        elapsed = time.monotonic() - cancelled_at
+        _, message = await drain(events)
+    assert message.stop_reason == pp.StopReason.ABORTED
+    assert model.producers[0].cancelled()
+    assert elapsed < 0.1, f"the server took {elapsed * 1000:.0f} ms to cancel the model"
+    assert [task for task in asyncio.all_tasks() if task in model.producers] == []
+
+
+async def test_timeout_on_sleeping_server() -> None:
+    async with ModelServer(ScriptedModel.readme(delay=5)) as server, ModelClient(server.target) as client:
+        seen, message = await drain(client.stream(readme_context(), timeout=0.2))
+    assert kind(seen[-1]) == "error"
+    assert (message.stop_reason, message.error_message) == (pp.StopReason.ERROR, "Deadline Exceeded")
+
+
+@pytest.mark.parametrize(
+    "status_message",
+    [
+        "test status message",
+        "\t\ntest with whitespace\r\nand Unicode BMP ☺ and non-BMP 😈\t\n",  # special_status_message
+    ],
+    ids=["status_code_and_message", "special_status_message"],
+)
+async def test_status_code_and_message(status_message: str) -> None:
+    async with ModelServer(RefusingModel("UNKNOWN", status_message)) as server:
+        error = await raw_status(server.target, pp.encode(pp.StreamRequest(context=readme_context())))
+        assert error.code() == grpc.StatusCode.UNKNOWN
+        async with ModelClient(server.target) as client:
+            seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == ["error"]
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message == status_message
+
+
+async def test_custom_metadata() -> None:
+    echo = ((ECHO_INITIAL, "test_initial_metadata_value"), (ECHO_TRAILING, b"\xab\xab\xab"))
+    async with ModelServer(ScriptedModel.readme()) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context(), metadata=echo)
+        _, message = await drain(events)
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+    assert (ECHO_INITIAL, "test_initial_metadata_value") in events.initial_metadata
+    assert (ECHO_TRAILING, b"\xab\xab\xab") in events.trailing_metadata
+
+
+async def test_max_message_size_exceeded() -> None:
+    limits = ServerLimits(max_request_bytes=64 * 1024)
+    big = pp.AgentContext(messages=[pp.agent_message(pp.user_message("x" * 100_000))])
+    async with ModelServer(ScriptedModel.readme(), limits=limits) as server:
+        error = await raw_status(server.target, pp.encode(pp.StreamRequest(context=big)))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert await health_status(server.target) == health_pb2.HealthCheckResponse.SERVING
+        async with ModelClient(server.target) as client:
+            _, refused = await drain(client.stream(big))
+            _, served = await drain(client.stream(readme_context()))
+    assert refused.stop_reason == pp.StopReason.ERROR
+    assert refused.error_message
+    assert served.stop_reason == pp.StopReason.TOOL_USE
+
+
+async def test_a_slow_reader_does_not_grow_server_memory() -> None:
+    long_turn = pp.assistant_message("y" * 50_000, timestamp=1)
+    model = WatchedModel([long_turn], delta_size=1)  # 50,000 deltas
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        deepest = 0
+        for _ in range(40):
+            await anext(events)
+            await asyncio.sleep(0.01)
+            deepest = max(deepest, model.streams[0].queued)
+        produced = model.streams[0]._accumulator.count
+        events.cancel()
+        await drain(events)
+    assert deepest <= model.streams[0].high_water
+    # The model was held back: what it produced is bounded by the transport's buffers, not the turn.
+    assert produced < 10_000, produced
