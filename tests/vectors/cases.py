@@ -97,6 +97,7 @@ CASES: list[Case] = [
     Case("tool_result_content-image", pp.ToolResultContent(image=pp.image(b"\x01", "image/webp"))),
     # Usage and cost.
     Case("cost", COST),
+    Case("cost-negative_zero", pp.Cost(input=-0.0, total=-0.0)),
     Case("usage", USAGE),
     Case("usage-zero", pp.Usage(cost=pp.Cost())),
     Case(

@@ -15,6 +15,7 @@ from pi_proto.pi_json import context_to_pi, entry_to_pi
 from .cases import CASES, Case
 
 HERE = Path(__file__).resolve().parent
+HAND_WRITTEN = {"known_failures.json"}
 PI_JSON = {"AgentMessage": entry_to_pi, "AgentContext": context_to_pi}
 
 
@@ -53,6 +54,11 @@ def everything() -> dict[str, bytes]:
     return out
 
 
+def generated_files() -> list[Path]:
+    """The files in this folder that the generator owns."""
+    return [path for path in HERE.iterdir() if path.suffix in (".binpb", ".json") and path.name not in HAND_WRITTEN]
+
+
 def _json(value: object) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode()
 
@@ -63,8 +69,8 @@ def main() -> int:
         print("duplicate case names", file=sys.stderr)
         return 1
     wanted = everything()
-    for stale in HERE.glob("*"):
-        if stale.suffix in (".binpb", ".json") and stale.name not in wanted:
+    for stale in generated_files():
+        if stale.name not in wanted:
             stale.unlink()
     for name, data in wanted.items():
         path = HERE / name

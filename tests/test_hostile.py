@@ -1,0 +1,132 @@
+"""Hostile input: random bytes, truncations and random messages never get past a clear error."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import betterproto2
+import pytest
+from google.protobuf import json_format
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pi_proto as pp
+from pi_proto import wire
+from pi_proto._gen.types.pi.ai import v1 as types
+from pi_proto.accumulator import StreamProtocolError
+from pi_proto.pi_json import entry_from_pi, event_from_pi
+from pi_proto.transcript import TranscriptError, read_transcript
+
+from .strategies import events, messages
+from .vectors.cases import CASES
+
+pytestmark = pytest.mark.timeout(120)
+PROPERTY = settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+CLASSES = [
+    getattr(types, name)
+    for name in types.__all__
+    if isinstance(getattr(types, name), type) and issubclass(getattr(types, name), betterproto2.Message)
+]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@PROPERTY
+@given(cls=st.sampled_from(CLASSES), data=st.binary(max_size=200))
+def test_random_bytes_decode_to_a_message_or_one_decode_error(cls: type[betterproto2.Message], data: bytes) -> None:
+    try:
+        message = pp.decode(cls, data)
+    except pp.DecodeError:
+        return
+    assert isinstance(message, cls)
+    # It is a well-typed message: betterproto2 can serialize every field it holds. (Whether its
+    # oneofs are filled is for validation, not decoding: an empty oneof is valid on the wire.)
+    assert pp.decode(cls, bytes(message)) == message
+
+
+@PROPERTY
+@given(cls=st.sampled_from(CLASSES), text=st.text(max_size=100) | JSON.map(json.dumps))
+def test_random_text_decodes_as_protojson_or_fails_clearly(cls: type[betterproto2.Message], text: str) -> None:
+    with contextlib.suppress(pp.DecodeError):
+        pp.decode_json(cls, text)
+
+
+@PROPERTY
+@given(data=st.binary(max_size=300))
+def test_random_bytes_as_a_binary_transcript(data: bytes) -> None:
+    try:
+        for _, message in read_transcript(io.BytesIO(data)):
+            assert isinstance(message, pp.AgentMessage)
+    except TranscriptError:
+        pass
+
+
+@PROPERTY
+@given(
+    value=JSON
+    | st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "toolResult"])},
+        optional={"content": JSON, "timestamp": JSON, "stopReason": JSON},
+    )
+)
+def test_random_json_as_pi_json_converts_or_names_the_problem(value: Any) -> None:
+    for read in (entry_from_pi, event_from_pi):
+        try:
+            read(value)
+        except pp.PiJsonError as error:
+            assert str(error)
+
+
+def cuts(size: int) -> range:
+    """Every cut of a small vector; about 2,000 evenly spread cuts of a large one."""
+    return range(1, size) if size < 4096 else range(1, size, size // 2000)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_every_truncation_of_a_vector_is_a_decode_error_or_a_shorter_message(case: Any) -> None:
+    cls = type(case.message)
+    data = pp.encode(case.message) + case.unknown
+    for cut in cuts(len(data)):
+        try:
+            shorter = pp.decode(cls, data[:cut])
+        except pp.DecodeError as error:
+            assert f"from {cut} bytes" in str(error)
+            continue
+        # Protobuf cannot tell a cut at a field boundary from a message with fewer fields: what
+        # decodes must then be exactly that shorter message, byte for byte.
+        assert pp.encode(shorter) == data[:cut]
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_messages_round_trip_identically_through_both_runtimes(data: st.DataObject) -> None:
+    cls = data.draw(st.sampled_from(CLASSES))
+    message = data.draw(messages(cls))
+    encoded = bytes(message)
+    official = wire.to_upb(message)
+    assert official.SerializeToString() == encoded
+    assert pp.encode(message) == encoded
+    assert bytes(cls.parse(encoded)) == encoded
+    assert pp.decode(cls, encoded) == message
+    assert json.loads(pp.to_json(message)) == message.to_dict()
+    assert json_format.ParseDict(message.to_dict(), type(official)()).SerializeToString() == encoded
+
+
+@PROPERTY
+@given(sequence=st.lists(events(), max_size=12))
+def test_random_event_sequences_never_crash_the_validator(sequence: list[pp.ModelEvent]) -> None:
+    accumulator = pp.Accumulator()
+    for event in sequence:
+        try:
+            accumulator.apply(event)
+        except StreamProtocolError as error:
+            assert str(error).startswith(f"event {accumulator.count - 1}")
+            return
