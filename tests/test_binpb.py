@@ -42,6 +42,7 @@ def test_an_empty_file_is_an_empty_transcript() -> None:
         (b"\x80", r"record 0 at byte 0: the file ends inside a length prefix"),
         (b"\xff" * 10, r"record 0 at byte 0: the length prefix is not a valid varint"),
         (b"\x05ab", r"record 0 at byte 0: claims 5 bytes but only 2 remain"),
+        (b"\xf7\xff\xff\xb7\xf4\xb7\xfa\xb7\xfa\x64", r"record 0 at byte 0: claims \d+ bytes, above protobuf's 2 GiB"),
         (b"\x00\x02\x0a\x05", r"record 1 at byte 1: cannot decode AgentMessage from 2 bytes"),
     ],
 )

@@ -13,6 +13,8 @@ from typing import BinaryIO
 from ._gen.types.pi.ai.v1 import AgentMessage
 from .wire import DecodeError, decode, encode
 
+MAX_RECORD_BYTES = 2**31 - 1  # protobuf's own limit on one message
+
 
 class TranscriptError(ValueError):
     """A binary transcript that cannot be read, with the record and byte offset where it breaks."""
@@ -42,6 +44,8 @@ def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, AgentMessage]]:
         if size is None:
             return
         offset += length_bytes
+        if size > MAX_RECORD_BYTES:
+            raise TranscriptError(f"record {record} at byte {start}: claims {size} bytes, above protobuf's 2 GiB limit")
         data = stream.read(size)
         if len(data) < size:
             raise TranscriptError(
