@@ -11,6 +11,8 @@ export PATH := $(BIN):$(PATH)
 
 PB2_DIR := python/pi_proto/_gen/pb2/pi/ai/v1
 BASELINE := proto/baseline/pi-ai-v1.binpb
+TS := typescript
+TS_BIN := $(CURDIR)/$(TS)/node_modules/.bin
 
 .PHONY: help
 help: ## Show the targets.
@@ -25,28 +27,38 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 .PHONY: setup
 setup: $(VENV)/.installed ## Create .venv and install the pinned Python toolchain.
 
+# npm ci empties node_modules first, so the stamp inside it goes whenever the tree is reinstalled.
+$(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
+	cd $(TS) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+.PHONY: ts-setup
+ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolchain into typescript/node_modules.
+
 .PHONY: generate
-generate: setup ## Regenerate python/pi_proto/_gen from proto/.
+generate: setup ts-setup ## Regenerate python/pi_proto/_gen and typescript/src/gen from proto/.
 	buf generate
+	buf generate --template $(TS)/buf.gen.yaml
 	@# protoc writes absolute imports (`from pi.ai.v1 import ...`); make them package-relative so
 	@# the official classes live inside pi_proto instead of claiming a top-level `pi` package.
 	sed -i 's/^from pi\.ai\.v1 import /from . import /' $(PB2_DIR)/*_pb2.py $(PB2_DIR)/*_pb2.pyi
 
 .PHONY: check-generate
 check-generate: generate ## Fail if regenerating changes any committed file.
-	@if [ -n "$$(git status --porcelain -- python/pi_proto/_gen)" ]; then \
-		git status --short -- python/pi_proto/_gen; git diff --stat -- python/pi_proto/_gen; \
+	@if [ -n "$$(git status --porcelain -- python/pi_proto/_gen $(TS)/src/gen)" ]; then \
+		git status --short -- python/pi_proto/_gen $(TS)/src/gen; git diff --stat -- python/pi_proto/_gen $(TS)/src/gen; \
 		echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi
 
 .PHONY: lint
-lint: setup ## ruff, mypy --strict, buf lint, buf format, buf breaking.
+lint: setup ts-setup ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
 	ruff check python tests
 	ruff format --check python tests
 	mypy
 	buf lint
 	buf format --diff --exit-code
 	buf breaking --against $(BASELINE)
+	$(TS_BIN)/tsc --noEmit -p $(TS)
 
 .PHONY: format
 format: setup ## Apply ruff and buf formatting.
@@ -63,13 +75,17 @@ baseline: setup ## Record the current schema as the wire-compatibility baseline 
 pytest: setup ## Run the Python tests only.
 	pytest
 
+.PHONY: ts-test
+ts-test: setup ts-setup ## Run the TypeScript tests only (against the Python server).
+	cd $(TS) && npm test --silent
+
 .PHONY: test
-test: setup check-generate lint pytest ## Everything CI runs.
+test: setup check-generate lint pytest ts-test ## Everything CI runs.
 
 .PHONY: demo
 demo: setup ## Show the README transcript on the wire.
 	pi-proto demo
 
 .PHONY: clean
-clean: ## Remove the venv and caches.
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+clean: ## Remove the venv, node_modules and caches.
+	rm -rf $(VENV) $(TS)/node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,212 @@
+// EventStream and AssistantMessageEventStream: terminal events, results, and the seed's error test.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import {
+  AssistantMessageEventStream,
+  EventStream,
+  type ModelEvent,
+  StopReason,
+  eventKind,
+  terminalMessage,
+  textOf,
+} from "../src/index.js";
+import { TEST_TIMEOUT, assistantMessage, event, text } from "./support/messages.js";
+
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const seen: T[] = [];
+  for await (const item of stream) seen.push(item);
+  return seen;
+}
+
+function start(): ModelEvent {
+  return event({ case: "start", value: { header: assistantMessage([]) } });
+}
+
+test("an error event ends the stream by itself and result() is the same message", { timeout: TEST_TIMEOUT }, async () => {
+  // The seed's second focused test: no end() call; the error event alone ends iteration.
+  const stream = new AssistantMessageEventStream();
+  const failed = assistantMessage([], { stopReason: StopReason.ERROR, errorMessage: "socket reset" });
+  const error = event({ case: "error", value: { reason: StopReason.ERROR, message: failed } });
+  stream.push(error);
+
+  const seen = await collect(stream);
+
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0], error);
+  const result = await stream.result();
+  assert.equal(result, failed);
+  assert.equal(result.errorMessage, "socket reset");
+});
+
+test("done resolves the result and later events are ignored", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  const final = assistantMessage([]);
+  stream.push(start());
+  stream.push(event({ case: "done", value: { reason: StopReason.STOP, message: final } }));
+  stream.push(event({ case: "textDelta", value: { delta: "late" } }));
+  stream.push(event({ case: "error", value: { reason: StopReason.ERROR, message: assistantMessage([]) } }));
+
+  const seen = await collect(stream);
+
+  assert.deepEqual(seen.map(eventKind), ["start", "done"]);
+  assert.equal(await stream.result(), final);
+  assert.ok(stream.done);
+});
+
+test("only terminal events produce a result", { timeout: TEST_TIMEOUT }, () => {
+  assert.throws(
+    () => terminalMessage(event({ case: "textDelta", value: { delta: "x" } })),
+    /only a done or error event carrying a message produces the final message/,
+  );
+  const final = assistantMessage([]);
+  assert.equal(terminalMessage(event({ case: "done", value: { reason: StopReason.STOP, message: final } })), final);
+});
+
+test("a waiting consumer receives events pushed later", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>((n) => n < 0, (n) => `ended at ${n}`);
+  const consumer = collect(stream);
+  await nextTurn();
+  for (const n of [1, 2, -3, 4]) {
+    stream.push(n);
+    await nextTurn();
+  }
+  assert.deepEqual(await consumer, [1, 2, -3]);
+  assert.equal(await stream.result(), "ended at -3");
+});
+
+test("end() releases every waiting consumer and can set the result", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>(() => false, String);
+  const consumers = [collect(stream), collect(stream)];
+  await nextTurn();
+  stream.push(7);
+  stream.end("over");
+  const [first, second] = await Promise.all(consumers);
+  assert.deepEqual([...first!, ...second!], [7]);
+  assert.equal(await stream.result(), "over");
+  stream.push(8);
+  assert.deepEqual(await collect(stream), []);
+});
+
+test("fail() ends the stream with an error event that keeps the partial", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  stream.push(start());
+  stream.push(event({ case: "textStart", value: { contentIndex: 0 } }));
+  stream.push(event({ case: "textDelta", value: { contentIndex: 0, delta: "kept" } }));
+  stream.fail(StopReason.ERROR, "socket reset");
+  stream.fail(StopReason.ABORTED, "ignored: the stream has ended");
+
+  const seen = await collect(stream);
+  const message = await stream.result();
+
+  assert.deepEqual(seen.map(eventKind), ["start", "text_start", "text_delta", "error"]);
+  assert.equal(message.stopReason, StopReason.ERROR);
+  assert.equal(message.errorMessage, "socket reset");
+  assert.equal(textOf(message), "kept");
+  assert.equal(seen.at(-1)!.partial, message);
+});
+
+test("cancel() without a producer ends the stream with ABORTED", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  stream.cancel();
+  const message = await stream.result();
+  assert.equal(message.stopReason, StopReason.ABORTED);
+  assert.equal(message.errorMessage, "cancelled");
+});
+
+test("cancel() aborts a driven producer; what it pushes later is not delivered", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  let release!: () => void;
+  const aborted = new Promise<void>((resolve) => (release = resolve));
+  stream.drive(async (signal) => {
+    stream.push(start());
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    stream.push(event({ case: "textStart", value: { contentIndex: 0 } }));
+    release();
+  });
+
+  const first = await stream.next();
+  assert.equal(first.done, false);
+  assert.equal(eventKind(first.value!), "start");
+  stream.cancel("stop now");
+  await aborted;
+
+  const rest = await collect(stream);
+  assert.deepEqual(rest.map(eventKind), ["error"]);
+  const message = await stream.result();
+  assert.equal(message.stopReason, StopReason.ABORTED);
+  assert.equal(message.errorMessage, "stop now");
+});
+
+test("a driven producer that stops early or throws becomes an ERROR event", { timeout: TEST_TIMEOUT }, async () => {
+  const quiet = new AssistantMessageEventStream();
+  quiet.drive(async () => quiet.push(start()));
+  assert.deepEqual((await collect(quiet)).map(eventKind), ["start", "error"]);
+  assert.equal((await quiet.result()).errorMessage, "stream ended without a terminal event");
+
+  const broken = new AssistantMessageEventStream();
+  broken.drive(async () => {
+    throw new TypeError("boom");
+  });
+  assert.deepEqual((await collect(broken)).map(eventKind), ["error"]);
+  assert.equal((await broken.result()).errorMessage, "TypeError: boom");
+
+  const invalid = new AssistantMessageEventStream();
+  invalid.drive(async () => invalid.push(event({ case: "textDelta", value: { contentIndex: 2, delta: "x" } })));
+  assert.equal(
+    (await invalid.result()).errorMessage,
+    "StreamProtocolError: event 0 (text_delta) breaks rule 'start-first': a stream opens with start",
+  );
+});
+
+test("send() waits for room below highWater; push() does not", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>((n) => n < 0, String, { highWater: 2 });
+  await stream.send(1);
+  await stream.send(2);
+  let sent = false;
+  const third = stream.send(3).then(() => (sent = true));
+  await nextTurn();
+  assert.equal(sent, false);
+  assert.equal(stream.queued, 2);
+  stream.push(4); // push() is the producer's own choice to skip the bound
+  assert.equal(stream.queued, 3);
+
+  assert.deepEqual(await stream.next(), { done: false, value: 1 });
+  assert.deepEqual(await stream.next(), { done: false, value: 2 });
+  await third;
+  assert.equal(sent, true);
+  stream.push(-1);
+  assert.deepEqual(await collect(stream), [4, 3, -1]);
+});
+
+test("ending the stream releases a producer waiting in send()", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  stream.push(start());
+  stream.push(event({ case: "textStart", value: { contentIndex: 0 } }));
+  while (stream.queued < stream.highWater) {
+    stream.push(event({ case: "textDelta", value: { contentIndex: 0, delta: "x" } }));
+  }
+  const blocked = stream.send(event({ case: "textDelta", value: { contentIndex: 0, delta: "late" } }));
+  stream.cancel("deadline passed", StopReason.ERROR);
+  await blocked;
+  const seen = await collect(stream);
+  assert.equal(seen.length, stream.highWater + 1);
+  const message = await stream.result();
+  assert.equal(message.stopReason, StopReason.ERROR);
+  assert.equal(message.errorMessage, "deadline passed");
+  assert.equal(textOf(message), "x".repeat(stream.highWater - 2));
+});
+
+test("a long stream read one event behind stays in order", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, number>((n) => n < 0, (n) => n);
+  const count = 5000;
+  stream.push(0);
+  const seen: number[] = [];
+  for (let n = 1; n <= count; n += 1) {
+    stream.push(n === count ? -n : n); // the queue never empties until the end
+    seen.push((await stream.next()).value!);
+  }
+  seen.push(...(await collect(stream)));
+  assert.deepEqual(seen, [...Array.from({ length: count }, (_, n) => n), -count]);
+});
