@@ -23,7 +23,7 @@ from pi_proto.pi_json import (
 from .jsonstrict import same_json
 from .vectors.cases import ASSISTANT
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi-sessions"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi-sessions"
 SESSION = FIXTURES / "before-compaction.jsonl"
 THINKING = FIXTURES / "assistant-message-with-thinking-code.json"
 
