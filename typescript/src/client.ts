@@ -36,10 +36,25 @@ export function createModelTransport(target: string): Transport {
   return createGrpcTransport({ baseUrl: baseUrlOf(target) });
 }
 
+const transports = new Map<string, Transport>();
+
 /**
- * Start one call of pi.ai.v1.ModelService.Stream at `target` (host:port or a base URL, with a
- * connection of its own that closes when the stream ends; or a transport, to share its
- * connection); the events arrive with `partial` rebuilt.
+ * The one transport of this process to `target`: calls to the same address share a connection,
+ * which closes after 15 idle minutes and, while idle, does not keep the process alive.
+ */
+function sharedTransport(target: string): Transport {
+  let transport = transports.get(target);
+  if (transport === undefined) {
+    transport = createModelTransport(target);
+    transports.set(target, transport);
+  }
+  return transport;
+}
+
+/**
+ * Start one call of pi.ai.v1.ModelService.Stream at `target` (host:port or a base URL, over the
+ * connection this process keeps to it; or a transport of your own); the events arrive with
+ * `partial` rebuilt.
  *
  * Every failure becomes the stream's `error` event, carrying everything received before it: a
  * non-OK status or transport failure is ERROR with the status message; a stream that closes
@@ -51,11 +66,7 @@ export function streamModel(
   context: MessageInitShape<typeof AgentContextSchema>,
   options: StreamModelOptions = {},
 ): AssistantMessageEventStream {
-  // A connection of its own closes (gracefully, with GOAWAY NO_ERROR) once its one call is over.
-  const transport =
-    typeof target === "string"
-      ? createGrpcTransport({ baseUrl: baseUrlOf(target), idleConnectionTimeoutMs: 1 })
-      : target;
+  const transport = typeof target === "string" ? sharedTransport(target) : target;
   const client = createClient(ModelService, transport);
   const request = create(StreamRequestSchema, {
     model: options.model ?? "",

@@ -8,8 +8,8 @@ import type { AddressInfo } from "node:net";
 
 export interface RawServer {
   target: string;
-  /** Resolves once no client connection is open. */
-  idle(): Promise<void>;
+  /** How many client connections the server has accepted. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -25,15 +25,11 @@ export async function startRawServer(messages: Uint8Array[], status: Status = { 
   if (status.message !== undefined) trailers["grpc-message"] = status.message;
   const server = http2.createServer();
   const sessions = new Set<http2.ServerHttp2Session>();
-  let idle: Array<() => void> = [];
+  let accepted = 0;
   server.on("session", (session) => {
+    accepted += 1;
     sessions.add(session);
-    session.once("close", () => {
-      sessions.delete(session);
-      if (sessions.size > 0) return;
-      for (const resolve of idle) resolve();
-      idle = [];
-    });
+    session.once("close", () => sessions.delete(session));
   });
   server.on("stream", (stream) => {
     stream.respond({ ":status": 200, "content-type": "application/grpc+proto" }, { waitForTrailers: true });
@@ -46,7 +42,7 @@ export async function startRawServer(messages: Uint8Array[], status: Status = { 
   const { port } = server.address() as AddressInfo;
   return {
     target: `127.0.0.1:${port}`,
-    idle: () => (sessions.size === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve))),
+    connections: () => accepted,
     close: async () => {
       for (const session of sessions) session.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
