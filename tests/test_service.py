@@ -59,6 +59,15 @@ async def test_client_partial_equals_server_partial_at_every_event() -> None:
     assert client_partials == model.partials
 
 
+def test_an_event_with_two_kinds_never_reaches_the_wire() -> None:
+    event = pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"))
+    event.done = pp.DoneEvent(reason=pp.StopReason.STOP, message=pp.assistant_message(timestamp=1))
+    with pytest.raises(pp.EncodeError, match="found text_delta, done"):
+        wire_event(event)
+    with pytest.raises(pp.EncodeError, match="found none"):
+        wire_event(pp.ModelEvent())
+
+
 async def test_events_are_sent_without_partial() -> None:
     event = pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"), partial=pp.assistant_message("big", timestamp=1))
     assert pp.decode(pp.ModelEvent, wire_event(event)) == pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"))

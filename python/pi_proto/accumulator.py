@@ -66,7 +66,7 @@ class Accumulator:
         self.count += 1
         if not kind:
             raise StreamProtocolError(f"event {index} breaks rule 'event-kind': no event kind is set")
-        rule = _Rules(index, kind)
+        rule = _Rules(index, kind)  # two slots: cheap next to the event it describes
         if kind in ("done", "error"):
             self._finish(rule, body.reason, body.message)
         elif kind == "start":

@@ -6,8 +6,6 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-import betterproto2
-
 from ._gen.types.pi.ai.v1 import (
     AssistantContent,
     AssistantMessage,
@@ -31,9 +29,24 @@ from ._gen.types.pi.ai.v1 import (
 FAILED = (StopReason.ERROR, StopReason.ABORTED)
 
 
+# The members of ModelEvent's oneof, the frequent ones first: event_kind runs on every event.
+EVENT_KINDS = (
+    "text_delta", "thinking_delta", "toolcall_delta", "text_start", "text_end", "thinking_start", "thinking_end",
+    "toolcall_start", "toolcall_end", "start", "done", "error",
+)  # fmt: skip
+
+
 def event_kind(event: ModelEvent) -> tuple[str, Any]:
-    """The event's kind (pi's event type name, e.g. "text_delta") and its body; ("", None) if unset."""
-    return betterproto2.which_one_of(event, "event")
+    """The event's kind (pi's event type name, e.g. "text_delta") and its body; ("", None) if unset.
+
+    The first member set wins; encoding refuses an event with two (see wire.encode).
+    """
+    members = event.__dict__
+    for kind in EVENT_KINDS:
+        body = members[kind]
+        if body is not None:
+            return kind, body
+    return "", None
 
 
 def without_partial(event: ModelEvent) -> ModelEvent:

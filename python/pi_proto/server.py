@@ -6,16 +6,18 @@ import asyncio
 import hmac
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection as grpc_reflection
 
+from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from ._gen.types.pi.ai.v1 import ModelEvent, StopReason, StreamRequest
-from .events import without_partial
+from .events import EVENT_KINDS
 from .stream import AssistantMessageEventStream, Model, ModelRefused
 from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
-from .wire import DecodeError, decode, encode
+from .wire import DecodeError, EncodeError, decode, to_upb
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
@@ -25,8 +27,14 @@ ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 
 
 def wire_event(event: ModelEvent) -> bytes:
-    """An event's bytes, without its `partial`."""
-    return encode(without_partial(event))
+    """An event's bytes, without its `partial` (which is never sent)."""
+    members = event.__dict__
+    chosen = [kind for kind in EVENT_KINDS if members[kind] is not None]
+    if len(chosen) != 1:
+        found = ", ".join(chosen) or "none"
+        raise EncodeError(f"ModelEvent: oneof 'event' of ModelEvent must have exactly one member set, found {found}")
+    body: dict[str, Any] = {chosen[0]: to_upb(members[chosen[0]])}
+    return _UpbModelEvent(**body).SerializeToString()
 
 
 def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest:

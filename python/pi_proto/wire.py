@@ -65,21 +65,21 @@ def to_json(message: betterproto2.Message) -> str:
 
 
 # --- conversion between the public types and the official classes ---------------------------------
+#
+# Both directions run once per message on the streaming path, so each class gets a plan, built
+# once: which fields are plain scalars, enums, messages or lists of messages, and which oneofs
+# exist. Public objects are built without the dataclass __init__ (which would set every field to
+# its default first), and a oneof converts only the member upb says is set.
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Field:
-    name: str
-    number: int
-    kind: str  # "scalar", "optional", "enum", "message", "repeated_message"
-    cls: Any  # the public class of a message field, or the enum class
+SCALAR, OPTIONAL, ENUM, MESSAGE, REPEATED = "scalar", "optional", "enum", "message", "repeated"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Plan:
     upb_class: type[_UpbMessage]
-    fields: tuple[_Field, ...]
-    oneofs: tuple[tuple[str, tuple[str, ...]], ...]
+    fields: tuple[tuple[str, str, Any], ...]  # (name, kind, public message class or enum)
+    oneofs: tuple[tuple[str, dict[str, tuple[str, Any]]], ...]  # (group, {member: (kind, class)})
+    template: dict[str, Any]  # the attributes of a default instance (no lists: those are always set)
 
 
 @functools.cache
@@ -98,90 +98,126 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
     except KeyError:
         raise TypeError(f"{cls.__name__} is not a pi.ai.v1 message") from None
     hints = cls._type_hints()
-    fields = []
-    groups: dict[str, list[str]] = {}
+    fields: list[tuple[str, str, Any]] = []
+    oneofs: dict[str, dict[str, tuple[str, Any]]] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         meta = betterproto2.FieldMetadata.get(field)
-        if meta.group:
-            groups.setdefault(meta.group, []).append(field.name)
         hint = hints[field.name]
         inner = typing.get_args(hint)[0] if meta.repeated or meta.optional or meta.group else hint
-        if meta.proto_type == betterproto2.TYPE_MESSAGE:
-            kind = "repeated_message" if meta.repeated else "message"
-        elif meta.repeated:
+        if meta.repeated and meta.proto_type != betterproto2.TYPE_MESSAGE:
             raise TypeError(f"{cls.__name__}.{field.name}: repeated scalars are not supported")
-        elif meta.optional:
-            kind = "optional"
-        elif meta.proto_type == betterproto2.TYPE_ENUM:
-            kind = "enum"
+        if meta.optional and meta.proto_type == betterproto2.TYPE_ENUM:
+            raise TypeError(f"{cls.__name__}.{field.name}: optional enums are not supported")
+        if meta.repeated:
+            kind = REPEATED
+        elif meta.proto_type == betterproto2.TYPE_MESSAGE:
+            kind = MESSAGE
+        elif meta.proto_type == betterproto2.TYPE_ENUM and not meta.optional:
+            kind = ENUM
         else:
-            kind = "scalar"
-        fields.append(_Field(field.name, meta.number, kind, inner))
-    oneofs = tuple((group, tuple(names)) for group, names in groups.items())
-    return _Plan(upb_class, tuple(fields), oneofs)
+            kind = OPTIONAL if meta.optional else SCALAR
+        if meta.group:
+            oneofs.setdefault(meta.group, {})[field.name] = (kind, inner)
+        else:
+            fields.append((field.name, kind, inner))
+    template = {name: value for name, value in vars(cls()).items() if not isinstance(value, list)}
+    return _Plan(upb_class, tuple(fields), tuple(oneofs.items()), template)
 
 
-def to_upb(message: betterproto2.Message, path: str = "") -> _UpbMessage:
+class _Misplaced(Exception):
+    """A bad value found while converting; carries the path from where it was found, innermost first."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        self.path: list[str] = []
+
+
+def to_upb(message: betterproto2.Message) -> _UpbMessage:
     """The official-runtime copy of a public message; raises EncodeError naming the bad field."""
-    cls = type(message)
-    plan = _plan(cls)
-    where = path or cls.__name__
-    for group, members in plan.oneofs:
-        chosen = [name for name in members if getattr(message, name) is not None]
-        if len(chosen) != 1:
-            found = ", ".join(chosen) if chosen else "none"
-            raise EncodeError(
-                f"{where}: oneof '{group}' of {cls.__name__} must have exactly one member set, found {found}"
-            )
+    try:
+        return _to_upb(message)
+    except _Misplaced as error:
+        where = type(message).__name__ + "".join(reversed(error.path))
+        raise EncodeError(f"{where}: {error.detail}") from None
+
+
+def _to_upb(message: betterproto2.Message) -> _UpbMessage:
+    plan = _plan(type(message))
+    values = message.__dict__
     kwargs: dict[str, Any] = {}
-    for field in plan.fields:
-        value = getattr(message, field.name)
-        if field.kind == "message":
-            if value is not None:
-                kwargs[field.name] = to_upb(value, f"{where}.{field.name}")
-        elif field.kind == "repeated_message":
+    for name, kind, _ in plan.fields:
+        value = values[name]
+        if value is None:
+            continue
+        if kind == MESSAGE:
+            kwargs[name] = _nested(value, f".{name}")
+        elif kind == REPEATED:
             if value:
-                kwargs[field.name] = [to_upb(item, f"{where}.{field.name}[{i}]") for i, item in enumerate(value)]
-        elif value is not None:
-            kwargs[field.name] = value
+                kwargs[name] = [_nested(item, f".{name}[{index}]") for index, item in enumerate(value)]
+        else:
+            kwargs[name] = value
+    for group, members in plan.oneofs:
+        chosen = [name for name in members if values[name] is not None]
+        if len(chosen) != 1:
+            found = ", ".join(chosen) or "none"
+            detail = f"oneof '{group}' of {type(message).__name__} must have exactly one member set, found {found}"
+            raise _Misplaced(detail)
+        (name,) = chosen
+        kind = members[name][0]
+        kwargs[name] = _nested(values[name], f".{name}") if kind == MESSAGE else values[name]
     try:
         upb = plan.upb_class(**kwargs)
     except (TypeError, ValueError) as error:
-        raise EncodeError(_bad_field(plan.upb_class, kwargs, where) or f"{where}: {error}") from None
-    extra = message._unknown_fields
+        raise _bad_field(plan.upb_class, kwargs) or _Misplaced(str(error)) from None
+    extra = values.get("_unknown_fields")
     if extra:
         upb.MergeFromString(extra)
     return upb
 
 
-def _bad_field(upb_class: type[_UpbMessage], kwargs: dict[str, Any], where: str) -> str | None:
+def _nested(message: betterproto2.Message, step: str) -> _UpbMessage:
+    try:
+        return _to_upb(message)
+    except _Misplaced as error:
+        error.path.append(step)
+        raise
+
+
+def _bad_field(upb_class: type[_UpbMessage], kwargs: dict[str, Any]) -> _Misplaced | None:
     """Name the field upb refused; only called once building the whole message has failed."""
     for name, value in kwargs.items():
         try:
             upb_class(**{name: value})
         except (TypeError, ValueError) as error:
-            return f"{where}.{name}: {error} (got {type(value).__name__} {value!r:.40})"
+            misplaced = _Misplaced(f"{error} (got {type(value).__name__} {value!r:.40})")
+            misplaced.path.append(f".{name}")
+            return misplaced
     return None
 
 
 def from_upb(upb: _UpbMessage, cls: type[M]) -> M:
     """The public copy of an official-runtime message, unknown fields included."""
-    values: dict[str, Any] = {}
-    for field in _plan(cls).fields:
-        kind = field.kind
-        if kind == "scalar":
-            values[field.name] = getattr(upb, field.name)
-        elif kind == "enum":
-            values[field.name] = field.cls(getattr(upb, field.name))
-        elif kind == "repeated_message":
-            values[field.name] = [from_upb(item, field.cls) for item in getattr(upb, field.name)]
-        elif upb.HasField(field.name):
-            value = getattr(upb, field.name)
-            values[field.name] = from_upb(value, field.cls) if kind == "message" else value
-        else:
-            values[field.name] = None
-    message = cls(**values)
-    message._unknown_fields = _unknown_bytes(upb)
+    plan = _plan(cls)
+    values = dict(plan.template)
+    for name, kind, sub in plan.fields:
+        if kind == SCALAR:
+            values[name] = getattr(upb, name)
+        elif kind == REPEATED:
+            values[name] = [from_upb(item, sub) for item in getattr(upb, name)]
+        elif kind == ENUM:
+            values[name] = sub(getattr(upb, name))
+        elif upb.HasField(name):  # a message, or a scalar with presence
+            value = getattr(upb, name)
+            values[name] = from_upb(value, sub) if kind == MESSAGE else value
+    for group, members in plan.oneofs:
+        name = upb.WhichOneof(group)
+        if name is not None:
+            kind, sub = members[name]
+            value = getattr(upb, name)
+            values[name] = from_upb(value, sub) if kind == MESSAGE else value
+    values["_unknown_fields"] = _unknown_bytes(upb)
+    message = cls.__new__(cls)
+    message.__dict__ = values
     return message
 
 
