@@ -112,9 +112,10 @@ async def test_custom_metadata() -> None:
     async with ModelServer(ScriptedModel.readme()) as server, ModelClient(server.target) as client:
         events = client.stream(readme_context(), metadata=echo)
         _, message = await drain(events)
+        initial, trailing = await events.initial_metadata(), await events.trailing_metadata()
     assert message.stop_reason == pp.StopReason.TOOL_USE
-    assert (ECHO_INITIAL, "test_initial_metadata_value") in events.initial_metadata
-    assert (ECHO_TRAILING, b"\xab\xab\xab") in events.trailing_metadata
+    assert (ECHO_INITIAL, "test_initial_metadata_value") in initial
+    assert (ECHO_TRAILING, b"\xab\xab\xab") in trailing
 
 
 async def test_max_message_size_exceeded() -> None:

@@ -3,27 +3,115 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Sequence
 
 import grpc
+from google.protobuf.message import DecodeError as UpbDecodeError
 
-from ._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, ModelEvent, StopReason, StreamRequest
+from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
+from ._gen.types.pi.ai.v1 import (
+    AgentContext,
+    AssistantMessage,
+    GenerationOptions,
+    ModelEvent,
+    StopReason,
+    StreamRequest,
+)
 from .accumulator import StreamProtocolError
 from .server import STREAM_METHOD
 from .stream import AssistantMessageEventStream
-from .wire import DecodeError, EncodeError, decode, encode
+from .wire import DecodeError, EncodeError, encode, from_upb
 
 Metadata = Sequence[tuple[str, str | bytes]]
+# How long a call may linger after its terminal event before it is cancelled: the server ends
+# the RPC right away, so only a misbehaving one is cut off.
+AFTER_TERMINAL_SECONDS = 1.0
 
 
 class ModelCallStream(AssistantMessageEventStream):
-    """The events of one call, plus the response metadata the server sent with them."""
+    """The events of one call, read from the RPC by whoever consumes the stream.
 
-    def __init__(self) -> None:
+    Iterating pulls the next message from the call, decodes it and applies it, in the consumer's
+    own task: no second task hands events over, and the call is read no faster than it is
+    consumed, so a slow consumer holds the server back through HTTP/2 flow control.
+    """
+
+    def __init__(self, call: grpc.aio.UnaryStreamCall[bytes, bytes] | None = None) -> None:
         super().__init__()
-        self.initial_metadata: Metadata = ()
-        self.trailing_metadata: Metadata = ()
+        self._call = call
+        self._pulling = asyncio.Lock()
+        self._received = 0
+
+    async def __anext__(self) -> ModelEvent:
+        while not self._queue and not self.done:
+            await self._pull()
+        return await super().__anext__()
+
+    async def result(self) -> AssistantMessage:
+        while not self.done:
+            await self._pull(ahead=True)
+        return await super().result()
+
+    def cancel(self, message: str = "cancelled", reason: StopReason = StopReason.ABORTED) -> None:
+        """Cancel the call; the stream ends with an `error` event (ABORTED unless told otherwise)."""
+        if self._call is not None:
+            self._call.cancel()
+        self.fail(reason, message)
+
+    async def initial_metadata(self) -> Metadata:
+        """The response headers the server sent; empty when the call failed before them."""
+        if self._call is None:
+            return ()
+        try:
+            return tuple(await self._call.initial_metadata() or ())
+        except grpc.aio.AioRpcError:
+            return ()
+
+    async def trailing_metadata(self) -> Metadata:
+        """The response trailers the server sent with the status; empty if there were none."""
+        if self._call is None:
+            return ()
+        try:
+            return tuple(await asyncio.wait_for(self._call.trailing_metadata(), AFTER_TERMINAL_SECONDS) or ())
+        except (grpc.aio.AioRpcError, TimeoutError):
+            return ()
+
+    async def _pull(self, *, ahead: bool = False) -> None:
+        """Read one message from the call into the queue, or end the stream with an error event.
+
+        Only when the queue is empty, unless `ahead`: result() reads on while events wait.
+        """
+        async with self._pulling:
+            if (self._queue and not ahead) or self.done or self._call is None:
+                return
+            try:
+                data = await self._call.read()
+                if not isinstance(data, bytes):  # grpc.aio.EOF
+                    self.fail(StopReason.ERROR, "stream ended without a terminal event")
+                    return
+                index, self._received = self._received, self._received + 1
+                upb = _parse_event(data, index)
+                del data  # a long final message is then held by upb and by its decoded copy, not thrice
+                self.push(from_upb(upb, ModelEvent))
+            except grpc.aio.AioRpcError as error:
+                self.fail(StopReason.ERROR, error.details() or error.code().name)
+            except asyncio.CancelledError:
+                self.cancel()
+                raise
+            except (DecodeError, StreamProtocolError) as error:
+                self.fail(StopReason.ERROR, str(error))
+            if self.done:
+                asyncio.get_running_loop().call_later(AFTER_TERMINAL_SECONDS, self._call.cancel)
+
+
+def _parse_event(data: bytes, index: int) -> _UpbModelEvent:
+    """Parse with upb, strictly: malformed bytes are a DecodeError naming the event."""
+    upb = _UpbModelEvent()
+    try:
+        upb.ParseFromString(data)
+    except UpbDecodeError as error:
+        raise DecodeError(f"event {index}: cannot decode ModelEvent from {len(data)} bytes: {error}") from None
+    return upb
 
 
 class ModelClient:
@@ -75,35 +163,11 @@ class ModelClient:
         metadata: Metadata = (),
     ) -> ModelCallStream:
         """Start one model call; the events arrive with `partial` rebuilt."""
-        events = ModelCallStream()
         try:
             request = encode(StreamRequest(model=model, context=context, options=options))
         except EncodeError as error:
+            events = ModelCallStream()
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
-        events.drive(self._receive(events, request, timeout, (*self._authorization, *metadata)))
-        return events
-
-    async def _receive(
-        self, events: ModelCallStream, request: bytes, timeout: float | None, metadata: Metadata
-    ) -> None:
-        call = self._stream(request, timeout=timeout, metadata=metadata)
-        received = 0
-        try:
-            events.initial_metadata = tuple(await call.initial_metadata() or ())
-            async for data in call:
-                received += 1
-                await events.send(decode(ModelEvent, data))  # waits while the consumer is behind
-                if events.done:
-                    # Anything after the terminal event is ignored; the trailers follow at once.
-                    with contextlib.suppress(asyncio.TimeoutError, grpc.aio.AioRpcError):
-                        events.trailing_metadata = tuple(await asyncio.wait_for(call.trailing_metadata(), 1.0) or ())
-                    return
-        except grpc.aio.AioRpcError as error:
-            events.fail(StopReason.ERROR, error.details() or error.code().name)
-        except DecodeError as error:
-            events.fail(StopReason.ERROR, f"event {received - 1}: {error}")
-        except StreamProtocolError as error:
-            events.fail(StopReason.ERROR, str(error))
-        finally:
-            call.cancel()
+        call = self._stream(request, timeout=timeout, metadata=(*self._authorization, *metadata))
+        return ModelCallStream(call)

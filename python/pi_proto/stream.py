@@ -39,7 +39,8 @@ class EventStream(Generic[T, R]):
         self._is_terminal = is_terminal
         self._extract_result = extract_result
         self._queue: deque[T] = deque()
-        self._waiters: list[asyncio.Future[None]] = []
+        self._readers: list[asyncio.Future[None]] = []  # consumers waiting for an event or the result
+        self._writers: list[asyncio.Future[None]] = []  # producers waiting for room
         self._done = False
         self._result: R = _UNSET
 
@@ -60,14 +61,16 @@ class EventStream(Generic[T, R]):
         if self._is_terminal(event):
             self._done = True
             self._resolve(self._extract_result(event))
+            _wake(self._writers)
         self._queue.append(event)
-        self._wake()
+        _wake(self._readers)
 
     async def send(self, event: T) -> None:
-        """Push once the queue is below `high_water`: a producer that awaits this is slowed to
-        the pace of its consumer instead of filling memory."""
-        while len(self._queue) >= self.high_water and not self._done:
-            await self._wait()
+        """Push, but first let a full queue drain to half: a producer that awaits this runs at the
+        pace of its consumer instead of filling memory, and wakes once per half queue, not per event."""
+        if len(self._queue) >= self.high_water:
+            while len(self._queue) > self.high_water // 2 and not self._done:
+                await _wait(self._writers)
         self.push(event)
 
     def end(self, result: R | None = None) -> None:
@@ -75,12 +78,13 @@ class EventStream(Generic[T, R]):
         self._done = True
         if result is not None:
             self._resolve(result)
-        self._wake()
+        _wake(self._readers)
+        _wake(self._writers)
 
     async def result(self) -> R:
         """The final result, once a terminal event or `end(result)` has provided it."""
         while self._result is _UNSET:
-            await self._wait()
+            await _wait(self._readers)
         return self._result
 
     def __aiter__(self) -> AsyncIterator[T]:
@@ -90,30 +94,33 @@ class EventStream(Generic[T, R]):
         while not self._queue:
             if self._done:
                 raise StopAsyncIteration
-            await self._wait()
+            await _wait(self._readers)
         event = self._queue.popleft()
-        if self._waiters:
-            self._wake()  # a producer in send() may be waiting for room
+        if self._writers and len(self._queue) <= self.high_water // 2:
+            _wake(self._writers)
         return event
 
     def _resolve(self, result: R) -> None:
         if self._result is _UNSET:
             self._result = result
 
-    async def _wait(self) -> None:
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
 
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+async def _wait(waiters: list[asyncio.Future[None]]) -> None:
+    waiter = asyncio.get_running_loop().create_future()
+    waiters.append(waiter)
+    try:
+        await waiter
+    finally:
+        if waiter in waiters:
+            waiters.remove(waiter)
+
+
+def _wake(waiters: list[asyncio.Future[None]]) -> None:
+    pending = list(waiters)
+    waiters.clear()
+    for waiter in pending:
+        if not waiter.done():
+            waiter.set_result(None)
 
 
 class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
