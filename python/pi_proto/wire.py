@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import betterproto2
@@ -77,9 +79,14 @@ SCALAR, OPTIONAL, ENUM, MESSAGE, REPEATED = "scalar", "optional", "enum", "messa
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Plan:
     upb_class: type[_UpbMessage]
-    fields: tuple[tuple[str, str, Any], ...]  # (name, kind, public message class or enum)
+    scalars: tuple[str, ...]  # always present: string, bytes, numbers, bools
+    enums: tuple[tuple[str, Any], ...]  # (name, public enum class)
+    optionals: tuple[str, ...]  # scalars with presence
+    messages: tuple[tuple[str, Any], ...]  # (name, public message class)
+    repeated: tuple[tuple[str, Any], ...]  # lists of messages
     oneofs: tuple[tuple[str, dict[str, tuple[str, Any]]], ...]  # (group, {member: (kind, class)})
     template: dict[str, Any]  # the attributes of a default instance (no lists: those are always set)
+    read_scalars: Callable[[_UpbMessage], Any]  # all scalars at once, in the order of `scalars`
 
 
 @functools.cache
@@ -98,7 +105,7 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
     except KeyError:
         raise TypeError(f"{cls.__name__} is not a pi.ai.v1 message") from None
     hints = cls._type_hints()
-    fields: list[tuple[str, str, Any]] = []
+    by_kind: dict[str, list[Any]] = {SCALAR: [], OPTIONAL: [], ENUM: [], MESSAGE: [], REPEATED: []}
     oneofs: dict[str, dict[str, tuple[str, Any]]] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         meta = betterproto2.FieldMetadata.get(field)
@@ -112,16 +119,27 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
             kind = REPEATED
         elif meta.proto_type == betterproto2.TYPE_MESSAGE:
             kind = MESSAGE
-        elif meta.proto_type == betterproto2.TYPE_ENUM and not meta.optional:
+        elif meta.proto_type == betterproto2.TYPE_ENUM:
             kind = ENUM
         else:
-            kind = OPTIONAL if meta.optional else SCALAR
+            kind = OPTIONAL if meta.optional and not meta.group else SCALAR
         if meta.group:
             oneofs.setdefault(meta.group, {})[field.name] = (kind, inner)
         else:
-            fields.append((field.name, kind, inner))
-    template = {name: value for name, value in vars(cls()).items() if not isinstance(value, list)}
-    return _Plan(upb_class, tuple(fields), tuple(oneofs.items()), template)
+            by_kind[kind].append(field.name if kind in (SCALAR, OPTIONAL) else (field.name, inner))
+    scalars = tuple(by_kind[SCALAR])
+    read = operator.attrgetter(*scalars) if scalars else (lambda upb: ())
+    return _Plan(
+        upb_class=upb_class,
+        scalars=scalars,
+        enums=tuple(by_kind[ENUM]),
+        optionals=tuple(by_kind[OPTIONAL]),
+        messages=tuple(by_kind[MESSAGE]),
+        repeated=tuple(by_kind[REPEATED]),
+        oneofs=tuple(oneofs.items()),
+        template={name: value for name, value in vars(cls()).items() if not isinstance(value, list)},
+        read_scalars=(lambda upb: (read(upb),)) if len(scalars) == 1 else read,
+    )
 
 
 class _Misplaced(Exception):
@@ -133,88 +151,101 @@ class _Misplaced(Exception):
 
 
 def to_upb(message: betterproto2.Message) -> _UpbMessage:
-    """The official-runtime copy of a public message; raises EncodeError naming the bad field."""
+    """The official-runtime copy of a public message; raises EncodeError naming the bad field.
+
+    The upb message is filled in place, top down, so each value is copied into it once (building
+    it bottom up would copy every sub-message again into its parent).
+    """
+    upb = _plan(type(message)).upb_class()
     try:
-        return _to_upb(message)
+        _fill(upb, message)
     except _Misplaced as error:
         where = type(message).__name__ + "".join(reversed(error.path))
         raise EncodeError(f"{where}: {error.detail}") from None
-
-
-def _to_upb(message: betterproto2.Message) -> _UpbMessage:
-    plan = _plan(type(message))
-    values = message.__dict__
-    kwargs: dict[str, Any] = {}
-    for name, kind, _ in plan.fields:
-        value = values[name]
-        if value is None:
-            continue
-        if kind == MESSAGE:
-            kwargs[name] = _nested(value, f".{name}")
-        elif kind == REPEATED:
-            if value:
-                kwargs[name] = [_nested(item, f".{name}[{index}]") for index, item in enumerate(value)]
-        else:
-            kwargs[name] = value
-    for group, members in plan.oneofs:
-        chosen = [name for name in members if values[name] is not None]
-        if len(chosen) != 1:
-            found = ", ".join(chosen) or "none"
-            detail = f"oneof '{group}' of {type(message).__name__} must have exactly one member set, found {found}"
-            raise _Misplaced(detail)
-        (name,) = chosen
-        kind = members[name][0]
-        kwargs[name] = _nested(values[name], f".{name}") if kind == MESSAGE else values[name]
-    try:
-        upb = plan.upb_class(**kwargs)
-    except (TypeError, ValueError) as error:
-        raise _bad_field(plan.upb_class, kwargs) or _Misplaced(str(error)) from None
-    extra = values.get("_unknown_fields")
-    if extra:
-        upb.MergeFromString(extra)
     return upb
 
 
-def _nested(message: betterproto2.Message, step: str) -> _UpbMessage:
+def _fill(upb: Any, message: betterproto2.Message) -> None:
+    plan = _plan(type(message))
+    values = message.__dict__
+    name = ""
     try:
-        return _to_upb(message)
+        for name in plan.scalars:
+            setattr(upb, name, values[name])
+        for name, _ in plan.enums:
+            setattr(upb, name, values[name])
+        for name in plan.optionals:
+            if values[name] is not None:
+                setattr(upb, name, values[name])
+    except (TypeError, ValueError) as error:
+        value = values[name]
+        misplaced = _Misplaced(f"{error} (got {type(value).__name__} {value!r:.40})")
+        misplaced.path.append(f".{name}")
+        raise misplaced from None
+    for name, _ in plan.messages:
+        if values[name] is not None:
+            _fill_member(upb, name, values[name], f".{name}")
+    for name, _ in plan.repeated:
+        if values[name]:
+            container = getattr(upb, name)
+            for index, item in enumerate(values[name]):
+                _fill_nested(container.add(), item, f".{name}[{index}]")
+    for group, members in plan.oneofs:
+        chosen = [member for member in members if values[member] is not None]
+        if len(chosen) != 1:
+            found = ", ".join(chosen) or "none"
+            raise _Misplaced(
+                f"oneof '{group}' of {type(message).__name__} must have exactly one member set, found {found}"
+            )
+        (member,) = chosen
+        if members[member][0] == MESSAGE:
+            _fill_member(upb, member, values[member], f".{member}")
+        else:
+            setattr(upb, member, values[member])
+    extra = values.get("_unknown_fields")
+    if extra:
+        upb.MergeFromString(extra)
+
+
+def _fill_member(upb: Any, name: str, message: betterproto2.Message, step: str) -> None:
+    sub = getattr(upb, name)
+    sub.SetInParent()  # present even when empty
+    _fill_nested(sub, message, step)
+
+
+def _fill_nested(upb: Any, message: betterproto2.Message, step: str) -> None:
+    try:
+        _fill(upb, message)
     except _Misplaced as error:
         error.path.append(step)
         raise
-
-
-def _bad_field(upb_class: type[_UpbMessage], kwargs: dict[str, Any]) -> _Misplaced | None:
-    """Name the field upb refused; only called once building the whole message has failed."""
-    for name, value in kwargs.items():
-        try:
-            upb_class(**{name: value})
-        except (TypeError, ValueError) as error:
-            misplaced = _Misplaced(f"{error} (got {type(value).__name__} {value!r:.40})")
-            misplaced.path.append(f".{name}")
-            return misplaced
-    return None
+    except AttributeError:  # not a message where one belongs
+        misplaced = _Misplaced(f"expected a message, got {type(message).__name__} {message!r:.40}")
+        misplaced.path.append(step)
+        raise misplaced from None
 
 
 def from_upb(upb: _UpbMessage, cls: type[M]) -> M:
     """The public copy of an official-runtime message, unknown fields included."""
     plan = _plan(cls)
     values = dict(plan.template)
-    for name, kind, sub in plan.fields:
-        if kind == SCALAR:
+    values.update(zip(plan.scalars, plan.read_scalars(upb), strict=True))
+    for name, enum in plan.enums:
+        values[name] = enum(getattr(upb, name))
+    for name in plan.optionals:
+        if upb.HasField(name):
             values[name] = getattr(upb, name)
-        elif kind == REPEATED:
-            values[name] = [from_upb(item, sub) for item in getattr(upb, name)]
-        elif kind == ENUM:
-            values[name] = sub(getattr(upb, name))
-        elif upb.HasField(name):  # a message, or a scalar with presence
-            value = getattr(upb, name)
-            values[name] = from_upb(value, sub) if kind == MESSAGE else value
+    for name, sub in plan.messages:
+        if upb.HasField(name):
+            values[name] = from_upb(getattr(upb, name), sub)
+    for name, sub in plan.repeated:
+        values[name] = [from_upb(item, sub) for item in getattr(upb, name)]
     for group, members in plan.oneofs:
-        name = upb.WhichOneof(group)
-        if name is not None:
-            kind, sub = members[name]
-            value = getattr(upb, name)
-            values[name] = from_upb(value, sub) if kind == MESSAGE else value
+        member = upb.WhichOneof(group)
+        if member is not None:
+            kind, sub = members[member]
+            value = getattr(upb, member)
+            values[member] = from_upb(value, sub) if kind == MESSAGE else value
     values["_unknown_fields"] = _unknown_bytes(upb)
     message = cls.__new__(cls)
     message.__dict__ = values
