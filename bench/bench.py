@@ -1,0 +1,352 @@
+"""`make bench`: how close pi-proto comes to what grpcio and upb allow.
+
+Every figure is a ratio against a baseline measured in the same run, on the same machine:
+1. one stream of 10,000 text deltas through our client ÷ raw grpc.aio with pre-serialized bytes;
+2. 64 concurrent streams against one server process ÷ the same on the raw server, and the
+   inter-event gaps at half the saturation rate;
+3. the bytes of a stream: growth with its length, overhead per delta, and the partial resent;
+4. the codec on a real pi session: ours ÷ upb or json alone, both directions;
+5. the client's peak memory over a 100,000-delta stream ÷ the final message's size.
+Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+import pi_proto as pp
+from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2
+from pi_proto.events import events_of
+from pi_proto.pi_json import assistant_to_pi, entry_from_pi, entry_to_pi
+from pi_proto.server import STREAM_METHOD, wire_event
+from pi_proto.wire import to_upb
+
+from .workloads import text_turn
+
+ROOT = Path(__file__).resolve().parents[1]
+SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
+RESULTS = ROOT / "bench" / "results"
+CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
+
+
+@dataclass
+class Figure:
+    section: str
+    name: str
+    value: float
+    unit: str
+    baseline: float | None  # the same quantity for the baseline, in the same unit
+    ratio: float | None
+    target: str  # e.g. ">= 0.7"; empty when the figure is reported only
+    met: bool | None
+
+
+def figure(section: str, name: str, value: float, unit: str, baseline: float | None, target: str = "") -> Figure:
+    ratio = value / baseline if baseline else None
+    met = None
+    if target and ratio is not None:
+        op, bound = target.split()
+        met = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
+    return Figure(section, name, value, unit, baseline, ratio, target, met)
+
+
+# --- servers in processes of their own ----------------------------------------------------------------
+
+
+@contextmanager
+def serving(command: list[str]) -> Iterator[str]:
+    process = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().removeprefix("listening on ").strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def our_server(turn: pp.AssistantMessage, *extra: str) -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "script.json"
+        script.write_text(json.dumps([assistant_to_pi(turn)]), encoding="utf-8")
+        command = ["-m", "pi_proto.cli", "serve", "--port", "0", "--script", str(script), "--delta-size", "8", *extra]
+        with serving(command) as target:
+            yield target
+
+
+@contextmanager
+def floor_server(events: int) -> Iterator[str]:
+    with serving(["-m", "bench.floor", "--events", str(events)]) as target:
+        yield target
+
+
+# --- clients -------------------------------------------------------------------------------------------
+
+
+REQUEST = pp.encode(pp.StreamRequest(context=CONTEXT))
+
+
+async def raw_stream(channel: grpc.aio.Channel, gaps: list[float] | None = None) -> int:
+    call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
+    count, last = 0, time.perf_counter()
+    async for _ in call(REQUEST):
+        count += 1
+        if gaps is not None:
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+    return count
+
+
+async def our_stream(client: pp.ModelClient, gaps: list[float] | None = None) -> int:
+    count, last = 0, time.perf_counter()
+    events = client.stream(CONTEXT)
+    async for event in events:
+        count += 1
+        assert event.partial is not None  # the accumulator ran
+        if gaps is not None:
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+    message = await events.result()
+    assert message.stop_reason == pp.StopReason.STOP, message.error_message
+    return count
+
+
+async def events_per_second(target: str, streams: int, ours: bool, gaps: list[float] | None = None) -> float:
+    """Aggregate events per second of `streams` concurrent calls, each on its own channel."""
+    channels = [grpc.aio.insecure_channel(target) for _ in range(streams)]
+    clients = [pp.ModelClient(target) for _ in range(streams)]
+    try:
+        started = time.perf_counter()
+        if ours:
+            counts = await asyncio.gather(*(our_stream(client, gaps) for client in clients))
+        else:
+            counts = await asyncio.gather(*(raw_stream(channel, gaps) for channel in channels))
+        return sum(counts) / (time.perf_counter() - started)
+    finally:
+        for channel in channels:
+            await channel.close()
+        for client in clients:
+            await client.close()
+
+
+def best_of(runs: int, measure: Callable[[], float]) -> float:
+    return max(measure() for _ in range(runs))
+
+
+# --- 1 and 2: streaming ------------------------------------------------------------------------------
+
+
+def single_stream(events: int = 10_004) -> list[Figure]:
+    with floor_server(events) as target:
+        floor = best_of(3, lambda: asyncio.run(events_per_second(target, 1, ours=False)))
+    with our_server(text_turn(events)) as target:
+        ours = best_of(3, lambda: asyncio.run(events_per_second(target, 1, ours=True)))
+    return [figure("1 single stream", "events/s, our client ÷ raw grpc.aio", ours, "events/s", floor, ">= 0.7")]
+
+
+def concurrent_streams(streams: int = 64, events: int = 2_000, paced_events: int = 500) -> list[Figure]:
+    with floor_server(events) as target:
+        floor = asyncio.run(events_per_second(target, streams, ours=False))
+    with our_server(text_turn(events)) as target:
+        ours = asyncio.run(events_per_second(target, streams, ours=True))
+    # Half the saturation rate: each stream paced so that all together send ours / 2 events/s.
+    delay = streams / (ours / 2)
+    gaps: list[float] = []
+    with our_server(text_turn(paced_events), "--delay", f"{delay:.6f}") as target:
+        paced = asyncio.run(events_per_second(target, streams, ours=True, gaps=gaps))
+    gaps = sorted(gaps[streams:])  # the first gap of each stream includes the call's setup
+    p50, p99 = statistics.median(gaps) * 1000, gaps[int(len(gaps) * 0.99)] * 1000
+    return [
+        figure("2 concurrent", f"{streams} streams, aggregate events/s ÷ raw", ours, "events/s", floor, ">= 0.7"),
+        figure("2 concurrent", f"paced at {paced:,.0f} events/s: gap p50", p50, "ms", delay * 1000),
+        figure("2 concurrent", "paced: gap p99 ÷ 50 ms", p99, "ms", 50.0, "<= 1.0"),
+    ]
+
+
+# --- 3: bytes on the wire ------------------------------------------------------------------------------
+
+
+def stream_bytes(deltas: int, with_partial: bool = False) -> int:
+    total = 0
+    accumulator = pp.Accumulator()
+    for event in events_of(text_turn(deltas + 4), 8):
+        accumulator.apply(event)
+        if with_partial:  # what an in-process pi event carries: the whole message so far
+            kind, body = pp.event_kind(event)
+            fields: dict[str, Any] = {kind: to_upb(body), "partial": to_upb(event.partial or pp.AssistantMessage())}
+            total += len(event_pb2.ModelEvent(**fields).SerializeToString())
+        else:
+            total += len(wire_event(event))
+    return total
+
+
+def wire_bytes() -> list[Figure]:
+    small, large = stream_bytes(10_000), stream_bytes(20_000)
+    delta = pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="0000001,"))
+    overhead = len(wire_event(delta)) - len(b"0000001,")
+    resent = stream_bytes(10_000, with_partial=True)
+    return [
+        figure("3 wire bytes", "20,000 deltas ÷ 10,000 deltas", large, "bytes", small, "<= 2.05"),
+        figure("3 wire bytes", "bytes per delta event beyond the delta ÷ 12", overhead, "bytes", 12.0, "<= 1.0"),
+        figure("3 wire bytes", "partial resent on every event ÷ ours", resent, "bytes", small),
+    ]
+
+
+# --- 4: the codec on a real session ----------------------------------------------------------------------
+
+
+def timed(work: Callable[[], object], runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def codec() -> list[Figure]:
+    lines = SESSION.read_bytes().splitlines()
+    messages = [entry_from_pi(json.loads(line)) for line in lines]
+    records = [pp.encode(message) for message in messages]
+    parsed = [json.loads(line) for line in lines]
+
+    upb_parse = timed(lambda: [message_pb2.AgentMessage.FromString(data) for data in records])
+    ours_decode = timed(lambda: [pp.decode(pp.AgentMessage, data) for data in records])
+    upb_serialize = timed(
+        lambda: [upb.SerializeToString() for upb in [message_pb2.AgentMessage.FromString(d) for d in records]]
+    )
+    ours_encode = timed(lambda: [pp.encode(message) for message in messages])
+    loads = timed(lambda: [json.loads(line) for line in lines])
+    from_pi = timed(lambda: [pp.encode(entry_from_pi(json.loads(line))) for line in lines])
+    dumps = timed(lambda: [json.dumps(value) for value in parsed])
+    to_pi = timed(lambda: [json.dumps(entry_to_pi(pp.decode(pp.AgentMessage, data))) for data in records])
+    size = SESSION.stat().st_size / 1e6
+    return [
+        figure(
+            "4 codec", "binary → public types ÷ upb parse alone", ours_decode * 1000, "ms", upb_parse * 1000, "<= 10"
+        ),
+        figure("4 codec", "pi-JSON → proto → binary ÷ json.loads alone", from_pi * 1000, "ms", loads * 1000, "<= 3"),
+        figure(
+            "4 codec", "public types → binary ÷ upb serialize alone", ours_encode * 1000, "ms", upb_serialize * 1000
+        ),
+        figure("4 codec", "binary → proto → pi-JSON ÷ json.dumps alone", to_pi * 1000, "ms", dumps * 1000),
+        figure("4 codec", f"session file size ({len(lines):,} lines)", size, "MB", None),
+    ]
+
+
+# --- 5: memory ---------------------------------------------------------------------------------------------
+
+
+def memory(deltas: int = 100_000) -> list[Figure]:
+    with our_server(text_turn(deltas + 4)) as target:
+        run = subprocess.run(
+            [sys.executable, "-m", "bench.memory", "--target", target], capture_output=True, text=True, cwd=ROOT
+        )
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr)
+    result = json.loads(run.stdout)
+    return [
+        figure(
+            "5 memory",
+            f"client peak RSS growth over {result['events']:,} events ÷ final message",
+            result["peak_growth_bytes"] / 1e6,
+            "MB",
+            result["final_bytes"] / 1e6,
+            "<= 3",
+        )
+    ]
+
+
+# --- report ----------------------------------------------------------------------------------------------
+
+
+def machine() -> dict[str, str]:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor(),
+    )
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "cpu": f"{cpu}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "grpcio": grpc.__version__,
+        "protobuf": __import__("google.protobuf").protobuf.__version__,
+    }
+
+
+def table(figures: list[Figure]) -> str:
+    rows = [("", "figure", "ours", "baseline", "ratio", "target")]
+    for f in figures:
+        ratio = "" if f.ratio is None else f"{f.ratio:.2f}"
+        baseline = "" if f.baseline is None else f"{f.baseline:,.2f} {f.unit}"
+        verdict = "" if f.met is None else ("met" if f.met else "NOT MET")
+        rows.append((f.section, f.name, f"{f.value:,.2f} {f.unit}", baseline, ratio, f"{f.target} {verdict}".strip()))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
+
+
+def chart(figures: list[Figure], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    shown = [f for f in figures if f.ratio is not None and f.target]
+    labels = [f"{f.section}\n{f.name}" for f in shown]
+    ratios = [f.ratio or 0 for f in shown]
+    bounds = [float(f.target.split()[1]) for f in shown]
+    figure_, axes = pyplot.subplots(figsize=(11, 0.7 * len(shown) + 1.5))
+    colors = ["tab:green" if f.met else "tab:red" for f in shown]
+    axes.barh(range(len(shown)), ratios, color=colors)
+    axes.scatter(bounds, range(len(shown)), marker="|", s=400, color="black", label="target")
+    axes.set_yticks(range(len(shown)), labels, fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlabel("ratio (ours ÷ baseline)")
+    axes.set_title("pi-proto bench: ratios against baselines measured in the same run")
+    axes.legend()
+    figure_.tight_layout()
+    figure_.savefig(path, dpi=110)
+
+
+def main() -> int:
+    started = time.perf_counter()
+    figures: list[Figure] = []
+    for section in (wire_bytes, codec, single_stream, concurrent_streams, memory):
+        figures.extend(section())
+        print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    info = machine()
+    print("\n".join(f"{key}: {value}" for key, value in info.items()))
+    print(table(figures))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (RESULTS / f"bench-{stamp}.json").write_text(
+        json.dumps({"machine": info, "figures": [asdict(f) for f in figures]}, indent=2) + "\n", encoding="utf-8"
+    )
+    chart(figures, RESULTS / f"bench-{stamp}.png")
+    print(f"wrote bench/results/bench-{stamp}.json and .png in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
