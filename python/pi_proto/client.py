@@ -161,10 +161,16 @@ class ModelClient:
         options: GenerationOptions | None = None,
         timeout: float | None = None,
         metadata: Metadata = (),
+        coalesce_deltas: bool = False,
     ) -> ModelCallStream:
-        """Start one model call; the events arrive with `partial` rebuilt."""
+        """Start one model call; the events arrive with `partial` rebuilt.
+
+        With `coalesce_deltas` the server may merge deltas that wait while this client is behind.
+        """
         try:
-            request = encode(StreamRequest(model=model, context=context, options=options))
+            request = encode(
+                StreamRequest(model=model, context=context, options=options, coalesce_deltas=coalesce_deltas)
+            )
         except EncodeError as error:
             events = ModelCallStream()
             events.fail(StopReason.ERROR, f"invalid request: {error}")

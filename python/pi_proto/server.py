@@ -13,8 +13,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection as grpc_reflection
 
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
-from ._gen.types.pi.ai.v1 import ModelEvent, StopReason, StreamRequest
-from .events import EVENT_KINDS
+from ._gen.types.pi.ai.v1 import (
+    ModelEvent,
+    StopReason,
+    StreamRequest,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallDeltaEvent,
+)
+from .events import EVENT_KINDS, event_kind
 from .stream import AssistantMessageEventStream, Model, ModelRefused
 from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
 from .wire import DecodeError, EncodeError, decode, to_upb
@@ -42,6 +49,31 @@ def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest
     request = decode(StreamRequest, data)
     check_request(request, limits)
     return request
+
+
+_DELTAS = {"text_delta": TextDeltaEvent, "thinking_delta": ThinkingDeltaEvent, "toolcall_delta": ToolCallDeltaEvent}
+
+
+def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEvent:
+    """Merge into a delta the deltas of the same block already waiting behind it.
+
+    Events wait only while the client reads slower than the model writes, so a client that keeps
+    up gets every delta, and one that falls behind gets fewer, larger ones: same order, same text.
+    """
+    kind, body = event_kind(event)
+    if kind not in _DELTAS:
+        return event
+    parts = [body.delta]
+    while (waiting := events.peek()) is not None:
+        next_kind, next_body = event_kind(waiting)
+        if next_kind != kind or next_body.content_index != body.content_index:
+            break
+        parts.append(next_body.delta)
+        events.take()
+    if len(parts) == 1:
+        return event
+    merged: dict[str, Any] = {kind: _DELTAS[kind](content_index=body.content_index, delta="".join(parts))}
+    return ModelEvent(**merged)
 
 
 @dataclass(frozen=True)
@@ -184,6 +216,8 @@ class ModelServer:
             if self._stopping:
                 events.cancel("the server is shutting down")
             async for event in events:
+                if request.coalesce_deltas:
+                    event = coalesce(event, events)
                 yield wire_event(event)
         finally:
             deadline.cancel()

@@ -95,6 +95,14 @@ class EventStream(Generic[T, R]):
             if self._done:
                 raise StopAsyncIteration
             await _wait(self._readers)
+        return self.take()
+
+    def peek(self) -> T | None:
+        """The next queued event, left in the queue; None when none is waiting."""
+        return self._queue[0] if self._queue else None
+
+    def take(self) -> T:
+        """Take the next queued event without waiting; raises IndexError when none is waiting."""
         event = self._queue.popleft()
         if self._writers and len(self._queue) <= self.high_water // 2:
             _wake(self._writers)

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSJlChFHZW5lcmF0aW9uT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhcKCm1heF90b2tlbnMYAiABKANIAYgBAUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnMidQoNU3RyZWFtUmVxdWVzdBINCgVtb2RlbBgBIAEoCRInCgdjb250ZXh0GAIgASgLMhYucGkuYWkudjEuQWdlbnRDb250ZXh0EiwKB29wdGlvbnMYAyABKAsyGy5waS5haS52MS5HZW5lcmF0aW9uT3B0aW9uczJJCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwAWIGcHJvdG8z", [file_pi_ai_v1_context, file_pi_ai_v1_event]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSJlChFHZW5lcmF0aW9uT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhcKCm1heF90b2tlbnMYAiABKANIAYgBAUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnMijgEKDVN0cmVhbVJlcXVlc3QSDQoFbW9kZWwYASABKAkSJwoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dBIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIMkkKDE1vZGVsU2VydmljZRI5CgZTdHJlYW0SFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0GhQucGkuYWkudjEuTW9kZWxFdmVudDABYgZwcm90bzM", [file_pi_ai_v1_context, file_pi_ai_v1_event]);
 
 /**
  * GenerationOptions tunes one model call; an absent option leaves the model's default.
@@ -70,6 +70,15 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
    * @generated from field: pi.ai.v1.GenerationOptions options = 3;
    */
   options?: GenerationOptions | undefined;
+
+  /**
+   * Whether the server may merge consecutive deltas of one block that are waiting for a client
+   * that reads slower than the model writes, and send them as one delta. Events keep their order
+   * and the final message is unchanged; a client that keeps up still receives every delta.
+   *
+   * @generated from field: bool coalesce_deltas = 4;
+   */
+  coalesceDeltas: boolean;
 };
 
 /**

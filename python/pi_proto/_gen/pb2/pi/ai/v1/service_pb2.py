@@ -26,7 +26,7 @@ from . import context_pb2 as pi_dot_ai_dot_v1_dot_context__pb2
 from . import event_pb2 as pi_dot_ai_dot_v1_dot_event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"}\n\x11GenerationOptions\x12%\n\x0btemperature\x18\x01 \x01(\x01H\x00R\x0btemperature\x88\x01\x01\x12\"\n\nmax_tokens\x18\x02 \x01(\x03H\x01R\tmaxTokens\x88\x01\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokens\"\x8e\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x30\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextR\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options2I\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"}\n\x11GenerationOptions\x12%\n\x0btemperature\x18\x01 \x01(\x01H\x00R\x0btemperature\x88\x01\x01\x12\"\n\nmax_tokens\x18\x02 \x01(\x03H\x01R\tmaxTokens\x88\x01\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokens\"\xb7\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x30\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextR\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options\x12\'\n\x0f\x63oalesce_deltas\x18\x04 \x01(\x08R\x0e\x63oalesceDeltas2I\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,7 +36,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GENERATIONOPTIONS']._serialized_start=82
   _globals['_GENERATIONOPTIONS']._serialized_end=207
   _globals['_STREAMREQUEST']._serialized_start=210
-  _globals['_STREAMREQUEST']._serialized_end=352
-  _globals['_MODELSERVICE']._serialized_start=354
-  _globals['_MODELSERVICE']._serialized_end=427
+  _globals['_STREAMREQUEST']._serialized_end=393
+  _globals['_MODELSERVICE']._serialized_start=395
+  _globals['_MODELSERVICE']._serialized_end=468
 # @@protoc_insertion_point(module_scope)

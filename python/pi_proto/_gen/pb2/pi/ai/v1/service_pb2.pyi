@@ -16,11 +16,13 @@ class GenerationOptions(_message.Message):
     def __init__(self, temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ...) -> None: ...
 
 class StreamRequest(_message.Message):
-    __slots__ = ("model", "context", "options")
+    __slots__ = ("model", "context", "options", "coalesce_deltas")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    COALESCE_DELTAS_FIELD_NUMBER: _ClassVar[int]
     model: str
     context: _context_pb2.AgentContext
     options: GenerationOptions
-    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ...) -> None: ...
+    coalesce_deltas: bool
+    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ..., coalesce_deltas: _Optional[bool] = ...) -> None: ...

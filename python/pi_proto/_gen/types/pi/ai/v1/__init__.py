@@ -568,6 +568,13 @@ class StreamRequest(betterproto2.Message):
     Options for this call; absent for the model's defaults.
     """
 
+    coalesce_deltas: "bool" = betterproto2.field(4, betterproto2.TYPE_BOOL)
+    """
+    Whether the server may merge consecutive deltas of one block that are waiting for a client
+    that reads slower than the model writes, and send them as one delta. Events keep their order
+    and the final message is unchanged; a client that keeps up still receives every delta.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "StreamRequest", StreamRequest)
 

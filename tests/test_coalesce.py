@@ -1,0 +1,76 @@
+"""Adaptive coalescing: deltas that wait for a slow client merge; a client that keeps up gets all."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import pi_proto as pp
+from pi_proto.client import ModelClient
+from pi_proto.scripted import ScriptedModel
+from pi_proto.server import ModelServer, coalesce
+from pi_proto.stream import AssistantMessageEventStream
+
+from .helpers import kind, readme_context
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def delta(text: str, index: int = 0, kind_: str = "text_delta") -> pp.ModelEvent:
+    bodies = {"text_delta": pp.TextDeltaEvent, "thinking_delta": pp.ThinkingDeltaEvent}
+    return pp.ModelEvent(**{kind_: bodies[kind_](content_index=index, delta=text)})  # type: ignore[arg-type]
+
+
+def queued(*events: pp.ModelEvent) -> AssistantMessageEventStream:
+    stream = AssistantMessageEventStream()
+    stream.push(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
+    stream.push(pp.ModelEvent(text_start=pp.TextStartEvent(content_index=0)))
+    stream.take()
+    stream.take()
+    for event in events:
+        stream._queue.append(event)  # as if the model had pushed them while the client was behind
+    return stream
+
+
+def test_waiting_deltas_of_one_block_merge_and_the_rest_stays_queued() -> None:
+    stream = queued(delta("b"), delta("c"), delta("d", index=1), delta("e"))
+    merged = coalesce(delta("a"), stream)
+    assert merged.text_delta == pp.TextDeltaEvent(content_index=0, delta="abc")
+    assert stream.queued == 2
+    assert stream.peek() == delta("d", index=1)
+
+
+def test_other_events_and_other_kinds_pass_unchanged() -> None:
+    end = pp.ModelEvent(text_end=pp.TextEndEvent(content_index=0))
+    assert coalesce(end, queued(delta("x"))) is end
+    thinking = delta("t", kind_="thinking_delta")
+    assert coalesce(thinking, queued(delta("x"))) is thinking
+    alone = delta("a")
+    assert coalesce(alone, queued()) is alone
+
+
+async def test_a_client_that_falls_behind_gets_fewer_larger_deltas_and_the_same_message() -> None:
+    turn = pp.assistant_message("".join(f"{i % 10}" for i in range(60_000)), timestamp=1)
+    async with ModelServer(ScriptedModel([turn], delta_size=1)) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context(), coalesce_deltas=True)
+        kinds = [kind(await anext(events))]
+        await asyncio.sleep(0.5)  # fall behind: the transport's buffers fill and deltas wait
+        kinds += [kind(event) async for event in events]
+        message = await events.result()
+    assert pp.encode(message) == pp.encode(turn)
+    assert kinds[:2] == ["start", "text_start"]
+    assert kinds[-2:] == ["text_end", "done"]
+    assert set(kinds[2:-2]) == {"text_delta"}
+    assert len(kinds) - 4 < 60_000 // 4, len(kinds)  # many deltas were merged
+
+
+async def test_a_client_that_keeps_up_gets_every_delta() -> None:
+    turn = pp.assistant_message("x" * 30, timestamp=1)
+    model = ScriptedModel([turn], delta_size=1, delay=0.02)  # the model is the slow side
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context(), coalesce_deltas=True)
+        deltas = [event.text_delta.delta async for event in events if event.text_delta is not None]
+        message = await events.result()
+    assert deltas == ["x"] * 30
+    assert pp.encode(message) == pp.encode(turn)
