@@ -6,7 +6,8 @@ Every figure is a ratio against a baseline measured in the same run, on the same
    inter-event gaps at half the saturation rate;
 3. the bytes of a stream: growth with its length, overhead per delta, and the partial resent;
 4. the codec on a real pi session: ours ÷ upb or json alone, both directions;
-5. the client's peak memory over a 100,000-delta stream ÷ the final message's size.
+5. the client's peak memory over a 100,000-delta stream ÷ the final message's size;
+6. 64 consumers slower than the model, with adaptive coalescing on and off.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -16,7 +17,6 @@ import asyncio
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -103,26 +103,30 @@ REQUEST = pp.encode(pp.StreamRequest(context=CONTEXT))
 
 async def raw_stream(channel: grpc.aio.Channel, gaps: list[float] | None = None) -> int:
     call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
-    count, last = 0, time.perf_counter()
+    count, last = 0, None
     async for _ in call(REQUEST):
         count += 1
-        if gaps is not None:
-            now = time.perf_counter()
+        now = time.perf_counter()
+        if gaps is not None and last is not None:
             gaps.append(now - last)
-            last = now
+        last = now
     return count
 
 
-async def our_stream(client: pp.ModelClient, gaps: list[float] | None = None) -> int:
-    count, last = 0, time.perf_counter()
-    events = client.stream(CONTEXT)
+async def our_stream(
+    client: pp.ModelClient, gaps: list[float] | None = None, *, pause: float = 0.0, coalesce: bool = False
+) -> int:
+    count, last = 0, None
+    events = client.stream(CONTEXT, coalesce_deltas=coalesce)
     async for event in events:
         count += 1
         assert event.partial is not None  # the accumulator ran
-        if gaps is not None:
-            now = time.perf_counter()
+        if pause:
+            await asyncio.sleep(pause)  # a consumer with work of its own to do per event
+        now = time.perf_counter()
+        if gaps is not None and last is not None:  # from the first event on: the call's setup is not a gap
             gaps.append(now - last)
-            last = now
+        last = now
     message = await events.result()
     assert message.stop_reason == pp.StopReason.STOP, message.error_message
     return count
@@ -171,13 +175,44 @@ def concurrent_streams(streams: int = 64, events: int = 2_000, paced_events: int
     gaps: list[float] = []
     with our_server(text_turn(paced_events), "--delay", f"{delay:.6f}") as target:
         paced = asyncio.run(events_per_second(target, streams, ours=True, gaps=gaps))
-    gaps = sorted(gaps[streams:])  # the first gap of each stream includes the call's setup
-    p50, p99 = statistics.median(gaps) * 1000, gaps[int(len(gaps) * 0.99)] * 1000
+    gaps.sort()
+    p50, p99 = percentile(gaps, 50), percentile(gaps, 99)
     return [
         figure("2 concurrent", f"{streams} streams, aggregate events/s ÷ raw", ours, "events/s", floor, ">= 0.7"),
         figure("2 concurrent", f"paced at {paced:,.0f} events/s: gap p50", p50, "ms", delay * 1000),
         figure("2 concurrent", "paced: gap p99 ÷ 50 ms", p99, "ms", 50.0, "<= 1.0"),
     ]
+
+
+def slow_consumers(streams: int = 64, events: int = 500, pause: float = 0.01) -> list[Figure]:
+    """Consumers that spend `pause` per event: how coalescing changes what they get and when."""
+    text = len(pp.text_of(text_turn(events)))
+    results = {}
+    with our_server(text_turn(events)) as target:
+        for coalesce in (False, True):
+
+            async def run(coalesce: bool = coalesce) -> tuple[float, list[float]]:
+                gaps: list[float] = []
+                clients = [pp.ModelClient(target) for _ in range(streams)]
+                started = time.perf_counter()
+                await asyncio.gather(*(our_stream(c, gaps, pause=pause, coalesce=coalesce) for c in clients))
+                seconds = time.perf_counter() - started
+                for client in clients:
+                    await client.close()
+                return streams * text / seconds, sorted(gaps)
+
+            results[coalesce] = asyncio.run(run())
+    (plain, plain_gaps), (merged, merged_gaps) = results[False], results[True]
+    name = f"{streams} consumers at {pause * 1000:g} ms/event: chars/s, on ÷ off"
+    return [
+        figure("6 coalescing", name, merged, "chars/s", plain),
+        figure("6 coalescing", "gap p99, on ÷ off", percentile(merged_gaps, 99), "ms", percentile(plain_gaps, 99)),
+    ]
+
+
+def percentile(sorted_seconds: list[float], percent: int) -> float:
+    """The given percentile of sorted durations, in milliseconds."""
+    return sorted_seconds[min(len(sorted_seconds) - 1, len(sorted_seconds) * percent // 100)] * 1000
 
 
 # --- 3: bytes on the wire ------------------------------------------------------------------------------
@@ -332,7 +367,7 @@ def chart(figures: list[Figure], path: Path) -> None:
 def main() -> int:
     started = time.perf_counter()
     figures: list[Figure] = []
-    for section in (wire_bytes, codec, single_stream, concurrent_streams, memory):
+    for section in (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory):
         figures.extend(section())
         print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     info = machine()
