@@ -237,3 +237,25 @@ def test_pi_events_need_their_partial() -> None:
     partial = message_to_pi(pp.assistant_message("abc", timestamp=1))
     with pytest.raises(pp.PiJsonError, match="differs from block 0"):
         event_from_pi({"type": "text_end", "contentIndex": 0, "content": "abd", "partial": partial})
+
+
+def test_blocks_with_only_default_values_convert_back() -> None:
+    # betterproto2 messages whose fields all hold defaults are falsy: an empty text block must
+    # still be found as the member that is set.
+    for original in (
+        {"role": "user", "content": [{"type": "text", "text": ""}], "timestamp": 0},
+        {
+            "role": "toolResult",
+            "toolCallId": "c",
+            "toolName": "",
+            "content": [{"type": "text", "text": ""}],
+            "isError": False,
+            "timestamp": 0,
+        },
+    ):
+        assert same_json(round_trip(original), original)
+    empty_start = pp.ModelEvent(start=pp.StartEvent(header=pp.AssistantMessage()))
+    assert event_to_pi(empty_start) == {
+        "type": "start",
+        "partial": {"role": "assistant", "content": [], "api": "", "provider": "", "model": "", "timestamp": 0},
+    }

@@ -73,7 +73,7 @@ class Accumulator:
             if self._started or index > 0:
                 raise rule.broken("start-once" if self._started else "start-first", "start must be the first event")
             self._started = True
-            header = body.header or AssistantMessage()
+            header = body.header if body.header is not None else AssistantMessage()
             self.partial = copy.copy(header)
             self.partial.content = list(header.content)
             self._open = [False] * len(header.content)
@@ -122,7 +122,7 @@ class Accumulator:
             if body.redacted is not None:
                 block.redacted = body.redacted
         else:
-            call = body.tool_call or ToolCall()
+            call = body.tool_call if body.tool_call is not None else ToolCall()
             if call.id != block.id:
                 raise rule.broken("tool-call-id", f"tool call {at} started as {block.id!r} but ends as {call.id!r}")
             content[at] = AssistantContent(tool_call=call)

@@ -62,7 +62,7 @@ def is_terminal(event: ModelEvent) -> bool:
 
 def terminal_message(event: ModelEvent) -> AssistantMessage:
     """The final message a terminal event carries; other events cannot produce a result."""
-    terminal = event.done or event.error
+    terminal = event.done if event.done is not None else event.error
     if terminal is None or terminal.message is None:
         raise ValueError("only a done or error event carrying a message produces the final message")
     return terminal.message

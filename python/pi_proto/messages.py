@@ -48,9 +48,12 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dump_json(value: Any) -> str:
     """Compact JSON text, as JSON.stringify writes it; the form of every `*_json` field."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _COMPACT.encode(value)
 
 
 def text(value: str, *, signature: str | None = None) -> TextContent:

@@ -79,16 +79,15 @@ class PiJsonError(ValueError):
 class _Reader:
     """Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras."""
 
-    def __init__(self, value: Any, where: str) -> None:
+    def __init__(self, value: Any, where: str, known: frozenset[str]) -> None:
         if not isinstance(value, Mapping):
             raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
         self.obj = value
         self.where = where
+        self.known = known  # the keys this object's type models; the others become extras
         self.extra: JsonObject = {}
-        self._seen: set[str] = set()
 
     def _take(self, key: str) -> Any:
-        self._seen.add(key)
         return self.obj.get(key, _MISSING)
 
     def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
@@ -156,14 +155,30 @@ class _Reader:
         return dump_json(value)
 
     def extra_json(self) -> str:
-        """The keys nobody read, and the values kept verbatim, as JSON object text."""
-        for key, value in self.obj.items():
-            if key not in self._seen:
-                self.extra[key] = value
+        """The keys the type does not model, and the values kept verbatim, as JSON object text."""
+        if not self.known.issuperset(self.obj):
+            self.extra.update((key, value) for key, value in self.obj.items() if key not in self.known)
         return dump_json(self.extra) if self.extra else ""
 
 
 _MISSING: Any = object()
+
+# The keys each pi-JSON object type models; anything else in the object is kept in `extra_json`.
+_KNOWN = {
+    "assistant": frozenset(
+        {"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"}
+    ),
+    "user": frozenset({"role", "content", "timestamp"}),
+    "toolResult": frozenset({"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"}),
+    "text": frozenset({"type", "text", "textSignature"}),
+    "thinking": frozenset({"type", "thinking", "thinkingSignature", "redacted"}),
+    "toolCall": frozenset({"type", "id", "name", "arguments", "rawArguments", "thoughtSignature"}),
+    "image": frozenset({"type", "data", "mimeType"}),
+    "usage": frozenset({"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}),
+    "cost": frozenset({"input", "output", "cacheRead", "cacheWrite", "total"}),
+    "context": frozenset({"systemPrompt", "messages", "tools"}),
+    "tool": frozenset({"name", "description", "parameters"}),
+}
 
 
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
@@ -185,7 +200,7 @@ def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
 
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["assistant"])
     read.string("role")
     reason_name = read.string("stopReason", default="")  # absent only on a partial still streaming
     if reason_name and reason_name not in STOP_REASONS:
@@ -205,7 +220,7 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
 
 def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     """Convert a pi-JSON context: systemPrompt, messages and tools."""
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["context"])
     context = AgentContext(
         system_prompt=read.optional_string("systemPrompt"),
         messages=read.items("messages", message_from_pi),
@@ -235,7 +250,7 @@ def entry_from_pi(value: Any, where: str = "entry") -> AgentMessage:
 
 
 def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["user"])
     read.string("role")
     content = value.get("content")
     if isinstance(content, str):
@@ -252,7 +267,7 @@ def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
 
 
 def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMessage:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["toolResult"])
     read.string("role")
     return ToolResultMessage(
         tool_call_id=read.string("toolCallId"),
@@ -276,7 +291,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
     if kind == "text":
         return AssistantContent(text=_text(value, where))
     if kind == "thinking":
-        read = _Reader(value, where)
+        read = _Reader(value, where, _KNOWN["thinking"])
         read.string("type")
         return AssistantContent(
             thinking=ThinkingContent(
@@ -287,7 +302,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
             )
         )
     if kind == "toolCall":
-        read = _Reader(value, where)
+        read = _Reader(value, where, _KNOWN["toolCall"])
         read.string("type")
         return AssistantContent(
             tool_call=ToolCall(
@@ -307,7 +322,7 @@ def _media_block(value: Any, where: str) -> TextContent | ImageContent:
     if kind == "text":
         return _text(value, where)
     if kind == "image":
-        read = _Reader(value, where)
+        read = _Reader(value, where, _KNOWN["image"])
         read.string("type")
         encoded = read.string("data")
         try:
@@ -321,7 +336,7 @@ def _media_block(value: Any, where: str) -> TextContent | ImageContent:
 
 
 def _text(value: Mapping[str, Any], where: str) -> TextContent:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["text"])
     read.string("type")
     return TextContent(
         text=read.string("text"), text_signature=read.optional_string("textSignature"), extra_json=read.extra_json()
@@ -337,7 +352,7 @@ def _tool_result_block(block: TextContent | ImageContent) -> ToolResultContent:
 
 
 def _usage(value: Any, where: str) -> Usage:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["usage"])
     return Usage(
         input=read.integer("input"),
         output=read.integer("output"),
@@ -350,7 +365,7 @@ def _usage(value: Any, where: str) -> Usage:
 
 
 def _cost(value: Any, where: str) -> Cost:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["cost"])
     return Cost(
         input=read.number("input"),
         output=read.number("output"),
@@ -362,7 +377,7 @@ def _cost(value: Any, where: str) -> Cost:
 
 
 def _tool(value: Any, where: str) -> Tool:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KNOWN["tool"])
     return Tool(
         name=read.string("name"),
         description=read.string("description", default=""),
@@ -440,7 +455,7 @@ def _user_to_pi(message: UserMessage) -> JsonObject:
     if message.string_content and len(message.content) == 1 and message.content[0].text is not None:
         content = message.content[0].text.text
     else:
-        content = [_media_block_to_pi(item.text or item.image) for item in message.content]
+        content = [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content]
     out = {"role": "user", "content": content, "timestamp": message.timestamp}
     return _with_extra(out, message.extra_json, "UserMessage")
 
@@ -450,7 +465,7 @@ def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:
         "role": "toolResult",
         "toolCallId": message.tool_call_id,
         "toolName": message.tool_name,
-        "content": [_media_block_to_pi(item.text or item.image) for item in message.content],
+        "content": [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content],
     }
     if message.details_json is not None:
         out["details"] = json.loads(message.details_json)
@@ -562,8 +577,9 @@ _BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
 def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     """Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial."""
-    read = _Reader(value, where)
+    read = _Reader(value, where, frozenset())
     kind = read.string("type")
+    read.known = _event_keys(kind)
     if kind == "done" or kind == "error":
         reason_name = read.string("reason")
         if reason_name not in STOP_REASONS:
@@ -630,7 +646,8 @@ def event_to_pi(event: ModelEvent) -> JsonObject:
     if kind == "error":
         return {"type": "error", "reason": STOP_REASON_NAMES[body.reason], "error": assistant_to_pi(body.message)}
     if kind == "start":
-        return {"type": "start", "partial": assistant_to_pi(event.partial or body.header)}
+        header = event.partial if event.partial is not None else body.header
+        return {"type": "start", "partial": assistant_to_pi(header)}
     if not kind:
         raise PiJsonError("ModelEvent: no event kind is set")
     if event.partial is None:
@@ -645,6 +662,17 @@ def event_to_pi(event: ModelEvent) -> JsonObject:
         out["content"] = block.text.text if block.text is not None else (block.thinking or ThinkingContent()).thinking
     out["partial"] = assistant_to_pi(event.partial)
     return out
+
+
+def _event_keys(kind: str) -> frozenset[str]:
+    """The keys a pi event of this type has; events are not stored, so others are refused."""
+    if kind in ("done", "error"):
+        return frozenset({"type", "reason", "message" if kind == "done" else "error"})
+    if kind == "start":
+        return frozenset({"type", "partial"})
+    step = kind.partition("_")[2]
+    own = {"delta": {"delta"}, "end": {"toolCall"} if kind == "toolcall_end" else {"content"}}.get(step, set())
+    return frozenset({"type", "contentIndex", "partial", *own})
 
 
 def _no_extra(read: _Reader) -> None:
