@@ -9,6 +9,34 @@ export { EventStream } from "./event-stream.js";
 export { AssistantMessageEventStream, type Producer } from "./assistant-message-event-stream.js";
 export { Accumulator, StreamProtocolError } from "./accumulator.js";
 export { eventKind, isTerminal, terminalMessage } from "./events.js";
-export { DEFAULT_LIMITS, type Limits, ValidationError, checkAssistant, parseJsonObject } from "./validate.js";
+export {
+  DEFAULT_LIMITS,
+  type Limits,
+  ValidationError,
+  checkAssistant,
+  checkContext,
+  checkMessage,
+  checkRequest,
+  parseJsonObject,
+} from "./validate.js";
+export {
+  PiJsonError,
+  assistantFromPi,
+  assistantToPi,
+  contextFromPi,
+  contextToPi,
+  entryFromPi,
+  entryToPi,
+  eventFromPi,
+  eventToPi,
+  messageFromPi,
+  messageToPi,
+} from "./pi-json.js";
 export { textOf, unwrap, type AnyMessage } from "./messages.js";
-export { createModelTransport, streamModel, type StreamModelOptions } from "./client.js";
+export {
+  ModelCallStream,
+  type StreamModelOptions,
+  type TransportOptions,
+  createModelTransport,
+  streamModel,
+} from "./client.js";

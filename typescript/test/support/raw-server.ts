@@ -19,8 +19,15 @@ export interface Status {
   message?: string;
 }
 
-/** Serve `messages` (each sent as one gRPC message) followed by `status`, on a free port. */
-export async function startRawServer(messages: Uint8Array[], status: Status = { code: 0 }): Promise<RawServer> {
+/**
+ * Serve `messages` (each sent as one gRPC message) followed by `status`, on a free port; with
+ * `hold`, the status never comes: each call stays open until the server closes.
+ */
+export async function startRawServer(
+  messages: Uint8Array[],
+  status: Status = { code: 0 },
+  options: { hold?: boolean } = {},
+): Promise<RawServer> {
   const trailers: http2.OutgoingHttpHeaders = { "grpc-status": String(status.code) };
   if (status.message !== undefined) trailers["grpc-message"] = status.message;
   const server = http2.createServer();
@@ -35,7 +42,7 @@ export async function startRawServer(messages: Uint8Array[], status: Status = { 
     stream.respond({ ":status": 200, "content-type": "application/grpc+proto" }, { waitForTrailers: true });
     stream.once("wantTrailers", () => stream.sendTrailers(trailers));
     for (const message of messages) stream.write(frame(message));
-    stream.end();
+    if (!options.hold) stream.end();
     stream.resume(); // the request is not needed
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
