@@ -63,7 +63,6 @@ STOP_REASONS: dict[str, StopReason] = {
     "aborted": StopReason.ABORTED,
 }
 STOP_REASON_NAMES = {reason: name for name, reason in STOP_REASONS.items()}
-INT64 = range(-(2**63), 2**63)
 
 T = TypeVar("T")
 JsonObject = dict[str, Any]
@@ -77,7 +76,11 @@ class PiJsonError(ValueError):
 
 
 class _Reader:
-    """Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras."""
+    """Reads the known keys of one pi-JSON object; the keys its type does not model become extras.
+
+    The readers test `type(value) is ...`: json.loads makes no subclasses, and this keeps
+    booleans out of the integer and number fields. They run for every field a session holds.
+    """
 
     def __init__(self, value: Any, where: str, known: frozenset[str]) -> None:
         if not isinstance(value, Mapping):
@@ -87,70 +90,65 @@ class _Reader:
         self.known = known  # the keys this object's type models; the others become extras
         self.extra: JsonObject = {}
 
-    def _take(self, key: str) -> Any:
-        return self.obj.get(key, _MISSING)
-
     def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
         return PiJsonError(f"{self.where}.{key}: expected {expected}, got {_describe(value)}")
 
     def string(self, key: str, default: str | None = None) -> str:
-        value = self._take(key)
+        value = self.obj.get(key, _MISSING)
+        if type(value) is str:
+            return value
         if value is _MISSING and default is not None:
             return default
-        if not isinstance(value, str):
-            raise self._fail(key, "a string", value)
-        return value
+        raise self._fail(key, "a string", value)
 
     def optional_string(self, key: str) -> str | None:
         return None if key not in self.obj else self.string(key)
 
     def boolean(self, key: str, default: bool | None = None) -> bool:
-        value = self._take(key)
+        value = self.obj.get(key, _MISSING)
+        if type(value) is bool:
+            return value
         if value is _MISSING and default is not None:
             return default
-        if not isinstance(value, bool):
-            raise self._fail(key, "a boolean", value)
-        return value
+        raise self._fail(key, "a boolean", value)
 
     def optional_boolean(self, key: str) -> bool | None:
         return None if key not in self.obj else self.boolean(key)
 
     def integer(self, key: str) -> int:
-        value = self._take(key)
-        if value is _MISSING:
-            return 0
-        if not isinstance(value, int) or isinstance(value, bool) or value not in INT64:
-            raise self._fail(key, "a 64-bit integer", value)
-        return value
+        value = self.obj.get(key, 0)
+        if type(value) is int and -(2**63) <= value < 2**63:
+            return value
+        raise self._fail(key, "a 64-bit integer", value)
 
     def number(self, key: str) -> float:
-        value = self._take(key)
-        if value is _MISSING:
-            return 0.0
-        if not isinstance(value, int | float) or isinstance(value, bool):
+        value = self.obj.get(key, 0)
+        if type(value) is int:
+            return float(value)
+        if type(value) is not float:
             raise self._fail(key, "a number", value)
-        if isinstance(value, float) and value.is_integer():
+        if value.is_integer():
             self.extra[key] = value  # written back as 1.0, not as the 1 JSON.stringify would give
-        return float(value)
+        return value
 
     def items(self, key: str, read: Callable[[Any, str], T], *, default: list[Any] | None = None) -> list[T]:
-        value = self._take(key)
+        value = self.obj.get(key, _MISSING)
         if value is _MISSING and default is not None:
             return []
-        if not isinstance(value, list):
+        if type(value) is not list:
             raise self._fail(key, "a list", value)
         return [read(item, f"{self.where}.{key}[{i}]") for i, item in enumerate(value)]
 
     def child(self, key: str, read: Callable[[Any, str], T]) -> T | None:
-        value = self._take(key)
+        value = self.obj.get(key, _MISSING)
         return None if value is _MISSING else read(value, f"{self.where}.{key}")
 
     def json_text(self, key: str, *, object_only: bool = False) -> str | None:
         """A value kept as JSON text; absent stays absent."""
-        value = self._take(key)
+        value = self.obj.get(key, _MISSING)
         if value is _MISSING:
             return None
-        if object_only and not isinstance(value, dict):
+        if object_only and type(value) is not dict:
             raise self._fail(key, "an object", value)
         return dump_json(value)
 
