@@ -36,9 +36,10 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolchain into typescript/node_modules.
 
 .PHONY: generate
-generate: setup ts-setup ## Regenerate python/pi_proto/_gen and typescript/src/gen from proto/.
+generate: setup ts-setup ## Regenerate python/pi_proto/_gen, typescript/src/gen and go/gen from proto/.
 	buf generate
 	buf generate --template $(TS)/buf.gen.yaml
+	$(MAKE) -C go generate
 	@# protoc writes absolute imports (`from pi.ai.v1 import ...`); make them package-relative so
 	@# the official classes live inside pi_proto instead of claiming a top-level `pi` package.
 	sed -i 's/^from pi\.ai\.v1 import /from . import /' $(PB2_DIR)/*_pb2.py $(PB2_DIR)/*_pb2.pyi
@@ -49,6 +50,7 @@ check-generate: generate ## Fail if regenerating changes any committed file.
 		git status --short -- python/pi_proto/_gen $(TS)/src/gen; git diff --stat -- python/pi_proto/_gen $(TS)/src/gen; \
 		echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi
+	$(MAKE) -C go check-generate
 
 .PHONY: lint
 lint: setup ts-setup ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
@@ -79,8 +81,12 @@ pytest: setup ## Run the Python tests only.
 ts-test: setup ts-setup ## Run the TypeScript tests only (against the Python server).
 	cd $(TS) && npm test --silent
 
+.PHONY: go-test
+go-test: setup ## Run the Go client's lint and tests (go/).
+	$(MAKE) -C go test
+
 .PHONY: test
-test: setup check-generate lint pytest ts-test ## Everything CI runs.
+test: setup check-generate lint pytest ts-test go-test ## Everything CI runs.
 
 .PHONY: vectors
 vectors: setup ## Regenerate the golden wire vectors in tests/vectors from their case list.
@@ -91,6 +97,14 @@ FUZZ_SECONDS ?= 600
 fuzz: setup ## Fuzz decode + validate with atheris for FUZZ_SECONDS (default 600).
 	mkdir -p fuzz/corpus
 	python fuzz/decode_validate.py fuzz/corpus -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=fuzz/
+
+$(VENV)/.bench-installed: $(VENV)/.installed
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation -c constraints.txt -e '.[dev,bench]'
+	touch $@
+
+.PHONY: bench
+bench: $(VENV)/.bench-installed ## Measure throughput, wire bytes, codec and memory against baselines (bench/results/).
+	python -m bench.bench
 
 .PHONY: load
 load: setup ## 64 concurrent streams x 2,000 events against one server: nothing lost or reordered.

@@ -1,0 +1,236 @@
+package piproto
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"sync/atomic"
+
+	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+)
+
+// Producer produces the events of a driven stream; it should return once ctx ends. Returning
+// without a terminal event, or with an error, ends the stream with an ERROR event.
+type Producer func(ctx context.Context) error
+
+// AssistantMessageEventStream carries the events of one model call, each with its Partial filled
+// in, and ends in the call's final message. It turns any failure of the producer that feeds it
+// into an error event, so ranging over it always ends and Result always gives a message.
+//
+// A producer feeds the stream by calling Push or Send, or by being handed to Drive. A driven
+// stream that stops without a terminal event is ended with an error event carrying everything
+// received so far: ABORTED when Cancel (or the end of the caller's context) stopped it, ERROR
+// otherwise.
+//
+// Each event's Partial is the message rebuilt by an [Accumulator] on the consumer's side, as the
+// event is taken: one live message updated in place, as in pi, so the event read last shows the
+// message after it until the next Next changes it (clone it with proto.Clone to keep a snapshot).
+// Producers and consumers may be different goroutines; several consumers may take events
+// concurrently, but the shared partial is theirs to synchronize.
+type AssistantMessageEventStream struct {
+	events *EventStream[*aiv1.ModelEvent, *aiv1.AssistantMessage]
+
+	mu       sync.Mutex   // the producer's side: the accumulator and the push that follows it
+	received *Accumulator // the rules, and the message an error event keeps
+	driven   context.Context
+	stop     context.CancelFunc
+
+	reading chan struct{} // held (a buffered slot) while an event is taken and replayed
+	view    *Accumulator  // the partial the consumers see
+	partial atomic.Pointer[aiv1.AssistantMessage]
+}
+
+// NewAssistantMessageEventStream returns an empty stream that checks its events against the
+// event-sequence rules with [DefaultLimits].
+func NewAssistantMessageEventStream() *AssistantMessageEventStream {
+	return &AssistantMessageEventStream{
+		events: NewEventStream(IsTerminal, func(event *aiv1.ModelEvent) *aiv1.AssistantMessage {
+			message, _ := TerminalMessage(event)
+			return message
+		}, DefaultHighWater),
+		received: NewAccumulator(),
+		reading:  make(chan struct{}, 1),
+		view:     NewAccumulator(),
+	}
+}
+
+// Push checks event against the stream so far and queues it. An event that does not fit is
+// refused, before anything is queued, with a *[StreamProtocolError] (a driven stream's producer
+// returns it, and the stream ends with it as its ERROR event). A no-op once the stream has ended.
+func (s *AssistantMessageEventStream) Push(event *aiv1.ModelEvent) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.events.Done() {
+		return nil
+	}
+	if err := s.received.apply(event, true); err != nil {
+		return err
+	}
+	s.events.Push(event)
+	return nil
+}
+
+// Send is Push once there is room in the queue, as [EventStream.Send] waits for it, so a producer
+// is slowed to the pace of its consumer; it returns ctx's error if ctx ends first.
+func (s *AssistantMessageEventStream) Send(ctx context.Context, event *aiv1.ModelEvent) error {
+	if err := s.events.waitForRoom(ctx); err != nil {
+		return err
+	}
+	return s.Push(event)
+}
+
+// Fail ends the stream with an error event that keeps everything received so far, with this
+// reason and error message; a no-op once the stream has ended. The message it carries is built
+// from the partial and need not pass the rules a sender's terminal event must.
+func (s *AssistantMessageEventStream) Fail(reason aiv1.StopReason, errorMessage string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.events.Done() {
+		return
+	}
+	message := s.received.Partial
+	message.StopReason = reason
+	message.ErrorMessage = &errorMessage
+	s.events.Push(&aiv1.ModelEvent{Event: &aiv1.ModelEvent_Error{Error: &aiv1.ErrorEvent{Reason: reason, Message: message}}})
+}
+
+// Drive runs producer in its own goroutine as what feeds this stream. Its context ends when
+// Cancel is called, when ctx ends, or once the stream has ended. When ctx ends first the stream
+// ends with ABORTED "cancelled", or, for a passed deadline, ERROR "context deadline exceeded".
+// Drive is called at most once, before anything else happens to the stream.
+func (s *AssistantMessageEventStream) Drive(ctx context.Context, producer Producer) {
+	inner, stop := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.driven, s.stop = ctx, stop
+	s.mu.Unlock()
+	unwatch := context.AfterFunc(ctx, s.callerDone)
+	go func() {
+		defer stop()
+		defer unwatch()
+		err := producer(inner)
+		if ctx.Err() != nil {
+			s.callerDone() // what ended the producer, if the stream has not ended yet
+		}
+		if err != nil {
+			s.Fail(aiv1.StopReason_STOP_REASON_ERROR, err.Error())
+		} else {
+			s.Fail(aiv1.StopReason_STOP_REASON_ERROR, "stream ended without a terminal event")
+		}
+	}()
+}
+
+// Cancel stops the call: the stream ends at once with an ABORTED error event "cancelled", after
+// the events already queued, and the producer's context ends, so nothing it pushes later is
+// delivered.
+func (s *AssistantMessageEventStream) Cancel() {
+	s.CancelWith("cancelled", aiv1.StopReason_STOP_REASON_ABORTED)
+}
+
+// CancelWith is Cancel with another error message and reason, e.g. ERROR for a deadline.
+func (s *AssistantMessageEventStream) CancelWith(errorMessage string, reason aiv1.StopReason) {
+	s.Fail(reason, errorMessage)
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// callerDone ends the stream because the context given to Drive has ended.
+func (s *AssistantMessageEventStream) callerDone() {
+	s.mu.Lock()
+	ctx := s.driven
+	s.mu.Unlock()
+	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+		s.CancelWith(err.Error(), aiv1.StopReason_STOP_REASON_ERROR)
+	} else {
+		s.Cancel()
+	}
+}
+
+// stopping reports whether a wait that ctx ended should go on: when the stream's own context has
+// ended too, the stream ends now (if it has not yet) and the wait takes what is left.
+func (s *AssistantMessageEventStream) stopping(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	s.mu.Lock()
+	driven := s.driven
+	s.mu.Unlock()
+	if driven == nil || driven.Err() == nil {
+		return false
+	}
+	s.callerDone()
+	return true
+}
+
+// Done reports whether the stream has ended: nothing pushed from now on is delivered.
+func (s *AssistantMessageEventStream) Done() bool { return s.events.Done() }
+
+// Queued is the number of events pushed but not yet taken by a consumer.
+func (s *AssistantMessageEventStream) Queued() int { return s.events.Queued() }
+
+// HighWater is how many queued events make Send wait for a consumer.
+func (s *AssistantMessageEventStream) HighWater() int { return s.events.HighWater() }
+
+// Next waits for the next event and fills in its Partial. It returns false once the terminal
+// event has been taken, or when ctx ends first; but when the context given to Drive has ended
+// too (as when ctx is that context or derives from it), the stream ends at once and Next goes on
+// to return what is left, down to its error event.
+func (s *AssistantMessageEventStream) Next(ctx context.Context) (*aiv1.ModelEvent, bool) {
+	select {
+	case s.reading <- struct{}{}:
+	case <-ctx.Done():
+		if !s.stopping(ctx) {
+			return nil, false
+		}
+		s.reading <- struct{}{}
+	}
+	defer func() { <-s.reading }()
+	event, ok := s.events.Next(ctx)
+	if !ok && s.stopping(ctx) {
+		event, ok = s.events.Next(context.Background())
+	}
+	if !ok {
+		return nil, false
+	}
+	_ = s.view.apply(event, false) // accepted already by the producer's side
+	event.Partial = s.view.Partial
+	s.partial.Store(s.view.Partial)
+	return event, true
+}
+
+// Events ranges over the events, each with its Partial, up to and including the terminal one.
+// It never fails: a failure arrives as the error event. Breaking out of the loop leaves the call
+// running; Cancel stops it.
+func (s *AssistantMessageEventStream) Events() iter.Seq[*aiv1.ModelEvent] {
+	return func(yield func(*aiv1.ModelEvent) bool) {
+		for {
+			event, ok := s.Next(context.Background())
+			if !ok || !yield(event) {
+				return
+			}
+		}
+	}
+}
+
+// Result waits for the final message: the one the terminal event carries. It is nil only when
+// ctx ends first while the context given to Drive has not (see Next).
+func (s *AssistantMessageEventStream) Result(ctx context.Context) *aiv1.AssistantMessage {
+	message, err := s.events.Result(ctx)
+	if err != nil {
+		if !s.stopping(ctx) {
+			return nil
+		}
+		message, _ = s.events.Result(context.Background())
+	}
+	return message
+}
+
+// Partial is the message as rebuilt from the events taken so far: the Partial of the event that
+// Next returned last, or nil before the first.
+func (s *AssistantMessageEventStream) Partial() *aiv1.AssistantMessage {
+	return s.partial.Load()
+}
