@@ -6,9 +6,7 @@ import asyncio
 from collections.abc import Sequence
 
 import grpc
-from google.protobuf.message import DecodeError as UpbDecodeError
 
-from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from ._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
@@ -20,7 +18,7 @@ from ._gen.types.pi.ai.v1 import (
 from .accumulator import StreamProtocolError
 from .server import STREAM_METHOD
 from .stream import AssistantMessageEventStream
-from .wire import DecodeError, EncodeError, encode, from_upb
+from .wire import DecodeError, EncodeError, encode, from_upb, parse
 
 Metadata = Sequence[tuple[str, str | bytes]]
 # How long a call may linger after its terminal event before it is cancelled: the server ends
@@ -90,9 +88,12 @@ class ModelCallStream(AssistantMessageEventStream):
                     self.fail(StopReason.ERROR, "stream ended without a terminal event")
                     return
                 index, self._received = self._received, self._received + 1
-                upb = _parse_event(data, index)
+                try:
+                    upb, known_only = parse(ModelEvent, data)
+                except DecodeError as error:
+                    raise DecodeError(f"event {index}: {error}") from None
                 del data  # a long final message is then held by upb and by its decoded copy, not thrice
-                self.push(from_upb(upb, ModelEvent))
+                self.push(from_upb(upb, ModelEvent, unknown=not known_only))
             except grpc.aio.AioRpcError as error:
                 self.fail(StopReason.ERROR, error.details() or error.code().name)
             except asyncio.CancelledError:
@@ -102,16 +103,6 @@ class ModelCallStream(AssistantMessageEventStream):
                 self.fail(StopReason.ERROR, str(error))
             if self.done:
                 asyncio.get_running_loop().call_later(AFTER_TERMINAL_SECONDS, self._call.cancel)
-
-
-def _parse_event(data: bytes, index: int) -> _UpbModelEvent:
-    """Parse with upb, strictly: malformed bytes are a DecodeError naming the event."""
-    upb = _UpbModelEvent()
-    try:
-        upb.ParseFromString(data)
-    except UpbDecodeError as error:
-        raise DecodeError(f"event {index}: cannot decode ModelEvent from {len(data)} bytes: {error}") from None
-    return upb
 
 
 class ModelClient:
