@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+import contextlib
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
 import betterproto2
 import grpc
@@ -103,3 +106,18 @@ async def health_status(target: str, service: str = "") -> int:
         )
         reply: health_pb2.HealthCheckResponse = await check(health_pb2.HealthCheckRequest(service=service))
         return reply.status
+
+
+@contextlib.contextmanager
+def serve_process(*flags: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`pi-proto serve --port 0 FLAGS` as a process: yields it and the target from its first line."""
+    command = [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", *flags]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("listening on "), f"{line!r}; stderr: {process.stderr.read() if process.stderr else ''}"
+        yield process, line.removeprefix("listening on ").strip()
+    finally:
+        process.kill()
+        process.communicate()

@@ -13,6 +13,8 @@ import pytest
 
 import pi_proto as pp
 
+from .helpers import serve_process
+
 pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,17 +32,9 @@ def pi_proto(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str
 
 @pytest.fixture
 def served() -> Iterator[tuple[subprocess.Popen[str], str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("listening on 127.0.0.1:"), line
-        yield process, line.removeprefix("listening on ").strip()
-    finally:
-        process.kill()
-        process.wait()
+    with serve_process() as (process, target):
+        assert target.startswith("127.0.0.1:")
+        yield process, target
 
 
 def test_serve_prints_one_line_and_stops_cleanly_on_sigterm(
@@ -103,14 +97,7 @@ def test_demo_plays_the_round_trip_with_a_real_read() -> None:
 
 
 def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--delay", "0.2"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        target = server.stdout.readline().removeprefix("listening on ").strip()
+    with serve_process("--delay", "0.2") as (server, target):
         client = subprocess.Popen(
             [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--json", "hi"],
             stdout=subprocess.PIPE,
@@ -128,6 +115,3 @@ def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
         assert last.error.message is not None
         assert last.error.message.error_message == "the server is shutting down"
         assert server.wait(timeout=20) == 0
-    finally:
-        server.kill()
-        server.wait()

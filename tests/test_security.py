@@ -17,7 +17,7 @@ from pi_proto.scripted import ScriptedModel
 from pi_proto.server import ModelServer, ServerLimits, Tls
 
 from .certs import self_signed
-from .helpers import drain, health_status, raw_status, readme_context
+from .helpers import drain, health_status, raw_status, readme_context, serve_process
 
 pytestmark = pytest.mark.timeout(30)
 TOKEN = "s3cret-token"
@@ -101,17 +101,11 @@ def test_tls_and_token_from_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "key.pem").write_bytes(certificate.private_key_pem)
     (tmp_path / "token").write_text(TOKEN + "\n")
     (tmp_path / "wrong").write_text("nope\n")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--tls-cert", str(tmp_path / "cert.pem"),
-         "--tls-key", str(tmp_path / "key.pem"), "--token-file", str(tmp_path / "token")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert server.stdout is not None
-        target = server.stdout.readline().removeprefix("listening on ").strip()
+    flags = ["--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem")]
+    with serve_process(*flags, "--token-file", str(tmp_path / "token")) as (server, target):
 
-        def stream(*flags: str) -> subprocess.CompletedProcess[str]:
-            command = [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--timeout", "10", *flags]
+        def stream(*options: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--timeout", "10", *options]
             return subprocess.run([*command, "hi"], capture_output=True, text=True, timeout=30)
 
         ok = stream("--ca-file", str(tmp_path / "cert.pem"), "--token-file", str(tmp_path / "token"))
@@ -120,7 +114,6 @@ def test_tls_and_token_from_the_command_line(tmp_path: Path) -> None:
         denied = stream("--ca-file", str(tmp_path / "cert.pem"), "--token-file", str(tmp_path / "wrong"))
         assert denied.returncode == 1
         assert "missing or invalid bearer token" in denied.stdout
-    finally:
         server.terminate()
         _, errors = server.communicate(timeout=20)
     assert TOKEN not in errors  # the token is never logged

@@ -6,8 +6,6 @@ import asyncio
 import os
 import re
 import signal
-import subprocess
-import sys
 from typing import Any
 
 import grpc
@@ -21,7 +19,16 @@ from pi_proto.events import events_of
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import SERVICE, ModelServer, wire_event
 
-from .helpers import RawServer, RecordingModel, drain, health_status, kind, raw_status, readme_context
+from .helpers import (
+    RawServer,
+    RecordingModel,
+    drain,
+    health_status,
+    kind,
+    raw_status,
+    readme_context,
+    serve_process,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -160,27 +167,16 @@ async def test_no_server_is_an_error_event_not_an_exception() -> None:
 
 
 async def test_server_killed_mid_stream_gives_the_client_an_error_event() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--delay", "0.05"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 20)
-        target = line.removeprefix("listening on ").strip()
+    with serve_process("--delay", "0.05") as (process, target):
         async with ModelClient(target) as client:
             events = client.stream(readme_context())
             first = await asyncio.wait_for(anext(events), 10)
             assert kind(first) == "start"
             os.kill(process.pid, signal.SIGKILL)
             rest, message = await asyncio.wait_for(drain(events), 10)
-        assert kind(rest[-1]) == "error"
-        assert message.stop_reason == pp.StopReason.ERROR
-        assert message.error_message
-    finally:
-        process.kill()
-        process.wait()
+    assert kind(rest[-1]) == "error"
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message
 
 
 async def test_graceful_shutdown_ends_in_flight_streams_with_aborted() -> None:
