@@ -19,7 +19,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,13 +31,12 @@ import grpc
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2
 from pi_proto.events import events_of
-from pi_proto.pi_json import assistant_to_pi, entry_from_pi, entry_to_pi
+from pi_proto.pi_json import entry_from_pi, entry_to_pi
 from pi_proto.server import STREAM_METHOD, wire_event
 from pi_proto.wire import to_upb
 
-from .workloads import text_turn
+from .workloads import ROOT, our_server, serving, text_turn
 
-ROOT = Path(__file__).resolve().parents[1]
 SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 RESULTS = ROOT / "bench" / "results"
 CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
@@ -65,33 +63,15 @@ def figure(section: str, name: str, value: float, unit: str, baseline: float | N
     return Figure(section, name, value, unit, baseline, ratio, target, met)
 
 
-# --- servers in processes of their own ----------------------------------------------------------------
-
-
-@contextmanager
-def serving(command: list[str]) -> Iterator[str]:
-    process = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().removeprefix("listening on ").strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-@contextmanager
-def our_server(turn: pp.AssistantMessage, *extra: str) -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as folder:
-        script = Path(folder) / "script.json"
-        script.write_text(json.dumps([assistant_to_pi(turn)]), encoding="utf-8")
-        command = ["-m", "pi_proto.cli", "serve", "--port", "0", "--script", str(script), "--delta-size", "8", *extra]
-        with serving(command) as target:
-            yield target
-
-
 @contextmanager
 def floor_server(events: int) -> Iterator[str]:
-    with serving(["-m", "bench.floor", "--events", str(events)]) as target:
+    with serving(["-m", "bench.floor", "--events", str(events)]) as (_, target):
+        yield target
+
+
+@contextmanager
+def our_target(turn: pp.AssistantMessage, *flags: str) -> Iterator[str]:
+    with our_server(turn, *flags) as (_, target):
         yield target
 
 
@@ -160,7 +140,7 @@ def best_of(runs: int, measure: Callable[[], float]) -> float:
 def single_stream(events: int = 10_004) -> list[Figure]:
     with floor_server(events) as target:
         floor = best_of(3, lambda: asyncio.run(events_per_second(target, 1, ours=False)))
-    with our_server(text_turn(events)) as target:
+    with our_target(text_turn(events)) as target:
         ours = best_of(3, lambda: asyncio.run(events_per_second(target, 1, ours=True)))
     return [figure("1 single stream", "events/s, our client ÷ raw grpc.aio", ours, "events/s", floor, ">= 0.7")]
 
@@ -168,12 +148,12 @@ def single_stream(events: int = 10_004) -> list[Figure]:
 def concurrent_streams(streams: int = 64, events: int = 2_000, paced_events: int = 500) -> list[Figure]:
     with floor_server(events) as target:
         floor = asyncio.run(events_per_second(target, streams, ours=False))
-    with our_server(text_turn(events)) as target:
+    with our_target(text_turn(events)) as target:
         ours = asyncio.run(events_per_second(target, streams, ours=True))
     # Half the saturation rate: each stream paced so that all together send ours / 2 events/s.
     delay = streams / (ours / 2)
     gaps: list[float] = []
-    with our_server(text_turn(paced_events), "--delay", f"{delay:.6f}") as target:
+    with our_target(text_turn(paced_events), "--delay", f"{delay:.6f}") as target:
         paced = asyncio.run(events_per_second(target, streams, ours=True, gaps=gaps))
     gaps.sort()
     p50, p99 = percentile(gaps, 50), percentile(gaps, 99)
@@ -188,7 +168,7 @@ def slow_consumers(streams: int = 64, events: int = 500, pause: float = 0.01) ->
     """Consumers that spend `pause` per event: how coalescing changes what they get and when."""
     text = len(pp.text_of(text_turn(events)))
     results = {}
-    with our_server(text_turn(events)) as target:
+    with our_target(text_turn(events)) as target:
         for coalesce in (False, True):
 
             async def run(coalesce: bool = coalesce) -> tuple[float, list[float]]:
@@ -290,7 +270,7 @@ def codec() -> list[Figure]:
 
 
 def memory(deltas: int = 100_000) -> list[Figure]:
-    with our_server(text_turn(deltas + 4)) as target:
+    with our_target(text_turn(deltas + 4)) as target:
         run = subprocess.run(
             [sys.executable, "-m", "bench.memory", "--target", target], capture_output=True, text=True, cwd=ROOT
         )

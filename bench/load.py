@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pi_proto as pp
-from pi_proto.pi_json import assistant_to_pi
 
-CHUNK = 8  # characters per delta; each delta is one numbered chunk, so order is checkable
+from .workloads import DELTA_SIZE, our_server, text_turn
 
 
 @dataclass
@@ -59,13 +55,6 @@ class LoadReport:
         return "\n".join(f"{name:<32} {value}" for name, value in rows)
 
 
-def script_turn(events_per_stream: int) -> pp.AssistantMessage:
-    """A turn that streams as exactly `events_per_stream` events: start, text start, deltas, end, done."""
-    deltas = events_per_stream - 4
-    text = "".join(f"{index:0{CHUNK - 1}d}," for index in range(deltas))
-    return pp.assistant_message(text, timestamp=1_000)
-
-
 async def one_stream(target: str, context: pp.AgentContext) -> StreamResult:
     deltas: list[str] = []
     gaps: list[float] = []
@@ -82,28 +71,15 @@ async def one_stream(target: str, context: pp.AgentContext) -> StreamResult:
 
 
 async def run_load(streams: int, events_per_stream: int) -> LoadReport:
-    turn = script_turn(events_per_stream)
+    turn = text_turn(events_per_stream)
     text = pp.text_of(turn)
-    expected = [text[start : start + CHUNK] for start in range(0, len(text), CHUNK)]
-    with tempfile.TemporaryDirectory() as folder:
-        script = Path(folder) / "script.json"
-        script.write_text(json.dumps([assistant_to_pi(turn)]), encoding="utf-8")
-        server = subprocess.Popen(
-            [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", "--script", str(script),
-             "--delta-size", str(CHUNK), "--max-streams", str(max(streams, 256))],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            assert server.stdout is not None
-            target = server.stdout.readline().removeprefix("listening on ").strip()
-            context = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
-            started = time.perf_counter()
-            results = await asyncio.gather(*(one_stream(target, context) for _ in range(streams)))
-            seconds = time.perf_counter() - started
-            peak = _peak_rss_kib(server.pid)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    expected = [text[start : start + DELTA_SIZE] for start in range(0, len(text), DELTA_SIZE)]
+    with our_server(turn, "--max-streams", str(max(streams, 256))) as (server, target):
+        context = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
+        started = time.perf_counter()
+        results = await asyncio.gather(*(one_stream(target, context) for _ in range(streams)))
+        seconds = time.perf_counter() - started
+        peak = _peak_rss_kib(server.pid)
     gaps = sorted(gap for result in results for gap in result.gaps)
     return LoadReport(
         streams=streams,
