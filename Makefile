@@ -85,8 +85,12 @@ ts-test: setup ts-setup ## Run the TypeScript tests only (against the Python ser
 go-test: setup ## Run the Go client's lint and tests (go/).
 	$(MAKE) -C go test
 
+.PHONY: rust-test
+rust-test: setup ## Run the Rust client's lint and tests (rust/).
+	$(MAKE) -C rust test
+
 .PHONY: test
-test: setup check-generate lint pytest ts-test go-test ## Everything CI runs.
+test: setup check-generate lint pytest ts-test go-test rust-test ## Everything CI runs.
 
 .PHONY: vectors
 vectors: setup ## Regenerate the golden wire vectors in tests/vectors from their case list.

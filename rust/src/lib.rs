@@ -1,0 +1,32 @@
+//! pi-proto for Rust: the `pi.ai.v1` types generated from `../proto`, the event-stream runtime of
+//! the Python package, and a gRPC client of `pi.ai.v1.ModelService/Stream`.
+//!
+//! - [`v1`]: every message, with prost's binary encoding and pbjson's ProtoJSON (serde).
+//! - [`EventStream`]: the events of one model call, each with `partial` rebuilt, ending at the
+//!   first `done` or `error` event; [`EventStream::result`] is the message that event carries.
+//! - [`Accumulator`]: rebuilds the partial message and enforces the stream rules.
+//! - [`ModelClient`]: streams a call; every failure becomes the stream's final `error` event.
+//! - [`text_of`]: a message's text blocks joined with newlines; [`user_message`] and the
+//!   `From` conversions into [`v1::AgentMessage`] build a context.
+
+/// The generated `pi.ai.v1` types (prost), their ProtoJSON impls (pbjson) and the
+/// `ModelService` client (tonic). Built from `../proto` by `build.rs`; never edit.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v1 {
+    include!(concat!(env!("OUT_DIR"), "/pi.ai.v1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/pi.ai.v1.serde.rs"));
+}
+
+mod accumulator;
+mod client;
+mod event_stream;
+mod events;
+mod messages;
+mod validate;
+
+pub use accumulator::{Accumulator, StreamProtocolError};
+pub use client::{CallOptions, ModelClient};
+pub use event_stream::{EventStream, Source};
+pub use events::{event_kind, events_of, is_terminal, terminal_message};
+pub use messages::{TextBlocks, text_of, user_message};
+pub use validate::{Limits, ValidationError, check_assistant, parse_json_object};

@@ -1,0 +1,120 @@
+//! Building and reading messages: `user_message`, the `AgentMessage` conversions, and `text_of`,
+//! the text of a message for display, search and summaries.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::v1::agent_message::Role;
+use crate::v1::{
+    AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserContent, UserMessage,
+    assistant_content, tool_result_content, user_content,
+};
+
+/// A user message holding one text block, timestamped now.
+pub fn user_message(text: &str) -> UserMessage {
+    let block = user_content::Block::Text(TextContent {
+        text: text.to_owned(),
+        ..Default::default()
+    });
+    UserMessage {
+        content: vec![UserContent { block: Some(block) }],
+        timestamp: now_ms(),
+        ..Default::default()
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit of every timestamp in pi.ai.v1.
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+impl From<UserMessage> for AgentMessage {
+    fn from(message: UserMessage) -> Self {
+        Self {
+            role: Some(Role::User(message)),
+            ..Default::default()
+        }
+    }
+}
+
+impl From<AssistantMessage> for AgentMessage {
+    fn from(message: AssistantMessage) -> Self {
+        Self {
+            role: Some(Role::Assistant(message)),
+            ..Default::default()
+        }
+    }
+}
+
+impl From<ToolResultMessage> for AgentMessage {
+    fn from(message: ToolResultMessage) -> Self {
+        Self {
+            role: Some(Role::ToolResult(message)),
+            ..Default::default()
+        }
+    }
+}
+
+/// A message whose content has text blocks.
+pub trait TextBlocks {
+    /// The text of each text block, in order; other blocks are skipped.
+    fn text_blocks(&self) -> Vec<&str>;
+}
+
+/// The message's text blocks joined with newlines, in order; other blocks are skipped.
+///
+/// A lossy projection: the message itself is left untouched.
+pub fn text_of(message: &impl TextBlocks) -> String {
+    message.text_blocks().join("\n")
+}
+
+impl TextBlocks for AssistantMessage {
+    fn text_blocks(&self) -> Vec<&str> {
+        self.content
+            .iter()
+            .filter_map(|content| match &content.block {
+                Some(assistant_content::Block::Text(text)) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl TextBlocks for UserMessage {
+    fn text_blocks(&self) -> Vec<&str> {
+        self.content
+            .iter()
+            .filter_map(|content| match &content.block {
+                Some(user_content::Block::Text(text)) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl TextBlocks for ToolResultMessage {
+    fn text_blocks(&self) -> Vec<&str> {
+        self.content
+            .iter()
+            .filter_map(|content| match &content.block {
+                Some(tool_result_content::Block::Text(text)) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl TextBlocks for AgentMessage {
+    fn text_blocks(&self) -> Vec<&str> {
+        match &self.role {
+            Some(Role::User(message)) => message.text_blocks(),
+            Some(Role::Assistant(message)) => message.text_blocks(),
+            Some(Role::ToolResult(message)) => message.text_blocks(),
+            // Custom messages and session entries are kept verbatim, not modelled: no text blocks.
+            Some(Role::Custom(_) | Role::SessionEntry(_)) | None => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! `text_of` joins the text blocks with newlines and leaves the message unchanged.
+
+mod support;
+
+use pi_proto::text_of;
+use pi_proto::v1::agent_message::Role;
+use pi_proto::v1::{AgentMessage, CustomMessage, StopReason};
+use support::{assistant_message, bounded, text, tool_call};
+
+#[test]
+fn text_projection_skips_the_tool_call_and_keeps_it() {
+    bounded(|| {
+        let message = assistant_message(
+            vec![
+                text("先读取"),
+                tool_call("call_1", "read", r#"{"path":"README.md"}"#),
+                text("再回答"),
+            ],
+            StopReason::ToolUse,
+        );
+        let before = message.clone();
+
+        assert_eq!(text_of(&message), "先读取\n再回答");
+        assert_eq!(message, before);
+        assert_eq!(
+            message.content[1],
+            tool_call("call_1", "read", r#"{"path":"README.md"}"#)
+        );
+    });
+}
+
+#[test]
+fn text_of_an_agent_message_is_the_text_of_the_message_it_wraps() {
+    bounded(|| {
+        let assistant = assistant_message(vec![text("a"), text("b")], StopReason::Stop);
+        let wrapped = AgentMessage {
+            role: Some(Role::Assistant(assistant)),
+            ..Default::default()
+        };
+        assert_eq!(text_of(&wrapped), "a\nb");
+
+        let custom = AgentMessage {
+            role: Some(Role::Custom(CustomMessage {
+                role: "bashExecution".to_owned(),
+                fields_json: r#"{"output":"ok"}"#.to_owned(),
+            })),
+            ..Default::default()
+        };
+        assert_eq!(text_of(&custom), "");
+        assert_eq!(text_of(&assistant_message(vec![], StopReason::Stop)), "");
+    });
+}
