@@ -89,8 +89,12 @@ go-test: setup ## Run the Go client's lint and tests (go/).
 rust-test: setup ## Run the Rust client's lint and tests (rust/).
 	$(MAKE) -C rust test
 
+.PHONY: java-test
+java-test: setup ## Run the Java client's tests (java/).
+	$(MAKE) -C java test
+
 .PHONY: test
-test: setup check-generate lint pytest ts-test go-test rust-test ## Everything CI runs.
+test: setup check-generate lint pytest ts-test go-test rust-test java-test ## Everything CI runs.
 
 .PHONY: vectors
 vectors: setup ## Regenerate the golden wire vectors in tests/vectors from their case list.

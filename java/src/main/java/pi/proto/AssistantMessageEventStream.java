@@ -1,0 +1,130 @@
+package pi.proto;
+
+import java.util.Objects;
+import pi.ai.v1.Event.ErrorEvent;
+import pi.ai.v1.Event.ModelEvent;
+import pi.ai.v1.Message.AssistantMessage;
+import pi.ai.v1.Message.StopReason;
+
+/**
+ * The events of one model call, each with {@code partial} filled in, ending in its final message.
+ *
+ * <p>A producer feeds it either by calling {@link #push} or by being handed to {@link #drive},
+ * which runs it on a thread of its own. A driven stream that stops without a terminal event is
+ * ended with an {@code error} event carrying everything received so far: ABORTED when {@link
+ * #cancel()} stopped it, ERROR otherwise. Iterating never throws for a failure of the stream, and
+ * {@link #result()} always completes once the stream ends.
+ */
+public class AssistantMessageEventStream extends EventStream<ModelEvent, AssistantMessage> {
+  /** What feeds a driven stream: it pushes or sends events, and stops when interrupted. */
+  @FunctionalInterface
+  public interface Producer {
+    void produce(AssistantMessageEventStream events) throws Exception;
+  }
+
+  private final Accumulator accumulator;
+  private Thread producer; // guarded by this
+
+  public AssistantMessageEventStream() {
+    this(Limits.DEFAULT);
+  }
+
+  /** A stream whose terminal event must carry a message within {@code limits}. */
+  public AssistantMessageEventStream(Limits limits) {
+    super(Events::isTerminal, Events::terminalMessage);
+    this.accumulator = new Accumulator(limits);
+  }
+
+  /** The message as rebuilt from the events pushed so far. */
+  public synchronized AssistantMessage partial() {
+    return accumulator.partial();
+  }
+
+  /**
+   * Rebuild the partial from {@code event}, attach it, and queue the event.
+   *
+   * @throws StreamProtocolException before queueing anything, if the event does not fit the stream
+   *     so far (a driven stream turns that into its {@code error} event)
+   */
+  @Override
+  public void push(ModelEvent event) {
+    offer(() -> accumulator.apply(event));
+  }
+
+  /** End the stream with an {@code error} event that keeps everything received so far. */
+  public void fail(StopReason reason, String errorMessage) {
+    offer(
+        () -> {
+          AssistantMessage message =
+              accumulator.partial().toBuilder()
+                  .setStopReason(reason)
+                  .setErrorMessage(errorMessage)
+                  .build();
+          ErrorEvent error = ErrorEvent.newBuilder().setReason(reason).setMessage(message).build();
+          // Built from the partial, it need not pass the rules a sender's terminal event must.
+          return accumulator.close(ModelEvent.newBuilder().setError(error).build());
+        });
+  }
+
+  /**
+   * Run {@code producer} on a new daemon thread as what feeds this stream; {@link #cancel()}
+   * interrupts that thread. When the producer returns or throws, a stream it did not end is ended
+   * with an ERROR event: "stream ended without a terminal event", or the exception's type and
+   * message.
+   */
+  public void drive(Producer producer) {
+    Thread thread = new Thread(() -> run(producer), "pi-proto-stream");
+    thread.setDaemon(true);
+    synchronized (this) {
+      if (this.producer != null) {
+        throw new IllegalStateException("the stream is already driven");
+      }
+      this.producer = thread;
+    }
+    thread.start();
+  }
+
+  /** Cancel the call: the stream ends at once with an ABORTED {@code error} event, "cancelled". */
+  public void cancel() {
+    cancel("cancelled", StopReason.STOP_REASON_ABORTED);
+  }
+
+  /**
+   * Stop the producer; the stream ends at once with an {@code error} event of {@code reason} (e.g.
+   * ERROR for a deadline of the caller's own), after the events already queued, so nothing the
+   * producer pushes later is delivered.
+   */
+  public void cancel(String errorMessage, StopReason reason) {
+    Thread driver;
+    synchronized (this) {
+      if (isDone()) {
+        return;
+      }
+      driver = producer;
+    }
+    fail(reason, errorMessage);
+    if (driver != null) {
+      driver.interrupt();
+    }
+  }
+
+  private void run(Producer producer) {
+    try {
+      producer.produce(this);
+      fail(StopReason.STOP_REASON_ERROR, "stream ended without a terminal event");
+    } catch (InterruptedException interrupted) {
+      // Interrupted by cancel(), which has already ended the stream, or by someone else.
+      fail(StopReason.STOP_REASON_ABORTED, "cancelled");
+    } catch (Exception error) {
+      fail(StopReason.STOP_REASON_ERROR, describe(error));
+    } catch (Error error) {
+      fail(StopReason.STOP_REASON_ERROR, describe(error));
+      throw error;
+    }
+  }
+
+  /** As the Python runtime words a failed producer: the exception's type, then its message. */
+  private static String describe(Throwable error) {
+    return error.getClass().getSimpleName() + ": " + Objects.toString(error.getMessage(), "");
+  }
+}

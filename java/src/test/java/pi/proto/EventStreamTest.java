@@ -1,0 +1,229 @@
+package pi.proto;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static pi.proto.Fixtures.TEST_TIMEOUT_SECONDS;
+import static pi.proto.Fixtures.assistantMessage;
+import static pi.proto.Fixtures.error;
+import static pi.proto.Fixtures.start;
+import static pi.proto.Fixtures.text;
+import static pi.proto.Fixtures.textDelta;
+import static pi.proto.Fixtures.textStart;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import pi.ai.v1.Event.ModelEvent;
+import pi.ai.v1.Message.AssistantMessage;
+import pi.ai.v1.Message.StopReason;
+
+class EventStreamTest {
+  private static List<ModelEvent> drain(Iterable<ModelEvent> events) {
+    List<ModelEvent> seen = new ArrayList<>();
+    events.forEach(seen::add);
+    return seen;
+  }
+
+  private static EventStream<String, String> strings(int highWater) {
+    return new EventStream<>(event -> event.startsWith("end"), event -> event + "!", highWater);
+  }
+
+  /** Wait until {@code thread} waits on the stream; the test's own timeout bounds the wait. */
+  private static void awaitBlocked(Thread thread) throws InterruptedException {
+    while (thread.getState() != Thread.State.WAITING) {
+      assertNotEquals(
+          Thread.State.TERMINATED, thread.getState(), "the thread ended without waiting");
+      Thread.sleep(1);
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anErrorEventEndsIterationAfterThatOneEvent() throws Exception {
+    AssistantMessage message =
+        assistantMessage(StopReason.STOP_REASON_ERROR, text("partial answer")).toBuilder()
+            .setErrorMessage("socket reset")
+            .build();
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+
+    events.push(error(StopReason.STOP_REASON_ERROR, message));
+    events.push(start()); // after the terminal event: ignored
+
+    List<ModelEvent> seen = drain(events);
+    assertEquals(1, seen.size());
+    assertEquals("error", Events.kindOf(seen.get(0)));
+    assertEquals(message, seen.get(0).getPartial());
+    AssistantMessage result = events.result().get();
+    assertEquals(message, result);
+    assertEquals("socket reset", result.getErrorMessage());
+    assertTrue(events.isDone());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aTerminalEventResolvesTheResultAndLaterPushesAreIgnored() throws Exception {
+    EventStream<String, String> stream = strings(8);
+    stream.push("a");
+    stream.push("end");
+    stream.push("late");
+
+    List<String> seen = new ArrayList<>();
+    stream.forEach(seen::add);
+    assertEquals(List.of("a", "end"), seen);
+    assertEquals("end!", stream.result().get());
+    assertFalse(stream.iterator().hasNext());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void endReleasesAWaitingConsumer() throws Exception {
+    EventStream<String, String> stream = strings(8);
+    List<String> seen = new ArrayList<>();
+    Thread consumer = new Thread(() -> stream.forEach(seen::add));
+    consumer.start();
+    stream.push("a");
+    awaitBlocked(consumer);
+
+    stream.end("over");
+    consumer.join();
+    assertEquals(List.of("a"), seen);
+    assertEquals("over", stream.result().get());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void sendWaitsForRoomBelowTheHighWaterMark() throws Exception {
+    EventStream<String, String> stream = strings(1);
+    Thread producer =
+        new Thread(
+            () -> {
+              try {
+                stream.send("a");
+                stream.send("b");
+                stream.send("end");
+              } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    producer.start();
+    awaitBlocked(producer);
+    assertEquals(1, stream.queued()); // "b" waits until "a" is taken
+
+    List<String> seen = new ArrayList<>();
+    stream.forEach(seen::add);
+    producer.join();
+    assertEquals(List.of("a", "b", "end"), seen);
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anInterruptedConsumerStopsWaitingAndKeepsTheInterrupt() {
+    EventStream<String, String> stream = strings(8);
+    Iterator<String> iterator = stream.iterator();
+    Thread.currentThread().interrupt();
+    assertThrows(CancellationException.class, iterator::hasNext);
+    assertTrue(Thread.interrupted());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void cancelEndsTheStreamWithAbortedKeepingThePartial() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.push(start());
+    events.push(textStart(0));
+    events.push(textDelta(0, "half an ans"));
+    events.cancel();
+    events.cancel(); // once ended, a no-op
+    events.push(textDelta(0, "wer")); // ignored
+
+    List<ModelEvent> seen = drain(events);
+    assertEquals(
+        List.of("start", "text_start", "text_delta", "error"),
+        seen.stream().map(Events::kindOf).toList());
+    AssistantMessage message = events.result().get();
+    assertEquals(StopReason.STOP_REASON_ABORTED, message.getStopReason());
+    assertEquals(StopReason.STOP_REASON_ABORTED, seen.get(3).getError().getReason());
+    assertEquals("cancelled", message.getErrorMessage());
+    assertEquals("half an ans", Messages.textOf(message));
+    assertEquals("scripted-v1", message.getModel());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aProducerThatStopsEarlyEndsTheStreamWithError() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.drive(
+        stream -> {
+          stream.send(start());
+          stream.send(textStart(0));
+          stream.send(textDelta(0, "kept"));
+        });
+    List<ModelEvent> seen = drain(events);
+    assertEquals(4, seen.size());
+    AssistantMessage message = events.result().get();
+    assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
+    assertEquals("stream ended without a terminal event", message.getErrorMessage());
+    assertEquals("kept", Messages.textOf(message));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aProducerThatThrowsEndsTheStreamWithItsError() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.drive(
+        stream -> {
+          stream.send(start());
+          throw new IllegalStateException("boom");
+        });
+    assertEquals(List.of("start", "error"), drain(events).stream().map(Events::kindOf).toList());
+    assertEquals("IllegalStateException: boom", events.result().get().getErrorMessage());
+
+    AssistantMessageEventStream misplaced = new AssistantMessageEventStream();
+    misplaced.drive(
+        stream -> {
+          stream.send(start());
+          stream.send(textDelta(4, "x"));
+        });
+    assertEquals(List.of("start", "error"), drain(misplaced).stream().map(Events::kindOf).toList());
+    assertEquals(
+        "StreamProtocolException: event 1 (text_delta) breaks rule 'block-exists': "
+            + "content_index 4 refers to no block (the message has 0)",
+        misplaced.result().get().getErrorMessage());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void cancelInterruptsAProducerWaitingForRoom() throws Exception {
+    CountDownLatch stopped = new CountDownLatch(1);
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.drive(
+        stream -> {
+          try {
+            stream.send(start());
+            stream.send(textStart(0));
+            while (true) {
+              stream.send(textDelta(0, "more "));
+            }
+          } finally {
+            stopped.countDown();
+          }
+        });
+    Iterator<ModelEvent> iterator = events.iterator();
+    assertEquals("start", Events.kindOf(iterator.next()));
+    events.cancel();
+    stopped.await();
+
+    List<ModelEvent> rest = new ArrayList<>();
+    iterator.forEachRemaining(rest::add);
+    assertEquals("error", Events.kindOf(rest.get(rest.size() - 1)));
+    assertEquals(StopReason.STOP_REASON_ABORTED, events.result().get().getStopReason());
+    assertEquals("cancelled", events.result().get().getErrorMessage());
+  }
+}

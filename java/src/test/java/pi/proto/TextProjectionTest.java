@@ -1,0 +1,57 @@
+package pi.proto;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static pi.proto.Fixtures.TEST_TIMEOUT_SECONDS;
+import static pi.proto.Fixtures.assistantMessage;
+import static pi.proto.Fixtures.text;
+import static pi.proto.Fixtures.toolCall;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import pi.ai.v1.Content.AssistantContent;
+import pi.ai.v1.Content.ImageContent;
+import pi.ai.v1.Content.TextContent;
+import pi.ai.v1.Content.UserContent;
+import pi.ai.v1.Message.AgentMessage;
+import pi.ai.v1.Message.AssistantMessage;
+import pi.ai.v1.Message.CustomMessage;
+import pi.ai.v1.Message.StopReason;
+import pi.ai.v1.Message.UserMessage;
+
+class TextProjectionTest {
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void textOfJoinsTheTextBlocksAndKeepsTheToolCall() {
+    AssistantContent read = toolCall("call_1", "read", "{\"path\":\"README.md\"}");
+    AssistantMessage message =
+        assistantMessage(StopReason.STOP_REASON_TOOL_USE, text("先读取"), read, text("再回答"));
+
+    assertEquals("先读取\n再回答", Messages.textOf(message));
+
+    assertEquals(3, message.getContentCount());
+    assertEquals(read, message.getContent(1));
+    assertEquals("call_1", message.getContent(1).getToolCall().getId());
+    assertEquals("read", message.getContent(1).getToolCall().getName());
+    assertEquals(
+        "{\"path\":\"README.md\"}", message.getContent(1).getToolCall().getArgumentsJson());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void textOfSeesThroughAgentMessagesAndSkipsImages() {
+    UserMessage user =
+        UserMessage.newBuilder()
+            .addContent(UserContent.newBuilder().setText(TextContent.newBuilder().setText("看这张图")))
+            .addContent(
+                UserContent.newBuilder()
+                    .setImage(ImageContent.newBuilder().setMimeType("image/png")))
+            .addContent(UserContent.newBuilder().setText(TextContent.newBuilder().setText("")))
+            .build();
+    assertEquals("看这张图\n", Messages.textOf(AgentMessage.newBuilder().setUser(user).build()));
+
+    CustomMessage custom =
+        CustomMessage.newBuilder().setRole("bashExecution").setFieldsJson("{}").build();
+    assertEquals("", Messages.textOf(AgentMessage.newBuilder().setCustom(custom).build()));
+    assertEquals("", Messages.textOf(assistantMessage(StopReason.STOP_REASON_STOP)));
+  }
+}
