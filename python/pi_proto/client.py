@@ -89,11 +89,11 @@ class ModelCallStream(AssistantMessageEventStream):
                     return
                 index, self._received = self._received, self._received + 1
                 try:
-                    upb, known_only = parse(ModelEvent, data)
+                    upb = parse(ModelEvent, data)
                 except DecodeError as error:
                     raise DecodeError(f"event {index}: {error}") from None
-                del data  # a long final message is then held by upb and by its decoded copy, not thrice
-                self.push(from_upb(upb, ModelEvent, unknown=not known_only))
+                del data  # upb keeps what it needs: the bytes are not held twice
+                self.push(from_upb(upb, ModelEvent))
             except grpc.aio.AioRpcError as error:
                 self.fail(StopReason.ERROR, error.details() or error.code().name)
             except asyncio.CancelledError:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -43,25 +42,11 @@ def encode(message: betterproto2.Message) -> bytes:
 
 def decode(cls: type[M], data: bytes) -> M:
     """Parse untrusted bytes as `cls`; raises DecodeError, never returns a half-filled message."""
-    upb, known_only = parse(cls, data)
-    return from_upb(upb, cls, unknown=not known_only)
+    return from_upb(parse(cls, data), cls)
 
 
-def parse(cls: type[betterproto2.Message], data: bytes) -> tuple[_UpbMessage, bool]:
-    """The official-runtime message `data` holds, and whether it has only fields the schema knows.
-
-    Most messages have no unknown fields, and then from_upb need not look for them in each
-    sub-message. Dropping the unknown fields in C and comparing the size with the input tells:
-    canonical input without unknown fields keeps its size. Anything else is parsed again whole.
-    """
-    upb = _parse(cls, data)
-    upb.DiscardUnknownFields()
-    if upb.ByteSize() == len(data):
-        return upb, True
-    return _parse(cls, data), False
-
-
-def _parse(cls: type[betterproto2.Message], data: bytes) -> _UpbMessage:
+def parse(cls: type[betterproto2.Message], data: bytes) -> _UpbMessage:
+    """The official-runtime message `data` holds, parsed strictly; raises DecodeError."""
     upb = _upb_class(cls)()
     try:
         upb.ParseFromString(data)
@@ -104,8 +89,6 @@ class _Plan:
     messages: tuple[tuple[str, Any], ...]  # (name, public message class)
     repeated: tuple[tuple[str, Any], ...]  # lists of messages
     oneofs: tuple[tuple[str, dict[str, tuple[str, Any]]], ...]  # (group, {member: (kind, class)})
-    template: dict[str, Any]  # the attributes of a default instance (no lists: those are always set)
-    read_scalars: Callable[[_UpbMessage], Any]  # all scalars at once, in the order of `scalars`
 
 
 @functools.cache
@@ -147,7 +130,6 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
         else:
             by_kind[kind].append(field.name if kind in (SCALAR, OPTIONAL) else (field.name, inner))
     scalars = tuple(by_kind[SCALAR])
-    read = operator.attrgetter(*scalars) if scalars else (lambda upb: ())
     return _Plan(
         upb_class=upb_class,
         scalars=scalars,
@@ -156,8 +138,6 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
         messages=tuple(by_kind[MESSAGE]),
         repeated=tuple(by_kind[REPEATED]),
         oneofs=tuple(oneofs.items()),
-        template={name: value for name, value in vars(cls()).items() if not isinstance(value, list)},
-        read_scalars=(lambda upb: (read(upb),)) if len(scalars) == 1 else read,
     )
 
 
@@ -246,32 +226,48 @@ def _fill_nested(upb: Any, message: betterproto2.Message, step: str) -> None:
 
 def from_upb(upb: _UpbMessage, cls: type[M], *, unknown: bool = True) -> M:
     """The public copy of an official-runtime message, unknown fields included unless told there
-    are none (see `parse`)."""
+    are none (ProtoJSON has none)."""
+    return typing.cast(M, _reader(cls)(upb, unknown))
+
+
+@functools.cache
+def _reader(cls: type[betterproto2.Message]) -> Callable[[_UpbMessage, bool], betterproto2.Message]:
+    """A function that copies an upb message of `cls` into a new public object.
+
+    It is compiled from the class's plan, one line per field, the way dataclasses compiles its
+    __init__: a generic loop over the plan costs several times more per message, and decoding
+    runs once per message of every transcript and stream. Our schema has no recursive messages,
+    so the readers of sub-messages are made first and bound in.
+    """
     plan = _plan(cls)
-    values = plan.template.copy()
-    for name, value in zip(plan.scalars, plan.read_scalars(upb), strict=False):  # same length by construction
-        values[name] = value  # a plain loop: faster here than dict.update(zip(...))
+    scope: dict[str, Any] = {"cls": cls, "unknown_bytes": _unknown_bytes}
+    fields = [f"{name!r}: upb.{name}" for name in plan.scalars]
     for name, enum in plan.enums:
-        values[name] = enum(getattr(upb, name))
-    for name in plan.optionals:
-        if upb.HasField(name):
-            values[name] = getattr(upb, name)
+        scope[f"enum_{name}"] = enum
+        scope[f"members_{name}"] = {int(member): member for member in enum}
+        fields.append(f"{name!r}: members_{name}[v] if (v := upb.{name}) in members_{name} else enum_{name}(v)")
+    fields += [f"{name!r}: upb.{name} if upb.HasField({name!r}) else None" for name in plan.optionals]
     for name, sub in plan.messages:
-        if upb.HasField(name):
-            values[name] = from_upb(getattr(upb, name), sub, unknown=unknown)
+        scope[f"read_{name}"] = _reader(sub)
+        fields.append(f"{name!r}: read_{name}(upb.{name}, unknown) if upb.HasField({name!r}) else None")
     for name, sub in plan.repeated:
-        values[name] = [from_upb(item, sub, unknown=unknown) for item in getattr(upb, name)]
+        scope[f"read_{name}"] = _reader(sub)
+        fields.append(f"{name!r}: [read_{name}(item, unknown) for item in upb.{name}]")
+    fields += [f"{member!r}: None" for _, members in plan.oneofs for member in members]
+    fields.append("'_unknown_fields': unknown_bytes(upb) if unknown else b''")
+    body = ["def read(upb, unknown):", "    values = {" + ", ".join(fields) + "}"]
     for group, members in plan.oneofs:
-        member = upb.WhichOneof(group)
-        if member is not None:
-            kind, sub = members[member]
-            value = getattr(upb, member)
-            values[member] = from_upb(value, sub, unknown=unknown) if kind == MESSAGE else value
-    if unknown:
-        values["_unknown_fields"] = _unknown_bytes(upb)
-    message = cls.__new__(cls)
-    message.__dict__ = values
-    return message
+        body.append(f"    member = upb.WhichOneof({group!r})")
+        body.append("    if member is not None:")
+        body.append("        value = getattr(upb, member)")
+        readers = {member: _reader(sub) for member, (kind, sub) in members.items() if kind == MESSAGE}
+        scope[f"readers_{group}"] = readers
+        body.append(
+            f"        values[member] = readers_{group}[member](value, unknown) if member in readers_{group} else value"
+        )
+    body += ["    message = cls.__new__(cls)", "    message.__dict__ = values", "    return message"]
+    exec("\n".join(body), scope)  # the source is built above from field names only
+    return scope["read"]  # type: ignore[no-any-return]
 
 
 def _unknown_bytes(upb: _UpbMessage) -> bytes:
