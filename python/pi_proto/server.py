@@ -24,7 +24,7 @@ from ._gen.types.pi.ai.v1 import (
 from .events import EVENT_KINDS, event_kind
 from .stream import AssistantMessageEventStream, Model, ModelRefused
 from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
-from .wire import DecodeError, EncodeError, decode, to_upb
+from .wire import DecodeError, EncodeError, decode, fill_upb
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
@@ -40,8 +40,12 @@ def wire_event(event: ModelEvent) -> bytes:
     if len(chosen) != 1:
         found = ", ".join(chosen) or "none"
         raise EncodeError(f"ModelEvent: oneof 'event' of ModelEvent must have exactly one member set, found {found}")
-    body: dict[str, Any] = {chosen[0]: to_upb(members[chosen[0]])}
-    return _UpbModelEvent(**body).SerializeToString()
+    (kind,) = chosen
+    upb = _UpbModelEvent()
+    body = getattr(upb, kind)
+    body.SetInParent()
+    fill_upb(body, members[kind])
+    return upb.SerializeToString()
 
 
 def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest:

@@ -156,12 +156,60 @@ def to_upb(message: betterproto2.Message) -> _UpbMessage:
     it bottom up would copy every sub-message again into its parent).
     """
     upb = _plan(type(message)).upb_class()
-    try:
-        _fill(upb, message)
-    except _Misplaced as error:
-        where = type(message).__name__ + "".join(reversed(error.path))
-        raise EncodeError(f"{where}: {error.detail}") from None
+    fill_upb(upb, message)
     return upb
+
+
+def fill_upb(upb: Any, message: betterproto2.Message) -> None:
+    """Write a public message into an empty upb message of its type; raises EncodeError.
+
+    A writer compiled for the class does the work; when it refuses a value, the plan is walked
+    again slowly to name the field and its path.
+    """
+    try:
+        _writer(type(message))(upb, message)
+    except (TypeError, ValueError, AttributeError, _Misplaced):
+        upb.Clear()
+        try:
+            _fill(upb, message)
+        except _Misplaced as error:
+            where = type(message).__name__ + "".join(reversed(error.path))
+            raise EncodeError(f"{where}: {error.detail}") from None
+        raise  # the slow walk found nothing wrong: the compiled writer has a bug
+
+
+@functools.cache
+def _writer(cls: type[betterproto2.Message]) -> Callable[[Any, betterproto2.Message], None]:
+    """A function that writes a public message of `cls` into an upb message, compiled from the plan
+    like `_reader`, one statement per field."""
+    plan = _plan(cls)
+    scope: dict[str, Any] = {"Misplaced": _Misplaced}
+    body = ["def write(upb, message):", "    values = message.__dict__"]
+    body += [f"    upb.{name} = values[{name!r}]" for name in plan.scalars]
+    body += [f"    upb.{name} = values[{name!r}]" for name, _ in plan.enums]
+    for name in plan.optionals:
+        body += [f"    if (v := values[{name!r}]) is not None:", f"        upb.{name} = v"]
+    for name, sub in plan.messages:
+        scope[f"write_{name}"] = _writer(sub)
+        body += [f"    if (v := values[{name!r}]) is not None:", f"        upb.{name}.SetInParent()"]
+        body += [f"        write_{name}(upb.{name}, v)"]
+    for name, sub in plan.repeated:
+        scope[f"write_{name}"] = _writer(sub)
+        body += [f"    if items := values[{name!r}]:", f"        add = upb.{name}.add"]
+        body += ["        for item in items:", f"            write_{name}(add(), item)"]
+    for group, members in plan.oneofs:
+        names = ", ".join(f"values[{member!r}]" for member in members)
+        body += [f"    if sum(v is not None for v in ({names},)) != 1:", f"        raise Misplaced({group!r})"]
+        for member, (kind, sub) in members.items():
+            body += [f"    if (v := values[{member!r}]) is not None:"]
+            if kind == MESSAGE:
+                scope[f"write_{member}"] = _writer(sub)
+                body += [f"        upb.{member}.SetInParent()", f"        write_{member}(upb.{member}, v)"]
+            else:
+                body += [f"        upb.{member} = v"]
+    body += ["    if extra := values.get('_unknown_fields'):", "        upb.MergeFromString(extra)"]
+    exec("\n".join(body), scope)  # the source is built above from field names only
+    return scope["write"]  # type: ignore[no-any-return]
 
 
 def _fill(upb: Any, message: betterproto2.Message) -> None:
