@@ -18,6 +18,7 @@
 //!   `message-valid`: the message passes [`check_assistant`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::events::{event_kind, terminal_message};
 use crate::v1::assistant_content::Block;
@@ -45,10 +46,16 @@ impl fmt::Display for StreamProtocolError {
 
 impl std::error::Error for StreamProtocolError {}
 
-/// Rebuilds the partial AssistantMessage of one stream and attaches it to every event.
+/// Rebuilds the partial AssistantMessage of one stream, in place, event by event.
+///
+/// As in the Python runtime there is one live partial: each event changes it by what the event
+/// adds (a delta is appended to its block's text), so a stream costs time linear in its length.
+/// Events do not carry it; read it with [`Accumulator::partial`], or take a cheap shared
+/// [`Accumulator::snapshot`].
 #[derive(Debug, Default)]
 pub struct Accumulator {
-    partial: AssistantMessage,
+    // Shared with snapshots: the next change copies the message only while one is still held.
+    partial: Arc<AssistantMessage>,
     count: usize,
     limits: Limits,
     started: bool,
@@ -69,14 +76,20 @@ impl Accumulator {
         &self.partial
     }
 
+    /// The message as rebuilt so far, shared rather than copied. It stays as it is while the
+    /// stream goes on: the next event that changes the partial copies it once if the snapshot
+    /// is still held, and not at all if it was dropped.
+    pub fn snapshot(&self) -> Arc<AssistantMessage> {
+        Arc::clone(&self.partial)
+    }
+
     /// How many events have been applied, refused ones included.
     pub fn count(&self) -> usize {
         self.count
     }
 
-    /// Apply `event` to the partial and return it with `partial` set to a copy of the message
-    /// after this event, or refuse it, leaving the partial as it was.
-    pub fn apply(&mut self, mut event: ModelEvent) -> Result<ModelEvent, StreamProtocolError> {
+    /// Apply `event` to the partial, or refuse it, leaving the partial as it was.
+    pub fn apply(&mut self, event: &ModelEvent) -> Result<(), StreamProtocolError> {
         let index = self.count;
         self.count += 1;
         let Some(body) = &event.event else {
@@ -86,7 +99,7 @@ impl Accumulator {
         };
         let rule = Rule {
             index,
-            kind: event_kind(&event),
+            kind: event_kind(event),
         };
         match body {
             Event::Done(done) => self.finish(&rule, done.reason, done.message.as_ref())?,
@@ -101,7 +114,7 @@ impl Accumulator {
                     return Err(rule.broken(name, "start must be the first event"));
                 }
                 self.started = true;
-                self.partial = start.header.clone().unwrap_or_default();
+                self.partial = Arc::new(start.header.clone().unwrap_or_default());
                 self.open = vec![false; self.partial.content.len()];
             }
             _ if !self.started => {
@@ -109,17 +122,15 @@ impl Accumulator {
             }
             block_event => self.apply_block(&rule, block_event)?,
         }
-        event.partial = Some(self.partial.clone());
-        Ok(event)
+        Ok(())
     }
 
-    /// Attach the message of a terminal event built from this partial, without the rules.
-    pub fn close(&mut self, mut event: ModelEvent) -> ModelEvent {
-        if let Some(message) = terminal_message(&event) {
-            self.partial = message.clone();
+    /// Make the message of a terminal event built from this partial the partial, without the
+    /// rules; any other event leaves it as it is.
+    pub fn close(&mut self, event: &ModelEvent) {
+        if let Some(message) = terminal_message(event) {
+            self.partial = Arc::new(message.clone());
         }
-        event.partial = Some(self.partial.clone());
-        event
     }
 
     fn apply_block(&mut self, rule: &Rule, event: &Event) -> Result<(), StreamProtocolError> {
@@ -217,7 +228,7 @@ impl Accumulator {
                 &format!("content_index {at} must open the next block, {next}"),
             ));
         }
-        self.partial
+        Arc::make_mut(&mut self.partial)
             .content
             .push(AssistantContent { block: Some(block) });
         self.open.push(true);
@@ -241,7 +252,9 @@ impl Accumulator {
                 &format!("content_index {at} refers to no block (the message has {count})"),
             ));
         }
-        let block = self.partial.content[index].block.as_mut();
+        let block = Arc::make_mut(&mut self.partial).content[index]
+            .block
+            .as_mut();
         let Some(block) = block.filter(|block| Kind::of(block) == kind) else {
             let name = kind.name();
             return Err(rule.broken("block-kind", &format!("block {at} is not a {name} block")));
@@ -299,7 +312,7 @@ impl Accumulator {
         }
         check_assistant(message, "message", &self.limits)
             .map_err(|error| rule.broken("message-valid", &error.0))?;
-        self.partial = message.clone();
+        self.partial = Arc::new(message.clone());
         Ok(())
     }
 }

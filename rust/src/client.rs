@@ -55,8 +55,8 @@ impl ModelClient {
         })
     }
 
-    /// Start one model call; the events arrive with `partial` rebuilt. The call is read as the
-    /// stream is consumed (or by [`EventStream::result`]).
+    /// Start one model call; [`EventStream::partial`] is the message rebuilt from its events. The
+    /// call is read as the stream is consumed (or by [`EventStream::result`]).
     pub fn stream(&self, context: AgentContext, options: CallOptions) -> EventStream {
         #[allow(clippy::needless_update)] // fields the schema adds later keep their defaults
         let request = StreamRequest {

@@ -1,5 +1,5 @@
-//! The event stream of one model call: ModelEvents, each with `partial` rebuilt by the
-//! [`Accumulator`], ending at the first `done` or `error` event, whose message is the result.
+//! The event stream of one model call: ModelEvents, ending at the first `done` or `error` event,
+//! whose message is the result, and the partial message the [`Accumulator`] rebuilds from them.
 //!
 //! Events come either from [`EventStream::push`] or from a [`Source`] (the client's call) that
 //! is read as the stream is consumed: no task sits in between, and a slow reader holds the server
@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use futures_core::Stream;
@@ -23,13 +23,18 @@ use crate::v1::{AssistantMessage, ErrorEvent, ModelEvent, StopReason};
 /// ends the stream with ERROR. Ending without a terminal event is a failure too.
 pub type Source = Pin<Box<dyn Stream<Item = Result<ModelEvent, String>> + Send>>;
 
-/// The events of one model call, each with `partial` filled in, ending in its final message.
+/// The events of one model call, ending in its final message, and the partial message rebuilt
+/// from them.
 ///
 /// It is a [`Stream`] of [`ModelEvent`]s (or call [`EventStream::next`]); a terminal event ends
 /// iteration by itself, and anything pushed after it is ignored. Iterating never fails: every
 /// failure of the source becomes the final `error` event, with everything received before it.
 /// [`EventStream::result`] is the message the terminal event carries. Dropping the stream, or
 /// [`EventStream::cancel`], stops the source.
+///
+/// Events arrive with `partial` unset: a copy of the message in every event would make a stream
+/// cost time and memory quadratic in its length. [`EventStream::partial`] shares the one partial
+/// the stream updates in place, as the Python runtime's events do.
 #[derive(Debug, Default)]
 pub struct EventStream {
     state: Mutex<State>,
@@ -70,8 +75,8 @@ impl EventStream {
         stream
     }
 
-    /// Rebuild the partial from `event`, attach it, and queue the event; a no-op once the stream
-    /// has ended. A terminal event ends the stream and sets its result.
+    /// Rebuild the partial from `event` and queue the event; a no-op once the stream has ended.
+    /// A terminal event ends the stream and sets its result.
     ///
     /// An event that does not fit the stream so far is refused, before anything is queued, with
     /// the rule it breaks (a stream reading a source turns that into its `error` event).
@@ -108,9 +113,13 @@ impl EventStream {
         self.lock().queue.len()
     }
 
-    /// A copy of the message as rebuilt from the events received so far.
-    pub fn partial(&self) -> AssistantMessage {
-        self.lock().accumulator.partial().clone()
+    /// The message as rebuilt from the events received so far, shared, not copied (see
+    /// [`Accumulator::snapshot`]). The stream reads its source one event at a time, as the reader
+    /// asks for them, so right after [`EventStream::next`] returns an event this is the message
+    /// after that event; events pushed by hand or read by [`EventStream::result`] before the
+    /// reader takes them are already in it, as in the Python runtime.
+    pub fn partial(&self) -> Arc<AssistantMessage> {
+        self.lock().accumulator.snapshot()
     }
 
     /// The next event, or `None` after the terminal event. Takes `&self`, so another task holding
@@ -201,11 +210,13 @@ impl State {
         Poll::Ready(())
     }
 
-    fn push(&mut self, event: ModelEvent) -> Result<(), StreamProtocolError> {
+    fn push(&mut self, mut event: ModelEvent) -> Result<(), StreamProtocolError> {
         if self.done {
             return Ok(());
         }
-        let event = self.accumulator.apply(event)?;
+        self.accumulator.apply(&event)?;
+        // A receiver replaces whatever arrives here (rule 4); ours is read from the stream.
+        event.partial = None;
         if let Some(message) = terminal_message(&event) {
             self.done = true;
             self.result = Some(message.clone());
@@ -232,7 +243,7 @@ impl State {
             })),
             partial: None,
         };
-        let event = self.accumulator.close(event);
+        self.accumulator.close(&event);
         self.done = true;
         self.source = None;
         self.queue.push_back(event);

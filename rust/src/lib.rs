@@ -2,9 +2,10 @@
 //! the Python package, and a gRPC client of `pi.ai.v1.ModelService/Stream`.
 //!
 //! - [`v1`]: every message, with prost's binary encoding and pbjson's ProtoJSON (serde).
-//! - [`EventStream`]: the events of one model call, each with `partial` rebuilt, ending at the
-//!   first `done` or `error` event; [`EventStream::result`] is the message that event carries.
-//! - [`Accumulator`]: rebuilds the partial message and enforces the stream rules.
+//! - [`EventStream`]: the events of one model call, ending at the first `done` or `error` event;
+//!   [`EventStream::result`] is the message that event carries, [`EventStream::partial`] the
+//!   message rebuilt so far.
+//! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules.
 //! - [`ModelClient`]: streams a call; every failure becomes the stream's final `error` event.
 //! - [`text_of`]: a message's text blocks joined with newlines; [`user_message`] and the
 //!   `From` conversions into [`v1::AgentMessage`] build a context.

@@ -1,7 +1,9 @@
-//! The accumulator rebuilds the partial message and names the event and the rule an event breaks,
-//! word for word as the Python runtime does.
+//! The accumulator rebuilds the partial message in place, at a cost linear in the stream's length,
+//! and names the event and the rule an event breaks, word for word as the Python runtime does.
 
 mod support;
+
+use std::sync::Arc;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{AssistantContent, ToolCall};
@@ -11,7 +13,7 @@ use pi_proto::v1::{
     ToolCallStartEvent, assistant_content,
 };
 use pi_proto::{Accumulator, event_kind, events_of, text_of};
-use support::{assistant_message, bounded, text, tool_call};
+use support::{assistant_message, bounded, many_deltas, text, text_events, tool_call};
 
 fn event(event: Event) -> ModelEvent {
     ModelEvent {
@@ -89,11 +91,11 @@ fn refusal(events: Vec<ModelEvent>) -> String {
     let (last, fine) = events.split_last().expect("at least one event");
     for event in fine {
         accumulator
-            .apply(event.clone())
+            .apply(event)
             .expect("the events before the last fit");
     }
     accumulator
-        .apply(last.clone())
+        .apply(last)
         .expect_err("the last event breaks a rule")
         .to_string()
 }
@@ -301,17 +303,14 @@ fn the_partial_at_each_step_of_the_readme_turn() {
         let mut accumulator = Accumulator::default();
         let mut steps = std::collections::HashMap::new();
         for event in events_of(&turn, 100) {
-            let applied = accumulator.apply(event).expect("a valid stream");
-            assert_eq!(applied.partial.as_ref(), Some(accumulator.partial()));
-            steps.insert(
-                event_kind(&applied),
-                applied.partial.expect("partial is set"),
-            );
+            accumulator.apply(&event).expect("a valid stream");
+            // Each snapshot keeps the message after its event while the partial goes on.
+            steps.insert(event_kind(&event), accumulator.snapshot());
         }
 
         assert!(steps["start"].content.is_empty());
         assert_eq!(steps["start"].provider, "scripted");
-        assert_eq!(text_of(&steps["text_delta"]), preamble);
+        assert_eq!(text_of(&*steps["text_delta"]), preamble);
         let Some(assistant_content::Block::ToolCall(streaming)) =
             &steps["toolcall_delta"].content[1].block
         else {
@@ -332,7 +331,8 @@ fn the_partial_at_each_step_of_the_readme_turn() {
             panic!("block 1 is a tool call");
         };
         assert_eq!(finished.arguments_json, r#"{"path":"README.md"}"#);
-        assert_eq!(steps["done"], turn);
+        assert_eq!(*steps["done"], turn);
+        assert_eq!(accumulator.partial(), &turn);
     });
 }
 
@@ -360,7 +360,7 @@ fn rebuilding_a_message_from_its_events_gives_its_content_back() {
             let mut accumulator = Accumulator::default();
             for event in events_of(&message, size) {
                 if !matches!(event.event, Some(Event::Done(_))) {
-                    accumulator.apply(event).expect("a valid stream");
+                    accumulator.apply(&event).expect("a valid stream");
                 }
             }
             let rebuilt = accumulator.partial();
@@ -376,9 +376,52 @@ fn a_terminal_event_alone_is_a_valid_stream() {
     bounded(|| {
         let mut failed = assistant_message(vec![], StopReason::Error);
         failed.error_message = Some("socket reset".to_owned());
-        let applied = Accumulator::default()
-            .apply(error(StopReason::Error, failed.clone()))
+        let mut accumulator = Accumulator::default();
+        accumulator
+            .apply(&error(StopReason::Error, failed.clone()))
             .expect("a valid stream");
-        assert_eq!(applied.partial, Some(failed));
+        assert_eq!(accumulator.partial(), &failed);
+    });
+}
+
+#[test]
+fn a_delta_is_appended_in_place_unless_a_snapshot_is_held() {
+    bounded(|| {
+        let mut accumulator = Accumulator::default();
+        for event in [start(), text_start(0), text_delta(0, "先")] {
+            accumulator.apply(&event).expect("a valid stream");
+        }
+        let before = Arc::as_ptr(&accumulator.snapshot()); // dropped at once
+        accumulator
+            .apply(&text_delta(0, "读取"))
+            .expect("a valid stream");
+        assert_eq!(Arc::as_ptr(&accumulator.snapshot()), before);
+
+        let held = accumulator.snapshot();
+        accumulator
+            .apply(&text_delta(0, "再回答"))
+            .expect("a valid stream");
+        assert_eq!(text_of(&*held), "先读取");
+        assert_eq!(text_of(accumulator.partial()), "先读取再回答");
+    });
+}
+
+#[test]
+fn a_stream_of_200000_deltas_costs_linear_time() {
+    // Copying the whole partial per event would take minutes here, past the test's time limit.
+    bounded(|| {
+        let deltas = many_deltas(200_000);
+        let mut events = text_events(&deltas);
+        let mut accumulator = Accumulator::default();
+        for event in events.by_ref().take(2 + deltas.len()) {
+            accumulator.apply(&event).expect("a valid stream");
+        }
+        assert_eq!(text_of(accumulator.partial()), deltas.concat());
+
+        for event in events {
+            accumulator.apply(&event).expect("a valid stream");
+        }
+        assert_eq!(text_of(accumulator.partial()), deltas.concat());
+        assert_eq!(accumulator.count(), deltas.len() + 4);
     });
 }

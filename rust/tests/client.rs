@@ -3,13 +3,16 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pi_proto::v1::{
     AgentContext, AgentMessage, AssistantMessage, ModelEvent, StopReason, ToolCall,
     assistant_content,
 };
-use pi_proto::{CallOptions, EventStream, ModelClient, event_kind, text_of, user_message};
+use pi_proto::{
+    CallOptions, EventStream, ModelClient, event_kind, terminal_message, text_of, user_message,
+};
 use serde_json::json;
 use support::{Server, user_context, within};
 
@@ -27,8 +30,16 @@ fn kinds(events: &[ModelEvent]) -> Vec<&'static str> {
     events.iter().map(event_kind).collect()
 }
 
-fn partial(event: &ModelEvent) -> &AssistantMessage {
-    event.partial.as_ref().expect("the client sets partial")
+/// Every event, with the partial as it was right after the reader took the event.
+async fn collect_with_partials(
+    events: &EventStream,
+) -> (Vec<ModelEvent>, Vec<Arc<AssistantMessage>>) {
+    let (mut seen, mut partials) = (Vec::new(), Vec::new());
+    while let Some(event) = events.next().await {
+        seen.push(event);
+        partials.push(events.partial());
+    }
+    (seen, partials)
 }
 
 fn call_of(message: &AssistantMessage, index: usize) -> &ToolCall {
@@ -51,7 +62,7 @@ fn assert_ends_with_error(seen: &[ModelEvent], reason: StopReason) -> &Assistant
             .iter()
             .all(|event| !matches!(event_kind(event), "done" | "error"))
     );
-    let message = partial(last);
+    let message = terminal_message(last).expect("a terminal event carries a message");
     assert_eq!(message.stop_reason, reason as i32, "{message:?}");
     message
 }
@@ -110,7 +121,7 @@ async fn the_default_script_streams_its_events_with_the_partial_rebuilt() {
         let server = Server::start(&[]).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
-        let seen = collect(&events).await;
+        let (seen, partials) = collect_with_partials(&events).await;
 
         assert_eq!(
             kinds(&seen),
@@ -128,14 +139,15 @@ async fn the_default_script_streams_its_events_with_the_partial_rebuilt() {
                 "done",
             ]
         );
-        assert!(partial(&seen[0]).content.is_empty());
-        assert_eq!(partial(&seen[0]).provider, "scripted");
-        assert_eq!(text_of(partial(&seen[2])), "我先读取项目说明");
-        assert_eq!(text_of(partial(&seen[3])), PREAMBLE);
+        assert!(seen.iter().all(|event| event.partial.is_none()));
+        assert!(partials[0].content.is_empty());
+        assert_eq!(partials[0].provider, "scripted");
+        assert_eq!(text_of(&*partials[2]), "我先读取项目说明");
+        assert_eq!(text_of(&*partials[3]), PREAMBLE);
 
         let mut streamed = String::new();
-        for event in &seen[6..9] {
-            let call = call_of(partial(event), 1);
+        for partial in &partials[6..9] {
+            let call = call_of(partial, 1);
             assert_eq!((call.id.as_str(), call.name.as_str()), ("call_1", "read"));
             assert_eq!(call.arguments_json, "{}");
             let raw = call
@@ -153,12 +165,13 @@ async fn the_default_script_streams_its_events_with_the_partial_rebuilt() {
             json!({"path": "README.md"})
         );
         assert_eq!(
-            arguments(call_of(partial(&seen[9]), 1)),
+            arguments(call_of(&partials[9], 1)),
             json!({"path": "README.md"})
         );
 
         let message = events.result().await;
-        assert_eq!(partial(&seen[10]), &message);
+        assert_eq!(terminal_message(&seen[10]), Some(&message));
+        assert_eq!(*partials[10], message);
         assert_eq!(message.stop_reason, StopReason::ToolUse as i32);
         assert_eq!(text_of(&message), PREAMBLE);
         let call = call_of(&message, 1);

@@ -1,5 +1,6 @@
 //! The event stream: a terminal event ends iteration by itself and is the result; every failure
-//! of its source becomes its final `error` event.
+//! of its source becomes its final `error` event; the partial it shares follows the events at a
+//! cost linear in the stream's length.
 
 mod support;
 
@@ -15,8 +16,8 @@ use pi_proto::v1::{
     AssistantMessage, ErrorEvent, ModelEvent, StopReason, TextDeltaEvent, TextStartEvent,
     assistant_content,
 };
-use pi_proto::{EventStream, event_kind, events_of, text_of};
-use support::{assistant_message, text, within};
+use pi_proto::{EventStream, event_kind, events_of, terminal_message, text_of};
+use support::{assistant_message, bounded_async, many_deltas, text, text_events, within};
 
 /// A source that plays a list of items, then either ends or stays pending forever, and says
 /// when it has been dropped.
@@ -128,12 +129,16 @@ async fn events_pushed_after_the_terminal_event_are_ignored() {
     within(async {
         let message = assistant_message(vec![text("hello")], StopReason::Stop);
         let events = EventStream::new();
+        let mut seen = Vec::new();
+        let mut texts = Vec::new();
         for event in events_of(&message, 2) {
             events.push(event).expect("a valid stream");
+            seen.push(events.next().await.expect("the event just pushed"));
+            texts.push(text_of(&*events.partial()));
         }
         events.push(error_event(message.clone())).expect("ignored");
 
-        let seen = collect(&events).await;
+        assert!(events.next().await.is_none());
         assert_eq!(
             kinds(&seen),
             [
@@ -146,8 +151,10 @@ async fn events_pushed_after_the_terminal_event_are_ignored() {
                 "done"
             ]
         );
-        assert_eq!(text_of(seen[3].partial.as_ref().unwrap()), "hell");
+        assert!(seen.iter().all(|event| event.partial.is_none()));
+        assert_eq!(texts, ["", "", "he", "hell", "hello", "hello", "hello"]);
         assert_eq!(events.result().await, message);
+        assert_eq!(*events.partial(), message);
     })
     .await;
 }
@@ -168,7 +175,8 @@ async fn fail_keeps_what_was_received_and_the_reason() {
         assert_eq!(result.stop_reason, StopReason::Error as i32);
         assert_eq!(result.error_message.as_deref(), Some("socket reset"));
         assert_eq!(text_of(&result), "partial answer");
-        assert_eq!(seen[3].partial.as_ref(), Some(&result));
+        assert_eq!(terminal_message(&seen[3]), Some(&result));
+        assert_eq!(*events.partial(), result);
     })
     .await;
 }
@@ -350,11 +358,64 @@ async fn it_is_a_futures_stream() {
         let first = std::future::poll_fn(|context| pinned.as_mut().poll_next(context)).await;
         let second = std::future::poll_fn(|context| pinned.as_mut().poll_next(context)).await;
         assert_eq!(event_kind(&first.unwrap()), "start");
-        let partial = second.unwrap().partial.unwrap();
+        assert_eq!(event_kind(&second.unwrap()), "text_start");
+        let partial = events.partial();
         assert!(matches!(
             partial.content[0].block,
             Some(assistant_content::Block::Text(_))
         ));
     })
     .await;
+}
+
+#[tokio::test]
+async fn the_partial_is_the_message_after_the_event_the_reader_just_took() {
+    within(async {
+        let message = assistant_message(vec![text("abc")], StopReason::Stop);
+        let script: Vec<_> = events_of(&message, 1).into_iter().map(Ok).collect();
+        let events = Script::stream(script);
+        let mut texts = Vec::new();
+        while let Some(event) = events.next().await {
+            if event_kind(&event) == "text_delta" {
+                texts.push(text_of(&*events.partial()));
+            }
+        }
+        assert_eq!(texts, ["a", "ab", "abc"]);
+
+        // Events that result() reads ahead of the reader are in the partial already.
+        let script: Vec<_> = events_of(&message, 1).into_iter().map(Ok).collect();
+        let events = Script::stream(script);
+        assert_eq!(events.result().await, message);
+        assert_eq!(*events.partial(), message);
+    })
+    .await;
+}
+
+#[test]
+fn a_stream_of_200000_deltas_costs_linear_time() {
+    // Copying the whole partial per event would take minutes here, past the test's time limit.
+    bounded_async(async {
+        let deltas = many_deltas(200_000);
+        let events = EventStream::new();
+        let mut taken = 0;
+        for event in text_events(&deltas) {
+            events.push(event).expect("a valid stream");
+            let event = events.next().await.expect("the event just pushed");
+            if let Some(Event::TextDelta(delta)) = &event.event {
+                // The reader sees the partial after each delta, without a copy of it.
+                let partial = events.partial();
+                let Some(assistant_content::Block::Text(text)) = &partial.content[0].block else {
+                    panic!("block 0 is a text block");
+                };
+                assert!(text.text.ends_with(&delta.delta));
+                taken += 1;
+            }
+            if event_kind(&event) == "text_end" {
+                assert_eq!(text_of(&*events.partial()), deltas.concat());
+            }
+        }
+        assert_eq!(taken, deltas.len());
+        assert_eq!(text_of(&events.result().await), deltas.concat());
+        assert!(events.next().await.is_none());
+    });
 }

@@ -7,8 +7,10 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AgentContext, AssistantContent, AssistantMessage, StopReason, TextContent, ToolCall, Usage,
+    AgentContext, AssistantContent, AssistantMessage, DoneEvent, ModelEvent, StartEvent,
+    StopReason, TextContent, TextDeltaEvent, TextEndEvent, TextStartEvent, ToolCall, Usage,
     assistant_content,
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -35,6 +37,21 @@ pub fn bounded<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> 
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(_) => panic!("the test took longer than its time limit"),
     }
+}
+
+/// Run an async test body on its own thread and runtime, failing the test if it takes longer
+/// than [`LIMIT`]; unlike [`within`], this also stops a body that never has to wait.
+pub fn bounded_async<F>(body: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    bounded(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a tokio runtime");
+        runtime.block_on(body)
+    })
 }
 
 /// The repository root: the folder above this crate.
@@ -80,6 +97,51 @@ pub fn assistant_message(
         timestamp: 1,
         ..Default::default()
     }
+}
+
+/// The events of an answer of one text block streamed as `deltas`, ending with `done`.
+pub fn text_events(deltas: &[String]) -> impl Iterator<Item = ModelEvent> + '_ {
+    let answer = assistant_message(vec![text(&deltas.concat())], StopReason::Stop);
+    let header = assistant_message(vec![], StopReason::Stop);
+    let opening = [
+        Event::Start(StartEvent {
+            header: Some(header),
+        }),
+        Event::TextStart(TextStartEvent { content_index: 0 }),
+    ];
+    let body = deltas.iter().map(|delta| {
+        Event::TextDelta(TextDeltaEvent {
+            content_index: 0,
+            delta: delta.clone(),
+        })
+    });
+    let closing = [
+        Event::TextEnd(TextEndEvent {
+            content_index: 0,
+            text_signature: None,
+        }),
+        Event::Done(DoneEvent {
+            reason: StopReason::Stop as i32,
+            message: Some(answer),
+        }),
+    ];
+    opening
+        .into_iter()
+        .chain(body)
+        .chain(closing)
+        .map(|event| ModelEvent {
+            event: Some(event),
+            partial: None,
+        })
+}
+
+/// `count` distinct deltas of 128 bytes each. Copying the whole partial per event would copy
+/// 128 * count² / 2 bytes: 2.56 TB for 200,000 of them, which takes minutes.
+pub fn many_deltas(count: usize) -> Vec<String> {
+    let filler = "流式".repeat(19);
+    (0..count)
+        .map(|index| format!("delta {index:06} {filler}\n"))
+        .collect()
 }
 
 /// A context holding one user message with `text`.
