@@ -13,13 +13,14 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 EXAMPLES = {  # language fence: the test file holding the example between its markers
     "ts": ROOT / "typescript" / "test" / "client.test.ts",
     "go": ROOT / "go" / "client_test.go",
+    "rust": ROOT / "rust" / "tests" / "client.rs",
+    "java": ROOT / "java" / "src" / "test" / "java" / "pi" / "proto" / "ClientTest.java",
 }
 
 
 def example_in(path: Path) -> str:
-    found = re.search(
-        r"\n[ \t]*// README example: begin\n(.*?)\n[ \t]*// README example: end\n", path.read_text("utf-8"), re.S
-    )
+    markers = r"\n[ \t]*// README example: (?:begin|start)\n(.*?)\n[ \t]*// README example: end\n"
+    found = re.search(markers, path.read_text("utf-8"), re.S)
     assert found, f"{path} has no README example markers"
     return textwrap.dedent(found.group(1))
 
