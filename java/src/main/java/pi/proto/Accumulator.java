@@ -15,8 +15,7 @@ import pi.ai.v1.Message.AssistantMessage;
 import pi.ai.v1.Message.StopReason;
 
 /**
- * Applies a stream's events, in order, to the partial message they describe, and attaches that
- * partial to every event.
+ * Applies a stream's events, in order, to the partial message they describe.
  *
  * <p>Models, the client and the tests share this one implementation, so a partial rebuilt from the
  * wire is the partial the sender had (the stream contract in service.proto, rule 4). It also
@@ -39,9 +38,11 @@ import pi.ai.v1.Message.StopReason;
  *       {@link MessageRules#checkAssistant}.
  * </ul>
  *
- * <p>Messages are immutable, so each event gets its own snapshot of the partial. Open blocks keep
- * their text in a StringBuilder and finished blocks are built once and shared between snapshots: a
- * snapshot costs one copy of the open block's text so far, never of the whole message.
+ * <p>Messages are immutable, so the partial is kept as parts rather than as a message: the header,
+ * each open block's text in a StringBuilder, and each finished block built once. Applying an event
+ * costs the size of the event, never of the text received so far, so a stream costs linear time
+ * in its length. {@link #partial()} builds the message only when asked, at the cost of one copy of
+ * it, and returns the same object until the next event changes it.
  *
  * <p>Not thread-safe: one stream applies its events from one thread at a time.
  */
@@ -70,7 +71,7 @@ public final class Accumulator {
 
   private final List<Block> blocks = new ArrayList<>();
 
-  /** The partial as last built; null once an event has changed it. */
+  /** The partial as last built; null once an event has changed it, until it is asked for. */
   private AssistantMessage snapshot = AssistantMessage.getDefaultInstance();
 
   public Accumulator() {
@@ -86,7 +87,10 @@ public final class Accumulator {
     return count;
   }
 
-  /** The message as rebuilt from the events applied so far. */
+  /**
+   * The message as rebuilt from the events applied so far, built now if an event has changed it
+   * since it was last asked for. After a terminal event it is that event's message itself.
+   */
   public AssistantMessage partial() {
     if (snapshot == null) {
       AssistantMessage.Builder message = header.toBuilder();
@@ -98,8 +102,13 @@ public final class Accumulator {
     return snapshot;
   }
 
-  /** Apply {@code event} to the partial and return the event with {@code partial} set. */
-  public ModelEvent apply(ModelEvent event) {
+  /**
+   * Apply {@code event} to the partial. The event itself is left as it is: read the result with
+   * {@link #partial()}.
+   *
+   * @throws StreamProtocolException if the event breaks a rule; the partial is then unchanged
+   */
+  public void apply(ModelEvent event) {
     String kind = Events.kindOf(event);
     int index = count;
     count += 1;
@@ -134,17 +143,15 @@ public final class Accumulator {
         applyBlock(rule, event);
       }
     }
-    return event.toBuilder().setPartial(partial()).build();
   }
 
   /**
-   * Attach to a terminal event built from this partial (an {@code error} that ends a failed stream)
-   * its message, without checking the rules a sender's terminal event must pass.
+   * Make the message of a terminal event the partial without checking the rules a sender's terminal
+   * event must pass: for an {@code error} built from this partial to end a failed stream, or an
+   * event already checked by another accumulator.
    */
-  public ModelEvent close(ModelEvent event) {
-    AssistantMessage message = Events.terminalMessage(event);
-    replaceWith(message);
-    return event.toBuilder().setPartial(message).build();
+  public void close(ModelEvent event) {
+    replaceWith(Events.terminalMessage(event));
   }
 
   private void applyBlock(Rule rule, ModelEvent event) {

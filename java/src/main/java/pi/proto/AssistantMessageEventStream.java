@@ -7,7 +7,15 @@ import pi.ai.v1.Message.AssistantMessage;
 import pi.ai.v1.Message.StopReason;
 
 /**
- * The events of one model call, each with {@code partial} filled in, ending in its final message.
+ * The events of one model call, ending in its final message, and the partial message they build.
+ *
+ * <p>Events are delivered as they were sent, without {@code partial}: {@link #partial()} builds the
+ * message as of the last event the consumer took, when asked. Two accumulators keep the partial as
+ * parts, each appending a delta without copying the text before it, so a stream costs linear time
+ * however long it is. The producer's side checks each pushed event against the rules and keeps the
+ * message an {@code error} event ending the stream early must carry; the consumer's side applies
+ * each event again as it is taken, so the partial follows the consumer even when the producer is
+ * many events ahead.
  *
  * <p>A producer feeds it either by calling {@link #push} or by being handed to {@link #drive},
  * which runs it on a thread of its own. A driven stream that stops without a terminal event is
@@ -22,7 +30,8 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
     void produce(AssistantMessageEventStream events) throws Exception;
   }
 
-  private final Accumulator accumulator;
+  private final Accumulator pushed; // guarded by this
+  private final Accumulator seen; // guarded by this
   private Thread producer; // guarded by this
 
   public AssistantMessageEventStream() {
@@ -32,23 +41,34 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
   /** A stream whose terminal event must carry a message within {@code limits}. */
   public AssistantMessageEventStream(Limits limits) {
     super(Events::isTerminal, Events::terminalMessage);
-    this.accumulator = new Accumulator(limits);
-  }
-
-  /** The message as rebuilt from the events pushed so far. */
-  public synchronized AssistantMessage partial() {
-    return accumulator.partial();
+    this.pushed = new Accumulator(limits);
+    this.seen = new Accumulator(limits);
   }
 
   /**
-   * Rebuild the partial from {@code event}, attach it, and queue the event.
+   * The message as rebuilt from the events the consumer has taken so far, up to and including the
+   * last one: after the terminal event, the stream's result itself. Building it copies the message,
+   * so a consumer that wants it after every event pays that copy each time; the same object comes
+   * back until the consumer takes another event.
+   */
+  public synchronized AssistantMessage partial() {
+    return seen.partial();
+  }
+
+  /**
+   * Check {@code event} against the stream so far and queue it, without any {@code partial} it
+   * arrived with: the receiver's own is {@link #partial()}.
    *
    * @throws StreamProtocolException before queueing anything, if the event does not fit the stream
    *     so far (a driven stream turns that into its {@code error} event)
    */
   @Override
   public void push(ModelEvent event) {
-    offer(() -> accumulator.apply(event));
+    offer(
+        () -> {
+          pushed.apply(event);
+          return Events.withoutPartial(event);
+        });
   }
 
   /** End the stream with an {@code error} event that keeps everything received so far. */
@@ -56,14 +76,26 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
     offer(
         () -> {
           AssistantMessage message =
-              accumulator.partial().toBuilder()
+              pushed.partial().toBuilder()
                   .setStopReason(reason)
                   .setErrorMessage(errorMessage)
                   .build();
           ErrorEvent error = ErrorEvent.newBuilder().setReason(reason).setMessage(message).build();
+          ModelEvent event = ModelEvent.newBuilder().setError(error).build();
           // Built from the partial, it need not pass the rules a sender's terminal event must.
-          return accumulator.close(ModelEvent.newBuilder().setError(error).build());
+          pushed.close(event);
+          return event;
         });
+  }
+
+  /** Catch the consumer's partial up with {@code event}, which push or fail has already checked. */
+  @Override
+  protected void taken(ModelEvent event) {
+    if (Events.isTerminal(event)) {
+      seen.close(event); // an error built by fail() need not pass the rules
+    } else {
+      seen.apply(event);
+    }
   }
 
   /**

@@ -130,6 +130,12 @@ public class EventStream<T, R> implements Iterable<T> {
     notifyAll();
   }
 
+  /**
+   * Called under the stream's lock with each event a consumer takes, in order, before it is
+   * returned: a subclass keeps there what the consumer has seen so far.
+   */
+  protected void taken(T event) {}
+
   @Override
   public Iterator<T> iterator() {
     return new Iterator<>() {
@@ -153,6 +159,7 @@ public class EventStream<T, R> implements Iterable<T> {
             throw new NoSuchElementException("the stream has ended");
           }
           T event = queue.poll();
+          taken(event);
           EventStream.this.notifyAll(); // a producer in send() may be waiting for room
           return event;
         }

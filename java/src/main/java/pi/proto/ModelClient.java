@@ -61,15 +61,15 @@ public final class ModelClient implements AutoCloseable {
   }
 
   /**
-   * Start one call with the server's default model and options; events arrive with {@code partial}
-   * rebuilt.
+   * Start one call with the server's default model and options; the stream's {@code partial()}
+   * rebuilds the message as its events are taken.
    */
   public AssistantMessageEventStream stream(AgentContext context) {
     return stream(StreamRequest.newBuilder().setContext(context).build(), null);
   }
 
   /**
-   * Start one call; events arrive with {@code partial} rebuilt.
+   * Start one call; the stream's {@code partial()} rebuilds the message as its events are taken.
    *
    * @param timeout the call's deadline, after which the stream ends with ERROR; null for none
    */

@@ -1,6 +1,7 @@
 package pi.proto;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -212,7 +213,8 @@ class AccumulatorTest {
   void aFailedCallMaySendItsTerminalEventAlone() {
     AssistantMessage message = failed().toBuilder().setErrorMessage("refused").build();
     Accumulator accumulator = new Accumulator();
-    assertEquals(message, accumulator.apply(error(ERROR, message)).getPartial());
+    accumulator.apply(error(ERROR, message));
+    assertSame(message, accumulator.partial());
   }
 
   @Test
@@ -229,14 +231,18 @@ class AccumulatorTest {
                 pi.ai.v1.Message.Usage.newBuilder().setInput(18).setOutput(12).setTotalTokens(30))
             .build();
     Accumulator accumulator = new Accumulator();
-    List<ModelEvent> applied = new ArrayList<>();
-    for (ModelEvent event : Events.eventsOf(message, 4)) {
-      applied.add(accumulator.apply(event));
+    List<ModelEvent> applied = Events.eventsOf(message, 4);
+    List<AssistantMessage> partials = new ArrayList<>();
+    for (ModelEvent event : applied) {
+      accumulator.apply(event);
+      assertFalse(event.hasPartial());
+      partials.add(accumulator.partial());
     }
     List<String> texts = new ArrayList<>();
     List<String> raw = new ArrayList<>();
-    for (ModelEvent event : applied) {
-      AssistantMessage partial = event.getPartial();
+    for (int index = 0; index < applied.size(); index++) {
+      ModelEvent event = applied.get(index);
+      AssistantMessage partial = partials.get(index);
       if (event.hasTextDelta()) {
         texts.add(Messages.textOf(partial));
       }
@@ -245,7 +251,7 @@ class AccumulatorTest {
         raw.add(partial.getContent(2).getToolCall().getRawArguments());
       }
     }
-    // Each event keeps its own snapshot: later events do not change it.
+    // Each partial is a message of its own: later events do not change it.
     assertEquals(List.of("我先读取", "我先读取项目说明", "我先读取项目说明。"), texts);
     assertEquals(
         List.of(
@@ -255,13 +261,12 @@ class AccumulatorTest {
             "{\"path\":\"README.",
             "{\"path\":\"README.md\"}"),
         raw);
-    assertEquals("让我想想 🤔", applied.get(4).getPartial().getContent(0).getThinking().getThinking());
-    assertTrue(applied.get(0).getPartial().getContentList().isEmpty());
-    assertEquals("scripted-v1", applied.get(0).getPartial().getModel());
+    assertEquals("让我想想 🤔", partials.get(4).getContent(0).getThinking().getThinking());
+    assertTrue(partials.get(0).getContentList().isEmpty());
+    assertEquals("scripted-v1", partials.get(0).getModel());
 
-    ModelEvent last = applied.get(applied.size() - 1);
-    assertSame(message, last.getPartial());
-    assertEquals(message, accumulator.partial());
+    assertSame(message, partials.get(partials.size() - 1));
+    assertSame(message, accumulator.partial());
     assertEquals(applied.size(), accumulator.count());
   }
 
@@ -276,16 +281,17 @@ class AccumulatorTest {
         ModelEvent.newBuilder()
             .setTextEnd(TextEndEvent.newBuilder().setContentIndex(0).setTextSignature("sig"))
             .build();
-    TextContent text = accumulator.apply(signed).getPartial().getContent(0).getText();
+    accumulator.apply(signed);
+    TextContent text = accumulator.partial().getContent(0).getText();
     assertEquals("hi", text.getText());
     assertEquals("sig", text.getTextSignature());
 
     accumulator.apply(toolCallStart(1, "call_1", "read"));
     accumulator.apply(toolCallDelta(1, "{\"path\": \"README.md\"}"));
-    ModelEvent end =
-        accumulator.apply(toolCallEnd(1, "call_1", "read", "{\"path\":\"README.md\"}"));
+    accumulator.apply(toolCallEnd(1, "call_1", "read", "{\"path\":\"README.md\"}"));
     assertEquals(
-        toolCall("call_1", "read", "{\"path\":\"README.md\"}"), end.getPartial().getContent(1));
+        toolCall("call_1", "read", "{\"path\":\"README.md\"}"),
+        accumulator.partial().getContent(1));
   }
 
   @Test
@@ -296,11 +302,10 @@ class AccumulatorTest {
             .setErrorMessage("kept")
             .build();
     Accumulator accumulator = new Accumulator();
-    ModelEvent last = null;
     for (ModelEvent event : Events.eventsOf(message, 3)) {
-      last = accumulator.apply(event);
+      accumulator.apply(event);
     }
-    assertEquals(message, last.getPartial());
+    assertSame(message, accumulator.partial());
     assertThrows(IllegalArgumentException.class, () -> Events.eventsOf(message, 0));
   }
 }

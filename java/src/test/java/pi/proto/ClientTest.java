@@ -134,17 +134,15 @@ class ClientTest {
       JsonFormat.parser().merge(line, event);
       python.add(event.build());
     }
-    assertEquals(python, seen.stream().map(Events::withoutPartial).toList());
+    assertEquals(python, seen); // as sent: without partial
     for (int index = 0; index < seen.size(); index++) {
       JsonValues.assertSameJson(
-          printed.strip().split("\n")[index],
-          JsonFormat.printer().print(Events.withoutPartial(seen.get(index))));
+          printed.strip().split("\n")[index], JsonFormat.printer().print(seen.get(index)));
     }
 
-    assertTrue(seen.stream().allMatch(ModelEvent::hasPartial));
     ModelEvent last = seen.get(seen.size() - 1);
     assertSame(message, last.getDone().getMessage());
-    assertEquals(message, last.getPartial());
+    assertSame(message, events.partial());
     assertEquals(StopReason.STOP_REASON_TOOL_USE, message.getStopReason());
     assertEquals("我先读取项目说明。", Messages.textOf(message));
     ToolCall call = toolCallOf(message, 1);
@@ -156,26 +154,33 @@ class ClientTest {
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void thePartialIsRebuiltAtEveryStep() throws Exception {
-    List<ModelEvent> seen = drain(fastClient.stream(userContext("hi")));
+    AssistantMessageEventStream events = fastClient.stream(userContext("hi"));
+    List<ModelEvent> seen = new ArrayList<>();
+    List<AssistantMessage> partials = new ArrayList<>();
+    for (ModelEvent event : events) {
+      seen.add(event);
+      partials.add(events.partial()); // as of this event, however far the client has read ahead
+    }
     assertEquals(README_KINDS, kinds(seen));
 
-    AssistantMessage opened = seen.get(0).getPartial();
+    AssistantMessage opened = partials.get(0);
     assertEquals(0, opened.getContentCount());
     assertEquals("scripted-v1", opened.getModel());
-    assertEquals("我先读取项目说明", Messages.textOf(seen.get(2).getPartial()));
-    assertEquals("我先读取项目说明。", Messages.textOf(seen.get(3).getPartial()));
+    assertEquals("我先读取项目说明", Messages.textOf(partials.get(2)));
+    assertEquals("我先读取项目说明。", Messages.textOf(partials.get(3)));
     List<String> raw = new ArrayList<>();
     for (int index : new int[] {6, 7, 8}) {
-      ToolCall call = toolCallOf(seen.get(index).getPartial(), 1);
+      ToolCall call = toolCallOf(partials.get(index), 1);
       assertEquals("call_1", call.getId());
       assertEquals("read", call.getName());
       assertEquals("{}", call.getArgumentsJson());
       raw.add(call.getRawArguments());
     }
     assertEquals(List.of("{\"path\":", "{\"path\":\"README.", "{\"path\":\"README.md\"}"), raw);
-    ToolCall ended = toolCallOf(seen.get(9).getPartial(), 1);
+    ToolCall ended = toolCallOf(partials.get(9), 1);
     JsonValues.assertSameJson("{\"path\": \"README.md\"}", ended.getArgumentsJson());
-    assertEquals(StopReason.STOP_REASON_TOOL_USE, seen.get(10).getPartial().getStopReason());
+    assertEquals(StopReason.STOP_REASON_TOOL_USE, partials.get(10).getStopReason());
+    assertSame(events.result().get(), partials.get(10));
   }
 
   @Test

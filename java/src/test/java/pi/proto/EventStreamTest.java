@@ -3,14 +3,17 @@ package pi.proto;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static pi.proto.Fixtures.TEST_TIMEOUT_SECONDS;
 import static pi.proto.Fixtures.assistantMessage;
+import static pi.proto.Fixtures.done;
 import static pi.proto.Fixtures.error;
 import static pi.proto.Fixtures.start;
 import static pi.proto.Fixtures.text;
 import static pi.proto.Fixtures.textDelta;
+import static pi.proto.Fixtures.textEnd;
 import static pi.proto.Fixtures.textStart;
 
 import java.util.ArrayList;
@@ -59,9 +62,9 @@ class EventStreamTest {
     List<ModelEvent> seen = drain(events);
     assertEquals(1, seen.size());
     assertEquals("error", Events.kindOf(seen.get(0)));
-    assertEquals(message, seen.get(0).getPartial());
     AssistantMessage result = events.result().get();
-    assertEquals(message, result);
+    assertSame(message, result);
+    assertSame(result, events.partial());
     assertEquals("socket reset", result.getErrorMessage());
     assertTrue(events.isDone());
   }
@@ -134,6 +137,77 @@ class EventStreamTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
+  void thePartialFollowsTheConsumerNotTheProducer() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    assertEquals(AssistantMessage.getDefaultInstance(), events.partial());
+    events.push(start());
+    events.push(textStart(0));
+    events.push(textDelta(0, "一"));
+    events.push(textDelta(0, "二"));
+    events.push(textEnd(0));
+    AssistantMessage message = assistantMessage(StopReason.STOP_REASON_STOP, text("一二"));
+    events.push(done(StopReason.STOP_REASON_STOP, message));
+
+    Iterator<ModelEvent> iterator = events.iterator();
+    assertEquals("scripted-v1", partialAfter(iterator, events, "start").getModel());
+    assertEquals(0, events.partial().getContentCount()); // every event is queued, none taken yet
+    assertEquals("", Messages.textOf(partialAfter(iterator, events, "text_start")));
+    AssistantMessage first = partialAfter(iterator, events, "text_delta");
+    assertEquals("一", Messages.textOf(first));
+    assertSame(first, events.partial()); // built once until the next event
+    assertEquals("一二", Messages.textOf(partialAfter(iterator, events, "text_delta")));
+    assertEquals("一", Messages.textOf(first)); // a partial once built never changes
+    assertEquals("一二", Messages.textOf(partialAfter(iterator, events, "text_end")));
+    assertSame(events.result().get(), partialAfter(iterator, events, "done"));
+    assertFalse(iterator.hasNext());
+  }
+
+  /** Take the next event, of {@code kind} and without partial; return the partial after it. */
+  private static AssistantMessage partialAfter(
+      Iterator<ModelEvent> iterator, AssistantMessageEventStream events, String kind) {
+    ModelEvent event = iterator.next();
+    assertEquals(kind, Events.kindOf(event));
+    assertFalse(event.hasPartial());
+    return events.partial();
+  }
+
+  /**
+   * One block of 200,000 deltas of 8 characters: were each event to copy the text before it, as a
+   * message per event would, this would copy some 160 GB and overrun the timeout.
+   */
+  @Test
+  @Timeout(60)
+  void aLongStreamCostsLinearTime() throws Exception {
+    int deltas = 200_000;
+    StringBuilder expected = new StringBuilder();
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.push(start());
+    events.push(textStart(0));
+    for (int index = 0; index < deltas; index++) {
+      String delta = "%07d ".formatted(index);
+      expected.append(delta);
+      events.push(textDelta(0, delta));
+    }
+    events.push(textEnd(0));
+    AssistantMessage message =
+        assistantMessage(StopReason.STOP_REASON_STOP, text(expected.toString()));
+    events.push(done(StopReason.STOP_REASON_STOP, message));
+
+    int taken = 0;
+    String ended = null;
+    for (ModelEvent event : events) {
+      taken += 1;
+      if (event.hasTextEnd()) {
+        ended = Messages.textOf(events.partial());
+      }
+    }
+    assertEquals(deltas + 4, taken);
+    assertEquals(expected.toString(), ended);
+    assertSame(events.result().get(), events.partial());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
   void cancelEndsTheStreamWithAbortedKeepingThePartial() throws Exception {
     AssistantMessageEventStream events = new AssistantMessageEventStream();
     events.push(start());
@@ -153,6 +227,7 @@ class EventStreamTest {
     assertEquals("cancelled", message.getErrorMessage());
     assertEquals("half an ans", Messages.textOf(message));
     assertEquals("scripted-v1", message.getModel());
+    assertSame(message, events.partial());
   }
 
   @Test
