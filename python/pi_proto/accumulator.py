@@ -31,11 +31,10 @@ from ._gen.types.pi.ai.v1 import (
     ThinkingContent,
     ToolCall,
 )
-from .events import event_kind
+from .events import FAILED, event_kind
 from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_assistant
 
 DONE_REASONS = (StopReason.STOP, StopReason.LENGTH, StopReason.TOOL_USE)
-ERROR_REASONS = (StopReason.ERROR, StopReason.ABORTED)
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 _BLOCK_NAMES = {"text": "text", "thinking": "thinking", "tool_call": "tool call"}
 
@@ -130,7 +129,7 @@ class Accumulator:
     def _finish(self, rule: _Rules, reason: StopReason, message: AssistantMessage | None) -> None:
         if message is None:
             raise rule.broken("terminal-message", "carries no message")
-        allowed = DONE_REASONS if rule.kind == "done" else ERROR_REASONS
+        allowed = DONE_REASONS if rule.kind == "done" else FAILED
         if reason not in allowed or message.stop_reason != reason:
             names = ", ".join(allowed_reason.name for allowed_reason in allowed)
             raise rule.broken(

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ._gen.types.pi.ai.v1 import AgentContext, StopReason
+from ._gen.types.pi.ai.v1 import AgentContext
 from .client import ModelClient
 from .convert import convert
 from .demo import run_demo
+from .events import FAILED
 from .messages import agent_message, user_message
 from .render import print_json_lines, print_live
 from .scripted import ScriptedModel
@@ -73,7 +74,7 @@ async def stream(args: argparse.Namespace) -> int:
             message = await print_json_lines(events)
         else:
             message = await print_live(Console(highlight=False), events)
-    return 1 if message.stop_reason in (StopReason.ERROR, StopReason.ABORTED) else 0
+    return 1 if message.stop_reason in FAILED else 0
 
 
 async def convert_files(args: argparse.Namespace) -> int:

@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage, StopReason
-from .events import event_kind, without_partial
+from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage
+from .events import FAILED, event_kind, without_partial
 from .messages import tool_call_arguments
 from .pi_json import STOP_REASON_NAMES, message_to_pi
 from .stream import AssistantMessageEventStream
@@ -35,7 +35,7 @@ async def print_live(console: Console, events: AssistantMessageEventStream) -> A
         elif kind == "error":
             console.print(f"✗ {body.message.error_message}", style="bold red", markup=False)
     message = await events.result()
-    style = "red" if message.stop_reason in _FAILED else "green"
+    style = "red" if message.stop_reason in FAILED else "green"
     console.print(summary(message), style=style, markup=False, highlight=False)
     trace = ", ".join(f"{kind}×{count}" if count > 1 else kind for kind, count in kinds.items())
     console.print(f"events: {trace}", style="dim", markup=False, highlight=False)
@@ -70,6 +70,3 @@ def _shorten(value: Any, width: int) -> Any:
     if isinstance(value, list):
         return [_shorten(item, width) for item in value]
     return value
-
-
-_FAILED = (StopReason.ERROR, StopReason.ABORTED)
