@@ -10,6 +10,10 @@ BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
 PB2_DIR := python/pi_proto/_gen/pb2/pi/ai/v1
+# buf/validate/validate.proto, the schema of the protovalidate rules our .proto files carry,
+# comes from the build.buf:protovalidate jar on Maven Central (no buf registry is reachable).
+PROTOVALIDATE_VERSION := 1.3.0
+VALIDATE_PROTO := build/proto-deps/buf/validate/validate.proto
 BASELINE := proto/baseline/pi-ai-v1.binpb
 TS := typescript
 TS_BIN := $(CURDIR)/$(TS)/node_modules/.bin
@@ -35,43 +39,68 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 .PHONY: ts-setup
 ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolchain into typescript/node_modules.
 
+$(VALIDATE_PROTO):
+	mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+		-Dartifact=build.buf:protovalidate:$(PROTOVALIDATE_VERSION) -DoutputDirectory=build/jars
+	$(PYTHON) -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("buf/validate/validate.proto", sys.argv[2])' \
+		build/jars/protovalidate-$(PROTOVALIDATE_VERSION).jar build/proto-deps
+
+.PHONY: proto-deps
+proto-deps: $(VALIDATE_PROTO) ## Fetch buf/validate/validate.proto (from Maven Central) into build/proto-deps.
+
+# Generated code, by template: Python (upb classes, then betterproto2 types), TypeScript and Go.
+GEN_TEMPLATES := buf.gen.yaml buf.gen.types.yaml $(TS)/buf.gen.yaml go/buf.gen.yaml
+GEN_DIRS := python/pi_proto/_gen $(TS)/src/gen go/gen
+
 .PHONY: generate
-generate: setup ts-setup ## Regenerate python/pi_proto/_gen, typescript/src/gen and go/gen from proto/.
-	buf generate
-	buf generate --template $(TS)/buf.gen.yaml
-	$(MAKE) -C go generate
+generate: setup ts-setup proto-deps go-plugins ## Regenerate python/pi_proto/_gen, typescript/src/gen and go/gen from proto/.
+	$(MAKE) generate-into OUT=$(CURDIR)
+
+# Everything generated goes under OUT, so check-generate can compare a fresh copy with ours.
+.PHONY: generate-into
+generate-into:
+	$(foreach template,$(GEN_TEMPLATES),buf generate --template $(template) --output $(OUT);)
 	@# protoc writes absolute imports (`from pi.ai.v1 import ...`); make them package-relative so
-	@# the official classes live inside pi_proto instead of claiming a top-level `pi` package.
-	sed -i 's/^from pi\.ai\.v1 import /from . import /' $(PB2_DIR)/*_pb2.py $(PB2_DIR)/*_pb2.pyi
+	@# the official classes live inside pi_proto instead of claiming top-level `pi` and `buf` packages.
+	sed -i -e 's/^from pi\.ai\.v1 import /from . import /' -e 's/^from buf\.validate import /from ....buf.validate import /' \
+		$(OUT)/$(PB2_DIR)/*_pb2.py $(OUT)/$(PB2_DIR)/*_pb2.pyi
+	sed -i 's/^from pi\.ai\.v1 import /from ...ai.v1 import /' $(OUT)/python/pi_proto/_gen/pb2/pi/conformance/v1/*_pb2.py*
+	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses neither of these.
+	rm -rf $(OUT)/python/pi_proto/_gen/types/buf $(OUT)/python/pi_proto/_gen/types/google
+
+.PHONY: go-plugins
+go-plugins:
+	$(MAKE) -C go plugins
 
 .PHONY: check-generate
-check-generate: generate ## Fail if regenerating changes any committed file.
-	@if [ -n "$$(git status --porcelain -- python/pi_proto/_gen $(TS)/src/gen)" ]; then \
-		git status --short -- python/pi_proto/_gen $(TS)/src/gen; git diff --stat -- python/pi_proto/_gen $(TS)/src/gen; \
-		echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; \
-	fi
-	$(MAKE) -C go check-generate
+check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating would change any committed file.
+	@fresh="$$(mktemp -d)"; trap 'rm -rf "$$fresh"' EXIT; \
+	$(MAKE) generate-into OUT="$$fresh" >/dev/null; \
+	stale=0; for dir in $(GEN_DIRS); do \
+		diff -r -x __pycache__ "$$dir" "$$fresh/$$dir" >/dev/null || { diff -r -q -x __pycache__ "$$dir" "$$fresh/$$dir"; stale=1; }; \
+	done; \
+	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
 .PHONY: lint
-lint: setup ts-setup ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
+lint: setup ts-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
 	ruff check python tests fuzz bench
 	ruff format --check python tests fuzz bench
 	mypy
 	buf lint
-	buf format --diff --exit-code
-	buf breaking --against $(BASELINE)
+	buf format --diff --exit-code proto
+	buf breaking proto --against $(BASELINE)
 	$(TS_BIN)/tsc --noEmit -p $(TS)
 
 .PHONY: format
 format: setup ## Apply ruff and buf formatting.
 	ruff check --fix python tests fuzz bench
 	ruff format python tests fuzz bench
-	buf format --write
+	buf format --write proto
 
 .PHONY: baseline
-baseline: setup ## Record the current schema as the wire-compatibility baseline (once per major version).
+baseline: setup proto-deps ## Record the current schema as the wire-compatibility baseline (once per major version).
 	mkdir -p $(dir $(BASELINE))
-	buf build --exclude-source-info -o $(BASELINE)
+	buf build proto --exclude-source-info -o $(BASELINE)
 
 .PHONY: pytest
 pytest: setup ## Run the Python tests only.

@@ -5,6 +5,8 @@
 use std::path::Path;
 
 const PROTO_ROOT: &str = "../proto";
+// buf/validate/validate.proto, fetched by `make proto-deps`.
+const DEPS_ROOT: &str = "../build/proto-deps";
 const FILES: [&str; 5] = [
     "pi/ai/v1/content.proto",
     "pi/ai/v1/message.proto",
@@ -18,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for file in FILES {
         println!("cargo:rerun-if-changed={}", root.join(file).display());
     }
-    let descriptors = protox::compile(FILES, [root])?;
+    let descriptors = protox::compile(FILES, [root, Path::new(DEPS_ROOT)])?;
 
     let mut json = pbjson_build::Builder::new();
     for file in &descriptors.file {

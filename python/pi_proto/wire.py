@@ -20,11 +20,11 @@ from google.protobuf import json_format, unknown_fields
 from google.protobuf.message import DecodeError as _UpbDecodeError
 from google.protobuf.message import Message as _UpbMessage
 
-from ._gen.pb2.pi.ai.v1 import content_pb2, context_pb2, event_pb2, message_pb2, service_pb2
+from ._gen.pb2.pi.ai.v1 import content_pb2, context_pb2, event_pb2, json_pb2, message_pb2, service_pb2
 
 M = TypeVar("M", bound=betterproto2.Message)
 
-_PB2_MODULES = (content_pb2, message_pb2, context_pb2, event_pb2, service_pb2)
+_PB2_MODULES = (json_pb2, content_pb2, message_pb2, context_pb2, event_pb2, service_pb2)
 
 
 class DecodeError(ValueError):

@@ -84,6 +84,7 @@ fn check_as(type_name: &str, name: &str, binary: &[u8], json: &Value, failures: 
         };
     }
     dispatch!(
+        JsonText,
         TextContent,
         ThinkingContent,
         ImageContent,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import betterproto2
 
 import pi_proto as pp
+from pi_proto._gen.types.pi.ai.v1 import JsonShape, JsonText
 
 INT64_MAX = 2**63 - 1
 UINT32_MAX = 2**32 - 1
@@ -78,6 +79,8 @@ HEADER.stop_reason = pp.StopReason.UNSPECIFIED
 CASES: list[Case] = [
     # Content blocks and their role wrappers.
     Case("text_content", pp.text("plain")),
+    # The schema's field option for JSON text.
+    Case("json_text", JsonText(shape=JsonShape.OBJECT, empty_allowed=True)),
     Case("text_content-signature", pp.text("signed", signature='{"id":"msg_1"}')),
     Case("text_content-empty_signature", pp.text("", signature="")),
     Case("thinking_content", pp.thinking("reasoning", signature="EqoBCkgIAhABGAIiQ")),

@@ -1,5 +1,6 @@
 /** pi-proto for TypeScript: the pi.ai.v1 types, the event stream runtime and the gRPC client. */
 
+export * from "./gen/pi/ai/v1/json_pb.js";
 export * from "./gen/pi/ai/v1/content_pb.js";
 export * from "./gen/pi/ai/v1/message_pb.js";
 export * from "./gen/pi/ai/v1/context_pb.js";

@@ -7,6 +7,7 @@ import { test } from "node:test";
 import { createRegistry, fromBinary, fromJson, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
 import {
   file_pi_ai_v1_content,
+  file_pi_ai_v1_json,
   file_pi_ai_v1_context,
   file_pi_ai_v1_event,
   file_pi_ai_v1_message,
@@ -23,6 +24,7 @@ const directory = `${repoRoot}tests/vectors/`;
 const manifest = JSON.parse(readFileSync(`${directory}manifest.json`, "utf8")) as Manifest;
 const registry = createRegistry(
   file_pi_ai_v1_content,
+  file_pi_ai_v1_json,
   file_pi_ai_v1_message,
   file_pi_ai_v1_context,
   file_pi_ai_v1_event,

@@ -7,6 +7,7 @@
 package aiv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -605,49 +606,51 @@ var File_pi_ai_v1_content_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_content_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/content.proto\x12\bpi.ai.v1\"\x7f\n" +
+	"\x16pi/ai/v1/content.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x93\x01\n" +
 	"\vTextContent\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12*\n" +
-	"\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12\x1d\n" +
+	"\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x121\n" +
 	"\n" +
-	"extra_json\x18\x03 \x01(\tR\textraJsonB\x11\n" +
-	"\x0f_text_signature\"\xc5\x01\n" +
+	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x11\n" +
+	"\x0f_text_signature\"\xd9\x01\n" +
 	"\x0fThinkingContent\x12\x1a\n" +
 	"\bthinking\x18\x01 \x01(\tR\bthinking\x122\n" +
 	"\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n" +
-	"\bredacted\x18\x03 \x01(\bH\x01R\bredacted\x88\x01\x01\x12\x1d\n" +
+	"\bredacted\x18\x03 \x01(\bH\x01R\bredacted\x88\x01\x01\x121\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tR\textraJsonB\x15\n" +
+	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x15\n" +
 	"\x13_thinking_signatureB\v\n" +
-	"\t_redacted\"^\n" +
+	"\t_redacted\"\x81\x01\n" +
 	"\fImageContent\x12\x12\n" +
-	"\x04data\x18\x01 \x01(\fR\x04data\x12\x1b\n" +
-	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x1d\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12*\n" +
+	"\tmime_type\x18\x02 \x01(\tB\r\xbaH\n" +
+	"r\b:\x06image/R\bmimeType\x121\n" +
 	"\n" +
-	"extra_json\x18\x03 \x01(\tR\textraJson\"\xf8\x01\n" +
-	"\bToolCall\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12%\n" +
-	"\x0earguments_json\x18\x03 \x01(\tR\rargumentsJson\x12(\n" +
-	"\rraw_arguments\x18\x04 \x01(\tH\x00R\frawArguments\x88\x01\x01\x120\n" +
-	"\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12\x1d\n" +
+	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbc\x02\n" +
+	"\bToolCall\x12\x17\n" +
+	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n" +
+	"\x04name\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x127\n" +
+	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\rargumentsJson\x124\n" +
+	"\rraw_arguments\x18\x04 \x01(\tB\n" +
+	"\xbaH\ar\x05(\x80\x80\x80\x02H\x00R\frawArguments\x88\x01\x01\x120\n" +
+	"\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x121\n" +
 	"\n" +
-	"extra_json\x18\x06 \x01(\tR\textraJsonB\x10\n" +
+	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
 	"\x0e_raw_argumentsB\x14\n" +
-	"\x12_thought_signature\"s\n" +
+	"\x12_thought_signature\"z\n" +
 	"\vUserContent\x12+\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n" +
-	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\a\n" +
-	"\x05block\"\xb4\x01\n" +
+	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n" +
+	"\x05block\x12\x05\xbaH\x02\b\x01\"\xbb\x01\n" +
 	"\x10AssistantContent\x12+\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x127\n" +
 	"\bthinking\x18\x02 \x01(\v2\x19.pi.ai.v1.ThinkingContentH\x00R\bthinking\x121\n" +
-	"\ttool_call\x18\x03 \x01(\v2\x12.pi.ai.v1.ToolCallH\x00R\btoolCallB\a\n" +
-	"\x05block\"y\n" +
+	"\ttool_call\x18\x03 \x01(\v2\x12.pi.ai.v1.ToolCallH\x00R\btoolCallB\x0e\n" +
+	"\x05block\x12\x05\xbaH\x02\b\x01\"\x80\x01\n" +
 	"\x11ToolResultContent\x12+\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n" +
-	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\a\n" +
-	"\x05blockB3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n" +
+	"\x05block\x12\x05\xbaH\x02\b\x01B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_content_proto_rawDescOnce sync.Once
@@ -691,6 +694,7 @@ func file_pi_ai_v1_content_proto_init() {
 	if File_pi_ai_v1_content_proto != nil {
 		return
 	}
+	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_content_proto_msgTypes[0].OneofWrappers = []any{}
 	file_pi_ai_v1_content_proto_msgTypes[1].OneofWrappers = []any{}
 	file_pi_ai_v1_content_proto_msgTypes[3].OneofWrappers = []any{}

@@ -7,6 +7,7 @@
 package aiv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -173,19 +174,19 @@ var File_pi_ai_v1_context_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_context_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x16pi/ai/v1/message.proto\"\x84\x01\n" +
-	"\x04Tool\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +
-	"\x0fparameters_json\x18\x03 \x01(\tR\x0eparametersJson\x12\x1d\n" +
+	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xb3\x01\n" +
+	"\x04Tool\x12\x1b\n" +
+	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x129\n" +
+	"\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\x0eparametersJson\x121\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tR\textraJson\"\xc3\x01\n" +
+	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xd7\x01\n" +
 	"\fAgentContext\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.pi.ai.v1.AgentMessageR\bmessages\x12$\n" +
-	"\x05tools\x18\x03 \x03(\v2\x0e.pi.ai.v1.ToolR\x05tools\x12\x1d\n" +
+	"\x05tools\x18\x03 \x03(\v2\x0e.pi.ai.v1.ToolR\x05tools\x121\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tR\textraJsonB\x10\n" +
+	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
 	"\x0e_system_promptB3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
@@ -221,6 +222,7 @@ func file_pi_ai_v1_context_proto_init() {
 	if File_pi_ai_v1_context_proto != nil {
 		return
 	}
+	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_message_proto_init()
 	file_pi_ai_v1_context_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}

@@ -7,6 +7,7 @@
 package aiv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -25,7 +26,8 @@ const (
 type StartEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The message header: api, provider, model, timestamp and any usage known so far. Its content
-	// is empty; blocks arrive through the block events.
+	// is empty; blocks arrive through the block events. It has no stop reason yet, so the rules of
+	// a finished message do not apply to it.
 	Header        *AssistantMessage `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -698,7 +700,8 @@ type ModelEvent struct {
 	//	*ModelEvent_Error
 	Event isModelEvent_Event `protobuf_oneof:"event"`
 	// The assistant message as rebuilt by the receiver after applying this event. Senders leave it
-	// unset; a receiver replaces whatever arrives here with its own rebuilt message.
+	// unset; a receiver replaces whatever arrives here with its own rebuilt message. A partial is
+	// unfinished, so the rules of a finished message do not apply to it.
 	Partial       *AssistantMessage `protobuf:"bytes,16,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -948,10 +951,10 @@ var File_pi_ai_v1_event_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x14pi/ai/v1/event.proto\x12\bpi.ai.v1\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"@\n" +
+	"\x14pi/ai/v1/event.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"H\n" +
 	"\n" +
-	"StartEvent\x122\n" +
-	"\x06header\x18\x01 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06header\"5\n" +
+	"StartEvent\x12:\n" +
+	"\x06header\x18\x01 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x06header\"5\n" +
 	"\x0eTextStartEvent\x12#\n" +
 	"\rcontent_index\x18\x01 \x01(\rR\fcontentIndex\"K\n" +
 	"\x0eTextDeltaEvent\x12#\n" +
@@ -981,14 +984,17 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x05delta\x18\x02 \x01(\tR\x05delta\"h\n" +
 	"\x10ToolCallEndEvent\x12#\n" +
 	"\rcontent_index\x18\x01 \x01(\rR\fcontentIndex\x12/\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"o\n" +
-	"\tDoneEvent\x12,\n" +
-	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonR\x06reason\x124\n" +
-	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\amessage\"p\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"\xa4\x02\n" +
+	"\tDoneEvent\x12:\n" +
+	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\f\xbaH\t\x82\x01\x06\x18\x01\x18\x02\x18\x03R\x06reason\x12<\n" +
+	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\x9c\x01\xbaH\x98\x01\x1a\x95\x01\n" +
+	"\x1bdone.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xa4\x02\n" +
 	"\n" +
-	"ErrorEvent\x12,\n" +
-	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonR\x06reason\x124\n" +
-	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\amessage\"\x9b\x06\n" +
+	"ErrorEvent\x128\n" +
+	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +
+	"\xbaH\a\x82\x01\x04\x18\x04\x18\x05R\x06reason\x12<\n" +
+	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n" +
+	"\x1cerror.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xaa\x06\n" +
 	"\n" +
 	"ModelEvent\x12,\n" +
 	"\x05start\x18\x01 \x01(\v2\x14.pi.ai.v1.StartEventH\x00R\x05start\x129\n" +
@@ -1005,9 +1011,9 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\ftoolcall_end\x18\n" +
 	" \x01(\v2\x1a.pi.ai.v1.ToolCallEndEventH\x00R\vtoolcallEnd\x12)\n" +
 	"\x04done\x18\v \x01(\v2\x13.pi.ai.v1.DoneEventH\x00R\x04done\x12,\n" +
-	"\x05error\x18\f \x01(\v2\x14.pi.ai.v1.ErrorEventH\x00R\x05error\x124\n" +
-	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\apartialB\a\n" +
-	"\x05eventB3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x05error\x18\f \x01(\v2\x14.pi.ai.v1.ErrorEventH\x00R\x05error\x12<\n" +
+	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\apartialB\x0e\n" +
+	"\x05event\x12\x05\xbaH\x02\b\x01B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_event_proto_rawDescOnce sync.Once

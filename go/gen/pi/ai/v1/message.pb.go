@@ -7,6 +7,7 @@
 package aiv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -579,7 +580,7 @@ func (x *ToolResultMessage) GetExtraJson() string {
 // "bashExecution"; it keeps the pi-JSON object so transcripts convert back unchanged.
 type CustomMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The message's role, as pi-JSON writes it.
+	// The message's role, as pi-JSON writes it; never one of the roles this schema models.
 	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
 	// The rest of the pi-JSON object (everything but `role`), as the text of a JSON object.
 	FieldsJson    string `protobuf:"bytes,2,opt,name=fields_json,json=fieldsJson,proto3" json:"fields_json,omitempty"`
@@ -840,75 +841,77 @@ var File_pi_ai_v1_message_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x16pi/ai/v1/content.proto\"\xa9\x01\n" +
-	"\x04Cost\x12\x14\n" +
-	"\x05input\x18\x01 \x01(\x01R\x05input\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\x01R\x06output\x12\x1d\n" +
+	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\"\x97\x02\n" +
+	"\x04Cost\x12&\n" +
+	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05input\x12(\n" +
+	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x06output\x12/\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x01R\tcacheRead\x12\x1f\n" +
-	"\vcache_write\x18\x04 \x01(\x01R\n" +
-	"cacheWrite\x12\x14\n" +
-	"\x05total\x18\x05 \x01(\x01R\x05total\x12\x1d\n" +
+	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tcacheRead\x121\n" +
+	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
+	"cacheWrite\x12&\n" +
+	"\x05total\x18\x05 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05total\x121\n" +
 	"\n" +
-	"extra_json\x18\x06 \x01(\tR\textraJson\"\xdb\x01\n" +
-	"\x05Usage\x12\x14\n" +
-	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n" +
+	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\x9c\x02\n" +
+	"\x05Usage\x12\x1d\n" +
+	"\x05input\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05input\x12\x1f\n" +
+	"\x06output\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06output\x12&\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n" +
-	"\vcache_write\x18\x04 \x01(\x03R\n" +
-	"cacheWrite\x12!\n" +
-	"\ftotal_tokens\x18\x05 \x01(\x03R\vtotalTokens\x12\"\n" +
-	"\x04cost\x18\x06 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\x12\x1d\n" +
+	"cache_read\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tcacheRead\x12(\n" +
+	"\vcache_write\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
+	"cacheWrite\x12*\n" +
+	"\ftotal_tokens\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vtotalTokens\x12\"\n" +
+	"\x04cost\x18\x06 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\x121\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tR\textraJson\"\xa2\x01\n" +
+	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbf\x01\n" +
 	"\vUserMessage\x12/\n" +
-	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12\x1c\n" +
-	"\ttimestamp\x18\x02 \x01(\x03R\ttimestamp\x12%\n" +
-	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x12\x1d\n" +
+	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12%\n" +
+	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n" +
+	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x121\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tR\textraJson\"\xe3\x02\n" +
+	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\x8c\x03\n" +
 	"\x10AssistantMessage\x124\n" +
 	"\acontent\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantContentR\acontent\x12\x10\n" +
 	"\x03api\x18\x02 \x01(\tR\x03api\x12\x1a\n" +
 	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x14\n" +
 	"\x05model\x18\x04 \x01(\tR\x05model\x12%\n" +
-	"\x05usage\x18\x05 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x125\n" +
-	"\vstop_reason\x18\x06 \x01(\x0e2\x14.pi.ai.v1.StopReasonR\n" +
+	"\x05usage\x18\x05 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12A\n" +
+	"\vstop_reason\x18\x06 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\n" +
 	"stopReason\x12(\n" +
-	"\rerror_message\x18\a \x01(\tH\x00R\ferrorMessage\x88\x01\x01\x12\x1c\n" +
-	"\ttimestamp\x18\b \x01(\x03R\ttimestamp\x12\x1d\n" +
+	"\rerror_message\x18\a \x01(\tH\x00R\ferrorMessage\x88\x01\x01\x12%\n" +
+	"\ttimestamp\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
 	"\n" +
-	"extra_json\x18\t \x01(\tR\textraJsonB\x10\n" +
-	"\x0e_error_message\"\x9a\x02\n" +
-	"\x11ToolResultMessage\x12 \n" +
-	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"extra_json\x18\t \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
+	"\x0e_error_message\"\xd2\x02\n" +
+	"\x11ToolResultMessage\x12)\n" +
+	"\ftool_call_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
-	"\acontent\x18\x03 \x03(\v2\x1b.pi.ai.v1.ToolResultContentR\acontent\x12&\n" +
-	"\fdetails_json\x18\x04 \x01(\tH\x00R\vdetailsJson\x88\x01\x01\x12\x19\n" +
-	"\bis_error\x18\x05 \x01(\bR\aisError\x12\x1c\n" +
-	"\ttimestamp\x18\x06 \x01(\x03R\ttimestamp\x12\x1d\n" +
+	"\acontent\x18\x03 \x03(\v2\x1b.pi.ai.v1.ToolResultContentR\acontent\x128\n" +
+	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x00R\vdetailsJson\x88\x01\x01\x12\x19\n" +
+	"\bis_error\x18\x05 \x01(\bR\aisError\x12%\n" +
+	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tR\textraJsonB\x0f\n" +
-	"\r_details_json\"D\n" +
-	"\rCustomMessage\x12\x12\n" +
-	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1f\n" +
-	"\vfields_json\x18\x02 \x01(\tR\n" +
-	"fieldsJson\"C\n" +
-	"\fSessionEntry\x12\x12\n" +
-	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1f\n" +
-	"\vfields_json\x18\x02 \x01(\tR\n" +
-	"fieldsJson\"\xd4\x02\n" +
+	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x0f\n" +
+	"\r_details_json\"|\n" +
+	"\rCustomMessage\x128\n" +
+	"\x04role\x18\x01 \x01(\tB$\xbaH!r\x1f\x10\x01Z\x04userZ\tassistantZ\n" +
+	"toolResultR\x04role\x121\n" +
+	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
+	"fieldsJson\"^\n" +
+	"\fSessionEntry\x12\x1b\n" +
+	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x121\n" +
+	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
+	"fieldsJson\"\xef\x02\n" +
 	"\fAgentMessage\x12+\n" +
 	"\x04user\x18\x01 \x01(\v2\x15.pi.ai.v1.UserMessageH\x00R\x04user\x12:\n" +
 	"\tassistant\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageH\x00R\tassistant\x12>\n" +
 	"\vtool_result\x18\x03 \x01(\v2\x1b.pi.ai.v1.ToolResultMessageH\x00R\n" +
 	"toolResult\x121\n" +
 	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06custom\x12=\n" +
-	"\rsession_entry\x18\x05 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x12!\n" +
-	"\fsession_json\x18\x06 \x01(\tR\vsessionJsonB\x06\n" +
-	"\x04role*\xa1\x01\n" +
+	"\rsession_entry\x18\x05 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x125\n" +
+	"\fsession_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\vsessionJsonB\r\n" +
+	"\x04role\x12\x05\xbaH\x02\b\x01*\xa1\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -971,6 +974,7 @@ func file_pi_ai_v1_message_proto_init() {
 		return
 	}
 	file_pi_ai_v1_content_proto_init()
+	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_message_proto_msgTypes[3].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[4].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[7].OneofWrappers = []any{

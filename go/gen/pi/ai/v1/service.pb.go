@@ -7,6 +7,7 @@
 package aiv1
 
 import (
+	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -24,9 +25,9 @@ const (
 // GenerationOptions tunes one model call; an absent option leaves the model's default.
 type GenerationOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The sampling temperature; absent for the model's default.
+	// The sampling temperature, from 0 to 2; absent for the model's default.
 	Temperature *float64 `protobuf:"fixed64,1,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
-	// The largest number of output tokens; absent for the model's default.
+	// The largest number of output tokens, at least 1; absent for the model's default.
 	MaxTokens     *int64 `protobuf:"varint,2,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -155,16 +156,16 @@ var File_pi_ai_v1_service_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"}\n" +
-	"\x11GenerationOptions\x12%\n" +
-	"\vtemperature\x18\x01 \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12\"\n" +
+	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"\x9f\x01\n" +
+	"\x11GenerationOptions\x12>\n" +
+	"\vtemperature\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\vtemperature\x88\x01\x01\x12+\n" +
 	"\n" +
-	"max_tokens\x18\x02 \x01(\x03H\x01R\tmaxTokens\x88\x01\x01B\x0e\n" +
+	"max_tokens\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01B\x0e\n" +
 	"\f_temperatureB\r\n" +
-	"\v_max_tokens\"\xb7\x01\n" +
+	"\v_max_tokens\"\xbf\x01\n" +
 	"\rStreamRequest\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
-	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextR\acontext\x125\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x128\n" +
+	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\acontext\x125\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1b.pi.ai.v1.GenerationOptionsR\aoptions\x12'\n" +
 	"\x0fcoalesce_deltas\x18\x04 \x01(\bR\x0ecoalesceDeltas2I\n" +
 	"\fModelService\x129\n" +

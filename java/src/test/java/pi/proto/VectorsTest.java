@@ -32,6 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import pi.ai.v1.Content;
 import pi.ai.v1.Context;
 import pi.ai.v1.Event;
+import pi.ai.v1.Json;
 import pi.ai.v1.Service;
 
 /**
@@ -47,7 +48,7 @@ class VectorsTest {
 
   /** The generated files, by their outer classes. */
   private static final List<Class<?>> OUTER_CLASSES =
-      List.of(Content.class, pi.ai.v1.Message.class, Context.class, Event.class, Service.class);
+      List.of(Json.class, Content.class, pi.ai.v1.Message.class, Context.class, Event.class, Service.class);
 
   /** One check of one vector: it returns normally or throws. */
   private interface Check {

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
+import { file_pi_ai_v1_json } from "./json_pb.js";
 import type { AgentMessage } from "./message_pb.js";
 import { file_pi_ai_v1_message } from "./message_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/context.proto.
  */
 export const file_pi_ai_v1_context: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSJWCgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFwoPcGFyYW1ldGVyc19qc29uGAMgASgJEhIKCmV4dHJhX2pzb24YBCABKAkimQEKDEFnZW50Q29udGV4dBIaCg1zeXN0ZW1fcHJvbXB0GAEgASgJSACIAQESKAoIbWVzc2FnZXMYAiADKAsyFi5waS5haS52MS5BZ2VudE1lc3NhZ2USHQoFdG9vbHMYAyADKAsyDi5waS5haS52MS5Ub29sEhIKCmV4dHJhX2pzb24YBCABKAlCEAoOX3N5c3RlbV9wcm9tcHRiBnByb3RvMw", [file_pi_ai_v1_message]);
+  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSKFAQoEVG9vbBIVCgRuYW1lGAEgASgJQge6SARyAhABEhMKC2Rlc2NyaXB0aW9uGAIgASgJEikKD3BhcmFtZXRlcnNfanNvbhgDIAEoCUIQukgHcgUogICAAoriGAIIAhImCgpleHRyYV9qc29uGAQgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEirQEKDEFnZW50Q29udGV4dBIaCg1zeXN0ZW1fcHJvbXB0GAEgASgJSACIAQESKAoIbWVzc2FnZXMYAiADKAsyFi5waS5haS52MS5BZ2VudE1lc3NhZ2USHQoFdG9vbHMYAyADKAsyDi5waS5haS52MS5Ub29sEiYKCmV4dHJhX2pzb24YBCABKAlCErpIB3IFKICAgAKK4hgECAIQAUIQCg5fc3lzdGVtX3Byb21wdGIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message]);
 
 /**
  * Tool declares a tool the model may call.

@@ -4,6 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { AgentContext } from "./context_pb.js";
 import { file_pi_ai_v1_context } from "./context_pb.js";
 import type { ModelEventSchema } from "./event_pb.js";
@@ -14,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSJlChFHZW5lcmF0aW9uT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAUgAiAEBEhcKCm1heF90b2tlbnMYAiABKANIAYgBAUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnMijgEKDVN0cmVhbVJlcXVlc3QSDQoFbW9kZWwYASABKAkSJwoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dBIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIMkkKDE1vZGVsU2VydmljZRI5CgZTdHJlYW0SFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0GhQucGkuYWkudjEuTW9kZWxFdmVudDABYgZwcm90bzM", [file_pi_ai_v1_context, file_pi_ai_v1_event]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKHAQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2VucyKWAQoNU3RyZWFtUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIvCgdjb250ZXh0GAIgASgLMhYucGkuYWkudjEuQWdlbnRDb250ZXh0Qga6SAPIAQESLAoHb3B0aW9ucxgDIAEoCzIbLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zEhcKD2NvYWxlc2NlX2RlbHRhcxgEIAEoCDJJCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event]);
 
 /**
  * GenerationOptions tunes one model call; an absent option leaves the model's default.
@@ -23,14 +24,14 @@ export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
  */
 export type GenerationOptions = Message<"pi.ai.v1.GenerationOptions"> & {
   /**
-   * The sampling temperature; absent for the model's default.
+   * The sampling temperature, from 0 to 2; absent for the model's default.
    *
    * @generated from field: optional double temperature = 1;
    */
   temperature?: number | undefined;
 
   /**
-   * The largest number of output tokens; absent for the model's default.
+   * The largest number of output tokens, at least 1; absent for the model's default.
    *
    * @generated from field: optional int64 max_tokens = 2;
    */

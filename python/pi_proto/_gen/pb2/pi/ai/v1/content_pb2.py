@@ -22,27 +22,53 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
+from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/content.proto\x12\x08pi.ai.v1\"\x7f\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12\x1d\n\nextra_json\x18\x03 \x01(\tR\textraJsonB\x11\n\x0f_text_signature\"\xc5\x01\n\x0fThinkingContent\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x12\x1d\n\nextra_json\x18\x04 \x01(\tR\textraJsonB\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"^\n\x0cImageContent\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12\x1b\n\tmime_type\x18\x02 \x01(\tR\x08mimeType\x12\x1d\n\nextra_json\x18\x03 \x01(\tR\textraJson\"\xf8\x01\n\x08ToolCall\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12%\n\x0e\x61rguments_json\x18\x03 \x01(\tR\rargumentsJson\x12(\n\rraw_arguments\x18\x04 \x01(\tH\x00R\x0crawArguments\x88\x01\x01\x12\x30\n\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12\x1d\n\nextra_json\x18\x06 \x01(\tR\textraJsonB\x10\n\x0e_raw_argumentsB\x14\n\x12_thought_signature\"s\n\x0bUserContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x07\n\x05\x62lock\"\xb4\x01\n\x10\x41ssistantContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingContentH\x00R\x08thinking\x12\x31\n\ttool_call\x18\x03 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallH\x00R\x08toolCallB\x07\n\x05\x62lock\"y\n\x11ToolResultContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x07\n\x05\x62lockb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/content.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x93\x01\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12\x31\n\nextra_json\x18\x03 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x11\n\x0f_text_signature\"\xd9\x01\n\x0fThinkingContent\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"\x81\x01\n\x0cImageContent\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12*\n\tmime_type\x18\x02 \x01(\tB\r\xbaH\nr\x08:\x06image/R\x08mimeType\x12\x31\n\nextra_json\x18\x03 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\xbc\x02\n\x08ToolCall\x12\x17\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n\x04name\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12\x37\n\x0e\x61rguments_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\rargumentsJson\x12\x34\n\rraw_arguments\x18\x04 \x01(\tB\n\xbaH\x07r\x05(\x80\x80\x80\x02H\x00R\x0crawArguments\x88\x01\x01\x12\x30\n\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12\x31\n\nextra_json\x18\x06 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_raw_argumentsB\x14\n\x12_thought_signature\"z\n\x0bUserContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\xbb\x01\n\x10\x41ssistantContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingContentH\x00R\x08thinking\x12\x31\n\ttool_call\x18\x03 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallH\x00R\x08toolCallB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\x80\x01\n\x11ToolResultContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.ai.v1.content_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TEXTCONTENT']._serialized_start=36
-  _globals['_TEXTCONTENT']._serialized_end=163
-  _globals['_THINKINGCONTENT']._serialized_start=166
-  _globals['_THINKINGCONTENT']._serialized_end=363
-  _globals['_IMAGECONTENT']._serialized_start=365
-  _globals['_IMAGECONTENT']._serialized_end=459
-  _globals['_TOOLCALL']._serialized_start=462
-  _globals['_TOOLCALL']._serialized_end=710
-  _globals['_USERCONTENT']._serialized_start=712
-  _globals['_USERCONTENT']._serialized_end=827
-  _globals['_ASSISTANTCONTENT']._serialized_start=830
-  _globals['_ASSISTANTCONTENT']._serialized_end=1010
-  _globals['_TOOLRESULTCONTENT']._serialized_start=1012
-  _globals['_TOOLRESULTCONTENT']._serialized_end=1133
+  _globals['_TEXTCONTENT'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_TEXTCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_THINKINGCONTENT'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_THINKINGCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_IMAGECONTENT'].fields_by_name['mime_type']._loaded_options = None
+  _globals['_IMAGECONTENT'].fields_by_name['mime_type']._serialized_options = b'\272H\nr\010:\006image/'
+  _globals['_IMAGECONTENT'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_IMAGECONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_TOOLCALL'].fields_by_name['id']._loaded_options = None
+  _globals['_TOOLCALL'].fields_by_name['id']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_TOOLCALL'].fields_by_name['name']._loaded_options = None
+  _globals['_TOOLCALL'].fields_by_name['name']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_TOOLCALL'].fields_by_name['arguments_json']._loaded_options = None
+  _globals['_TOOLCALL'].fields_by_name['arguments_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\002'
+  _globals['_TOOLCALL'].fields_by_name['raw_arguments']._loaded_options = None
+  _globals['_TOOLCALL'].fields_by_name['raw_arguments']._serialized_options = b'\272H\007r\005(\200\200\200\002'
+  _globals['_TOOLCALL'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_TOOLCALL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_USERCONTENT'].oneofs_by_name['block']._loaded_options = None
+  _globals['_USERCONTENT'].oneofs_by_name['block']._serialized_options = b'\272H\002\010\001'
+  _globals['_ASSISTANTCONTENT'].oneofs_by_name['block']._loaded_options = None
+  _globals['_ASSISTANTCONTENT'].oneofs_by_name['block']._serialized_options = b'\272H\002\010\001'
+  _globals['_TOOLRESULTCONTENT'].oneofs_by_name['block']._loaded_options = None
+  _globals['_TOOLRESULTCONTENT'].oneofs_by_name['block']._serialized_options = b'\272H\002\010\001'
+  _globals['_TEXTCONTENT']._serialized_start=87
+  _globals['_TEXTCONTENT']._serialized_end=234
+  _globals['_THINKINGCONTENT']._serialized_start=237
+  _globals['_THINKINGCONTENT']._serialized_end=454
+  _globals['_IMAGECONTENT']._serialized_start=457
+  _globals['_IMAGECONTENT']._serialized_end=586
+  _globals['_TOOLCALL']._serialized_start=589
+  _globals['_TOOLCALL']._serialized_end=905
+  _globals['_USERCONTENT']._serialized_start=907
+  _globals['_USERCONTENT']._serialized_end=1029
+  _globals['_ASSISTANTCONTENT']._serialized_start=1032
+  _globals['_ASSISTANTCONTENT']._serialized_end=1219
+  _globals['_TOOLRESULTCONTENT']._serialized_start=1222
+  _globals['_TOOLRESULTCONTENT']._serialized_end=1350
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,5 @@
+from ....buf.validate import validate_pb2 as _validate_pb2
+from . import json_pb2 as _json_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping

@@ -1,3 +1,5 @@
+from ....buf.validate import validate_pb2 as _validate_pb2
+from . import json_pb2 as _json_pb2
 from . import message_pb2 as _message_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor

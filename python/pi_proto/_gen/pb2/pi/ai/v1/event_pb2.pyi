@@ -1,3 +1,4 @@
+from ....buf.validate import validate_pb2 as _validate_pb2
 from . import content_pb2 as _content_pb2
 from . import message_pb2 as _message_pb2
 from google.protobuf import descriptor as _descriptor

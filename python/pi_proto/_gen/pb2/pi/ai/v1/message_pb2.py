@@ -22,32 +22,88 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import content_pb2 as pi_dot_ai_dot_v1_dot_content__pb2
+from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/message.proto\x12\x08pi.ai.v1\x1a\x16pi/ai/v1/content.proto\"\xa9\x01\n\x04\x43ost\x12\x14\n\x05input\x18\x01 \x01(\x01R\x05input\x12\x16\n\x06output\x18\x02 \x01(\x01R\x06output\x12\x1d\n\ncache_read\x18\x03 \x01(\x01R\tcacheRead\x12\x1f\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01R\ncacheWrite\x12\x14\n\x05total\x18\x05 \x01(\x01R\x05total\x12\x1d\n\nextra_json\x18\x06 \x01(\tR\textraJson\"\xdb\x01\n\x05Usage\x12\x14\n\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n\ncache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x03R\ncacheWrite\x12!\n\x0ctotal_tokens\x18\x05 \x01(\x03R\x0btotalTokens\x12\"\n\x04\x63ost\x18\x06 \x01(\x0b\x32\x0e.pi.ai.v1.CostR\x04\x63ost\x12\x1d\n\nextra_json\x18\x07 \x01(\tR\textraJson\"\xa2\x01\n\x0bUserMessage\x12/\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x15.pi.ai.v1.UserContentR\x07\x63ontent\x12\x1c\n\ttimestamp\x18\x02 \x01(\x03R\ttimestamp\x12%\n\x0estring_content\x18\x03 \x01(\x08R\rstringContent\x12\x1d\n\nextra_json\x18\x04 \x01(\tR\textraJson\"\xe3\x02\n\x10\x41ssistantMessage\x12\x34\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x1a.pi.ai.v1.AssistantContentR\x07\x63ontent\x12\x10\n\x03\x61pi\x18\x02 \x01(\tR\x03\x61pi\x12\x1a\n\x08provider\x18\x03 \x01(\tR\x08provider\x12\x14\n\x05model\x18\x04 \x01(\tR\x05model\x12%\n\x05usage\x18\x05 \x01(\x0b\x32\x0f.pi.ai.v1.UsageR\x05usage\x12\x35\n\x0bstop_reason\x18\x06 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonR\nstopReason\x12(\n\rerror_message\x18\x07 \x01(\tH\x00R\x0c\x65rrorMessage\x88\x01\x01\x12\x1c\n\ttimestamp\x18\x08 \x01(\x03R\ttimestamp\x12\x1d\n\nextra_json\x18\t \x01(\tR\textraJsonB\x10\n\x0e_error_message\"\x9a\x02\n\x11ToolResultMessage\x12 \n\x0ctool_call_id\x18\x01 \x01(\tR\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x35\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x1b.pi.ai.v1.ToolResultContentR\x07\x63ontent\x12&\n\x0c\x64\x65tails_json\x18\x04 \x01(\tH\x00R\x0b\x64\x65tailsJson\x88\x01\x01\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\x12\x1c\n\ttimestamp\x18\x06 \x01(\x03R\ttimestamp\x12\x1d\n\nextra_json\x18\x07 \x01(\tR\textraJsonB\x0f\n\r_details_json\"D\n\rCustomMessage\x12\x12\n\x04role\x18\x01 \x01(\tR\x04role\x12\x1f\n\x0b\x66ields_json\x18\x02 \x01(\tR\nfieldsJson\"C\n\x0cSessionEntry\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x1f\n\x0b\x66ields_json\x18\x02 \x01(\tR\nfieldsJson\"\xd4\x02\n\x0c\x41gentMessage\x12+\n\x04user\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.UserMessageH\x00R\x04user\x12:\n\tassistant\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageH\x00R\tassistant\x12>\n\x0btool_result\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.ToolResultMessageH\x00R\ntoolResult\x12\x31\n\x06\x63ustom\x18\x04 \x01(\x0b\x32\x17.pi.ai.v1.CustomMessageH\x00R\x06\x63ustom\x12=\n\rsession_entry\x18\x05 \x01(\x0b\x32\x16.pi.ai.v1.SessionEntryH\x00R\x0csessionEntry\x12!\n\x0csession_json\x18\x06 \x01(\tR\x0bsessionJsonB\x06\n\x04role*\xa1\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n\x10STOP_REASON_STOP\x10\x01\x12\x16\n\x12STOP_REASON_LENGTH\x10\x02\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x03\x12\x15\n\x11STOP_REASON_ERROR\x10\x04\x12\x17\n\x13STOP_REASON_ABORTED\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/message.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\"\x97\x02\n\x04\x43ost\x12&\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x05input\x12(\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x06output\x12/\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\tcacheRead\x12\x31\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\ncacheWrite\x12&\n\x05total\x18\x05 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x05total\x12\x31\n\nextra_json\x18\x06 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\x9c\x02\n\x05Usage\x12\x1d\n\x05input\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\x05input\x12\x1f\n\x06output\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\x06output\x12&\n\ncache_read\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\tcacheRead\x12(\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\ncacheWrite\x12*\n\x0ctotal_tokens\x18\x05 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\x0btotalTokens\x12\"\n\x04\x63ost\x18\x06 \x01(\x0b\x32\x0e.pi.ai.v1.CostR\x04\x63ost\x12\x31\n\nextra_json\x18\x07 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\xbf\x01\n\x0bUserMessage\x12/\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x15.pi.ai.v1.UserContentR\x07\x63ontent\x12%\n\ttimestamp\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n\x0estring_content\x18\x03 \x01(\x08R\rstringContent\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\x8c\x03\n\x10\x41ssistantMessage\x12\x34\n\x07\x63ontent\x18\x01 \x03(\x0b\x32\x1a.pi.ai.v1.AssistantContentR\x07\x63ontent\x12\x10\n\x03\x61pi\x18\x02 \x01(\tR\x03\x61pi\x12\x1a\n\x08provider\x18\x03 \x01(\tR\x08provider\x12\x14\n\x05model\x18\x04 \x01(\tR\x05model\x12%\n\x05usage\x18\x05 \x01(\x0b\x32\x0f.pi.ai.v1.UsageR\x05usage\x12\x41\n\x0bstop_reason\x18\x06 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\nstopReason\x12(\n\rerror_message\x18\x07 \x01(\tH\x00R\x0c\x65rrorMessage\x88\x01\x01\x12%\n\ttimestamp\x18\x08 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\ttimestamp\x12\x31\n\nextra_json\x18\t \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_error_message\"\xd2\x02\n\x11ToolResultMessage\x12)\n\x0ctool_call_id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\ntoolCallId\x12\x1b\n\ttool_name\x18\x02 \x01(\tR\x08toolName\x12\x35\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x1b.pi.ai.v1.ToolResultContentR\x07\x63ontent\x12\x38\n\x0c\x64\x65tails_json\x18\x04 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x01H\x00R\x0b\x64\x65tailsJson\x88\x01\x01\x12\x19\n\x08is_error\x18\x05 \x01(\x08R\x07isError\x12%\n\ttimestamp\x18\x06 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\ttimestamp\x12\x31\n\nextra_json\x18\x07 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x0f\n\r_details_json\"|\n\rCustomMessage\x12\x38\n\x04role\x18\x01 \x01(\tB$\xbaH!r\x1f\x10\x01Z\x04userZ\tassistantZ\ntoolResultR\x04role\x12\x31\n\x0b\x66ields_json\x18\x02 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\nfieldsJson\"^\n\x0cSessionEntry\x12\x1b\n\x04type\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04type\x12\x31\n\x0b\x66ields_json\x18\x02 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\nfieldsJson\"\xef\x02\n\x0c\x41gentMessage\x12+\n\x04user\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.UserMessageH\x00R\x04user\x12:\n\tassistant\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageH\x00R\tassistant\x12>\n\x0btool_result\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.ToolResultMessageH\x00R\ntoolResult\x12\x31\n\x06\x63ustom\x18\x04 \x01(\x0b\x32\x17.pi.ai.v1.CustomMessageH\x00R\x06\x63ustom\x12=\n\rsession_entry\x18\x05 \x01(\x0b\x32\x16.pi.ai.v1.SessionEntryH\x00R\x0csessionEntry\x12\x35\n\x0csession_json\x18\x06 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\x0bsessionJsonB\r\n\x04role\x12\x05\xbaH\x02\x08\x01*\xa1\x01\n\nStopReason\x12\x1b\n\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n\x10STOP_REASON_STOP\x10\x01\x12\x16\n\x12STOP_REASON_LENGTH\x10\x02\x12\x18\n\x14STOP_REASON_TOOL_USE\x10\x03\x12\x15\n\x11STOP_REASON_ERROR\x10\x04\x12\x17\n\x13STOP_REASON_ABORTED\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.ai.v1.message_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_STOPREASON']._serialized_start=1745
-  _globals['_STOPREASON']._serialized_end=1906
-  _globals['_COST']._serialized_start=61
-  _globals['_COST']._serialized_end=230
-  _globals['_USAGE']._serialized_start=233
-  _globals['_USAGE']._serialized_end=452
-  _globals['_USERMESSAGE']._serialized_start=455
-  _globals['_USERMESSAGE']._serialized_end=617
-  _globals['_ASSISTANTMESSAGE']._serialized_start=620
-  _globals['_ASSISTANTMESSAGE']._serialized_end=975
-  _globals['_TOOLRESULTMESSAGE']._serialized_start=978
-  _globals['_TOOLRESULTMESSAGE']._serialized_end=1260
-  _globals['_CUSTOMMESSAGE']._serialized_start=1262
-  _globals['_CUSTOMMESSAGE']._serialized_end=1330
-  _globals['_SESSIONENTRY']._serialized_start=1332
-  _globals['_SESSIONENTRY']._serialized_end=1399
-  _globals['_AGENTMESSAGE']._serialized_start=1402
-  _globals['_AGENTMESSAGE']._serialized_end=1742
+  _globals['_COST'].fields_by_name['input']._loaded_options = None
+  _globals['_COST'].fields_by_name['input']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_COST'].fields_by_name['output']._loaded_options = None
+  _globals['_COST'].fields_by_name['output']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_COST'].fields_by_name['cache_read']._loaded_options = None
+  _globals['_COST'].fields_by_name['cache_read']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_COST'].fields_by_name['cache_write']._loaded_options = None
+  _globals['_COST'].fields_by_name['cache_write']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_COST'].fields_by_name['total']._loaded_options = None
+  _globals['_COST'].fields_by_name['total']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_COST'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_COST'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_USAGE'].fields_by_name['input']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['input']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['output']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['output']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['cache_read']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['cache_read']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['cache_write']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['cache_write']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['total_tokens']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['total_tokens']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_USERMESSAGE'].fields_by_name['timestamp']._loaded_options = None
+  _globals['_USERMESSAGE'].fields_by_name['timestamp']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USERMESSAGE'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_USERMESSAGE'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['stop_reason']._loaded_options = None
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['stop_reason']._serialized_options = b'\272H\007\202\001\004\020\001 \000'
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['timestamp']._loaded_options = None
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['timestamp']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_ASSISTANTMESSAGE'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['tool_call_id']._loaded_options = None
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['tool_call_id']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['details_json']._loaded_options = None
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['details_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\001'
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['timestamp']._loaded_options = None
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['timestamp']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_TOOLRESULTMESSAGE'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_CUSTOMMESSAGE'].fields_by_name['role']._loaded_options = None
+  _globals['_CUSTOMMESSAGE'].fields_by_name['role']._serialized_options = b'\272H!r\037\020\001Z\004userZ\tassistantZ\ntoolResult'
+  _globals['_CUSTOMMESSAGE'].fields_by_name['fields_json']._loaded_options = None
+  _globals['_CUSTOMMESSAGE'].fields_by_name['fields_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\002'
+  _globals['_SESSIONENTRY'].fields_by_name['type']._loaded_options = None
+  _globals['_SESSIONENTRY'].fields_by_name['type']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_SESSIONENTRY'].fields_by_name['fields_json']._loaded_options = None
+  _globals['_SESSIONENTRY'].fields_by_name['fields_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\002'
+  _globals['_AGENTMESSAGE'].oneofs_by_name['role']._loaded_options = None
+  _globals['_AGENTMESSAGE'].oneofs_by_name['role']._serialized_options = b'\272H\002\010\001'
+  _globals['_AGENTMESSAGE'].fields_by_name['session_json']._loaded_options = None
+  _globals['_AGENTMESSAGE'].fields_by_name['session_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_STOPREASON']._serialized_start=2206
+  _globals['_STOPREASON']._serialized_end=2367
+  _globals['_COST']._serialized_start=111
+  _globals['_COST']._serialized_end=390
+  _globals['_USAGE']._serialized_start=393
+  _globals['_USAGE']._serialized_end=677
+  _globals['_USERMESSAGE']._serialized_start=680
+  _globals['_USERMESSAGE']._serialized_end=871
+  _globals['_ASSISTANTMESSAGE']._serialized_start=874
+  _globals['_ASSISTANTMESSAGE']._serialized_end=1270
+  _globals['_TOOLRESULTMESSAGE']._serialized_start=1273
+  _globals['_TOOLRESULTMESSAGE']._serialized_end=1611
+  _globals['_CUSTOMMESSAGE']._serialized_start=1613
+  _globals['_CUSTOMMESSAGE']._serialized_end=1737
+  _globals['_SESSIONENTRY']._serialized_start=1739
+  _globals['_SESSIONENTRY']._serialized_end=1833
+  _globals['_AGENTMESSAGE']._serialized_start=1836
+  _globals['_AGENTMESSAGE']._serialized_end=2203
 # @@protoc_insertion_point(module_scope)

@@ -1,4 +1,6 @@
+from ....buf.validate import validate_pb2 as _validate_pb2
 from . import content_pb2 as _content_pb2
+from . import json_pb2 as _json_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor

@@ -22,21 +22,28 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import context_pb2 as pi_dot_ai_dot_v1_dot_context__pb2
 from . import event_pb2 as pi_dot_ai_dot_v1_dot_event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"}\n\x11GenerationOptions\x12%\n\x0btemperature\x18\x01 \x01(\x01H\x00R\x0btemperature\x88\x01\x01\x12\"\n\nmax_tokens\x18\x02 \x01(\x03H\x01R\tmaxTokens\x88\x01\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokens\"\xb7\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x30\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextR\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options\x12\'\n\x0f\x63oalesce_deltas\x18\x04 \x01(\x08R\x0e\x63oalesceDeltas2I\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"\x9f\x01\n\x11GenerationOptions\x12>\n\x0btemperature\x18\x01 \x01(\x01\x42\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x0btemperature\x88\x01\x01\x12+\n\nmax_tokens\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokens\"\xbf\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x38\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options\x12\'\n\x0f\x63oalesce_deltas\x18\x04 \x01(\x08R\x0e\x63oalesceDeltas2I\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.ai.v1.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GENERATIONOPTIONS']._serialized_start=82
-  _globals['_GENERATIONOPTIONS']._serialized_end=207
-  _globals['_STREAMREQUEST']._serialized_start=210
-  _globals['_STREAMREQUEST']._serialized_end=393
-  _globals['_MODELSERVICE']._serialized_start=395
-  _globals['_MODELSERVICE']._serialized_end=468
+  _globals['_GENERATIONOPTIONS'].fields_by_name['temperature']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['temperature']._serialized_options = b'\272H\024\022\022\031\000\000\000\000\000\000\000@)\000\000\000\000\000\000\000\000'
+  _globals['_GENERATIONOPTIONS'].fields_by_name['max_tokens']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['max_tokens']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_STREAMREQUEST'].fields_by_name['context']._loaded_options = None
+  _globals['_STREAMREQUEST'].fields_by_name['context']._serialized_options = b'\272H\003\310\001\001'
+  _globals['_GENERATIONOPTIONS']._serialized_start=112
+  _globals['_GENERATIONOPTIONS']._serialized_end=271
+  _globals['_STREAMREQUEST']._serialized_start=274
+  _globals['_STREAMREQUEST']._serialized_end=465
+  _globals['_MODELSERVICE']._serialized_start=467
+  _globals['_MODELSERVICE']._serialized_end=540
 # @@protoc_insertion_point(module_scope)

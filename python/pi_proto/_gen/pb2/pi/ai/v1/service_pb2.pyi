@@ -1,3 +1,4 @@
+from ....buf.validate import validate_pb2 as _validate_pb2
 from . import context_pb2 as _context_pb2
 from . import event_pb2 as _event_pb2
 from google.protobuf import descriptor as _descriptor

@@ -1,0 +1,26 @@
+from google.protobuf import descriptor_pb2 as _descriptor_pb2
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class JsonShape(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    JSON_SHAPE_UNSPECIFIED: _ClassVar[JsonShape]
+    JSON_SHAPE_VALUE: _ClassVar[JsonShape]
+    JSON_SHAPE_OBJECT: _ClassVar[JsonShape]
+JSON_SHAPE_UNSPECIFIED: JsonShape
+JSON_SHAPE_VALUE: JsonShape
+JSON_SHAPE_OBJECT: JsonShape
+JSON_FIELD_NUMBER: _ClassVar[int]
+json: _descriptor.FieldDescriptor
+
+class JsonText(_message.Message):
+    __slots__ = ("shape", "empty_allowed")
+    SHAPE_FIELD_NUMBER: _ClassVar[int]
+    EMPTY_ALLOWED_FIELD_NUMBER: _ClassVar[int]
+    shape: JsonShape
+    empty_allowed: bool
+    def __init__(self, shape: _Optional[_Union[JsonShape, str]] = ..., empty_allowed: _Optional[bool] = ...) -> None: ...

@@ -1,0 +1,209 @@
+from google.protobuf import struct_pb2 as _struct_pb2
+from ...ai.v1 import context_pb2 as _context_pb2
+from ...ai.v1 import event_pb2 as _event_pb2
+from ...ai.v1 import message_pb2 as _message_pb2
+from ...ai.v1 import service_pb2 as _service_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Suite(_message.Message):
+    __slots__ = ("cases",)
+    CASES_FIELD_NUMBER: _ClassVar[int]
+    cases: _containers.RepeatedCompositeFieldContainer[Case]
+    def __init__(self, cases: _Optional[_Iterable[_Union[Case, _Mapping]]] = ...) -> None: ...
+
+class Case(_message.Message):
+    __slots__ = ("name", "description", "wire", "validate", "stream", "client", "pi_json")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    WIRE_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    PI_JSON_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    wire: WireCase
+    validate: ValidateCase
+    stream: StreamCase
+    client: ClientCase
+    pi_json: PiJsonCase
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., wire: _Optional[_Union[WireCase, _Mapping]] = ..., validate: _Optional[_Union[ValidateCase, _Mapping]] = ..., stream: _Optional[_Union[StreamCase, _Mapping]] = ..., client: _Optional[_Union[ClientCase, _Mapping]] = ..., pi_json: _Optional[_Union[PiJsonCase, _Mapping]] = ...) -> None: ...
+
+class WireCase(_message.Message):
+    __slots__ = ("type", "binary", "json")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    BINARY_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    binary: bytes
+    json: _struct_pb2.Value
+    def __init__(self, type: _Optional[str] = ..., binary: _Optional[bytes] = ..., json: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+
+class Violation(_message.Message):
+    __slots__ = ("field_path", "rule_id")
+    FIELD_PATH_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    field_path: str
+    rule_id: str
+    def __init__(self, field_path: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
+
+class ValidateCase(_message.Message):
+    __slots__ = ("request", "context", "message", "event", "violations")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    request: _service_pb2.StreamRequest
+    context: _context_pb2.AgentContext
+    message: _message_pb2.AgentMessage
+    event: _event_pb2.ModelEvent
+    violations: _containers.RepeatedCompositeFieldContainer[Violation]
+    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., message: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
+
+class StreamFailure(_message.Message):
+    __slots__ = ("event_index", "rule_id", "violations")
+    EVENT_INDEX_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    event_index: int
+    rule_id: str
+    violations: _containers.RepeatedCompositeFieldContainer[Violation]
+    def __init__(self, event_index: _Optional[int] = ..., rule_id: _Optional[str] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
+
+class StreamCase(_message.Message):
+    __slots__ = ("events", "success", "failure")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.ModelEvent]
+    success: StreamSuccess
+    failure: StreamFailure
+    def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.ModelEvent, _Mapping]]] = ..., success: _Optional[_Union[StreamSuccess, _Mapping]] = ..., failure: _Optional[_Union[StreamFailure, _Mapping]] = ...) -> None: ...
+
+class StreamSuccess(_message.Message):
+    __slots__ = ("partials", "result")
+    PARTIALS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    partials: _containers.RepeatedCompositeFieldContainer[_message_pb2.AssistantMessage]
+    result: _message_pb2.AssistantMessage
+    def __init__(self, partials: _Optional[_Iterable[_Union[_message_pb2.AssistantMessage, _Mapping]]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+
+class ClientCase(_message.Message):
+    __slots__ = ("request", "server", "client", "expect")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    EXPECT_FIELD_NUMBER: _ClassVar[int]
+    request: _service_pb2.StreamRequest
+    server: _containers.RepeatedCompositeFieldContainer[ServerAction]
+    client: ClientSettings
+    expect: ClientOutcome
+    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., server: _Optional[_Iterable[_Union[ServerAction, _Mapping]]] = ..., client: _Optional[_Union[ClientSettings, _Mapping]] = ..., expect: _Optional[_Union[ClientOutcome, _Mapping]] = ...) -> None: ...
+
+class ServerAction(_message.Message):
+    __slots__ = ("event", "frame", "status", "sleep_ms", "headers")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SLEEP_MS_FIELD_NUMBER: _ClassVar[int]
+    HEADERS_FIELD_NUMBER: _ClassVar[int]
+    event: _event_pb2.ModelEvent
+    frame: bytes
+    status: Status
+    sleep_ms: int
+    headers: Metadata
+    def __init__(self, event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., frame: _Optional[bytes] = ..., status: _Optional[_Union[Status, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., headers: _Optional[_Union[Metadata, _Mapping]] = ...) -> None: ...
+
+class Status(_message.Message):
+    __slots__ = ("code", "message", "trailers")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TRAILERS_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    message: str
+    trailers: Metadata
+    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., trailers: _Optional[_Union[Metadata, _Mapping]] = ...) -> None: ...
+
+class Metadata(_message.Message):
+    __slots__ = ("entries",)
+    class EntriesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.ScalarMap[str, str]
+    def __init__(self, entries: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ClientSettings(_message.Message):
+    __slots__ = ("deadline_ms", "cancel_after_events", "cancel_after_ms", "max_message_bytes")
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_AFTER_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    deadline_ms: int
+    cancel_after_events: int
+    cancel_after_ms: int
+    max_message_bytes: int
+    def __init__(self, deadline_ms: _Optional[int] = ..., cancel_after_events: _Optional[int] = ..., cancel_after_ms: _Optional[int] = ..., max_message_bytes: _Optional[int] = ...) -> None: ...
+
+class ClientOutcome(_message.Message):
+    __slots__ = ("reason", "events", "status_code", "rule", "result")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    reason: _message_pb2.StopReason
+    events: int
+    status_code: str
+    rule: StreamFailure
+    result: _message_pb2.AssistantMessage
+    def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., events: _Optional[int] = ..., status_code: _Optional[str] = ..., rule: _Optional[_Union[StreamFailure, _Mapping]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+
+class PiJsonCase(_message.Message):
+    __slots__ = ("text", "entry", "context", "error_path", "written")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PATH_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    entry: _message_pb2.AgentMessage
+    context: _context_pb2.AgentContext
+    error_path: str
+    written: str
+    def __init__(self, text: _Optional[str] = ..., entry: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., written: _Optional[str] = ...) -> None: ...
+
+class KnownFailures(_message.Message):
+    __slots__ = ("failures", "unsupported")
+    FAILURES_FIELD_NUMBER: _ClassVar[int]
+    UNSUPPORTED_FIELD_NUMBER: _ClassVar[int]
+    failures: _containers.RepeatedCompositeFieldContainer[KnownFailure]
+    unsupported: _containers.RepeatedCompositeFieldContainer[Unsupported]
+    def __init__(self, failures: _Optional[_Iterable[_Union[KnownFailure, _Mapping]]] = ..., unsupported: _Optional[_Iterable[_Union[Unsupported, _Mapping]]] = ...) -> None: ...
+
+class KnownFailure(_message.Message):
+    __slots__ = ("case", "reason")
+    CASE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    case: str
+    reason: str
+    def __init__(self, case: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class Unsupported(_message.Message):
+    __slots__ = ("kind", "reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    reason: str
+    def __init__(self, kind: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
