@@ -122,8 +122,13 @@ rust-test: setup ## Run the Rust client's lint and tests (rust/).
 java-test: setup ## Run the Java client's tests (java/).
 	$(MAKE) -C java test
 
+CORPUS ?= tests/conformance
+.PHONY: conformance
+conformance: setup ts-setup ## Run every runtime over the corpus (CORPUS=dir for your own cases), clients against the reference server.
+	python -m tests.conformance.matrix --corpus $(CORPUS)
+
 .PHONY: test
-test: setup check-generate lint pytest ts-test go-test rust-test java-test ## Everything CI runs.
+test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance ## Everything CI runs.
 
 .PHONY: vectors
 vectors: setup ## Regenerate the golden wire vectors in tests/vectors from their case list.

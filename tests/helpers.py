@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Iterator
 
 import betterproto2
 import grpc
@@ -15,7 +15,7 @@ from grpc_health.v1 import health_pb2
 import pi_proto as pp
 from pi_proto.events import events_of
 from pi_proto.seed import README_REQUEST
-from pi_proto.server import SERVICE, STREAM_METHOD
+from pi_proto.server import STREAM_METHOD
 from pi_proto.stream import AssistantMessageEventStream
 
 
@@ -59,29 +59,6 @@ class RecordingModel:
 
         events.drive(produce())
         return events
-
-
-class RawServer:
-    """A server that sends whatever bytes a test scripts, to show how the client copes."""
-
-    def __init__(self, send: Callable[[], Iterable[bytes]]) -> None:
-        self.send = send
-        self.server = grpc.aio.server()
-
-        async def handler(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
-            for data in self.send():
-                yield data
-
-        method: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(handler)
-        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": method}),))
-
-    async def __aenter__(self) -> str:
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        await self.server.start()
-        return f"127.0.0.1:{port}"
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.server.stop(0)
 
 
 async def raw_status(target: str, request: bytes, metadata: tuple[tuple[str, str], ...] = ()) -> grpc.aio.AioRpcError:

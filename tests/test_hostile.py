@@ -20,8 +20,8 @@ from pi_proto.accumulator import StreamProtocolError
 from pi_proto.pi_json import entry_from_pi, event_from_pi
 from pi_proto.transcript import TranscriptError, read_transcript
 
+from .conformance.wire_cases import CASES
 from .strategies import events, messages
-from .vectors.cases import CASES
 
 pytestmark = pytest.mark.timeout(120)
 PROPERTY = settings(

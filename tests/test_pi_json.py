@@ -20,8 +20,8 @@ from pi_proto.pi_json import (
     message_to_pi,
 )
 
+from .conformance.wire_cases import ASSISTANT
 from .jsonstrict import same_json
-from .vectors.cases import ASSISTANT
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi-sessions"
 SESSION = FIXTURES / "before-compaction.jsonl"

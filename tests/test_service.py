@@ -15,12 +15,10 @@ from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
 from pi_proto.client import ModelClient
-from pi_proto.events import events_of
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import SERVICE, ModelServer, wire_event
 
 from .helpers import (
-    RawServer,
     RecordingModel,
     drain,
     health_status,
@@ -55,7 +53,7 @@ async def test_server_streams_the_readme_round_trip_end_to_end() -> None:
 
 
 async def test_client_partial_equals_server_partial_at_every_event() -> None:
-    from .vectors.cases import ASSISTANT
+    from .conformance.wire_cases import ASSISTANT
 
     model = RecordingModel(ASSISTANT)
     async with ModelServer(model) as server, ModelClient(server.target) as client:
@@ -99,45 +97,6 @@ async def test_cancel_after_first_event_aborts_and_stops_the_server_side_model()
         server_side = await model.streams[0].result()
         assert server_side.stop_reason == pp.StopReason.ABORTED
         assert not [task for task in asyncio.all_tasks() if task in model.producers and not task.done()]
-
-
-async def test_stream_closed_without_terminal_event_is_an_error_event() -> None:
-    start = wire_event(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
-    delta = [wire_event(e) for e in events_of(pp.assistant_message("kept", timestamp=1))][1:3]
-    async with RawServer(lambda: [start, *delta]) as target, ModelClient(target) as client:
-        seen, message = await drain(client.stream(readme_context()))
-    assert [kind(event) for event in seen] == ["start", "text_start", "text_delta", "error"]
-    assert (message.stop_reason, message.error_message) == (
-        pp.StopReason.ERROR,
-        "stream ended without a terminal event",
-    )
-    assert pp.text_of(message) == "kept"
-
-
-async def test_events_after_the_terminal_event_are_ignored() -> None:
-    wire = [wire_event(event) for event in events_of(pp.assistant_message("ok", timestamp=1))]
-    extra = wire_event(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="late")))
-    async with RawServer(lambda: [*wire, extra, extra]) as target, ModelClient(target) as client:
-        seen, message = await drain(client.stream(readme_context()))
-    assert [kind(event) for event in seen][-1] == "done"
-    assert len(seen) == len(wire)
-    assert pp.text_of(message) == "ok"
-
-
-async def test_undecodable_or_out_of_order_events_become_one_error_event() -> None:
-    start = wire_event(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
-    async with RawServer(lambda: [start, b"\x0a\x05ab"]) as target, ModelClient(target) as client:
-        seen, message = await drain(client.stream(readme_context()))
-    assert [kind(event) for event in seen] == ["start", "error"]
-    assert message.error_message is not None
-    assert message.error_message.startswith("event 1: cannot decode ModelEvent")
-
-    orphan = wire_event(pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=4, delta="x")))
-    async with RawServer(lambda: [start, orphan]) as target, ModelClient(target) as client:
-        _, message = await drain(client.stream(readme_context()))
-    assert message.error_message == (
-        "event 1 (text_delta) breaks rule 'block-exists': content_index 4 refers to no block (the message has 0)"
-    )
 
 
 async def test_deadline_exceeded_becomes_an_error_event() -> None:
@@ -203,11 +162,8 @@ async def test_server_restarted_serves_new_calls() -> None:
     ("request_bytes", "message"),
     [
         (b"\x12\x05ab", "cannot decode StreamRequest from 4 bytes"),
-        (pp.encode(pp.StreamRequest(model="scripted-v1")), "StreamRequest.context: required"),
-        (
-            b"\x12\x02\x12\x00",  # context { messages { } }: a message with no role
-            r"StreamRequest.context.messages\[0\].role: exactly one of user, .* must be set, found none",
-        ),
+        (pp.encode(pp.StreamRequest(model="scripted-v1")), r"^context: .*\[required\]$"),
+        (b"\x12\x02\x12\x00", r"^context.messages\[0\].role: .*\[required\]$"),  # a message with no role
     ],
 )
 async def test_malformed_requests_are_invalid_argument_naming_the_field(request_bytes: bytes, message: str) -> None:

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ._gen.types.pi.ai.v1 import AgentContext
 from .client import ModelClient
+from .conformance import ConformanceServer, load_cases
 from .convert import convert
 from .demo import run_demo
 from .events import FAILED
@@ -23,6 +24,8 @@ from .server import ModelServer, ServerLimits, Tls
 
 
 async def serve(args: argparse.Namespace) -> int:
+    if args.conformance is not None:
+        return await serve_conformance(args)
     options = {"delta_size": args.delta_size, "delay": args.delay}
     model = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -50,6 +53,19 @@ async def serve(args: argparse.Namespace) -> int:
     print(f"listening on {server.target}", flush=True)
     await stop.wait()
     await server.stop(grace=args.grace)
+    return 0
+
+
+async def serve_conformance(args: argparse.Namespace) -> int:
+    server = ConformanceServer(load_cases(args.conformance), host=args.host, port=args.port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await server.start()
+    print(f"listening on {server.target}", flush=True)
+    await stop.wait()
+    await server.stop()
     return 0
 
 
@@ -105,6 +121,12 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
     serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
+    serve_cmd.add_argument(
+        "--conformance",
+        type=Path,
+        metavar="DIR",
+        help="play the client cases of the conformance corpus in DIR instead of a model",
+    )
     serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
     serve_cmd.add_argument("--token-file", type=Path, help="require 'authorization: Bearer <token in this file>'")

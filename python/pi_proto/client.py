@@ -15,15 +15,17 @@ from ._gen.types.pi.ai.v1 import (
     StopReason,
     StreamRequest,
 )
-from .accumulator import StreamProtocolError
+from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from .server import STREAM_METHOD
-from .stream import AssistantMessageEventStream
-from .wire import DecodeError, EncodeError, encode, from_upb, parse
+from .stream import AssistantMessageEventStream, StreamFailure
+from .wire import EncodeError, encode, from_upb, parse
 
 Metadata = Sequence[tuple[str, str | bytes]]
 # How long a call may linger after its terminal event before it is cancelled: the server ends
 # the RPC right away, so only a misbehaving one is cut off.
 AFTER_TERMINAL_SECONDS = 1.0
+# The deadline of a call that sets none: longer than the server's default stream limit (600 s).
+DEFAULT_TIMEOUT_SECONDS = 900.0
 
 
 class ModelCallStream(AssistantMessageEventStream):
@@ -31,14 +33,21 @@ class ModelCallStream(AssistantMessageEventStream):
 
     Iterating pulls the next message from the call, decodes it and applies it, in the consumer's
     own task: no second task hands events over, and the call is read no faster than it is
-    consumed, so a slow consumer holds the server back through HTTP/2 flow control.
+    consumed, so a slow consumer holds the server back through HTTP/2 flow control. Consumers
+    take turns at reading, so several consumers of one stream share its events in turn.
     """
 
-    def __init__(self, call: grpc.aio.UnaryStreamCall[bytes, bytes] | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        call: grpc.aio.UnaryStreamCall[bytes, bytes] | None = None,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        super().__init__(max_message_bytes=max_message_bytes)
         self._call = call
         self._pulling = asyncio.Lock()
         self._received = 0
+        self._cancelled = False
 
     async def __anext__(self) -> ModelEvent:
         while not self._queue and not self.done:
@@ -51,7 +60,11 @@ class ModelCallStream(AssistantMessageEventStream):
         return await super().result()
 
     def cancel(self, message: str = "cancelled", reason: StopReason = StopReason.ABORTED) -> None:
-        """Cancel the call; the stream ends with an `error` event (ABORTED unless told otherwise)."""
+        """Cancel the call, from any task; the stream ends with an `error` event (ABORTED unless
+        told otherwise), which a consumer waiting for the next event receives."""
+        if self.done:
+            return
+        self._cancelled = True
         if self._call is not None:
             self._call.cancel()
         self.fail(reason, message)
@@ -62,7 +75,7 @@ class ModelCallStream(AssistantMessageEventStream):
             return ()
         try:
             return tuple(await self._call.initial_metadata() or ())
-        except grpc.aio.AioRpcError:
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
             return ()
 
     async def trailing_metadata(self) -> Metadata:
@@ -71,13 +84,13 @@ class ModelCallStream(AssistantMessageEventStream):
             return ()
         try:
             return tuple(await asyncio.wait_for(self._call.trailing_metadata(), AFTER_TERMINAL_SECONDS) or ())
-        except (grpc.aio.AioRpcError, TimeoutError):
+        except (grpc.aio.AioRpcError, asyncio.CancelledError, TimeoutError):
             return ()
 
     async def _pull(self, *, ahead: bool = False) -> None:
-        """Read one message from the call into the queue, or end the stream with an error event.
+        """Read one message from the call into the stream, or end the stream with an error event.
 
-        Only when the queue is empty, unless `ahead`: result() reads on while events wait.
+        Only when no event waits, unless `ahead`: result() reads on while events wait.
         """
         async with self._pulling:
             if (self._queue and not ahead) or self.done or self._call is None:
@@ -85,24 +98,35 @@ class ModelCallStream(AssistantMessageEventStream):
             try:
                 data = await self._call.read()
                 if not isinstance(data, bytes):  # grpc.aio.EOF
-                    self.fail(StopReason.ERROR, "stream ended without a terminal event")
+                    self.end_without_terminal()
                     return
-                index, self._received = self._received, self._received + 1
-                try:
-                    upb = parse(ModelEvent, data)
-                except DecodeError as error:
-                    raise DecodeError(f"event {index}: {error}") from None
-                del data  # upb keeps what it needs: the bytes are not held twice
-                self.push(from_upb(upb, ModelEvent))
+                self._apply(data)
             except grpc.aio.AioRpcError as error:
-                self.fail(StopReason.ERROR, error.details() or error.code().name)
+                code = error.code().name
+                self.fail(StopReason.ERROR, error.details() or code, StreamFailure(error.details() or code, code))
             except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if self._cancelled and (current is None or current.cancelling() == 0):
+                    return  # cancel() from another task: the stream already holds its ABORTED event
                 self.cancel()
                 raise
-            except (DecodeError, StreamProtocolError) as error:
-                self.fail(StopReason.ERROR, str(error))
             if self.done:
                 asyncio.get_running_loop().call_later(AFTER_TERMINAL_SECONDS, self._call.cancel)
+
+    def _apply(self, data: bytes) -> None:
+        """Decode one message and apply it; whatever the bytes hold, a failure ends the stream."""
+        index, self._received = self._received, self._received + 1
+        try:
+            event = from_upb(parse(ModelEvent, data), ModelEvent)
+        except Exception as error:  # untrusted bytes: any failure to read them is this rule
+            failure = StreamProtocolError(index, "event-decode", f"cannot decode the event: {error}")
+            self.fail(StopReason.ERROR, str(failure), StreamFailure.of_rule(failure))
+            return
+        del data  # upb keeps what it needs: the bytes are not held twice
+        try:
+            self.push(event)
+        except StreamProtocolError as error:
+            self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
 
 
 class ModelClient:
@@ -112,8 +136,12 @@ class ModelClient:
     non-OK status or transport failure is ERROR with the status message; a stream that closes
     without a terminal event is ERROR "stream ended without a terminal event"; an event that
     breaks the stream rules is ERROR naming the event and the rule; `cancel()` on the returned
-    stream is ABORTED. With `root_certificates` (PEM) the channel uses TLS; with `token` every
-    call carries `authorization: Bearer <token>`.
+    stream is ABORTED; `failure` on the stream says which of these ended it.
+
+    With `root_certificates` (PEM) the channel uses TLS; with `token` every call carries
+    `authorization: Bearer <token>`. A call without its own `timeout` gets `default_timeout`
+    seconds (15 minutes; None for no deadline). A stream whose deltas add up to more than
+    `max_message_bytes` (64 MiB) ends with an ERROR event (rule `size-limit`).
     """
 
     def __init__(
@@ -123,8 +151,12 @@ class ModelClient:
         root_certificates: bytes | None = None,
         token: str | None = None,
         max_receive_bytes: int = 64 * 1024 * 1024,
+        default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.target = target
+        self.default_timeout = default_timeout
+        self.max_message_bytes = max_message_bytes
         options = [("grpc.max_receive_message_length", max_receive_bytes)]
         if root_certificates is None:
             self._channel = grpc.aio.insecure_channel(target, options=options)
@@ -156,6 +188,7 @@ class ModelClient:
     ) -> ModelCallStream:
         """Start one model call; the events arrive with `partial` rebuilt.
 
+        `timeout` is the call's deadline in seconds (default: the client's `default_timeout`).
         With `coalesce_deltas` the server may merge deltas that wait while this client is behind.
         """
         try:
@@ -166,5 +199,9 @@ class ModelClient:
             events = ModelCallStream()
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
-        call = self._stream(request, timeout=timeout, metadata=(*self._authorization, *metadata))
-        return ModelCallStream(call)
+        call = self._stream(
+            request,
+            timeout=self.default_timeout if timeout is None else timeout,
+            metadata=(*self._authorization, *metadata),
+        )
+        return ModelCallStream(call, max_message_bytes=self.max_message_bytes)

@@ -69,7 +69,21 @@ JsonObject = dict[str, Any]
 
 
 class PiJsonError(ValueError):
-    """pi-JSON that does not describe a valid message, with the path of the bad value."""
+    """pi-JSON that does not describe a valid message: `path` of the bad value, and what is wrong.
+
+    Paths are JavaScript-style from the object read, e.g. `content[1].type`, prefixed with the
+    reader's `where` when one is given.
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"{path or 'the value'}: {detail}")
+        self.path = path
+        self.detail = detail
+
+
+def _at(where: str, key: str) -> str:
+    """The path of `key` inside the value at `where`."""
+    return f"{where}.{key}" if where else key
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -84,14 +98,14 @@ class _Reader:
 
     def __init__(self, value: Any, where: str, known: frozenset[str]) -> None:
         if not isinstance(value, Mapping):
-            raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+            raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
         self.obj = value
         self.where = where
         self.known = known  # the keys this object's type models; the others become extras
         self.extra: JsonObject = {}
 
     def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
-        return PiJsonError(f"{self.where}.{key}: expected {expected}, got {_describe(value)}")
+        return PiJsonError(_at(self.where, key), f"expected {expected}, got {_describe(value)}")
 
     def string(self, key: str, default: str | None = None) -> str:
         value = self.obj.get(key, _MISSING)
@@ -137,11 +151,11 @@ class _Reader:
             return []
         if type(value) is not list:
             raise self._fail(key, "a list", value)
-        return [read(item, f"{self.where}.{key}[{i}]") for i, item in enumerate(value)]
+        return [read(item, f"{_at(self.where, key)}[{i}]") for i, item in enumerate(value)]
 
     def child(self, key: str, read: Callable[[Any, str], T]) -> T | None:
         value = self.obj.get(key, _MISSING)
-        return None if value is _MISSING else read(value, f"{self.where}.{key}")
+        return None if value is _MISSING else read(value, _at(self.where, key))
 
     def json_text(self, key: str, *, object_only: bool = False) -> str | None:
         """A value kept as JSON text; absent stays absent."""
@@ -182,7 +196,7 @@ _KNOWN = {
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     """Convert one pi-JSON message: user, assistant, toolResult, or any other role (kept as is)."""
     if not isinstance(value, Mapping):
-        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+        raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
     role = value.get("role")
     if role == "user":
         return AgentMessage(user=_user_from_pi(value, where))
@@ -193,7 +207,7 @@ def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     if isinstance(role, str) and role:
         fields = {key: item for key, item in value.items() if key != "role"}
         return AgentMessage(custom=CustomMessage(role=role, fields_json=dump_json(fields)))
-    raise PiJsonError(f"{where}.role: expected a role such as 'user', 'assistant' or 'toolResult', got {role!r}")
+    raise PiJsonError(_at(where, "role"), f"expected a role such as 'user', 'assistant' or 'toolResult', got {role!r}")
 
 
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
@@ -202,7 +216,7 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     read.string("role")
     reason_name = read.string("stopReason", default="")  # absent only on a partial still streaming
     if reason_name and reason_name not in STOP_REASONS:
-        raise PiJsonError(f"{where}.stopReason: expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
+        raise PiJsonError(_at(where, "stopReason"), f"expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
     return AssistantMessage(
         content=read.items("content", _assistant_block),
         api=read.string("api", default=""),
@@ -233,18 +247,18 @@ def context_from_pi(value: Any, where: str = "context") -> AgentContext:
 def entry_from_pi(value: Any, where: str = "entry") -> AgentMessage:
     """Convert one line of a pi session file, or one bare pi-JSON message."""
     if not isinstance(value, Mapping):
-        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+        raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
     if "role" in value:
         return message_from_pi(value, where)
     kind = value.get("type")
     if kind == "message" and "message" in value:
-        message = message_from_pi(value["message"], f"{where}.message")
+        message = message_from_pi(value["message"], _at(where, "message"))
         message.session_json = dump_json({key: item for key, item in value.items() if key != "message"})
         return message
     if isinstance(kind, str) and kind:
         fields = {key: item for key, item in value.items() if key != "type"}
         return AgentMessage(session_entry=SessionEntry(type=kind, fields_json=dump_json(fields)))
-    raise PiJsonError(f"{where}: neither a message (no 'role') nor a session entry (no 'type')")
+    raise PiJsonError(where, "neither a message (no 'role') nor a session entry (no 'type')")
 
 
 def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
@@ -280,7 +294,7 @@ def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMess
 
 def _block_type(value: Any, where: str) -> Any:
     if not isinstance(value, Mapping):
-        raise PiJsonError(f"{where}: expected an object, got {_type_name(value)}")
+        raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
     return value.get("type")
 
 
@@ -312,7 +326,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
                 extra_json=read.extra_json(),
             )
         )
-    raise PiJsonError(f"{where}.type: an assistant block is 'text', 'thinking' or 'toolCall', got {kind!r}")
+    raise PiJsonError(_at(where, "type"), f"an assistant block is 'text', 'thinking' or 'toolCall', got {kind!r}")
 
 
 def _media_block(value: Any, where: str) -> TextContent | ImageContent:
@@ -326,11 +340,13 @@ def _media_block(value: Any, where: str) -> TextContent | ImageContent:
         try:
             data = base64.b64decode(encoded, validate=True)
         except binascii.Error as error:
-            raise PiJsonError(f"{where}.data: not valid base64: {error}") from None
+            raise PiJsonError(_at(where, "data"), f"not valid base64: {error}") from None
         if base64.b64encode(data).decode("ascii") != encoded:
-            raise PiJsonError(f"{where}.data: not canonical base64 (padded, standard alphabet), so it would change")
+            raise PiJsonError(
+                _at(where, "data"), "not canonical base64 (padded, standard alphabet), so it would change"
+            )
         return ImageContent(data=data, mime_type=read.string("mimeType"), extra_json=read.extra_json())
-    raise PiJsonError(f"{where}.type: expected 'text' or 'image', got {kind!r}")
+    raise PiJsonError(_at(where, "type"), f"expected 'text' or 'image', got {kind!r}")
 
 
 def _text(value: Mapping[str, Any], where: str) -> TextContent:
@@ -407,7 +423,7 @@ def message_to_pi(message: AgentMessage | UserMessage | AssistantMessage | ToolR
     if message.session_entry is not None:
         entry = message.session_entry
         return {"type": entry.type, **_json_object(entry.fields_json, "SessionEntry.fields_json")}
-    raise PiJsonError("AgentMessage: no role is set")
+    raise PiJsonError("AgentMessage", "no role is set")
 
 
 def entry_to_pi(message: AgentMessage) -> JsonObject:
@@ -489,7 +505,7 @@ def _assistant_block_to_pi(content: AssistantContent) -> JsonObject:
         if call.thought_signature is not None:
             out["thoughtSignature"] = call.thought_signature
         return _with_extra(out, call.extra_json, "ToolCall")
-    raise PiJsonError("AssistantContent: no block is set")
+    raise PiJsonError("AssistantContent", "no block is set")
 
 
 def _media_block_to_pi(block: TextContent | ImageContent | None) -> JsonObject:
@@ -498,7 +514,7 @@ def _media_block_to_pi(block: TextContent | ImageContent | None) -> JsonObject:
     if isinstance(block, ImageContent):
         out = {"type": "image", "data": base64.b64encode(block.data).decode("ascii"), "mimeType": block.mime_type}
         return _with_extra(out, block.extra_json, "ImageContent")
-    raise PiJsonError("content: no block is set")
+    raise PiJsonError("content", "no block is set")
 
 
 def _text_to_pi(block: TextContent) -> JsonObject:
@@ -544,7 +560,7 @@ def _js_number(value: float) -> int | float:
 
 def _with_extra(out: JsonObject, extra_json: str, where: str) -> JsonObject:
     if extra_json:
-        out.update(_json_object(extra_json, f"{where}.extra_json"))
+        out.update(_json_object(extra_json, _at(where, "extra_json")))
     return out
 
 
@@ -552,9 +568,9 @@ def _json_object(text: str, where: str) -> JsonObject:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise PiJsonError(f"{where}: not valid JSON: {error}") from None
+        raise PiJsonError(where, f"not valid JSON: {error}") from None
     if not isinstance(value, dict):
-        raise PiJsonError(f"{where}: expected a JSON object, got {_type_name(value)}")
+        raise PiJsonError(where, f"expected a JSON object, got {_type_name(value)}")
     return value
 
 
@@ -581,12 +597,12 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     if kind == "done" or kind == "error":
         reason_name = read.string("reason")
         if reason_name not in STOP_REASONS:
-            raise PiJsonError(f"{where}.reason: expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
+            raise PiJsonError(_at(where, "reason"), f"expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
         reason = STOP_REASONS[reason_name]
         key = "message" if kind == "done" else "error"
         final = read.child(key, assistant_from_pi)
         if final is None:
-            raise PiJsonError(f"{where}.{key}: required")
+            raise PiJsonError(_at(where, key), "required")
         _no_extra(read)
         if kind == "done":
             return ModelEvent(done=DoneEvent(reason=reason, message=final))
@@ -594,19 +610,19 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
 
     partial = read.child("partial", assistant_from_pi)
     if partial is None:
-        raise PiJsonError(f"{where}.partial: required (pi sends the partial message with every event)")
+        raise PiJsonError(_at(where, "partial"), "required (pi sends the partial message with every event)")
     if kind == "start":
         _no_extra(read)
         return ModelEvent(start=StartEvent(header=partial), partial=partial)
     family, _, step = kind.partition("_")
     if family not in _BLOCK_KINDS or step not in ("start", "delta", "end"):
-        raise PiJsonError(f"{where}.type: not a pi event type: {kind!r}")
+        raise PiJsonError(_at(where, "type"), f"not a pi event type: {kind!r}")
     index = read.integer("contentIndex")
     if index < 0 or index >= len(partial.content):
-        raise PiJsonError(f"{where}.contentIndex: {index} is not a block of the partial message")
+        raise PiJsonError(_at(where, "contentIndex"), f"{index} is not a block of the partial message")
     block = getattr(partial.content[index], _BLOCK_KINDS[family])
     if block is None:
-        raise PiJsonError(f"{where}.contentIndex: block {index} of the partial is not a {family} block")
+        raise PiJsonError(_at(where, "contentIndex"), f"block {index} of the partial is not a {family} block")
     body: Any
     if kind == "text_start":
         body = TextStartEvent(content_index=index)
@@ -620,12 +636,14 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     elif kind == "toolcall_end":
         call = read.child("toolCall", _assistant_block)
         if call is None or call.tool_call is None:
-            raise PiJsonError(f"{where}.toolCall: required, a toolCall block")
+            raise PiJsonError(_at(where, "toolCall"), "required, a toolCall block")
         body = ToolCallEndEvent(content_index=index, tool_call=call.tool_call)
     else:  # text_end or thinking_end: the content is the block the partial already holds
         text = read.string("content")
         if text != (block.text if family == "text" else block.thinking):
-            raise PiJsonError(f"{where}.content: differs from block {index} of the partial, so it cannot be rebuilt")
+            raise PiJsonError(
+                _at(where, "content"), f"differs from block {index} of the partial, so it cannot be rebuilt"
+            )
         if family == "text":
             body = TextEndEvent(content_index=index, text_signature=block.text_signature)
         else:
@@ -647,9 +665,9 @@ def event_to_pi(event: ModelEvent) -> JsonObject:
         header = event.partial if event.partial is not None else body.header
         return {"type": "start", "partial": assistant_to_pi(header)}
     if not kind:
-        raise PiJsonError("ModelEvent: no event kind is set")
+        raise PiJsonError("ModelEvent", "no event kind is set")
     if event.partial is None:
-        raise PiJsonError(f"{kind}: pi-JSON events carry the partial message; apply the event with an Accumulator")
+        raise PiJsonError(kind, "pi-JSON events carry the partial message; apply the event with an Accumulator")
     out: JsonObject = {"type": kind, "contentIndex": body.content_index}
     if kind.endswith("_delta"):
         out["delta"] = body.delta
@@ -676,4 +694,4 @@ def _event_keys(kind: str) -> frozenset[str]:
 def _no_extra(read: _Reader) -> None:
     extra = read.extra_json()
     if extra:
-        raise PiJsonError(f"{read.where}: unknown field {next(iter(json.loads(extra)))!r}")
+        raise PiJsonError(read.where, f"unknown field {next(iter(json.loads(extra)))!r}")

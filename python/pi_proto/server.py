@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -23,8 +23,8 @@ from ._gen.types.pi.ai.v1 import (
 )
 from .events import EVENT_KINDS, event_kind
 from .stream import AssistantMessageEventStream, Model, ModelRefused
-from .validate import DEFAULT_LIMITS, Limits, ValidationError, check_request
-from .wire import DecodeError, EncodeError, decode, fill_upb
+from .validate import ValidationError, check
+from .wire import DecodeError, EncodeError, fill_upb, from_upb, parse
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
@@ -48,11 +48,11 @@ def wire_event(event: ModelEvent) -> bytes:
     return upb.SerializeToString()
 
 
-def parse_request(data: bytes, limits: Limits = DEFAULT_LIMITS) -> StreamRequest:
-    """A request from untrusted bytes; raises DecodeError or ValidationError naming the bad field."""
-    request = decode(StreamRequest, data)
-    check_request(request, limits)
-    return request
+def parse_request(data: bytes) -> StreamRequest:
+    """A request from untrusted bytes; raises DecodeError, or ValidationError naming the bad fields."""
+    upb = parse(StreamRequest, data)
+    check(upb)
+    return from_upb(upb, StreamRequest)
 
 
 _DELTAS = {"text_delta": TextDeltaEvent, "thinking_delta": ThinkingDeltaEvent, "toolcall_delta": ToolCallDeltaEvent}
@@ -90,8 +90,6 @@ class ServerLimits:
     max_request_bytes: int = 16 * 1024 * 1024
     # Longest a stream may run, in seconds; then it ends with an ERROR event saying so.
     stream_timeout: float = 600.0
-    # JSON size and depth limits for the messages in a request.
-    json: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True)
@@ -196,7 +194,7 @@ class ModelServer:
                 f"too many concurrent streams: this server serves {self.limits.max_concurrent_streams} at once",
             )
         try:
-            request = parse_request(data, self.limits.json)
+            request = parse_request(data)
         except (DecodeError, ValidationError) as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         if request.model and request.model != self.model.id:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ._gen.types.pi.ai.v1 import AgentContext, AssistantMessage, ErrorEvent, GenerationOptions, ModelEvent, StopReason
-from .accumulator import Accumulator
+from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
 from .events import is_terminal, terminal_message
+from .validate import Violation
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -25,10 +27,11 @@ _UNSET: Any = object()
 class EventStream(Generic[T, R]):
     """An async-iterable queue of events plus the final result they lead to.
 
-    `push()` queues an event (`send()` first waits for room below `high_water`); a terminal event,
-    as `is_terminal` says, resolves `result()` with `extract_result(event)` and ends iteration
-    once it has been consumed, with no `end()` needed.
-    Anything pushed after a terminal event is ignored. `end(result)` ends the stream early and
+    `push()` hands an event to the consumer that has waited longest, or queues it when none
+    waits, as pi's EventStream does: two consumers of one stream take turns. `send()` first
+    waits for room below `high_water`. A terminal event, as `is_terminal` says, resolves
+    `result()` with `extract_result(event)` and ends iteration once it has been consumed, with no
+    `end()` needed; anything pushed after it is ignored. `end(result)` ends the stream early and
     releases every waiting consumer; without a result, `result()` keeps waiting.
     """
 
@@ -39,7 +42,8 @@ class EventStream(Generic[T, R]):
         self._is_terminal = is_terminal
         self._extract_result = extract_result
         self._queue: deque[T] = deque()
-        self._readers: list[asyncio.Future[None]] = []  # consumers waiting for an event or the result
+        self._readers: deque[asyncio.Future[Any]] = deque()  # consumers waiting for an event, longest first
+        self._result_waiters: list[asyncio.Future[None]] = []
         self._writers: list[asyncio.Future[None]] = []  # producers waiting for room
         self._done = False
         self._result: R = _UNSET
@@ -55,15 +59,16 @@ class EventStream(Generic[T, R]):
         return self._done
 
     def push(self, event: T) -> None:
-        """Queue an event for the consumers; a no-op once the stream has ended."""
+        """Hand an event to the longest-waiting consumer, or queue it; a no-op once the stream has ended."""
         if self._done:
             return
         if self._is_terminal(event):
             self._done = True
             self._resolve(self._extract_result(event))
             _wake(self._writers)
-        self._queue.append(event)
-        _wake(self._readers)
+        self._deliver(event)
+        if self._done:
+            self._release_readers()
 
     async def send(self, event: T) -> None:
         """Push, but first let a full queue drain to half: a producer that awaits this runs at the
@@ -78,24 +83,36 @@ class EventStream(Generic[T, R]):
         self._done = True
         if result is not None:
             self._resolve(result)
-        _wake(self._readers)
+        self._release_readers()
         _wake(self._writers)
 
     async def result(self) -> R:
         """The final result, once a terminal event or `end(result)` has provided it."""
         while self._result is _UNSET:
-            await _wait(self._readers)
+            await _wait(self._result_waiters)
         return self._result
 
     def __aiter__(self) -> AsyncIterator[T]:
         return self
 
     async def __anext__(self) -> T:
-        while not self._queue:
-            if self._done:
-                raise StopAsyncIteration
-            await _wait(self._readers)
-        return self.take()
+        if self._queue:
+            return self.take()
+        if self._done:
+            raise StopAsyncIteration
+        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._readers.append(waiter)
+        try:
+            item = await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled() and waiter.result() is not _END:
+                self._deliver(waiter.result(), first=True)  # handed over just as this consumer left
+            elif waiter in self._readers:
+                self._readers.remove(waiter)
+            raise
+        if item is _END:
+            raise StopAsyncIteration
+        return item  # type: ignore[no-any-return]
 
     def peek(self) -> T | None:
         """The next queued event, left in the queue; None when none is waiting."""
@@ -108,9 +125,30 @@ class EventStream(Generic[T, R]):
             _wake(self._writers)
         return event
 
+    def _deliver(self, event: T, *, first: bool = False) -> None:
+        while self._readers:
+            reader = self._readers.popleft()
+            if not reader.done():
+                reader.set_result(event)
+                return
+        if first:
+            self._queue.appendleft(event)
+        else:
+            self._queue.append(event)
+
+    def _release_readers(self) -> None:
+        while self._readers:
+            reader = self._readers.popleft()
+            if not reader.done():
+                reader.set_result(_END)
+
     def _resolve(self, result: R) -> None:
         if self._result is _UNSET:
             self._result = result
+            _wake(self._result_waiters)
+
+
+_END: Any = object()  # what a waiting consumer receives when the stream ends
 
 
 async def _wait(waiters: list[asyncio.Future[None]]) -> None:
@@ -131,17 +169,40 @@ def _wake(waiters: list[asyncio.Future[None]]) -> None:
             waiter.set_result(None)
 
 
+@dataclass(frozen=True)
+class StreamFailure:
+    """Why a receiver ended a stream itself, with an `error` event of its own making.
+
+    Either a gRPC status ended the call (`status_code`, e.g. "UNAVAILABLE"), or an event broke a
+    stream rule (`event_index`, `rule_id`, and for `terminal-valid` the `violations`); `detail`
+    says it in words.
+    """
+
+    detail: str
+    status_code: str | None = None
+    event_index: int | None = None
+    rule_id: str | None = None
+    violations: tuple[Violation, ...] = ()
+
+    @classmethod
+    def of_rule(cls, error: StreamProtocolError) -> StreamFailure:
+        """The failure of a broken stream rule."""
+        return cls(str(error), event_index=error.event_index, rule_id=error.rule_id, violations=error.violations)
+
+
 class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     """The events of one model call, each with `partial` filled in, ending in its final message.
 
     A producer feeds it either by calling `push()` or by handing a coroutine to `drive()`. A
     driven stream that stops without a terminal event is ended with an `error` event carrying
-    everything received so far: ABORTED when `cancel()` stopped it, ERROR otherwise.
+    everything received so far: ABORTED when `cancel()` stopped it, ERROR otherwise. When the
+    stream ends itself like that, `failure` says why in structured form.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         super().__init__(is_terminal, terminal_message)
-        self._accumulator = Accumulator()
+        self._accumulator = Accumulator(max_message_bytes)
+        self.failure: StreamFailure | None = None
         self._producer: asyncio.Task[None] | None = None
         self._cancel_message = "cancelled"
         self._cancel_reason = StopReason.ABORTED
@@ -161,10 +222,11 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
             return
         super().push(self._accumulator.apply(event))
 
-    def fail(self, reason: StopReason, error_message: str) -> None:
+    def fail(self, reason: StopReason, error_message: str, failure: StreamFailure | None = None) -> None:
         """End the stream with an `error` event that keeps everything received so far."""
         if self.done:
             return
+        self.failure = failure
         message = self._accumulator.partial
         message.stop_reason = reason
         message.error_message = error_message
@@ -189,10 +251,22 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     def _producer_finished(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
             self.fail(self._cancel_reason, self._cancel_message)
-        elif (error := task.exception()) is not None:
+        elif isinstance(error := task.exception(), StreamProtocolError):
+            self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+        elif error is not None:
             self.fail(StopReason.ERROR, f"{type(error).__name__}: {error}")
         else:
-            self.fail(StopReason.ERROR, "stream ended without a terminal event")
+            self.end_without_terminal()
+
+    def end_without_terminal(self) -> None:
+        """End a stream whose events stopped before a terminal event (rule `terminal-missing`)."""
+        self.fail(
+            StopReason.ERROR,
+            "stream ended without a terminal event",
+            StreamFailure.of_rule(
+                StreamProtocolError(self._accumulator.count, "terminal-missing", "the events ended without one")
+            ),
+        )
 
 
 class ModelRefused(Exception):

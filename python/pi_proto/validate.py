@@ -1,184 +1,204 @@
-"""Message and request rules: what a well-formed message is, beyond what the wire format checks.
+"""Message rules: the schema's protovalidate rules, then its JSON text rules.
 
-Every failure raises ValidationError naming the path of the field and the rule, e.g.
-`StreamRequest.context.messages[2].assistant.content[1].tool_call.arguments_json: must be a JSON
-object, got list`. The rules for a stream of events live with the Accumulator that applies them.
+Every rule that fits one message is a `buf.validate` annotation in proto/pi/ai/v1, enforced here
+by protovalidate. What an annotation cannot say is whether a string holds the JSON that the
+field's `pi.ai.v1.json` option asks for; `json_violations` checks that, once a message passes the
+annotations. A broken rule is a Violation: the field's path from the checked message, the rule's
+id and a detail, e.g. `context.messages[2].assistant.content[1].tool_call.arguments_json`,
+`json.object`, "must hold a JSON object, got an array". The rules of a stream of events live with
+the Accumulator that applies them.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._gen.types.pi.ai.v1 import (
-    AgentContext,
-    AgentMessage,
-    AssistantMessage,
-    StopReason,
-    StreamRequest,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+import betterproto2
+import protovalidate
+from google.protobuf.descriptor import Descriptor
+from google.protobuf.message import Message as UpbMessage
 
+from ._gen.pb2.pi.ai.v1 import json_pb2
+from .wire import to_upb
 
-class ValidationError(ValueError):
-    """A message that breaks a rule, with the path of the offending field."""
+# Objects and arrays in JSON text nest at most this deep (the JsonText option's comment says so).
+MAX_JSON_DEPTH = 64
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Bounds on the JSON text a message may carry; requests above them are refused."""
+class Violation:
+    """One broken rule: where, which rule, and what is wrong."""
 
-    # Largest `*_json` field, in bytes of UTF-8: room for a 4 MiB tool argument or result.
-    max_json_bytes: int = 4 * 1024 * 1024
-    # Deepest nesting of objects and arrays in a `*_json` field.
-    max_json_depth: int = 64
+    field_path: str  # from the checked message, e.g. "context.messages[0].user.content[1].block"
+    rule_id: str  # e.g. "string.min_len", "required", "json.syntax"
+    detail: str
 
-
-DEFAULT_LIMITS = Limits()
-
-
-def check_request(request: StreamRequest, limits: Limits = DEFAULT_LIMITS) -> None:
-    """Check a StreamRequest: a context is required, and everything in it must be well formed."""
-    if request.context is None:
-        raise ValidationError("StreamRequest.context: required")
-    check_context(request.context, "StreamRequest.context", limits)
-    options = request.options
-    if options is not None and options.max_tokens is not None and options.max_tokens < 1:
-        raise ValidationError(f"StreamRequest.options.max_tokens: must be at least 1, got {options.max_tokens}")
-    if options is not None and options.temperature is not None and not 0 <= options.temperature <= 2:
-        raise ValidationError(f"StreamRequest.options.temperature: must be between 0 and 2, got {options.temperature}")
+    def __str__(self) -> str:
+        return f"{self.field_path or 'the message'}: {self.detail} [{self.rule_id}]"
 
 
-def check_context(context: AgentContext, path: str = "AgentContext", limits: Limits = DEFAULT_LIMITS) -> None:
-    """Check every message and tool of a context."""
-    for index, message in enumerate(context.messages):
-        check_message(message, f"{path}.messages[{index}]", limits)
-    for index, tool in enumerate(context.tools):
-        where = f"{path}.tools[{index}]"
-        if not tool.name:
-            raise ValidationError(f"{where}.name: must not be empty")
-        parse_json_object(tool.parameters_json, f"{where}.parameters_json", limits, what="a JSON Schema object")
-    _check_extra(context.extra_json, path, limits)
+class ValidationError(ValueError):
+    """A message that breaks one or more rules; `violations` lists them."""
+
+    def __init__(self, violations: list[Violation]) -> None:
+        super().__init__("; ".join(str(violation) for violation in violations))
+        self.violations = tuple(violations)
 
 
-def check_message(message: AgentMessage, path: str = "AgentMessage", limits: Limits = DEFAULT_LIMITS) -> None:
-    """Check one transcript entry: exactly one role set, and that message's rules."""
-    members = [name for name in _ROLES if getattr(message, name) is not None]
-    if len(members) != 1:
-        found = ", ".join(members) or "none"
-        raise ValidationError(f"{path}.role: exactly one of {', '.join(_ROLES)} must be set, found {found}")
-    (role,) = members
-    where = f"{path}.{role}"
-    if message.user is not None:
-        _check_user(message.user, where, limits)
-    elif message.assistant is not None:
-        check_assistant(message.assistant, where, limits)
-    elif message.tool_result is not None:
-        _check_tool_result(message.tool_result, where, limits)
-    elif message.custom is not None:
-        if not message.custom.role:
-            raise ValidationError(f"{where}.role: must not be empty")
-        parse_json_object(message.custom.fields_json, f"{where}.fields_json", limits)
-    elif message.session_entry is not None:
-        if not message.session_entry.type:
-            raise ValidationError(f"{where}.type: must not be empty")
-        parse_json_object(message.session_entry.fields_json, f"{where}.fields_json", limits)
-    if message.session_json:
-        parse_json_object(message.session_json, f"{path}.session_json", limits)
+def violations(message: betterproto2.Message | UpbMessage) -> list[Violation]:
+    """Every broken rule of a message: the protovalidate rules, or if they all hold, the JSON text rules."""
+    upb = message if isinstance(message, UpbMessage) else to_upb(message)
+    found = [_violation(item.proto) for item in protovalidate.collect_violations(upb)]
+    return found or list(json_violations(upb))
 
 
-def check_assistant(message: AssistantMessage, path: str = "AssistantMessage", limits: Limits = DEFAULT_LIMITS) -> None:
-    """Check a finished assistant message: stop reason set, blocks set, tool calls well formed."""
-    if message.stop_reason == StopReason.UNSPECIFIED:
-        raise ValidationError(f"{path}.stop_reason: must be set")
-    for index, content in enumerate(message.content):
-        where = f"{path}.content[{index}]"
-        block = _one_block(content, where, ("text", "thinking", "tool_call"))
-        if block == "tool_call" and content.tool_call is not None:
-            _check_tool_call(content.tool_call, f"{where}.tool_call", limits)
-        _check_block_extra(content, block, where, limits)
-    _check_extra(message.extra_json, path, limits)
+def check(message: betterproto2.Message | UpbMessage) -> None:
+    """Raise ValidationError if the message breaks any rule."""
+    found = violations(message)
+    if found:
+        raise ValidationError(found)
 
 
-def parse_json_object(text: str, path: str, limits: Limits = DEFAULT_LIMITS, *, what: str = "a JSON object") -> Any:
-    """Parse JSON text that must hold an object, within the size and depth limits."""
-    size = len(text.encode())
-    if size > limits.max_json_bytes:
-        raise ValidationError(f"{path}: {size} bytes of JSON, above the limit of {limits.max_json_bytes}")
+def _violation(proto: Any) -> Violation:
+    path = []
+    for element in proto.field.elements if proto.field is not None else ():
+        step = element.field_name
+        subscript = element.subscript
+        if subscript is not None:
+            step += f"[{json.dumps(subscript.value) if subscript.field == 'string_key' else subscript.value}]"
+        path.append(step)
+    return Violation(".".join(path), proto.rule_id, proto.message)
+
+
+# --- the JSON text rules ---------------------------------------------------------------------------
+
+
+def json_violations(message: UpbMessage) -> Iterator[Violation]:
+    """The JSON text rules of every field marked with the `pi.ai.v1.json` option, in field order."""
+    yield from _walk(message, [])
+
+
+_JSON_OPTION: Any = json_pb2.json  # the stubs do not type extensions
+
+
+@dataclass(frozen=True)
+class _Plan:
+    texts: tuple[tuple[str, bool, bool, bool], ...]  # (field, object required, empty allowed, has presence)
+    singles: tuple[str, ...]  # message fields that hold JSON text somewhere inside
+    lists: tuple[str, ...]  # repeated message fields that do
+
+
+@functools.cache
+def _plan(descriptor: Descriptor) -> _Plan:
+    texts: list[tuple[str, bool, bool, bool]] = []
+    singles: list[str] = []
+    lists: list[str] = []
+    for field in descriptor.fields:
+        options = field.GetOptions()
+        if options.HasExtension(_JSON_OPTION):
+            rule: json_pb2.JsonText = options.Extensions[_JSON_OPTION]
+            shape_is_object = rule.shape == json_pb2.JSON_SHAPE_OBJECT
+            texts.append((field.name, shape_is_object, rule.empty_allowed, field.has_presence))
+        elif field.message_type is not None and _holds_json(field.message_type):
+            (lists if field.is_repeated else singles).append(field.name)
+    return _Plan(tuple(texts), tuple(singles), tuple(lists))
+
+
+@functools.cache
+def _holds_json(descriptor: Descriptor) -> bool:
+    plan = _plan(descriptor)  # the schema has no recursive messages
+    return bool(plan.texts or plan.singles or plan.lists)
+
+
+def _walk(message: UpbMessage, path: list[str]) -> Iterator[Violation]:
+    plan = _plan(message.DESCRIPTOR)
+    for name, object_required, empty_allowed, has_presence in plan.texts:
+        if has_presence and not message.HasField(name):
+            continue
+        text = getattr(message, name)
+        if not text and empty_allowed:
+            continue
+        problem = json_text_problem(text, object_required=object_required)
+        if problem is not None:
+            yield Violation(".".join([*path, name]), *problem)
+    for name in plan.singles:
+        if message.HasField(name):
+            yield from _walk(getattr(message, name), [*path, name])
+    for name in plan.lists:
+        for index, item in enumerate(getattr(message, name)):
+            yield from _walk(item, [*path, f"{name}[{index}]"])
+
+
+def json_text_problem(text: str, *, object_required: bool = False) -> tuple[str, str] | None:
+    """What is wrong with JSON text, as (rule id, detail); None when nothing is.
+
+    RFC 8259 text, as JSON.parse reads it: no NaN or Infinity, every number within a double's
+    range, at most MAX_JSON_DEPTH levels of objects and arrays; a duplicate key is allowed.
+    """
     try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValidationError(f"{path}: JSON nested deeper than the limit of {limits.max_json_depth}") from None
+        value = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as error:
-        raise ValidationError(f"{path}: not valid JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise ValidationError(f"{path}: must be {what}, got {_json_type(value)}")
-    if _depth(value) > limits.max_json_depth:
-        raise ValidationError(f"{path}: JSON nested deeper than the limit of {limits.max_json_depth}")
-    return value
+        return "json.syntax", f"not valid JSON: {error}"
+    except RecursionError:
+        return "json.depth", f"nested deeper than {MAX_JSON_DEPTH}"
+    except ValueError as error:  # an integer too long for int(), or a constant _not_json refused
+        if isinstance(error, _Constant):
+            return "json.syntax", str(error)
+        return "json.number", "holds a number beyond the range of a double"
+    depth, in_range = _measure(value)
+    if depth > MAX_JSON_DEPTH:
+        return "json.depth", f"nested {depth} deep, deeper than {MAX_JSON_DEPTH}"
+    if not in_range:
+        return "json.number", "holds a number beyond the range of a double"
+    if object_required and not isinstance(value, dict):
+        return "json.object", f"must hold a JSON object, got {json_type(value)}"
+    return None
 
 
-_ROLES = ("user", "assistant", "tool_result", "custom", "session_entry")
+class _Constant(ValueError):
+    pass
 
 
-def _check_user(message: UserMessage, path: str, limits: Limits) -> None:
-    for index, content in enumerate(message.content):
-        where = f"{path}.content[{index}]"
-        _check_block_extra(content, _one_block(content, where, ("text", "image")), where, limits)
-    _check_extra(message.extra_json, path, limits)
+def _not_json(name: str) -> Any:
+    raise _Constant(f"{name} is not JSON")
 
 
-def _check_tool_result(message: ToolResultMessage, path: str, limits: Limits) -> None:
-    if not message.tool_call_id:
-        raise ValidationError(f"{path}.tool_call_id: must not be empty")
-    for index, content in enumerate(message.content):
-        where = f"{path}.content[{index}]"
-        _check_block_extra(content, _one_block(content, where, ("text", "image")), where, limits)
-    if message.details_json is not None:
-        parse_json_object(message.details_json, f"{path}.details_json", limits)
-    _check_extra(message.extra_json, path, limits)
-
-
-def _check_tool_call(call: ToolCall, path: str, limits: Limits) -> None:
-    if not call.id:
-        raise ValidationError(f"{path}.id: must not be empty")
-    if not call.name:
-        raise ValidationError(f"{path}.name: must not be empty")
-    parse_json_object(call.arguments_json, f"{path}.arguments_json", limits)
-
-
-def _one_block(content: Any, path: str, members: tuple[str, ...]) -> str:
-    chosen = [name for name in members if getattr(content, name) is not None]
-    if len(chosen) != 1:
-        raise ValidationError(
-            f"{path}.block: exactly one of {', '.join(members)} must be set, found {chosen or 'none'}"
-        )
-    return chosen[0]
-
-
-def _check_block_extra(content: Any, member: str, path: str, limits: Limits) -> None:
-    _check_extra(getattr(content, member).extra_json, f"{path}.{member}", limits)
-
-
-def _check_extra(extra_json: str, path: str, limits: Limits) -> None:
-    if extra_json:
-        parse_json_object(extra_json, f"{path}.extra_json", limits)
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth of parsed JSON, without recursion (the value may be deep)."""
+def _measure(value: Any) -> tuple[int, bool]:
+    """The nesting depth of parsed JSON and whether every number fits a double, without recursion."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict | list):
             deepest = max(deepest, depth)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+        elif (isinstance(item, float) and math.isinf(item)) or (
+            isinstance(item, int) and abs(item) > 2**53 and not _fits_double(item)
+        ):
+            return deepest, False
+    return deepest, True
 
 
-def _json_type(value: Any) -> str:
-    return {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+def _fits_double(number: int) -> bool:
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type: object, array, string, number, boolean or null."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"

@@ -231,7 +231,7 @@ func (*Case_PiJson) isCase_Kind() {}
 
 // WireCase pins the encoding of one message. A runtime passes when it decodes `binary` and
 // encodes it back to the same bytes, prints ProtoJSON equal to `json`, and parses `json` back to
-// the same bytes.
+// `json_binary` (or to `binary` when that is empty).
 type WireCase struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The full name of the message type, e.g. "pi.ai.v1.AgentMessage".
@@ -240,7 +240,10 @@ type WireCase struct {
 	// a runtime keeps them on re-encoding).
 	Binary []byte `protobuf:"bytes,2,opt,name=binary,proto3" json:"binary,omitempty"`
 	// The message's ProtoJSON, compared as a JSON value: numbers as doubles, objects without order.
-	Json          *structpb.Value `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	Json *structpb.Value `protobuf:"bytes,3,opt,name=json,proto3" json:"json,omitempty"`
+	// The encoding of the message parsed from `json`, when it differs from `binary`: ProtoJSON
+	// carries no unknown fields. Empty when it is `binary`.
+	JsonBinary    []byte `protobuf:"bytes,4,opt,name=json_binary,json=jsonBinary,proto3" json:"json_binary,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -292,6 +295,13 @@ func (x *WireCase) GetBinary() []byte {
 func (x *WireCase) GetJson() *structpb.Value {
 	if x != nil {
 		return x.Json
+	}
+	return nil
+}
+
+func (x *WireCase) GetJsonBinary() []byte {
+	if x != nil {
+		return x.JsonBinary
 	}
 	return nil
 }
@@ -566,9 +576,12 @@ type StreamCase struct {
 	//
 	//	*StreamCase_Success
 	//	*StreamCase_Failure
-	Expect        isStreamCase_Expect `protobuf_oneof:"expect"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Expect isStreamCase_Expect `protobuf_oneof:"expect"`
+	// The most bytes of UTF-8 the receiver accepts from deltas (rule "size-limit"); 0 for its
+	// default.
+	MaxMessageBytes uint64 `protobuf:"varint,4,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *StreamCase) Reset() {
@@ -631,6 +644,13 @@ func (x *StreamCase) GetFailure() *StreamFailure {
 		}
 	}
 	return nil
+}
+
+func (x *StreamCase) GetMaxMessageBytes() uint64 {
+	if x != nil {
+		return x.MaxMessageBytes
+	}
+	return 0
 }
 
 type isStreamCase_Expect interface {
@@ -1524,11 +1544,13 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x06stream\x18\x05 \x01(\v2\x1d.pi.conformance.v1.StreamCaseH\x00R\x06stream\x127\n" +
 	"\x06client\x18\x06 \x01(\v2\x1d.pi.conformance.v1.ClientCaseH\x00R\x06client\x128\n" +
 	"\api_json\x18\a \x01(\v2\x1d.pi.conformance.v1.PiJsonCaseH\x00R\x06piJsonB\x06\n" +
-	"\x04kind\"b\n" +
+	"\x04kind\"\x83\x01\n" +
 	"\bWireCase\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06binary\x18\x02 \x01(\fR\x06binary\x12*\n" +
-	"\x04json\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04json\"C\n" +
+	"\x04json\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04json\x12\x1f\n" +
+	"\vjson_binary\x18\x04 \x01(\fR\n" +
+	"jsonBinary\"C\n" +
 	"\tViolation\x12\x1d\n" +
 	"\n" +
 	"field_path\x18\x01 \x01(\tR\tfieldPath\x12\x17\n" +
@@ -1548,12 +1570,13 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\arule_id\x18\x02 \x01(\tR\x06ruleId\x12<\n" +
 	"\n" +
 	"violations\x18\x03 \x03(\v2\x1c.pi.conformance.v1.ViolationR\n" +
-	"violations\"\xc0\x01\n" +
+	"violations\"\xec\x01\n" +
 	"\n" +
 	"StreamCase\x12,\n" +
 	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventR\x06events\x12<\n" +
 	"\asuccess\x18\x02 \x01(\v2 .pi.conformance.v1.StreamSuccessH\x00R\asuccess\x12<\n" +
-	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\afailureB\b\n" +
+	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\afailure\x12*\n" +
+	"\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytesB\b\n" +
 	"\x06expect\"{\n" +
 	"\rStreamSuccess\x126\n" +
 	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +

@@ -36,14 +36,16 @@ class Case(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., wire: _Optional[_Union[WireCase, _Mapping]] = ..., validate: _Optional[_Union[ValidateCase, _Mapping]] = ..., stream: _Optional[_Union[StreamCase, _Mapping]] = ..., client: _Optional[_Union[ClientCase, _Mapping]] = ..., pi_json: _Optional[_Union[PiJsonCase, _Mapping]] = ...) -> None: ...
 
 class WireCase(_message.Message):
-    __slots__ = ("type", "binary", "json")
+    __slots__ = ("type", "binary", "json", "json_binary")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     BINARY_FIELD_NUMBER: _ClassVar[int]
     JSON_FIELD_NUMBER: _ClassVar[int]
+    JSON_BINARY_FIELD_NUMBER: _ClassVar[int]
     type: str
     binary: bytes
     json: _struct_pb2.Value
-    def __init__(self, type: _Optional[str] = ..., binary: _Optional[bytes] = ..., json: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
+    json_binary: bytes
+    def __init__(self, type: _Optional[str] = ..., binary: _Optional[bytes] = ..., json: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ..., json_binary: _Optional[bytes] = ...) -> None: ...
 
 class Violation(_message.Message):
     __slots__ = ("field_path", "rule_id")
@@ -78,14 +80,16 @@ class StreamFailure(_message.Message):
     def __init__(self, event_index: _Optional[int] = ..., rule_id: _Optional[str] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
 
 class StreamCase(_message.Message):
-    __slots__ = ("events", "success", "failure")
+    __slots__ = ("events", "success", "failure", "max_message_bytes")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     FAILURE_FIELD_NUMBER: _ClassVar[int]
+    MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[_event_pb2.ModelEvent]
     success: StreamSuccess
     failure: StreamFailure
-    def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.ModelEvent, _Mapping]]] = ..., success: _Optional[_Union[StreamSuccess, _Mapping]] = ..., failure: _Optional[_Union[StreamFailure, _Mapping]] = ...) -> None: ...
+    max_message_bytes: int
+    def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.ModelEvent, _Mapping]]] = ..., success: _Optional[_Union[StreamSuccess, _Mapping]] = ..., failure: _Optional[_Union[StreamFailure, _Mapping]] = ..., max_message_bytes: _Optional[int] = ...) -> None: ...
 
 class StreamSuccess(_message.Message):
     __slots__ = ("partials", "result")

@@ -1,8 +1,8 @@
-"""The golden vector cases: every message and event kind of pi.ai.v1, plus the edge cases.
+"""The wire cases of the conformance corpus: every message and event kind of pi.ai.v1, plus edge cases.
 
-`generate.py` writes each case as `<name>.binpb` (bytes), `<name>.json` (ProtoJSON) and, for
-transcript entries and contexts, `<name>.pi.json` (pi-JSON); `manifest.json` lists them with
-their full type names so every language's test can find its class.
+`generate.py` turns each into a WireCase of `wire.json` (or `wire-large.json`): the bytes the
+official protobuf runtime (upb) encodes, with any unknown fields after them, and the ProtoJSON it
+prints.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ class Case:
     message: betterproto2.Message
     # Bytes appended to the encoding: fields unknown to the schema, which runtimes must keep.
     unknown: bytes = b""
+    description: str = ""
 
 
 def _big_arguments() -> str:
@@ -79,8 +80,6 @@ HEADER.stop_reason = pp.StopReason.UNSPECIFIED
 CASES: list[Case] = [
     # Content blocks and their role wrappers.
     Case("text_content", pp.text("plain")),
-    # The schema's field option for JSON text.
-    Case("json_text", JsonText(shape=JsonShape.OBJECT, empty_allowed=True)),
     Case("text_content-signature", pp.text("signed", signature='{"id":"msg_1"}')),
     Case("text_content-empty_signature", pp.text("", signature="")),
     Case("thinking_content", pp.thinking("reasoning", signature="EqoBCkgIAhABGAIiQ")),
@@ -90,7 +89,6 @@ CASES: list[Case] = [
     Case("image_content-empty", pp.image(b"", "image/png")),
     Case("tool_call", CALL),
     Case("tool_call-raw_and_signature", ASSISTANT.content[2].tool_call or pp.ToolCall()),
-    Case("tool_call-1mb_arguments", pp.ToolCall(id="call_big", name="write", arguments_json=_big_arguments())),
     Case("user_content-empty_text", pp.UserContent(text=pp.text(""))),
     Case("user_content-image", pp.UserContent(image=pp.image(b"\x00", "image/jpeg"))),
     Case("assistant_content-empty_text", pp.AssistantContent(text=pp.text(""))),
@@ -100,7 +98,11 @@ CASES: list[Case] = [
     Case("tool_result_content-image", pp.ToolResultContent(image=pp.image(b"\x01", "image/webp"))),
     # Usage and cost.
     Case("cost", COST),
-    Case("cost-negative_zero", pp.Cost(input=-0.0, total=-0.0)),
+    Case(
+        "cost-negative_zero",
+        pp.Cost(input=-0.0, total=-0.0),
+        description="-0.0 is not the default 0.0: protobuf writes it and ProtoJSON prints it.",
+    ),
     Case("usage", USAGE),
     Case("usage-zero", pp.Usage(cost=pp.Cost())),
     Case(
@@ -177,6 +179,7 @@ CASES: list[Case] = [
         "agent_message-unknown_fields",
         pp.agent_message(FAILED),
         unknown=b"\x98\x06\x2a\xa2\x06\x03abc\xad\x06\x01\x02\x03\x04\xa9\x06" + bytes(range(8)),
+        description="Fields 99 to 102, unknown to the schema, one of each wire type: kept on re-encoding.",
     ),
     # Context, tools and the request.
     Case("tool", TOOL),
@@ -241,5 +244,16 @@ CASES: list[Case] = [
         "model_event-max_content_index",
         pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=UINT32_MAX, delta="x")),
     ),
-    Case("model_event-with_partial", pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"), partial=FAILED)),
+    Case(
+        "model_event-with_partial",
+        pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"), partial=FAILED),
+        description="Senders leave partial unset, but a message that carries one still encodes.",
+    ),
+    # The schema's field option for JSON text.
+    Case("json_text", JsonText(shape=JsonShape.OBJECT, empty_allowed=True)),
+]
+
+# Kept apart, so that wire.json stays readable: a message over 1 MiB.
+LARGE: list[Case] = [
+    Case("tool_call-1mb_arguments", pp.ToolCall(id="call_big", name="write", arguments_json=_big_arguments())),
 ]

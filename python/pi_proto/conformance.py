@@ -1,0 +1,132 @@
+"""The conformance corpus: loading its suites, and the reference server that plays client cases.
+
+The corpus (tests/conformance/ in the repository) is a folder of ProtoJSON files, each a
+`pi.conformance.v1.Suite`. Every runtime's runner reads it; `pi-proto serve --conformance DIR`
+plays the server side of its client cases, so every client in every language meets the same
+misbehaving server. A client names the case it runs in the metadata `pi-conformance-case`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+from google.protobuf import json_format
+
+from ._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
+from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest
+from ._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ClientCase, KnownFailures, Metadata, Suite
+from .server import SERVICE
+
+CASE_HEADER = "pi-conformance-case"
+
+
+def load_cases(directory: Path) -> list[Case]:
+    """Every case of the corpus in `directory`, file by file in name order; names must be unique."""
+    cases: list[Case] = []
+    seen: dict[str, Path] = {}
+    files = sorted(directory.glob("*.json"))
+    if not files:
+        raise ValueError(f"{directory}: no corpus files (*.json) here")
+    for path in files:
+        for case in read_suite(path).cases:
+            if case.name in seen:
+                raise ValueError(f"{path}: case {case.name!r} is also in {seen[case.name]}")
+            seen[case.name] = path
+            cases.append(case)
+    return cases
+
+
+def read_suite(path: Path) -> Suite:
+    """One corpus file; raises ValueError naming the file when it is not a Suite in ProtoJSON."""
+    try:
+        return json_format.Parse(path.read_text(encoding="utf-8"), Suite())
+    except (OSError, UnicodeDecodeError, json_format.ParseError) as error:
+        raise ValueError(f"{path}: not a pi.conformance.v1.Suite in ProtoJSON: {error}") from None
+
+
+def read_known_failures(path: Path) -> KnownFailures:
+    """A runtime's known failures and unsupported case kinds."""
+    try:
+        return json_format.Parse(path.read_text(encoding="utf-8"), KnownFailures())
+    except (OSError, UnicodeDecodeError, json_format.ParseError) as error:
+        raise ValueError(f"{path}: not a pi.conformance.v1.KnownFailures in ProtoJSON: {error}") from None
+
+
+def client_request(case: ClientCase) -> StreamRequest:
+    """The request a client sends for a client case: the case's own, or a one-message context."""
+    if case.HasField("request"):
+        return case.request
+    request = StreamRequest(context=AgentContext())
+    request.context.messages.add().user.content.add().text.text = "hi"
+    return request
+
+
+def metadata_pairs(metadata: Metadata) -> Iterator[tuple[str, str | bytes]]:
+    """The entries of a Metadata message as gRPC metadata; `-bin` values are decoded from base64."""
+    for key, value in sorted(metadata.entries.items()):
+        yield key, base64.b64decode(value) if key.endswith("-bin") else value
+
+
+class ConformanceServer:
+    """A grpc.aio server of pi.ai.v1.ModelService that plays the server side of client cases.
+
+    It answers NOT_FOUND for a call that names no known case, and INVALID_ARGUMENT when the
+    request differs from the one the case expects, so a runner that builds its calls wrong fails.
+    """
+
+    def __init__(self, cases: list[Case], *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.cases = {case.name: case.client for case in cases if case.WhichOneof("kind") == "client"}
+        self.host = host
+        self.port = port
+        self._server = grpc.aio.server()
+        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(self._stream)
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),))
+
+    @property
+    def target(self) -> str:
+        """The address clients dial."""
+        return f"{self.host}:{self.port}"
+
+    async def start(self) -> str:
+        """Bind and start serving; return the target."""
+        self.port = self._server.add_insecure_port(f"{self.host}:{self.port}")
+        await self._server.start()
+        return self.target
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving."""
+        await self._server.stop(grace)
+
+    async def __aenter__(self) -> ConformanceServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+
+    async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        name = dict(context.invocation_metadata() or ()).get(CASE_HEADER, "")
+        case = self.cases.get(name if isinstance(name, str) else name.decode())
+        if case is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no client case named {name!r} in this corpus")
+        assert case is not None
+        if StreamRequest.FromString(data) != client_request(case):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request differs from case {name!r}'s")
+        for action in case.server:
+            step = action.WhichOneof("action")
+            if step == "event":
+                yield action.event.SerializeToString()
+            elif step == "frame":
+                yield action.frame
+            elif step == "headers":
+                await context.send_initial_metadata(tuple(metadata_pairs(action.headers)))
+            elif step == "sleep_ms":
+                await asyncio.sleep(action.sleep_ms / 1000)
+            elif step == "status":
+                status = action.status
+                context.set_trailing_metadata(tuple(metadata_pairs(status.trailers)))
+                await context.abort(grpc.StatusCode[status.code], status.message)

@@ -1,0 +1,79 @@
+"""The conformance corpus, run against the Python runtime case by case (`make conformance` runs every runtime).
+
+Also: the wire suites are what their generator writes, they cover every message and event kind,
+and every case fails once its expected outcome is changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+
+import betterproto2
+import pytest
+
+import pi_proto as pp
+from pi_proto import conformance
+from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
+from pi_proto._gen.types.pi.ai import v1 as types
+
+from .conformance import generate, mutate, run
+
+CASES = conformance.load_cases(generate.HERE)
+CLIENT_CASES = [case for case in CASES if case.WhichOneof("kind") == "client"]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[str]:
+    async with conformance.ConformanceServer(CLIENT_CASES) as reference:
+        yield reference.target
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+async def test_case(case: pb.Case, server: str) -> None:
+    assert await run._outcome(case, server) is None
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+async def test_a_changed_expectation_fails(case: pb.Case, server: str) -> None:
+    changed = copy.deepcopy(case)
+    mutate.mutate(changed)
+    assert await run._outcome(changed, server) is not None
+
+
+def test_the_wire_suites_are_fresh() -> None:
+    for name, cases in generate.SUITES.items():
+        text = (generate.HERE / name).read_text(encoding="utf-8")
+        assert text == generate.suite_text(cases), "run: python -m tests.conformance.generate"
+
+
+def test_the_corpus_covers_every_message_and_event_kind() -> None:
+    every = {
+        f"pi.ai.v1.{name}"
+        for name in types.__all__
+        if isinstance(getattr(types, name), type) and issubclass(getattr(types, name), betterproto2.Message)
+    }
+    wire = [case.wire for case in CASES if case.WhichOneof("kind") == "wire"]
+    assert every - {case.type for case in wire} == set()
+    events = [pp.decode(pp.ModelEvent, case.binary) for case in wire if case.type == "pi.ai.v1.ModelEvent"]
+    assert {pp.event_kind(event)[0] for event in events} == {
+        "start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end",
+        "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error",
+    }  # fmt: skip
+    assert any(len(case.binary) > 1024 * 1024 for case in wire)
+
+
+def test_the_corpus_covers_every_stream_rule_and_client_failure() -> None:
+    stream_rules = {case.stream.failure.rule_id for case in CASES if case.stream.HasField("failure")}
+    assert stream_rules == {
+        "event-kind", "start-first", "start-once", "next-index", "block-exists", "block-kind", "block-open",
+        "tool-call-id", "terminal-valid", "terminal-agrees", "size-limit",
+    }  # fmt: skip
+    client = [case.client.expect for case in CLIENT_CASES]
+    assert {outcome.rule.rule_id for outcome in client if outcome.HasField("rule")} >= {
+        "terminal-missing", "event-decode", "terminal-valid", "size-limit",
+    }  # fmt: skip
+    assert {outcome.status_code for outcome in client if outcome.status_code} >= {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
+    settings = [case.client.client for case in CLIENT_CASES]
+    assert any(item.cancel_after_ms for item in settings)
+    assert any(item.cancel_after_events for item in settings)
