@@ -11,9 +11,11 @@ from collections.abc import Iterator
 import betterproto2
 import grpc
 from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
 from pi_proto.events import events_of
+from pi_proto.scripted import ScriptedModel
 from pi_proto.seed import README_REQUEST
 from pi_proto.server import STREAM_METHOD
 from pi_proto.stream import AssistantMessageEventStream
@@ -59,6 +61,41 @@ class RecordingModel:
 
         events.drive(produce())
         return events
+
+
+class WatchedModel(ScriptedModel):
+    """A scripted model that keeps the streams it serves, to look at the server side."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.streams: list[AssistantMessageEventStream] = []
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        events = super().stream(context, options)
+        self.streams.append(events)
+        return events
+
+
+async def raw_call(target: str, request: bytes, metadata: tuple[tuple[str, str], ...] = ()) -> list[bytes]:
+    """Call Stream with raw request bytes and return the raw messages of a call that ends with OK."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
+        return [message async for message in stream(request, metadata=metadata)]
+
+
+async def list_services(target: str, version: str, metadata: tuple[tuple[str, str], ...]) -> list[str]:
+    """The services gRPC reflection `version` ("v1" or "v1alpha") lists; v1 has v1alpha's messages."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        info = channel.stream_stream(
+            f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        call = info(iter([reflection_pb2.ServerReflectionRequest(list_services="*")]), metadata=metadata)
+        replies = [reply async for reply in call]
+    return [service.name for reply in replies for service in reply.list_services_response.service]
 
 
 async def raw_status(target: str, request: bytes, metadata: tuple[tuple[str, str], ...] = ()) -> grpc.aio.AioRpcError:

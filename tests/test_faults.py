@@ -15,7 +15,7 @@ from pi_proto.scripted import ScriptedModel
 from pi_proto.server import ECHO_INITIAL, ECHO_TRAILING, ModelServer, ServerLimits
 from pi_proto.stream import AssistantMessageEventStream, ModelRefused
 
-from .helpers import RecordingModel, drain, health_status, kind, raw_status, readme_context
+from .helpers import RecordingModel, WatchedModel, drain, health_status, kind, raw_status, readme_context
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -32,21 +32,6 @@ class RefusingModel:
         self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
     ) -> AssistantMessageEventStream:
         raise ModelRefused(self.code, self.message)
-
-
-class WatchedModel(ScriptedModel):
-    """A scripted model that keeps the streams it serves, to look at the server side."""
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.streams: list[AssistantMessageEventStream] = []
-
-    def stream(
-        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
-    ) -> AssistantMessageEventStream:
-        events = super().stream(context, options)
-        self.streams.append(events)
-        return events
 
 
 async def test_server_streaming() -> None:

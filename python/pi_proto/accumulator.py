@@ -32,7 +32,7 @@ from ._gen.types.pi.ai.v1 import (
     ThinkingContent,
     ToolCall,
 )
-from .events import event_kind
+from .events import event_kind, utf8_size
 from .validate import Violation, violations
 
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
@@ -124,7 +124,7 @@ class Accumulator:
             raise rule.broken("block-open", f"block {at} has already ended")
         if step == "delta":
             delta = body.delta
-            self.received_bytes += len(delta) if delta.isascii() else len(delta.encode())
+            self.received_bytes += utf8_size(delta)
             if self.received_bytes > self.max_message_bytes:
                 raise rule.broken(
                     "size-limit", f"the deltas add up to more than the limit of {self.max_message_bytes} bytes"

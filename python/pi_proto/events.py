@@ -49,6 +49,11 @@ def event_kind(event: ModelEvent) -> tuple[str, Any]:
     return "", None
 
 
+def utf8_size(text: str) -> int:
+    """The length of `text` in bytes of UTF-8, without encoding it when it is ASCII."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
 def without_partial(event: ModelEvent) -> ModelEvent:
     """The event as it travels: `partial` is never sent (stream contract, rule 4)."""
     kind, body = event_kind(event)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
-from collections.abc import AsyncIterator
+import ssl
+import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection as grpc_reflection
+from grpc_reflection.v1alpha import reflection_pb2
 
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
+from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
 from ._gen.types.pi.ai.v1 import (
     ModelEvent,
     StopReason,
@@ -22,12 +25,20 @@ from ._gen.types.pi.ai.v1 import (
     ToolCallDeltaEvent,
 )
 from .events import EVENT_KINDS, event_kind
+from .gate import Gate
 from .stream import AssistantMessageEventStream, Model, ModelRefused
 from .validate import ValidationError, check
 from .wire import DecodeError, EncodeError, fill_upb, from_upb, parse
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+# A request larger than this is checked and converted in a worker thread, so the event loop keeps
+# serving other streams and health checks meanwhile; at most LARGE_AT_ONCE of them at a time.
+LARGE_REQUEST_BYTES = 256 * 1024
+LARGE_AT_ONCE = 2
+# How long a stream that ran out of time has to deliver its ERROR event before it is cut off.
+TIMEOUT_GRACE_SECONDS = 1.0
 # The gRPC interop suite's metadata echo: sent back as initial and trailing metadata.
 ECHO_INITIAL = "x-grpc-test-echo-initial"
 ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
@@ -48,11 +59,48 @@ def wire_event(event: ModelEvent) -> bytes:
     return upb.SerializeToString()
 
 
-def parse_request(data: bytes) -> StreamRequest:
-    """A request from untrusted bytes; raises DecodeError, or ValidationError naming the bad fields."""
-    upb = parse(StreamRequest, data)
-    check(upb)
-    return from_upb(upb, StreamRequest)
+class TooLarge(ValueError):
+    """A request beyond one of the server's count limits (answered with RESOURCE_EXHAUSTED)."""
+
+
+def parse_request(data: bytes, limits: ServerLimits | None = None) -> StreamRequest:
+    """A request from untrusted bytes; raises DecodeError, TooLarge, or ValidationError naming the bad fields."""
+    return checked(parse_counted(data, limits or ServerLimits()))
+
+
+def parse_counted(data: bytes, limits: ServerLimits) -> _UpbStreamRequest:
+    """The request `data` holds, parsed (about 20 ns a byte at worst) and within the count limits."""
+    request = typing.cast(_UpbStreamRequest, parse(StreamRequest, data))
+    check_counts(request, limits)
+    return request
+
+
+def check_counts(request: _UpbStreamRequest, limits: ServerLimits) -> None:
+    """Refuse a context with more messages, or more blocks and tools, than the limits allow.
+
+    Runs before anything walks the request: the number of messages is known without looking at
+    them, and the blocks are counted only once the messages are within their limit.
+    """
+    context = request.context
+    if len(context.messages) > limits.max_messages:
+        raise TooLarge(
+            f"the context has {len(context.messages)} messages, above this server's limit of {limits.max_messages}"
+        )
+    blocks = len(context.tools)
+    for message in context.messages:
+        role = message.WhichOneof("role")
+        if role in ("user", "assistant", "tool_result"):
+            blocks += len(getattr(message, role).content)
+    if blocks > limits.max_blocks:
+        raise TooLarge(
+            f"the context has {blocks} content blocks and tools, above this server's limit of {limits.max_blocks}"
+        )
+
+
+def checked(request: _UpbStreamRequest) -> StreamRequest:
+    """The public form of a parsed request that passes every rule; raises ValidationError."""
+    check(request)
+    return from_upb(request, StreamRequest)
 
 
 _DELTAS = {"text_delta": TextDeltaEvent, "thinking_delta": ThinkingDeltaEvent, "toolcall_delta": ToolCallDeltaEvent}
@@ -84,12 +132,21 @@ def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEve
 class ServerLimits:
     """What one server process accepts; every limit is also a `pi-proto serve` flag."""
 
-    # Streams served at once; one more is refused with RESOURCE_EXHAUSTED.
+    # Streaming calls served at once (ModelService.Stream, health Watch and reflection together);
+    # one more is refused with RESOURCE_EXHAUSTED.
     max_concurrent_streams: int = 256
     # Largest request, in bytes; a larger one is refused with RESOURCE_EXHAUSTED by gRPC itself.
     max_request_bytes: int = 16 * 1024 * 1024
-    # Longest a stream may run, in seconds; then it ends with an ERROR event saying so.
+    # Most messages in a request's context; more are refused with RESOURCE_EXHAUSTED.
+    max_messages: int = 20_000
+    # Most content blocks (of all messages) plus tools in a request's context.
+    max_blocks: int = 200_000
+    # Longest a stream may run, in seconds; then it ends with an ERROR event saying so, and a
+    # client that does not read it loses the call a second later.
     stream_timeout: float = 600.0
+    # The most bytes of deltas a stream holds for a client that reads slower than the model writes;
+    # the model waits beyond it.
+    max_queued_bytes: int = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -99,6 +156,22 @@ class Tls:
     certificate_chain: bytes
     private_key: bytes
 
+    @classmethod
+    def from_files(cls, chain: Path, key: Path) -> Tls:
+        """Read and check a chain and its key; raises ValueError saying what is wrong with which file."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            context.load_verify_locations(cafile=chain)
+        except (ssl.SSLError, ValueError):
+            raise ValueError(f"{chain}: not a PEM certificate chain") from None
+        try:
+            context.load_cert_chain(chain, key)
+        except ssl.SSLError as error:
+            if "KEY_VALUES_MISMATCH" in str(error) or "key values mismatch" in str(error):
+                raise ValueError(f"{key}: this private key does not match the certificate in {chain}") from None
+            raise ValueError(f"{key}: not a PEM private key") from None
+        return cls(chain.read_bytes(), key.read_bytes())
+
 
 class ModelServer:
     """A grpc.aio server that plays `model`.
@@ -106,7 +179,7 @@ class ModelServer:
     Streams end right after their terminal event. When a client cancels, the model's stream is
     cancelled too. `stop()` ends every in-flight stream with an ABORTED `error` event first, so no
     client is left without a final message. With `token`, calls must carry the metadata
-    `authorization: Bearer <token>` (health checks need none).
+    `authorization: Bearer <token>` (health checks need none; see gate.py).
     """
 
     def __init__(
@@ -125,17 +198,21 @@ class ModelServer:
         self.port = port
         self.limits = limits
         self._tls = tls
-        self._expected_authorization = None if token is None else f"Bearer {token}".encode()
         self._active: set[AssistantMessageEventStream] = set()
         self._stopping = False
-        self._server = grpc.aio.server(options=[("grpc.max_receive_message_length", limits.max_request_bytes)])
+        self._large_requests = asyncio.Semaphore(LARGE_AT_ONCE)
+        self._gate = Gate(max_streams=limits.max_concurrent_streams, token=token)
+        self._server = grpc.aio.server(
+            interceptors=[self._gate], options=[("grpc.max_receive_message_length", limits.max_request_bytes)]
+        )
         handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(self._stream)
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),))
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         if reflection:
-            services = (SERVICE, health.SERVICE_NAME, grpc_reflection.SERVICE_NAME)
+            services = (SERVICE, health.SERVICE_NAME, grpc_reflection.SERVICE_NAME, REFLECTION_V1)
             grpc_reflection.enable_server_reflection(services, self._server)
+            self._server.add_generic_rpc_handlers((_reflection_v1(services),))
 
     @property
     def target(self) -> str:
@@ -144,17 +221,25 @@ class ModelServer:
 
     @property
     def active_streams(self) -> int:
-        """The number of streams being served now."""
+        """The number of model streams being served now."""
         return len(self._active)
+
+    @property
+    def open_streams(self) -> int:
+        """The streaming calls holding a slot now: model streams, health watches and reflection."""
+        return self._gate.streams
 
     async def start(self) -> str:
         """Bind (port 0 picks a free port), start serving, and return the target."""
         address = f"{self.host}:{self.port}"
-        if self._tls is None:
-            self.port = self._server.add_insecure_port(address)
-        else:
-            credentials = grpc.ssl_server_credentials([(self._tls.private_key, self._tls.certificate_chain)])
-            self.port = self._server.add_secure_port(address, credentials)
+        try:
+            if self._tls is None:
+                self.port = self._server.add_insecure_port(address)
+            else:
+                credentials = grpc.ssl_server_credentials([(self._tls.private_key, self._tls.certificate_chain)])
+                self.port = self._server.add_secure_port(address, credentials)
+        except RuntimeError as error:
+            raise OSError(f"cannot listen on {address}: {error}") from None
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
         await self._server.start()
@@ -181,50 +266,67 @@ class ModelServer:
     async def __aexit__(self, *_: object) -> None:
         await self.stop()
 
-    async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
-        metadata = dict(context.invocation_metadata() or ())
-        if self._expected_authorization is not None:
-            supplied = metadata.get("authorization", "")
-            supplied_bytes = supplied if isinstance(supplied, bytes) else supplied.encode()
-            if not hmac.compare_digest(supplied_bytes, self._expected_authorization):
-                await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
-        if len(self._active) >= self.limits.max_concurrent_streams:
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"too many concurrent streams: this server serves {self.limits.max_concurrent_streams} at once",
-            )
-        try:
-            request = parse_request(data)
-        except (DecodeError, ValidationError) as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+    async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        request = await self._request(data, context)
         if request.model and request.model != self.model.id:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"unknown model {request.model!r}: this server plays {self.model.id!r}"
             )
-        assert request.context is not None  # parse_request checked it
+        assert request.context is not None  # the rules require it
         try:
             events = self.model.stream(request.context, request.options)
         except ModelRefused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        events.high_water_bytes = self.limits.max_queued_bytes
         self._active.add(events)
-        deadline = asyncio.get_running_loop().call_later(
-            self.limits.stream_timeout,
-            events.cancel,
-            f"the stream ran longer than the server's limit of {self.limits.stream_timeout:g} s",
-            StopReason.ERROR,
-        )
+        handler = asyncio.current_task()
+        assert handler is not None
+        deadline = asyncio.get_running_loop().call_later(self.limits.stream_timeout, self._time_out, events, handler)
         try:
-            await _echo_metadata(context, metadata)
+            await _echo_metadata(context, dict(context.invocation_metadata() or ()))
             if self._stopping:
                 events.cancel("the server is shutting down")
             async for event in events:
                 if request.coalesce_deltas:
                     event = coalesce(event, events)
-                yield wire_event(event)
+                await context.write(wire_event(event))
         finally:
             deadline.cancel()
             events.cancel()  # a no-op after the terminal event; stops the model if the client left
             self._active.discard(events)
+
+    def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any]) -> None:
+        """End a stream that ran out of time: an ERROR event for a client that reads, and soon after,
+        whatever the client does, the call itself, so it cannot hold its slot."""
+        events.cancel(
+            f"the stream ran longer than the server's limit of {self.limits.stream_timeout:g} s", StopReason.ERROR
+        )
+        asyncio.get_running_loop().call_later(TIMEOUT_GRACE_SECONDS, handler.cancel)
+
+    async def _request(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> StreamRequest:
+        """The checked request, or the call aborted with a status naming what is wrong."""
+        try:
+            upb = parse_counted(data, self.limits)
+            if len(data) <= LARGE_REQUEST_BYTES:
+                return checked(upb)
+            async with self._large_requests:
+                return await asyncio.to_thread(checked, upb)
+        except TooLarge as error:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
+        except (DecodeError, ValidationError) as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        raise AssertionError("abort raises")
+
+
+def _reflection_v1(services: tuple[str, ...]) -> grpc.GenericRpcHandler:
+    """grpc.reflection.v1, served by the v1alpha servicer: the two have the same messages on the wire."""
+    servicer = grpc_reflection.aio.ReflectionServicer(services)
+    handler: grpc.RpcMethodHandler[Any, Any] = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    return grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": handler})
 
 
 async def _echo_metadata(context: grpc.aio.ServicerContext[bytes, bytes], metadata: dict[str, str | bytes]) -> None:

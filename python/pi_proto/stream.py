@@ -15,7 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from ._gen.types.pi.ai.v1 import AgentContext, AssistantMessage, ErrorEvent, GenerationOptions, ModelEvent, StopReason
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
-from .events import is_terminal, terminal_message
+from .events import is_terminal, terminal_message, utf8_size
 from .validate import Violation
 
 T = TypeVar("T")
@@ -29,16 +29,26 @@ class EventStream(Generic[T, R]):
 
     `push()` hands an event to the consumer that has waited longest, or queues it when none
     waits, as pi's EventStream does: two consumers of one stream take turns. `send()` first
-    waits for room below `high_water`. A terminal event, as `is_terminal` says, resolves
+    waits for room below `high_water` events and, when `size_of` measures events, below
+    `high_water_bytes` of them. A terminal event, as `is_terminal` says, resolves
     `result()` with `extract_result(event)` and ends iteration once it has been consumed, with no
     `end()` needed; anything pushed after it is ignored. `end(result)` ends the stream early and
     releases every waiting consumer; without a result, `result()` keeps waiting.
     """
 
     def __init__(
-        self, is_terminal: Callable[[T], bool], extract_result: Callable[[T], R], *, high_water: int = 64
+        self,
+        is_terminal: Callable[[T], bool],
+        extract_result: Callable[[T], R],
+        *,
+        high_water: int = 64,
+        size_of: Callable[[T], int] | None = None,
+        high_water_bytes: int = 256 * 1024,
     ) -> None:
         self.high_water = high_water
+        self.high_water_bytes = high_water_bytes
+        self._size_of = size_of
+        self._queued_bytes = 0
         self._is_terminal = is_terminal
         self._extract_result = extract_result
         self._queue: deque[T] = deque()
@@ -73,10 +83,13 @@ class EventStream(Generic[T, R]):
     async def send(self, event: T) -> None:
         """Push, but first let a full queue drain to half: a producer that awaits this runs at the
         pace of its consumer instead of filling memory, and wakes once per half queue, not per event."""
-        if len(self._queue) >= self.high_water:
-            while len(self._queue) > self.high_water // 2 and not self._done:
+        if len(self._queue) >= self.high_water or self._queued_bytes >= self.high_water_bytes:
+            while not self._done and not self._half_empty():
                 await _wait(self._writers)
         self.push(event)
+
+    def _half_empty(self) -> bool:
+        return len(self._queue) <= self.high_water // 2 and self._queued_bytes <= self.high_water_bytes // 2
 
     def end(self, result: R | None = None) -> None:
         """End the stream, optionally with a result, and release every waiting consumer."""
@@ -121,7 +134,9 @@ class EventStream(Generic[T, R]):
     def take(self) -> T:
         """Take the next queued event without waiting; raises IndexError when none is waiting."""
         event = self._queue.popleft()
-        if self._writers and len(self._queue) <= self.high_water // 2:
+        if self._size_of is not None:
+            self._queued_bytes -= self._size_of(event)
+        if self._writers and self._half_empty():
             _wake(self._writers)
         return event
 
@@ -131,6 +146,8 @@ class EventStream(Generic[T, R]):
             if not reader.done():
                 reader.set_result(event)
                 return
+        if self._size_of is not None:
+            self._queued_bytes += self._size_of(event)
         if first:
             self._queue.appendleft(event)
         else:
@@ -200,7 +217,7 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     """
 
     def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
-        super().__init__(is_terminal, terminal_message)
+        super().__init__(is_terminal, terminal_message, size_of=delta_bytes)
         self._accumulator = Accumulator(max_message_bytes)
         self.failure: StreamFailure | None = None
         self._producer: asyncio.Task[None] | None = None
@@ -267,6 +284,14 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
                 StreamProtocolError(self._accumulator.count, "terminal-missing", "the events ended without one")
             ),
         )
+
+
+def delta_bytes(event: ModelEvent) -> int:
+    """The bytes of UTF-8 an event's delta holds; 0 for events without one."""
+    for body in (event.text_delta, event.thinking_delta, event.toolcall_delta):
+        if body is not None:
+            return utf8_size(body.delta)
+    return 0
 
 
 class ModelRefused(Exception):

@@ -1,0 +1,107 @@
+"""The server's gate: the bearer token and the limit on concurrent streams, for every method.
+
+It is a grpc.aio interceptor, so ModelService, health `Watch` and reflection all pass through
+it: every streaming call takes a slot of `max_streams` while it runs (one more is refused with
+RESOURCE_EXHAUSTED), and with a token every call but the health service's must carry exactly one
+`authorization: Bearer <token>` header (scheme case-insensitive, RFC 7235), compared in constant
+time and never logged.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeAlias
+
+import grpc
+
+OPEN_SERVICE = "/grpc.health.v1.Health/"  # load balancers probe it without credentials
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+
+class Gate(grpc.aio.ServerInterceptor):
+    """Checks the token and counts streaming calls; see the module's docstring."""
+
+    def __init__(self, *, max_streams: int, token: str | None) -> None:
+        self.max_streams = max_streams
+        self.streams = 0  # streaming calls running now
+        self._token = None if token is None else token.encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        refusal = None
+        if self._token is not None and not handler_call_details.method.startswith(OPEN_SERVICE):
+            refusal = self._refuse_credentials(handler_call_details.invocation_metadata or ())
+        if refusal is not None:
+            return _replace(handler, _refused(grpc.StatusCode.UNAUTHENTICATED, refusal))
+        if not handler.response_streaming:
+            return handler
+        return _replace(handler, self._counted(_behaviour(handler)))
+
+    def _refuse_credentials(self, metadata: Any) -> str | None:
+        """Why the call's credentials are refused, or None when they are right."""
+        values = [value for key, value in metadata if key == "authorization"]
+        if len(values) != 1:
+            return "missing or invalid bearer token" if not values else "more than one authorization header"
+        value = values[0] if isinstance(values[0], bytes) else values[0].encode()
+        scheme, _, token = value.partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(token.strip(b" "), self._token or b""):
+            return "missing or invalid bearer token"
+        return None
+
+    def _counted(self, behaviour: Callable[..., Any]) -> Callable[..., Any]:
+        """The behaviour of a streaming method, holding a slot while it runs."""
+        full = f"too many concurrent streams: this server serves {self.max_streams} at once"
+        if inspect.isasyncgenfunction(behaviour):
+
+            async def generate(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                if self.streams >= self.max_streams:
+                    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+                self.streams += 1
+                try:
+                    async for response in behaviour(request, context):
+                        yield response
+                finally:
+                    self.streams -= 1
+
+            return generate
+
+        async def run(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if self.streams >= self.max_streams:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+            self.streams += 1
+            try:
+                return await behaviour(request, context)
+            finally:
+                self.streams -= 1
+
+        return run
+
+
+_KINDS = ("unary_unary", "unary_stream", "stream_unary", "stream_stream")
+
+
+def _behaviour(handler: Handler) -> Callable[..., Any]:
+    behaviour: Callable[..., Any] = next(getattr(handler, kind) for kind in _KINDS if getattr(handler, kind))
+    return behaviour
+
+
+def _replace(handler: Handler, behaviour: Callable[..., Any]) -> Handler:
+    """The handler with its behaviour replaced, of the same kind."""
+    kind = next(kind for kind in _KINDS if getattr(handler, kind) is not None)
+    replaced: Handler = handler._replace(**{kind: behaviour})  # type: ignore[attr-defined]
+    return replaced
+
+
+def _refused(code: grpc.StatusCode, message: str) -> Callable[..., Any]:
+    async def refuse(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await context.abort(code, message)
+
+    return refuse
