@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,9 +59,15 @@ def test_pi_messages_one_per_line_convert_too(tmp_path: Path) -> None:
         ),
         ("bad.jsonl", b'{"role": "user", "content": []}\n{oops\n', r"bad\.jsonl:2: not valid JSON"),
         ("bad.jsonl", b'{"id": 1}\n', r"bad\.jsonl:1: entry: neither a message"),
-        ("bad.json", b'{"user": {}}', r"bad\.json: expected a JSON array"),
+        ("bad.json", b'{"user": {}}', r"bad\.json: at byte 0: expected the start of an array, found '{'"),
         ("bad.json", b'[{"user": {}}, {"user": {"timestamp": "x"}}]', r"bad\.json: item 1: cannot decode"),
         ("bad.binpb", b"\x02\x0a\x00\x09", r"bad\.binpb: record 1 at byte 3: claims 9 bytes"),
+        ("deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", r"deep\.jsonl:1: JSON nested too deep to read"),
+        ("huge.jsonl", b'{"n": ' + b"9" * 5000 + b"}\n", r"huge\.jsonl:1: .*integer string conversion"),
+        ("nan.jsonl", b'{"role": "user", "content": [], "timestamp": NaN}\n', r"nan\.jsonl:1: NaN is not JSON"),
+        ("deep.json", b"[" + b"[" * 100_000 + b"]" * 100_000 + b"]", r"deep\.json: item 0: JSON nested too deep"),
+        ("cut.json", b'[{"user": {}}, {"user": {"cont', r"cut\.json: item 1: not valid JSON"),
+        ("tail.json", b'[{"user": {}} {"user": {}}]', r"tail\.json: at byte 14: expected ',' or '\]' after an item"),
         ("bad.txt", b"", r"bad\.txt: unknown format '\.txt'"),
     ],
 )
@@ -89,3 +99,60 @@ def test_the_command_prints_sizes_and_fails_cleanly(tmp_path: Path) -> None:
     )
     assert failed.returncode == 2
     assert "missing.jsonl" in failed.stderr
+
+
+def test_a_json_array_is_read_as_a_stream(tmp_path: Path) -> None:
+    # Items of every size, split across reads wherever they fall, in an array laid out any way.
+    items = [
+        {"user": {"content": [{"text": {"text": "x" * size}}], "timestamp": str(size)}}
+        for size in range(1, 300_000, 7001)
+    ]
+    source = tmp_path / "many.json"
+    source.write_text(" [ " + " ,\n".join(json.dumps(item) for item in items) + " ] \n", encoding="utf-8")
+    convert(source, tmp_path / "many.binpb")
+    convert(tmp_path / "many.binpb", tmp_path / "again.json")
+    assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == items
+    (tmp_path / "empty.json").write_text("[]")
+    convert(tmp_path / "empty.json", tmp_path / "empty.binpb")
+    assert (tmp_path / "empty.binpb").read_bytes() == b""
+
+
+def test_the_output_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "kept.binpb"
+    target.write_bytes(b"old")
+    target.chmod(0o644)
+    convert(SESSION, target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    previous = os.umask(0o027)
+    try:
+        convert(SESSION, tmp_path / "new.binpb")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "new.binpb").stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize(("signal_number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_stops_at_once_and_leaves_the_output_as_it_was(
+    tmp_path: Path, signal_number: int, code: int
+) -> None:
+    big = tmp_path / "big.jsonl"
+    line = SESSION.read_bytes()
+    with big.open("wb") as out:
+        for _ in range(60):  # about 120 MB: long enough to interrupt
+            out.write(line)
+    target = tmp_path / "out.binpb"
+    target.write_bytes(b"previous")
+    command = [sys.executable, "-m", "pi_proto.cli", "convert", str(big), str(target)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):  # until the temporary output exists: the conversion is under way
+        if any(path.name.endswith(".partial") for path in tmp_path.iterdir()):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal_number)
+    started = time.monotonic()
+    _, errors = process.communicate(timeout=20)
+    assert time.monotonic() - started < 3
+    assert process.returncode == code
+    assert "Traceback" not in errors
+    assert target.read_bytes() == b"previous"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["big.jsonl", "out.binpb"]

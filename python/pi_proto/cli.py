@@ -30,11 +30,19 @@ async def serve(args: argparse.Namespace) -> int:
     model = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise ValueError("--tls-cert and --tls-key go together")
-    tls = None if args.tls_cert is None else Tls(args.tls_cert.read_bytes(), args.tls_key.read_bytes())
+    tls = None if args.tls_cert is None else Tls.from_files(args.tls_cert, args.tls_key)
+    token = read_token(args.token_file)
+    if token is not None and tls is None:
+        print(
+            "pi-proto serve: warning: --token-file without --tls-cert: the token travels in clear text", file=sys.stderr
+        )
     limits = ServerLimits(
         max_concurrent_streams=args.max_streams,
         max_request_bytes=args.max_request_bytes,
+        max_messages=args.max_messages,
+        max_blocks=args.max_blocks,
         stream_timeout=args.stream_timeout,
+        max_queued_bytes=args.max_queued_bytes,
     )
     server = ModelServer(
         model,
@@ -42,7 +50,7 @@ async def serve(args: argparse.Namespace) -> int:
         port=args.port,
         reflection=not args.no_reflection,
         tls=tls,
-        token=read_token(args.token_file),
+        token=token,
         limits=limits,
     )
     stop = asyncio.Event()
@@ -93,9 +101,25 @@ async def stream(args: argparse.Namespace) -> int:
     return 1 if message.stop_reason in FAILED else 0
 
 
-async def convert_files(args: argparse.Namespace) -> int:
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that cleanups run as for Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def convert_files(args: argparse.Namespace) -> int:
+    """Run a conversion in the main thread, where Ctrl-C and SIGTERM stop it at once."""
     console = Console(stderr=True, highlight=False)
-    report = convert(args.input, args.output, console)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        report = convert(args.input, args.output, console)
+    except (KeyboardInterrupt, Terminated) as stop:
+        print(f"pi-proto convert: interrupted; {args.output} is unchanged", file=sys.stderr)
+        return 130 if isinstance(stop, KeyboardInterrupt) else 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     kinds = ", ".join(f"{count} {kind}" for kind, count in report.kinds.most_common())
     print(
         f"{args.input} ({report.input_bytes:,} bytes) → {args.output} ({report.output_bytes:,} bytes): "
@@ -135,7 +159,8 @@ def parser() -> argparse.ArgumentParser:
         "--max-streams",
         type=int,
         default=defaults.max_concurrent_streams,
-        help="concurrent streams; more are refused with RESOURCE_EXHAUSTED (default: %(default)s)",
+        help="concurrent streaming calls (model, health watch, reflection); more get RESOURCE_EXHAUSTED "
+        "(default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--max-request-bytes",
@@ -144,10 +169,28 @@ def parser() -> argparse.ArgumentParser:
         help="largest request; larger ones get RESOURCE_EXHAUSTED (default: %(default)s)",
     )
     serve_cmd.add_argument(
+        "--max-messages",
+        type=int,
+        default=defaults.max_messages,
+        help="most messages in a request's context; more get RESOURCE_EXHAUSTED (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--max-blocks",
+        type=int,
+        default=defaults.max_blocks,
+        help="most content blocks plus tools in a request's context (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--max-queued-bytes",
+        type=int,
+        default=defaults.max_queued_bytes,
+        help="bytes of deltas a stream holds for a slow client before the model waits (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
         "--stream-timeout",
         type=float,
         default=defaults.stream_timeout,
-        help="seconds a stream may run before it ends with an ERROR event (default: %(default)s)",
+        help="seconds a stream may run before it ends with an ERROR event and then closes (default: %(default)s)",
     )
     serve_cmd.set_defaults(run=serve)
 
@@ -178,6 +221,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished
+            return convert_files(args)
         code: int = asyncio.run(args.run(args))
         return code
     except (OSError, ValueError) as error:

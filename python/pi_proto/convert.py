@@ -4,25 +4,31 @@
 - `.json`: a JSON array of AgentMessages in ProtoJSON;
 - `.binpb`: a binary transcript (length-delimited AgentMessages).
 
-Output goes to a temporary file beside the target and is renamed over it only when everything
-converted, so a failure never leaves a half-written file.
+Every format is read as a stream, so memory stays near the size of the largest message. Output
+goes to a temporary file beside the target and is renamed over it only when everything
+converted, so a failure or an interrupt never leaves a half-written file; the output keeps the
+mode of the file it replaces, and a new file takes the umask's.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
+import stat
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ._gen.types.pi.ai.v1 import AgentMessage
+from .events import utf8_size
 from .messages import role_of
 from .pi_json import PiJsonError, entry_from_pi, entry_to_pi
 from .transcript import delimited, read_transcript
@@ -94,10 +100,7 @@ def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) ->
         if not raw.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            value = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ConvertError(f"{where}: not valid JSON: {error}") from None
+        value = _json_value(raw, where)
         try:
             yield entry_from_pi(value, "entry")
         except PiJsonError as error:
@@ -105,19 +108,114 @@ def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) ->
         advance(offset)
 
 
-def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
+def _json_value(text: str | bytes, where: str) -> Any:
+    """One JSON value; ConvertError naming `where` for anything that is not one we can hold."""
     try:
-        items = json.load(stream)
+        return json.loads(text, parse_constant=_not_json)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ConvertError(f"{path}: not valid JSON: {error}") from None
-    if not isinstance(items, list):
-        raise ConvertError(f"{path}: expected a JSON array of AgentMessages in ProtoJSON")
-    for index, item in enumerate(items):
+        raise ConvertError(f"{where}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise ConvertError(f"{where}: JSON nested too deep to read") from None
+    except ValueError as error:  # NaN/Infinity, or an integer too long for int()
+        raise ConvertError(f"{where}: {error}") from None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
+    for index, (offset, item) in enumerate(_array_items(stream, path)):
         try:
-            yield decode_json(AgentMessage, json.dumps(item))
+            yield decode_json(AgentMessage, item)
         except DecodeError as error:
             raise ConvertError(f"{path}: item {index}: {error}") from None
-    advance(stream.tell())
+        advance(offset)
+
+
+def _array_items(stream: BinaryIO, path: Path) -> Iterator[tuple[int, Any]]:
+    """The items of a JSON array, parsed, read a little at a time: (byte offset after the item, item)."""
+    array = _Streamed(stream, path)
+    array.expect("[", "the start of an array")
+    if array.peek() == "]":
+        return
+    while True:
+        yield array.item()
+        if array.expect(",]", "',' or ']' after an item") == "]":
+            return
+
+
+class _Streamed:
+    """Text decoded from a byte stream as it is needed; JSON values taken from its front."""
+
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
+        self.stream = stream
+        self.path = path
+        self.text = ""
+        self.at = 0  # where the unread text starts
+        self.offset = 0  # the byte offset of self.text[self.at] in the file
+        self.items = 0
+        self.ended = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._json = json.JSONDecoder(parse_constant=_not_json)
+
+    def more(self) -> bool:
+        """Read more text, as much again as is unread, so a long item costs linear time; False at the end."""
+        if self.ended:
+            return False
+        data = self.stream.read(max(1 << 16, len(self.text) - self.at))
+        self.ended = not data
+        try:
+            self.text = self.text[self.at :] + self._decoder.decode(data, final=self.ended)
+        except UnicodeDecodeError as error:
+            raise ConvertError(f"{self.path}: not UTF-8 text: {error}") from None
+        self.at = 0
+        return not self.ended
+
+    def advance(self, end: int) -> None:
+        self.offset += utf8_size(self.text[self.at : end])
+        self.at = end
+
+    def peek(self) -> str:
+        """The next character that is not whitespace ("" at the end)."""
+        while True:
+            self.advance(_WHITESPACE.match(self.text, self.at).end())  # type: ignore[union-attr]
+            if self.at < len(self.text) or not self.more():
+                return self.text[self.at : self.at + 1]
+
+    def expect(self, signs: str, what: str) -> str:
+        sign = self.peek()
+        if not sign or sign not in signs:
+            found = repr(sign) if sign else "the end of the file"
+            raise ConvertError(f"{self.path}: at byte {self.offset}: expected {what}, found {found}")
+        self.advance(self.at + 1)
+        return sign
+
+    def item(self) -> tuple[int, Any]:
+        where = f"{self.path}: item {self.items}"
+        self.peek()
+        while True:
+            try:
+                value, end = self._json.raw_decode(self.text, self.at)
+                break
+            except json.JSONDecodeError as error:
+                if not _cut_short(error, self.text) or not self.more():
+                    raise ConvertError(f"{where}: not valid JSON: {error}") from None
+            except RecursionError:
+                raise ConvertError(f"{where}: JSON nested too deep to read") from None
+            except ValueError as error:  # NaN/Infinity, or an integer too long for int()
+                raise ConvertError(f"{where}: {error}") from None
+        self.advance(end)
+        self.items += 1
+        return self.offset, value
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
+    """Whether a parse error may only mean that the text stops before the value ends."""
+    return error.msg.startswith("Unterminated string") or error.pos >= len(text) - 6
 
 
 def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
@@ -169,10 +267,21 @@ _WRITERS = {
 def _write_atomically(target: Path, write: Callable[[BinaryIO], None]) -> int:
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     try:
+        os.fchmod(handle, _mode_for(target))
         with os.fdopen(handle, "wb") as out:
             write(out)
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException:  # an error, Ctrl-C or SIGTERM: the target stays as it was
         os.unlink(temporary)
         raise
     return target.stat().st_size
+
+
+def _mode_for(target: Path) -> int:
+    """The mode of the file being replaced, or for a new file what the umask leaves of 0o666."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

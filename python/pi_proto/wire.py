@@ -55,11 +55,14 @@ def parse(cls: type[betterproto2.Message], data: bytes) -> _UpbMessage:
     return upb
 
 
-def decode_json(cls: type[M], text: str | bytes) -> M:
-    """Parse untrusted ProtoJSON text as `cls`; raises DecodeError naming what is wrong."""
+def decode_json(cls: type[M], text: str | bytes | dict[str, Any]) -> M:
+    """Parse untrusted ProtoJSON as `cls`, from its text or its parsed JSON object; raises DecodeError."""
     upb = _upb_class(cls)()
     try:
-        json_format.Parse(text, upb)
+        if isinstance(text, dict):
+            json_format.ParseDict(text, upb)
+        else:
+            json_format.Parse(text, upb)
     except json_format.ParseError as error:
         raise DecodeError(f"cannot decode {cls.__name__} from ProtoJSON: {error}") from None
     return from_upb(upb, cls, unknown=False)  # ProtoJSON has no unknown fields
