@@ -25,12 +25,14 @@ class StreamResult:
     deltas: list[str]
     message: pp.AssistantMessage
     gaps: list[float]
+    received: int
 
 
 @dataclass
 class LoadReport:
     streams: int
     events_per_stream: int
+    received: int  # events the clients received, terminal events included
     lost: int
     reordered: int
     wrong_final: int
@@ -47,6 +49,7 @@ class LoadReport:
         events = self.streams * self.events_per_stream
         rows = [
             ("streams x events", f"{self.streams} x {self.events_per_stream} = {events:,}"),
+            ("events received", f"{self.received:,}"),
             ("lost / reordered / wrong final", f"{self.lost} / {self.reordered} / {self.wrong_final}"),
             ("wall time", f"{self.seconds:.2f} s ({events / self.seconds:,.0f} events/s)"),
             ("inter-event gap p50 / p99", f"{self.gap_p50_ms:.2f} ms / {self.gap_p99_ms:.2f} ms"),
@@ -67,7 +70,7 @@ async def one_stream(target: str, context: pp.AgentContext) -> StreamResult:
             last = now
             if event.text_delta is not None:
                 deltas.append(event.text_delta.delta)
-        return StreamResult(deltas, await events.result(), gaps[1:])
+        return StreamResult(deltas, await events.result(), gaps[1:], len(gaps))
 
 
 async def run_load(streams: int, events_per_stream: int) -> LoadReport:
@@ -81,17 +84,27 @@ async def run_load(streams: int, events_per_stream: int) -> LoadReport:
         seconds = time.perf_counter() - started
         peak = _peak_rss_kib(server.pid)
     gaps = sorted(gap for result in results for gap in result.gaps)
+    lost, reordered, wrong_final = compare(results, expected, turn)
     return LoadReport(
         streams=streams,
         events_per_stream=events_per_stream,
-        lost=sum(max(0, len(expected) - len(result.deltas)) for result in results),
-        reordered=sum(1 for result in results if result.deltas != expected[: len(result.deltas)]),
-        wrong_final=sum(1 for result in results if pp.encode(result.message) != pp.encode(turn)),
+        received=sum(result.received for result in results),
+        lost=lost,
+        reordered=reordered,
+        wrong_final=wrong_final,
         seconds=seconds,
         gap_p50_ms=statistics.median(gaps) * 1000,
         gap_p99_ms=gaps[int(len(gaps) * 0.99)] * 1000,
         server_peak_rss_kib=peak,
     )
+
+
+def compare(results: list[StreamResult], expected: list[str], turn: pp.AssistantMessage) -> tuple[int, int, int]:
+    """Deltas lost, streams whose deltas came out of order (or doubled), and final messages that differ."""
+    lost = sum(max(0, len(expected) - len(result.deltas)) for result in results)
+    reordered = sum(1 for result in results if result.deltas != expected[: len(result.deltas)])
+    wrong_final = sum(1 for result in results if pp.encode(result.message) != pp.encode(turn))
+    return lost, reordered, wrong_final
 
 
 def _peak_rss_kib(pid: int) -> int:

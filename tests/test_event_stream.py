@@ -7,7 +7,10 @@ import asyncio
 import pytest
 
 import pi_proto as pp
+from pi_proto.client import ModelClient
 from pi_proto.events import terminal_message
+from pi_proto.scripted import ScriptedModel
+from pi_proto.server import ModelServer
 from pi_proto.stream import AssistantMessageEventStream, EventStream
 
 
@@ -136,3 +139,46 @@ async def test_cancel_stops_the_producer_and_ends_with_aborted() -> None:
     assert last.error.reason == pp.StopReason.ABORTED
     assert (await stream.result()).error_message == "stop now"
     assert finished.is_set()
+
+
+async def test_two_consumers_take_turns_as_in_pi() -> None:
+    # pi's EventStream hands each event to the consumer that has waited longest.
+    stream: EventStream[int, int] = EventStream(lambda n: n == 5, lambda n: n)
+    taken: dict[str, list[int]] = {"a": [], "b": []}
+
+    async def consume(name: str) -> None:
+        async for number in stream:
+            taken[name].append(number)
+
+    consumers = [asyncio.create_task(consume("a")), asyncio.create_task(consume("b"))]
+    await asyncio.sleep(0)  # both wait, a first
+    for number in range(6):
+        stream.push(number)
+        await asyncio.sleep(0)
+    await asyncio.wait_for(asyncio.gather(*consumers), 1)
+    assert taken == {"a": [0, 2, 4], "b": [1, 3, 5]}
+    assert await stream.result() == 5
+
+
+async def test_an_event_handed_to_a_consumer_that_is_cancelled_goes_to_the_next() -> None:
+    stream: EventStream[int, int] = EventStream(lambda n: n == 1, lambda n: n)
+    first = asyncio.create_task(anext(stream))
+    second = asyncio.create_task(anext(stream))
+    await asyncio.sleep(0)
+    stream.push(0)
+    first.cancel()  # cancelled after the event was handed over, before it ran
+    assert await asyncio.wait_for(second, 1) == 0
+
+
+async def test_cancel_from_another_task_ends_a_waiting_client_stream_with_aborted() -> None:
+    model = ScriptedModel([pp.assistant_message("x" * 40, timestamp=1)], delta_size=1, delay=5)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        events = client.stream(pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi"))]))
+        waiting_for_result = asyncio.create_task(events.result())
+        asyncio.get_running_loop().call_later(0.2, events.cancel)  # a stop button, from elsewhere
+        seen = await asyncio.wait_for(collect(events), 5)  # must not raise CancelledError
+        assert pp.event_kind(seen[-1])[0] == "error"
+        result = await asyncio.wait_for(waiting_for_result, 5)
+    assert result.stop_reason == pp.StopReason.ABORTED
+    assert seen[-1].error is not None
+    assert seen[-1].error.reason == pp.StopReason.ABORTED
