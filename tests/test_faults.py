@@ -114,7 +114,10 @@ async def test_max_message_size_exceeded() -> None:
 async def test_a_slow_reader_does_not_grow_server_memory() -> None:
     long_turn = pp.assistant_message("y" * 50_000, timestamp=1)
     model = WatchedModel([long_turn], delta_size=1)  # 50,000 deltas
-    async with ModelServer(model) as server, ModelClient(server.target) as client:
+    # A fixed HTTP/2 window: grpc's automatic window growth depends on timing, and would make the
+    # bound below depend on how busy the machine is.
+    fixed_window = [("grpc.http2.bdp_probe", 0)]
+    async with ModelServer(model) as server, ModelClient(server.target, channel_options=fixed_window) as client:
         events = client.stream(readme_context())
         deepest = 0
         for _ in range(40):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import grpc
 
@@ -141,7 +142,8 @@ class ModelClient:
     With `root_certificates` (PEM) the channel uses TLS; with `token` every call carries
     `authorization: Bearer <token>`. A call without its own `timeout` gets `default_timeout`
     seconds (15 minutes; None for no deadline). A stream whose deltas add up to more than
-    `max_message_bytes` (64 MiB) ends with an ERROR event (rule `size-limit`).
+    `max_message_bytes` (64 MiB) ends with an ERROR event (rule `size-limit`). `channel_options`
+    are passed to grpc's channel as they are (keepalive, window sizes, ...).
     """
 
     def __init__(
@@ -153,11 +155,12 @@ class ModelClient:
         max_receive_bytes: int = 64 * 1024 * 1024,
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        channel_options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.target = target
         self.default_timeout = default_timeout
         self.max_message_bytes = max_message_bytes
-        options = [("grpc.max_receive_message_length", max_receive_bytes)]
+        options = [("grpc.max_receive_message_length", max_receive_bytes), *channel_options]
         if root_certificates is None:
             self._channel = grpc.aio.insecure_channel(target, options=options)
         else:

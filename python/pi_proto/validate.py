@@ -23,6 +23,7 @@ import protovalidate
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message as UpbMessage
 
+from ._gen.pb2.buf.validate import validate_pb2
 from ._gen.pb2.pi.ai.v1 import json_pb2
 from .wire import to_upb
 
@@ -84,6 +85,7 @@ def json_violations(message: UpbMessage) -> Iterator[Violation]:
 
 
 _JSON_OPTION: Any = json_pb2.json  # the stubs do not type extensions
+_FIELD_RULES: Any = validate_pb2.field
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ def _plan(descriptor: Descriptor) -> _Plan:
     lists: list[str] = []
     for field in descriptor.fields:
         options = field.GetOptions()
+        if options.Extensions[_FIELD_RULES].ignore == validate_pb2.IGNORE_ALWAYS:
+            continue  # unfinished messages (a partial, a start header): no rule applies inside
         if options.HasExtension(_JSON_OPTION):
             rule: json_pb2.JsonText = options.Extensions[_JSON_OPTION]
             shape_is_object = rule.shape == json_pb2.JSON_SHAPE_OBJECT
