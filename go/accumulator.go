@@ -3,31 +3,43 @@ package piproto
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// StreamProtocolError is an event that does not fit the stream received so far, naming its index
-// and the rule it breaks, in the same words as the other runtimes, e.g.
-// "event 1 (text_delta) breaks rule 'block-exists': content_index 4 refers to no block (the message has 0)".
+// StreamProtocolError is an event that does not fit the stream received so far: the event's
+// index, the id of the rule it breaks, and why.
 type StreamProtocolError struct {
-	Message string
+	// EventIndex counts from 0 at the first event of the stream; for "terminal-missing" it is the
+	// number of events received.
+	EventIndex int
+	// RuleID is the rule's id, e.g. "block-exists" (see [Accumulator]).
+	RuleID string
+	// Detail says what is wrong, in words.
+	Detail string
+	// Violations lists what a terminal event breaks, for "terminal-valid", with paths from the
+	// event (e.g. "done.message.content[0].tool_call.id"); empty for every other rule.
+	Violations []Violation
 }
 
-func (e *StreamProtocolError) Error() string { return e.Message }
+func (e *StreamProtocolError) Error() string {
+	return fmt.Sprintf("event %d breaks rule '%s': %s", e.EventIndex, e.RuleID, e.Detail)
+}
+
+// DefaultMaxMessageBytes is the most UTF-8 a receiver accumulates from deltas unless told
+// otherwise: 64 MiB.
+const DefaultMaxMessageBytes = 64 << 20
 
 // Accumulator applies a stream's events, in order, to the partial message they describe, and
 // attaches that message to every event.
 //
-// It follows the Python runtime rule for rule and message for message, so a partial rebuilt from
-// the wire is the partial the sender had (the stream contract in service.proto, rule 4). An event
-// that breaks one of the event-sequence rules is refused with a [StreamProtocolError] naming the
-// event's index and the rule:
+// Senders and receivers in every runtime rebuild the partial the same way, so a partial rebuilt
+// from the wire is the partial the sender had (the stream contract in service.proto, rule 4). An
+// event that breaks one of the stream rules is refused with a *[StreamProtocolError] naming the
+// event's index and the rule's id:
 //
 //   - event-kind: an event has exactly one kind set.
 //   - start-first: a stream opens with start (a call that failed before it started may consist of
@@ -35,10 +47,11 @@ func (e *StreamProtocolError) Error() string { return e.Message }
 //   - next-index: a *_start event opens the next index of the content.
 //   - block-exists, block-kind, block-open: a delta or end event refers to a block that exists, of
 //     its own kind, and not yet ended; tool-call-id: a tool call ends with the id it started with.
-//   - terminal-message: a done or error event carries a message; terminal-reason: done has STOP,
-//     LENGTH or TOOL_USE and error has ERROR or ABORTED, equal to the message's stop reason;
-//     terminal-agrees: the message has the blocks that were streamed, in number and kind;
-//     message-valid: the message passes [CheckAssistant].
+//   - terminal-valid: a done or error event passes every rule of the schema ([Violations]): its
+//     reason, a message whose stop reason equals it, and every rule of that message;
+//     terminal-agrees: the message has the blocks that were streamed, in number and kind.
+//   - size-limit: the UTF-8 bytes of every delta so far (text, thinking and tool call arguments)
+//     stay within MaxMessageBytes.
 //
 // The partial is one live message updated in place, as in pi: an event's Partial shows the
 // message after that event, until the next event changes it (clone it with proto.Clone to keep
@@ -49,11 +62,12 @@ type Accumulator struct {
 	Partial *aiv1.AssistantMessage
 	// Count is the number of events applied (or refused) so far.
 	Count int
-	// Limits bound the JSON of the terminal message.
-	Limits Limits
+	// MaxMessageBytes is the most UTF-8 the deltas may add up to; 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int64
 
-	started bool
-	blocks  []*openBlock // per block of Partial.Content
+	received int64 // bytes of UTF-8 over every delta so far
+	started  bool
+	blocks   []*openBlock // per block of Partial.Content
 }
 
 // openBlock is the state of one block of the partial: whether it is still open, and the text its
@@ -64,14 +78,9 @@ type openBlock struct {
 	last string // the string last stored in the block; anything else means the caller replaced it
 }
 
-// NewAccumulator returns an Accumulator with [DefaultLimits] and an empty partial.
+// NewAccumulator returns an Accumulator with an empty partial and the default size limit.
 func NewAccumulator() *Accumulator {
-	return NewAccumulatorWithLimits(DefaultLimits)
-}
-
-// NewAccumulatorWithLimits returns an Accumulator that checks terminal messages within limits.
-func NewAccumulatorWithLimits(limits Limits) *Accumulator {
-	return &Accumulator{Partial: &aiv1.AssistantMessage{}, Limits: limits}
+	return &Accumulator{Partial: &aiv1.AssistantMessage{}}
 }
 
 // Apply applies event to the partial and sets event.Partial; an event that does not fit the
@@ -93,31 +102,29 @@ func (a *Accumulator) Close(event *aiv1.ModelEvent) {
 	event.Partial = a.Partial
 }
 
-// apply applies event to the partial; without check, a terminal event is taken as it is (for
-// events that an Accumulator has already accepted).
+// apply applies event to the partial; without check, the size limit and the terminal rules
+// are left out (for events that an Accumulator has already accepted).
 func (a *Accumulator) apply(event *aiv1.ModelEvent, check bool) error {
 	index := a.Count
 	a.Count++
 	kind := EventKind(event)
 	if kind == "" {
-		return &StreamProtocolError{fmt.Sprintf("event %d breaks rule 'event-kind': no event kind is set", index)}
+		return &StreamProtocolError{EventIndex: index, RuleID: "event-kind", Detail: "no event kind is set"}
 	}
-	broken := func(rule, format string, args ...any) error {
-		detail := fmt.Sprintf(format, args...)
-		return &StreamProtocolError{fmt.Sprintf("event %d (%s) breaks rule '%s': %s", index, kind, rule, detail)}
+	broken := func(rule, format string, args ...any) *StreamProtocolError {
+		return &StreamProtocolError{EventIndex: index, RuleID: rule, Detail: kind + ": " + fmt.Sprintf(format, args...)}
 	}
 	switch body := event.GetEvent().(type) {
 	case *aiv1.ModelEvent_Done:
-		return a.finish(broken, kind, body.Done.GetReason(), body.Done.GetMessage(), check)
+		return a.finish(broken, event, body.Done.GetMessage(), check)
 	case *aiv1.ModelEvent_Error:
-		return a.finish(broken, kind, body.Error.GetReason(), body.Error.GetMessage(), check)
+		return a.finish(broken, event, body.Error.GetMessage(), check)
 	case *aiv1.ModelEvent_Start:
-		if a.started || index > 0 {
-			rule := "start-first"
-			if a.started {
-				rule = "start-once"
-			}
-			return broken(rule, "start must be the first event")
+		if a.started {
+			return broken("start-once", "a stream has one start")
+		}
+		if index > 0 {
+			return broken("start-first", "start must be the first event")
 		}
 		a.started = true
 		header := body.Start.GetHeader()
@@ -134,7 +141,7 @@ func (a *Accumulator) apply(event *aiv1.ModelEvent, check bool) error {
 	if !a.started {
 		return broken("start-first", "a stream opens with start")
 	}
-	return a.applyBlock(broken, kind, event)
+	return a.applyBlock(broken, kind, event, check)
 }
 
 // shallowCopy is a new message holding the fields of message (the same values, not copies of
@@ -154,66 +161,52 @@ func shallowCopy(message *aiv1.AssistantMessage) *aiv1.AssistantMessage {
 // blockOfFamily is the block each family of block events refers to.
 var blockOfFamily = map[string]string{"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
-type brokenRule func(rule, format string, args ...any) error
+type brokenRule func(rule, format string, args ...any) *StreamProtocolError
 
-func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.ModelEvent) error {
+func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.ModelEvent, check bool) error {
 	family, step, _ := strings.Cut(kind, "_")
 	member := blockOfFamily[family]
 	content := a.Partial.Content
-	var at uint32
-	switch body := event.GetEvent().(type) {
-	case *aiv1.ModelEvent_TextStart:
-		at = body.TextStart.GetContentIndex()
-	case *aiv1.ModelEvent_TextDelta:
-		at = body.TextDelta.GetContentIndex()
-	case *aiv1.ModelEvent_TextEnd:
-		at = body.TextEnd.GetContentIndex()
-	case *aiv1.ModelEvent_ThinkingStart:
-		at = body.ThinkingStart.GetContentIndex()
-	case *aiv1.ModelEvent_ThinkingDelta:
-		at = body.ThinkingDelta.GetContentIndex()
-	case *aiv1.ModelEvent_ThinkingEnd:
-		at = body.ThinkingEnd.GetContentIndex()
-	case *aiv1.ModelEvent_ToolcallStart:
-		at = body.ToolcallStart.GetContentIndex()
-	case *aiv1.ModelEvent_ToolcallDelta:
-		at = body.ToolcallDelta.GetContentIndex()
-	case *aiv1.ModelEvent_ToolcallEnd:
-		at = body.ToolcallEnd.GetContentIndex()
-	}
+	at := contentIndex(event)
 	if step == "start" {
 		if int64(at) != int64(len(content)) {
-			return broken("next-index", "content_index %d must open the next block, %d", at, len(content))
+			return broken("next-index", "content_index %d, where the next block is %d", at, len(content))
 		}
 		a.Partial.Content = append(content, newBlock(event))
 		a.blocks = append(a.blocks, &openBlock{open: true})
 		return nil
 	}
 	if int64(at) >= int64(len(content)) {
-		return broken("block-exists", "content_index %d refers to no block (the message has %d)", at, len(content))
+		return broken("block-exists", "content_index %d, but the message has %d blocks", at, len(content))
 	}
 	block := content[at]
 	if memberOf(block) != member {
-		return broken("block-kind", "block %d is not a %s block", at, strings.ReplaceAll(member, "_", " "))
+		return broken("block-kind", "block %d is a %s block, not a %s block", at, memberOf(block), member)
 	}
 	state := a.blocks[at]
 	if !state.open {
-		return broken("block-open", "block %d has already ended", at)
+		return broken("block-open", "block %d has ended", at)
+	}
+	if step == "delta" {
+		delta := deltaOf(event)
+		if check {
+			a.received += int64(len(delta))
+			if limit := a.limit(); a.received > limit {
+				return broken("size-limit", "the deltas add up to %d bytes, more than the limit of %d", a.received, limit)
+			}
+		}
+		switch block := block.GetBlock().(type) {
+		case *aiv1.AssistantContent_Text:
+			block.Text.Text = state.append(block.Text.Text, delta)
+		case *aiv1.AssistantContent_Thinking:
+			block.Thinking.Thinking = state.append(block.Thinking.Thinking, delta)
+		case *aiv1.AssistantContent_ToolCall:
+			raw := state.append(block.ToolCall.GetRawArguments(), delta)
+			block.ToolCall.RawArguments = &raw
+		}
+		return nil
 	}
 	switch body := event.GetEvent().(type) {
-	case *aiv1.ModelEvent_TextDelta:
-		text := block.GetText()
-		text.Text = state.append(text.Text, body.TextDelta.GetDelta())
-		return nil
-	case *aiv1.ModelEvent_ThinkingDelta:
-		thinking := block.GetThinking()
-		thinking.Thinking = state.append(thinking.Thinking, body.ThinkingDelta.GetDelta())
-		return nil
-	case *aiv1.ModelEvent_ToolcallDelta:
-		call := block.GetToolCall()
-		raw := state.append(call.GetRawArguments(), body.ToolcallDelta.GetDelta())
-		call.RawArguments = &raw
-		return nil
 	case *aiv1.ModelEvent_TextEnd:
 		if signature := body.TextEnd.TextSignature; signature != nil {
 			block.GetText().TextSignature = proto.String(*signature)
@@ -232,7 +225,7 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 			call = &aiv1.ToolCall{}
 		}
 		if started := block.GetToolCall().GetId(); call.GetId() != started {
-			return broken("tool-call-id", "tool call %d started as %s but ends as %s", at, pythonRepr(started), pythonRepr(call.GetId()))
+			return broken("tool-call-id", "tool call %d started with id %q and ends with id %q", at, started, call.GetId())
 		}
 		content[at] = &aiv1.AssistantContent{Block: &aiv1.AssistantContent_ToolCall{ToolCall: call}}
 	}
@@ -240,6 +233,51 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	state.text = strings.Builder{}
 	state.last = ""
 	return nil
+}
+
+func (a *Accumulator) limit() int64 {
+	if a.MaxMessageBytes > 0 {
+		return a.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
+}
+
+// contentIndex is the content_index of a block event.
+func contentIndex(event *aiv1.ModelEvent) uint32 {
+	switch body := event.GetEvent().(type) {
+	case *aiv1.ModelEvent_TextStart:
+		return body.TextStart.GetContentIndex()
+	case *aiv1.ModelEvent_TextDelta:
+		return body.TextDelta.GetContentIndex()
+	case *aiv1.ModelEvent_TextEnd:
+		return body.TextEnd.GetContentIndex()
+	case *aiv1.ModelEvent_ThinkingStart:
+		return body.ThinkingStart.GetContentIndex()
+	case *aiv1.ModelEvent_ThinkingDelta:
+		return body.ThinkingDelta.GetContentIndex()
+	case *aiv1.ModelEvent_ThinkingEnd:
+		return body.ThinkingEnd.GetContentIndex()
+	case *aiv1.ModelEvent_ToolcallStart:
+		return body.ToolcallStart.GetContentIndex()
+	case *aiv1.ModelEvent_ToolcallDelta:
+		return body.ToolcallDelta.GetContentIndex()
+	case *aiv1.ModelEvent_ToolcallEnd:
+		return body.ToolcallEnd.GetContentIndex()
+	}
+	return 0
+}
+
+// deltaOf is the text a delta event appends.
+func deltaOf(event *aiv1.ModelEvent) string {
+	switch body := event.GetEvent().(type) {
+	case *aiv1.ModelEvent_TextDelta:
+		return body.TextDelta.GetDelta()
+	case *aiv1.ModelEvent_ThinkingDelta:
+		return body.ThinkingDelta.GetDelta()
+	case *aiv1.ModelEvent_ToolcallDelta:
+		return body.ToolcallDelta.GetDelta()
+	}
+	return ""
 }
 
 // append returns current+delta. While the block holds the string this state built, the delta is
@@ -254,34 +292,20 @@ func (b *openBlock) append(current, delta string) string {
 	return b.last
 }
 
-func (a *Accumulator) finish(broken brokenRule, kind string, reason aiv1.StopReason, message *aiv1.AssistantMessage, check bool) error {
+// finish checks a terminal event and makes its message the partial.
+func (a *Accumulator) finish(broken brokenRule, event *aiv1.ModelEvent, message *aiv1.AssistantMessage, check bool) error {
 	if check {
-		if message == nil {
-			return broken("terminal-message", "carries no message")
-		}
-		allowed := []aiv1.StopReason{aiv1.StopReason_STOP_REASON_STOP, aiv1.StopReason_STOP_REASON_LENGTH, aiv1.StopReason_STOP_REASON_TOOL_USE}
-		if kind == "error" {
-			allowed = []aiv1.StopReason{aiv1.StopReason_STOP_REASON_ERROR, aiv1.StopReason_STOP_REASON_ABORTED}
-		}
-		names := make([]string, len(allowed))
-		permitted := false
-		for i, allowedReason := range allowed {
-			names[i] = reasonName(allowedReason)
-			permitted = permitted || reason == allowedReason
-		}
-		if !permitted || message.GetStopReason() != reason {
-			return broken("terminal-reason", "reason %s with a message stopped by %s; %s takes %s, equal in both",
-				reasonName(reason), reasonName(message.GetStopReason()), kind, strings.Join(names, ", "))
+		// The event as a sender sends it: a partial is never checked.
+		if found := Violations(&aiv1.ModelEvent{Event: event.GetEvent()}); len(found) > 0 {
+			err := broken("terminal-valid", "%s", (&ValidationError{Violations: found}).Error())
+			err.Violations = found
+			return err
 		}
 		if a.started {
-			streamed := members(a.Partial.GetContent())
-			final := members(message.GetContent())
-			if strings.Join(streamed, ",") != strings.Join(final, ",") {
-				return broken("terminal-agrees", "the message has blocks %s, the stream built %s", pythonList(final), pythonList(streamed))
+			streamed, final := members(a.Partial.GetContent()), members(message.GetContent())
+			if !slices.Equal(streamed, final) {
+				return broken("terminal-agrees", "the message has the blocks %v, the stream built %v", final, streamed)
 			}
-		}
-		if err := CheckAssistant(message, "message", a.Limits); err != nil {
-			return broken("message-valid", "%s", err.Error())
 		}
 	}
 	if message != nil {
@@ -327,58 +351,4 @@ func members(content []*aiv1.AssistantContent) []string {
 		names[i] = memberOf(block)
 	}
 	return names
-}
-
-// reasonName is a stop reason as the other runtimes name it: STOP, TOOL_USE, ...
-func reasonName(reason aiv1.StopReason) string {
-	if _, known := aiv1.StopReason_name[int32(reason)]; !known {
-		return strconv.Itoa(int(reason))
-	}
-	return strings.TrimPrefix(reason.String(), "STOP_REASON_")
-}
-
-// pythonList is a list of names as Python prints it: ['text', 'tool_call'].
-func pythonList(names []string) string {
-	quoted := make([]string, len(names))
-	for i, name := range names {
-		quoted[i] = "'" + name + "'"
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
-
-// pythonRepr is a string as Python's repr() prints it, so ids in messages read the same in every
-// runtime.
-func pythonRepr(value string) string {
-	quote := '\''
-	if strings.ContainsRune(value, '\'') && !strings.ContainsRune(value, '"') {
-		quote = '"'
-	}
-	var out strings.Builder
-	out.WriteRune(quote)
-	for _, char := range value {
-		switch {
-		case char == '\\' || char == quote:
-			out.WriteRune('\\')
-			out.WriteRune(char)
-		case char == '\n':
-			out.WriteString(`\n`)
-		case char == '\r':
-			out.WriteString(`\r`)
-		case char == '\t':
-			out.WriteString(`\t`)
-		case char != ' ' && !unicode.IsPrint(char):
-			switch {
-			case char < 0x100:
-				fmt.Fprintf(&out, `\x%02x`, char)
-			case char < 0x10000:
-				fmt.Fprintf(&out, `\u%04x`, char)
-			default:
-				fmt.Fprintf(&out, `\U%08x`, char)
-			}
-		default:
-			out.WriteRune(char)
-		}
-	}
-	out.WriteRune(quote)
-	return out.String()
 }

@@ -1,5 +1,6 @@
 // The accumulator rebuilds the partial message exactly as the seed's event table describes, and
-// rejects events that do not fit the stream with the same messages as the Python runtime.
+// refuses events that do not fit the stream with a structured error. Every rule is pinned by the
+// conformance corpus (tests/conformance/stream.json); these tests show the API.
 
 package piproto_test
 
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,14 +18,6 @@ import (
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	"google.golang.org/protobuf/proto"
 )
-
-func readmeTurn() *aiv1.AssistantMessage {
-	return assistantMessage(
-		[]*aiv1.AssistantContent{text("我先读取项目说明。"), toolCall("call_1", "read", map[string]any{"path": "README.md"})},
-		stoppedBy(aiv1.StopReason_STOP_REASON_TOOL_USE),
-		func(message *aiv1.AssistantMessage) { message.Timestamp = 1010 },
-	)
-}
 
 func sample() *aiv1.AssistantMessage {
 	call := toolCall("call_1", "read", map[string]any{"path": "README.md"})
@@ -219,114 +213,62 @@ func TestManyDeltasBuildTheTextAndLeaveEarlierPartialsAsTheyWere(t *testing.T) {
 	}
 }
 
-var (
-	startEvent = start(assistantMessage(nil))
-	callStart  = &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallStart{ToolcallStart: &aiv1.ToolCallStartEvent{ContentIndex: 0, Id: "call_1", Name: "read"}}}
-)
-
-func callEnd(id string) *aiv1.ModelEvent {
-	return &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallEnd{ToolcallEnd: &aiv1.ToolCallEndEvent{ToolCall: &aiv1.ToolCall{Id: id, Name: "read"}}}}
-}
-
-func oneCall(id, name, argumentsJSON string) *aiv1.AssistantMessage {
-	return assistantMessage([]*aiv1.AssistantContent{rawToolCall(id, name, argumentsJSON)})
-}
-
-// The same cases and messages as the Python and TypeScript runtimes' accumulator tests.
-var brokenRules = []struct {
-	rule    string
-	events  []*aiv1.ModelEvent
-	message string
-}{
-	{"event-kind", []*aiv1.ModelEvent{{}}, "event 0 breaks rule 'event-kind': no event kind is set"},
-	{"start-first", []*aiv1.ModelEvent{textStart(0)}, "event 0 (text_start) breaks rule 'start-first': a stream opens with start"},
-	{"start-once", []*aiv1.ModelEvent{startEvent, startEvent}, "event 1 (start) breaks rule 'start-once': start must be the first event"},
-	{"next-index", []*aiv1.ModelEvent{startEvent, textStart(1)}, "event 1 (text_start) breaks rule 'next-index': content_index 1 must open the next block, 0"},
-	{"block-exists", []*aiv1.ModelEvent{startEvent, textDelta(0, "x")}, "event 1 (text_delta) breaks rule 'block-exists': content_index 0 refers to no block (the message has 0)"},
-	{
-		"block-kind",
-		[]*aiv1.ModelEvent{startEvent, textStart(0), {Event: &aiv1.ModelEvent_ToolcallDelta{ToolcallDelta: &aiv1.ToolCallDeltaEvent{Delta: "{"}}}},
-		"event 2 (toolcall_delta) breaks rule 'block-kind': block 0 is not a tool call block",
-	},
-	{
-		"block-kind",
-		[]*aiv1.ModelEvent{startEvent, callStart, {Event: &aiv1.ModelEvent_ThinkingEnd{ThinkingEnd: &aiv1.ThinkingEndEvent{}}}},
-		"event 2 (thinking_end) breaks rule 'block-kind': block 0 is not a thinking block",
-	},
-	{"block-open", []*aiv1.ModelEvent{startEvent, textStart(0), textEnd(0), textDelta(0, "late")}, "event 3 (text_delta) breaks rule 'block-open': block 0 has already ended"},
-	{"tool-call-id", []*aiv1.ModelEvent{startEvent, callStart, callEnd("call_2")}, "event 2 (toolcall_end) breaks rule 'tool-call-id': tool call 0 started as 'call_1' but ends as 'call_2'"},
-	{"tool-call-id", []*aiv1.ModelEvent{startEvent, callStart, callEnd("it's\n")}, `event 2 (toolcall_end) breaks rule 'tool-call-id': tool call 0 started as 'call_1' but ends as "it's\n"`},
-	{"tool-call-id", []*aiv1.ModelEvent{startEvent, callStart, callEnd("a\u00a0b\u200bc\U000e0001")}, `event 2 (toolcall_end) breaks rule 'tool-call-id': tool call 0 started as 'call_1' but ends as 'a\xa0b\u200bc\U000e0001'`},
-	{"terminal-message", []*aiv1.ModelEvent{startEvent, doneWith(aiv1.StopReason_STOP_REASON_STOP, nil)}, "event 1 (done) breaks rule 'terminal-message': carries no message"},
-	{
-		"terminal-reason",
-		[]*aiv1.ModelEvent{startEvent, doneWith(aiv1.StopReason_STOP_REASON_ERROR, assistantMessage(nil, stoppedBy(aiv1.StopReason_STOP_REASON_ERROR)))},
-		"event 1 (done) breaks rule 'terminal-reason': reason ERROR with a message stopped by ERROR; done takes STOP, LENGTH, TOOL_USE, equal in both",
-	},
-	{
-		"terminal-reason",
-		[]*aiv1.ModelEvent{startEvent, doneWith(aiv1.StopReason_STOP_REASON_LENGTH, assistantMessage(nil))},
-		"event 1 (done) breaks rule 'terminal-reason': reason LENGTH with a message stopped by STOP; done takes STOP, LENGTH, TOOL_USE, equal in both",
-	},
-	{
-		"terminal-reason",
-		[]*aiv1.ModelEvent{errorEvent(aiv1.StopReason_STOP_REASON_STOP, assistantMessage(nil))},
-		"event 0 (error) breaks rule 'terminal-reason': reason STOP with a message stopped by STOP; error takes ERROR, ABORTED, equal in both",
-	},
-	{
-		"terminal-reason",
-		[]*aiv1.ModelEvent{errorEvent(aiv1.StopReason(9), assistantMessage(nil, stoppedBy(9)))},
-		"event 0 (error) breaks rule 'terminal-reason': reason 9 with a message stopped by 9; error takes ERROR, ABORTED, equal in both",
-	},
-	{
-		"terminal-agrees",
-		[]*aiv1.ModelEvent{startEvent, textStart(0), done(oneCall("c", "read", "{}"))},
-		"event 2 (done) breaks rule 'terminal-agrees': the message has blocks ['tool_call'], the stream built ['text']",
-	},
-	{
-		"message-valid",
-		[]*aiv1.ModelEvent{done(oneCall("c", "read", "[1]"))},
-		"event 0 (done) breaks rule 'message-valid': message.content[0].tool_call.arguments_json: must be a JSON object, got list",
-	},
-	{
-		"message-valid",
-		[]*aiv1.ModelEvent{done(oneCall("", "read", "{}"))},
-		"event 0 (done) breaks rule 'message-valid': message.content[0].tool_call.id: must not be empty",
-	},
-	{
-		"message-valid",
-		[]*aiv1.ModelEvent{done(oneCall("c", "read", `{"a":`+strings.Repeat("[", 64)+strings.Repeat("]", 64)+"}"))},
-		"event 0 (done) breaks rule 'message-valid': message.content[0].tool_call.arguments_json: JSON nested deeper than the limit of 64",
-	},
-	{
-		"message-valid",
-		[]*aiv1.ModelEvent{done(assistantMessage([]*aiv1.AssistantContent{{Block: &aiv1.AssistantContent_Text{Text: &aiv1.TextContent{ExtraJson: "7"}}}}))},
-		"event 0 (done) breaks rule 'message-valid': message.content[0].text.extra_json: must be a JSON object, got number",
-	},
-	{
-		"message-valid",
-		[]*aiv1.ModelEvent{done(assistantMessage([]*aiv1.AssistantContent{{}}))},
-		"event 0 (done) breaks rule 'message-valid': message.content[0].block: exactly one of text, thinking, tool_call must be set, found none",
-	},
-}
-
-func TestBrokenRules(t *testing.T) {
+func TestABrokenRuleIsAnErrorWithTheEventIndexAndTheRuleID(t *testing.T) {
 	bound(t)
-	for _, case_ := range brokenRules {
-		t.Run(case_.rule, func(t *testing.T) {
-			accumulator := piproto.NewAccumulator()
-			last := len(case_.events) - 1
-			for _, fine := range case_.events[:last] {
-				if err := accumulator.Apply(fine); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := accumulator.Apply(case_.events[last])
+	accumulator := piproto.NewAccumulator()
+	for _, event := range []*aiv1.ModelEvent{start(assistantMessage(nil)), textStart(0)} {
+		if err := accumulator.Apply(event); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := textDelta(3, "x")
+	err := accumulator.Apply(late)
+	var broken *piproto.StreamProtocolError
+	if !errors.As(err, &broken) || broken.EventIndex != 2 || broken.RuleID != "block-exists" || broken.Detail == "" || len(broken.Violations) != 0 {
+		t.Fatalf("error %#v", err)
+	}
+	if late.Partial != nil || len(accumulator.Partial.Content) != 1 {
+		t.Fatal("a refused event changed the partial")
+	}
+}
+
+func TestATerminalEventThatBreaksTheSchemaListsEveryViolation(t *testing.T) {
+	bound(t)
+	message := assistantMessage([]*aiv1.AssistantContent{rawToolCall("", "read", "{}"), {}}, stoppedBy(aiv1.StopReason_STOP_REASON_LENGTH))
+	err := piproto.NewAccumulator().Apply(doneWith(aiv1.StopReason_STOP_REASON_STOP, message))
+	var broken *piproto.StreamProtocolError
+	if !errors.As(err, &broken) || broken.EventIndex != 0 || broken.RuleID != "terminal-valid" {
+		t.Fatalf("error %v", err)
+	}
+	var found []string
+	for _, violation := range broken.Violations {
+		found = append(found, violation.FieldPath+" "+violation.RuleID)
+	}
+	slices.Sort(found)
+	want := []string{
+		"done done.reason_matches_message",
+		"done.message.content[0].tool_call.id string.min_len",
+		"done.message.content[1].block required",
+	}
+	if !slices.Equal(found, want) {
+		t.Fatalf("violations %q", found)
+	}
+}
+
+func TestTheDeltasMayAddUpToTheSizeLimitAndNoMore(t *testing.T) {
+	bound(t)
+	accumulator := piproto.NewAccumulator()
+	accumulator.MaxMessageBytes = 6
+	for _, event := range []*aiv1.ModelEvent{start(nil), textStart(0), textDelta(0, "ab"), textDelta(0, "é€")} { // 2+5 bytes
+		if err := accumulator.Apply(event); err != nil {
 			var broken *piproto.StreamProtocolError
-			if !errors.As(err, &broken) || broken.Error() != case_.message {
-				t.Fatalf("got  %v\nwant %s", err, case_.message)
+			if !errors.As(err, &broken) || broken.RuleID != "size-limit" || broken.EventIndex != 3 {
+				t.Fatalf("error %v", err)
 			}
-		})
+		}
+	}
+	if accumulator.Count != 4 || piproto.TextOf(accumulator.Partial) != "ab" {
+		t.Fatalf("%d events, text %q", accumulator.Count, piproto.TextOf(accumulator.Partial))
 	}
 }
 
@@ -339,20 +281,6 @@ func TestATerminalEventAloneIsAValidStream(t *testing.T) {
 	}
 	if event.Partial != failed {
 		t.Fatal("the partial is not the message the event carries")
-	}
-}
-
-func TestTheJSONLimitsAreTheAccumulatorsToSet(t *testing.T) {
-	bound(t)
-	big := oneCall("c", "read", `{"path":"`+strings.Repeat("x", 100)+`"}`)
-	err := piproto.NewAccumulatorWithLimits(piproto.Limits{MaxJSONBytes: 64, MaxJSONDepth: 64}).Apply(done(big))
-	want := "event 0 (done) breaks rule 'message-valid': message.content[0].tool_call.arguments_json: 111 bytes of JSON, above the limit of 64"
-	if err == nil || err.Error() != want {
-		t.Fatalf("got  %v\nwant %s", err, want)
-	}
-	event := done(big)
-	if err := piproto.NewAccumulator().Apply(event); err != nil || event.Partial != big {
-		t.Fatalf("default limits: %v", err)
 	}
 }
 

@@ -14,6 +14,22 @@ import (
 // without a terminal event, or with an error, ends the stream with an ERROR event.
 type Producer func(ctx context.Context) error
 
+// StreamFailure says why a stream was ended by its receiver, with an error event of its own
+// making: a gRPC status ended the call, or an event broke a stream rule.
+type StreamFailure struct {
+	// StatusCode is the name of the gRPC status code that ended the call, e.g. "UNAVAILABLE" or
+	// "DEADLINE_EXCEEDED"; "" when a rule was broken.
+	StatusCode string
+	// Rule is the stream rule an event broke (with "terminal-missing" for a call that ended
+	// without a terminal event, "event-decode" for bytes that are no ModelEvent); nil when a
+	// status ended the call.
+	Rule *StreamProtocolError
+	// Detail says what happened, in words.
+	Detail string
+}
+
+func (f *StreamFailure) String() string { return f.Detail }
+
 // AssistantMessageEventStream carries the events of one model call, each with its Partial filled
 // in, and ends in the call's final message. It turns any failure of the producer that feeds it
 // into an error event, so ranging over it always ends and Result always gives a message.
@@ -21,36 +37,43 @@ type Producer func(ctx context.Context) error
 // A producer feeds the stream by calling Push or Send, or by being handed to Drive. A driven
 // stream that stops without a terminal event is ended with an error event carrying everything
 // received so far: ABORTED when Cancel (or the end of the caller's context) stopped it, ERROR
-// otherwise.
+// otherwise. When the stream ends itself like that, Failure says why.
 //
 // Each event's Partial is the message rebuilt by an [Accumulator] on the consumer's side, as the
 // event is taken: one live message updated in place, as in pi, so the event read last shows the
 // message after it until the next Next changes it (clone it with proto.Clone to keep a snapshot).
-// Producers and consumers may be different goroutines; several consumers may take events
-// concurrently, but the shared partial is theirs to synchronize.
+// Producers and consumers may be different goroutines. Several consumers take turns, each event
+// going to the one that has waited longest; the shared partial is theirs to synchronize.
 type AssistantMessageEventStream struct {
 	events *EventStream[*aiv1.ModelEvent, *aiv1.AssistantMessage]
 
 	mu       sync.Mutex   // the producer's side: the accumulator and the push that follows it
 	received *Accumulator // the rules, and the message an error event keeps
+	failure  *StreamFailure
 	driven   context.Context
 	stop     context.CancelFunc
 
-	reading chan struct{} // held (a buffered slot) while an event is taken and replayed
-	view    *Accumulator  // the partial the consumers see
+	view    *Accumulator // the partial the consumers see, in the turn of the one taking an event
 	partial atomic.Pointer[aiv1.AssistantMessage]
 }
 
 // NewAssistantMessageEventStream returns an empty stream that checks its events against the
-// event-sequence rules with [DefaultLimits].
+// stream rules, with a size limit of [DefaultMaxMessageBytes].
 func NewAssistantMessageEventStream() *AssistantMessageEventStream {
+	return NewAssistantMessageEventStreamWithLimit(0)
+}
+
+// NewAssistantMessageEventStreamWithLimit returns an empty stream whose deltas may add up to at
+// most maxMessageBytes of UTF-8 (rule "size-limit"); 0 means [DefaultMaxMessageBytes].
+func NewAssistantMessageEventStreamWithLimit(maxMessageBytes int64) *AssistantMessageEventStream {
+	received := NewAccumulator()
+	received.MaxMessageBytes = maxMessageBytes
 	return &AssistantMessageEventStream{
 		events: NewEventStream(IsTerminal, func(event *aiv1.ModelEvent) *aiv1.AssistantMessage {
 			message, _ := TerminalMessage(event)
 			return message
 		}, DefaultHighWater),
-		received: NewAccumulator(),
-		reading:  make(chan struct{}, 1),
+		received: received,
 		view:     NewAccumulator(),
 	}
 }
@@ -84,21 +107,59 @@ func (s *AssistantMessageEventStream) Send(ctx context.Context, event *aiv1.Mode
 // reason and error message; a no-op once the stream has ended. The message it carries is built
 // from the partial and need not pass the rules a sender's terminal event must.
 func (s *AssistantMessageEventStream) Fail(reason aiv1.StopReason, errorMessage string) {
+	s.fail(reason, errorMessage, nil)
+}
+
+// fail is Fail, recording why the receiver ended the stream.
+func (s *AssistantMessageEventStream) fail(reason aiv1.StopReason, errorMessage string, failure *StreamFailure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.events.Done() {
 		return
 	}
+	s.failure = failure
 	message := s.received.Partial
 	message.StopReason = reason
 	message.ErrorMessage = &errorMessage
 	s.events.Push(&aiv1.ModelEvent{Event: &aiv1.ModelEvent_Error{Error: &aiv1.ErrorEvent{Reason: reason, Message: message}}})
 }
 
+// failRule ends the stream with an ERROR event for a broken stream rule.
+func (s *AssistantMessageEventStream) failRule(broken *StreamProtocolError) {
+	s.fail(aiv1.StopReason_STOP_REASON_ERROR, broken.Error(), &StreamFailure{Rule: broken, Detail: broken.Error()})
+}
+
+// failStatus ends the stream with an ERROR event for a gRPC status that ended the call.
+func (s *AssistantMessageEventStream) failStatus(code, errorMessage string) {
+	s.fail(aiv1.StopReason_STOP_REASON_ERROR, errorMessage, &StreamFailure{StatusCode: code, Detail: errorMessage})
+}
+
+// endWithoutTerminal ends a stream whose events stopped before a terminal event (rule
+// "terminal-missing").
+func (s *AssistantMessageEventStream) endWithoutTerminal() {
+	s.mu.Lock()
+	count := s.received.Count
+	s.mu.Unlock()
+	broken := &StreamProtocolError{EventIndex: count, RuleID: "terminal-missing", Detail: "the events ended without a terminal event"}
+	s.fail(aiv1.StopReason_STOP_REASON_ERROR, "stream ended without a terminal event", &StreamFailure{Rule: broken, Detail: broken.Error()})
+}
+
+// Failure says why the receiver ended the stream itself: a gRPC status or a broken stream rule.
+// It is nil while the stream runs, and stays nil when the terminal event came from the producer
+// or from a cancel. Read it once the terminal event has been taken (or Result has returned).
+func (s *AssistantMessageEventStream) Failure() *StreamFailure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failure
+}
+
 // Drive runs producer in its own goroutine as what feeds this stream. Its context ends when
 // Cancel is called, when ctx ends, or once the stream has ended. When ctx ends first the stream
-// ends with ABORTED "cancelled", or, for a passed deadline, ERROR "context deadline exceeded".
-// Drive is called at most once, before anything else happens to the stream.
+// ends with ABORTED "cancelled", or, for a passed deadline, ERROR "context deadline exceeded"
+// (Failure: DEADLINE_EXCEEDED). A producer that returns a *[StreamProtocolError] ends the stream
+// with ERROR and that rule as its Failure; one that returns without a terminal event ends it with
+// ERROR and the rule "terminal-missing". Drive is called at most once, before anything else
+// happens to the stream.
 func (s *AssistantMessageEventStream) Drive(ctx context.Context, producer Producer) {
 	inner, stop := context.WithCancel(ctx)
 	s.mu.Lock()
@@ -112,24 +173,33 @@ func (s *AssistantMessageEventStream) Drive(ctx context.Context, producer Produc
 		if ctx.Err() != nil {
 			s.callerDone() // what ended the producer, if the stream has not ended yet
 		}
-		if err != nil {
+		var broken *StreamProtocolError
+		switch {
+		case errors.As(err, &broken):
+			s.failRule(broken)
+		case err != nil:
 			s.Fail(aiv1.StopReason_STOP_REASON_ERROR, err.Error())
-		} else {
-			s.Fail(aiv1.StopReason_STOP_REASON_ERROR, "stream ended without a terminal event")
+		default:
+			s.endWithoutTerminal()
 		}
 	}()
 }
 
 // Cancel stops the call: the stream ends at once with an ABORTED error event "cancelled", after
 // the events already queued, and the producer's context ends, so nothing it pushes later is
-// delivered.
+// delivered. It may be called from any goroutine; a consumer waiting in Next receives the error
+// event, and a caller waiting in Result the message it carries.
 func (s *AssistantMessageEventStream) Cancel() {
 	s.CancelWith("cancelled", aiv1.StopReason_STOP_REASON_ABORTED)
 }
 
 // CancelWith is Cancel with another error message and reason, e.g. ERROR for a deadline.
 func (s *AssistantMessageEventStream) CancelWith(errorMessage string, reason aiv1.StopReason) {
-	s.Fail(reason, errorMessage)
+	s.cancel(errorMessage, reason, nil)
+}
+
+func (s *AssistantMessageEventStream) cancel(errorMessage string, reason aiv1.StopReason, failure *StreamFailure) {
+	s.fail(reason, errorMessage, failure)
 	s.mu.Lock()
 	stop := s.stop
 	s.mu.Unlock()
@@ -144,7 +214,7 @@ func (s *AssistantMessageEventStream) callerDone() {
 	ctx := s.driven
 	s.mu.Unlock()
 	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
-		s.CancelWith(err.Error(), aiv1.StopReason_STOP_REASON_ERROR)
+		s.cancel(err.Error(), aiv1.StopReason_STOP_REASON_ERROR, &StreamFailure{StatusCode: "DEADLINE_EXCEEDED", Detail: err.Error()})
 	} else {
 		s.Cancel()
 	}
@@ -175,23 +245,21 @@ func (s *AssistantMessageEventStream) Queued() int { return s.events.Queued() }
 // HighWater is how many queued events make Send wait for a consumer.
 func (s *AssistantMessageEventStream) HighWater() int { return s.events.HighWater() }
 
-// Next waits for the next event and fills in its Partial. It returns false once the terminal
-// event has been taken, or when ctx ends first; but when the context given to Drive has ended
-// too (as when ctx is that context or derives from it), the stream ends at once and Next goes on
-// to return what is left, down to its error event.
+// Next waits for its turn, then for the next event, and fills in its Partial. It returns false
+// once the terminal event has been taken, or when ctx ends first; but when the context given to
+// Drive has ended too (as when ctx is that context or derives from it), the stream ends at once
+// and Next goes on to return what is left, down to its error event.
 func (s *AssistantMessageEventStream) Next(ctx context.Context) (*aiv1.ModelEvent, bool) {
-	select {
-	case s.reading <- struct{}{}:
-	case <-ctx.Done():
+	if !s.events.takeTurn(ctx) {
 		if !s.stopping(ctx) {
 			return nil, false
 		}
-		s.reading <- struct{}{}
+		s.events.takeTurn(context.Background())
 	}
-	defer func() { <-s.reading }()
-	event, ok := s.events.Next(ctx)
+	defer s.events.endTurn()
+	event, ok := s.events.take(ctx)
 	if !ok && s.stopping(ctx) {
-		event, ok = s.events.Next(context.Background())
+		event, ok = s.events.take(context.Background())
 	}
 	if !ok {
 		return nil, false

@@ -9,8 +9,8 @@ import (
 )
 
 // MarshalCanonical encodes message with its fields in field-number order at every level, then
-// its unknown fields: the bytes the Python and TypeScript runtimes write, and those of the golden
-// vectors.
+// its unknown fields: the bytes most protobuf runtimes write, and those of the conformance
+// corpus's wire cases.
 //
 // proto.Marshal writes the same fields, which decode to the same message, but puts the members of
 // a oneof after the other fields, to stay compatible with what older Go releases wrote; any

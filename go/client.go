@@ -13,6 +13,7 @@ import (
 
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/mem"
@@ -21,18 +22,26 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// DefaultTimeout is the deadline of a call that sets none: 15 minutes, longer than a server's
+// usual limit on one stream, so that a server that never answers cannot hold a call forever.
+const DefaultTimeout = 15 * time.Minute
+
 // Client is a client of pi.ai.v1.ModelService: every call of Stream shares its one connection.
 type Client struct {
-	conn          *grpc.ClientConn
-	authorization string
+	conn            *grpc.ClientConn
+	authorization   string
+	defaultTimeout  time.Duration
+	maxMessageBytes int64
 }
 
 type clientConfig struct {
-	token       string
-	tls         *tls.Config
-	roots       []byte
-	dialOptions []grpc.DialOption
-	maxReceive  int
+	token           string
+	tls             *tls.Config
+	roots           []byte
+	dialOptions     []grpc.DialOption
+	maxReceive      int
+	defaultTimeout  time.Duration
+	maxMessageBytes int64
 }
 
 // ClientOption configures [NewClient].
@@ -54,9 +63,23 @@ func WithTLS(config *tls.Config) ClientOption {
 	return func(c *clientConfig) { c.tls = config }
 }
 
-// WithMaxReceiveBytes sets the largest event the client accepts (default 64 MiB, as in Python).
+// WithMaxReceiveBytes sets the largest event, in bytes on the wire, the client accepts (default
+// 64 MiB).
 func WithMaxReceiveBytes(n int) ClientOption {
 	return func(config *clientConfig) { config.maxReceive = n }
+}
+
+// WithDefaultTimeout sets the deadline of a call that sets none with [WithTimeout] (default
+// [DefaultTimeout], 15 minutes); 0 leaves such calls without a deadline of their own.
+func WithDefaultTimeout(timeout time.Duration) ClientOption {
+	return func(config *clientConfig) { config.defaultTimeout = timeout }
+}
+
+// WithMaxMessageBytes caps the UTF-8 bytes a call's deltas (text, thinking and tool call
+// arguments) may add up to (default [DefaultMaxMessageBytes], 64 MiB); a call that sends more
+// ends with an ERROR event and the rule "size-limit".
+func WithMaxMessageBytes(n int64) ClientOption {
+	return func(config *clientConfig) { config.maxMessageBytes = n }
 }
 
 // WithDialOptions passes further options to grpc.NewClient; they come after the client's own,
@@ -69,7 +92,7 @@ func WithDialOptions(options ...grpc.DialOption) ClientOption {
 // name). It connects when the first call needs it and reconnects as needed; without TLS options
 // it speaks plaintext HTTP/2. It fails only for a target or options it cannot use.
 func NewClient(target string, options ...ClientOption) (*Client, error) {
-	config := clientConfig{maxReceive: 64 * 1024 * 1024}
+	config := clientConfig{maxReceive: 64 << 20, defaultTimeout: DefaultTimeout, maxMessageBytes: DefaultMaxMessageBytes}
 	for _, option := range options {
 		option(&config)
 	}
@@ -96,7 +119,7 @@ func NewClient(target string, options ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("piproto: %w", err)
 	}
-	client := &Client{conn: conn}
+	client := &Client{conn: conn, defaultTimeout: config.defaultTimeout, maxMessageBytes: config.maxMessageBytes}
 	if config.token != "" {
 		client.authorization = "Bearer " + config.token
 	}
@@ -116,6 +139,8 @@ func (c *Client) Target() string {
 type streamConfig struct {
 	model      string
 	generation *aiv1.GenerationOptions
+	coalesce   bool
+	timeout    *time.Duration
 	metadata   []string
 }
 
@@ -132,91 +157,119 @@ func WithGeneration(options *aiv1.GenerationOptions) StreamOption {
 	return func(config *streamConfig) { config.generation = options }
 }
 
+// WithCoalesceDeltas lets the server merge deltas that wait while this client reads slower than
+// the model writes (StreamRequest.coalesce_deltas).
+func WithCoalesceDeltas(coalesce bool) StreamOption {
+	return func(config *streamConfig) { config.coalesce = coalesce }
+}
+
+// WithTimeout sets the call's deadline, counted from its start, in place of the client's default
+// timeout; 0 means none. A deadline of the call's context applies as well, whichever comes first.
+func WithTimeout(timeout time.Duration) StreamOption {
+	return func(config *streamConfig) { config.timeout = &timeout }
+}
+
 // WithMetadata sends request metadata with the call, as key, value pairs.
 func WithMetadata(keyValues ...string) StreamOption {
 	return func(config *streamConfig) { config.metadata = append(config.metadata, keyValues...) }
 }
 
 // Stream starts one call of pi.ai.v1.ModelService.Stream with agentContext; the events arrive
-// with their Partial rebuilt.
+// with their Partial rebuilt. The call is read as its events are consumed (or waited for by
+// Result), so a consumer that falls behind slows the server down through flow control.
 //
-// Every failure becomes the stream's error event, carrying everything received before it: a
-// non-OK status or transport failure is ERROR with the status message (or, without one, the
-// status code's name, e.g. RESOURCE_EXHAUSTED); a stream that closes without a terminal event is
-// ERROR "stream ended without a terminal event"; an event that cannot be decoded, or that breaks
-// an event-sequence rule, is ERROR naming the event's index (and the rule). Cancelling ctx, or
-// calling Cancel on the stream, ends it with ABORTED "cancelled"; a deadline of ctx that passes
-// ends it with ERROR "context deadline exceeded".
+// Every failure becomes the stream's error event, carrying everything received before it, and
+// [AssistantMessageEventStream.Failure] says which: a non-OK status or transport failure is ERROR
+// with the status message (Failure: its code); a passed deadline is ERROR (DEADLINE_EXCEEDED); a
+// stream that closes without a terminal event is ERROR "stream ended without a terminal event"
+// (rule "terminal-missing"); bytes that are no ModelEvent, or an event that breaks a stream rule,
+// are ERROR naming the event's index and the rule. Cancelling ctx, or calling Cancel on the
+// stream, ends it with ABORTED "cancelled" and no Failure.
 func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, options ...StreamOption) *AssistantMessageEventStream {
-	var config streamConfig
+	config := streamConfig{timeout: &c.defaultTimeout}
 	for _, option := range options {
 		option(&config)
 	}
-	events := NewAssistantMessageEventStream()
-	request, err := proto.Marshal(&aiv1.StreamRequest{Model: config.model, Context: agentContext, Options: config.generation})
+	events := NewAssistantMessageEventStreamWithLimit(c.maxMessageBytes)
+	request, err := proto.Marshal(&aiv1.StreamRequest{
+		Model: config.model, Context: agentContext, Options: config.generation, CoalesceDeltas: config.coalesce,
+	})
 	if err != nil {
-		events.Fail(aiv1.StopReason_STOP_REASON_ERROR, "invalid request: "+err.Error())
+		events.failStatus("INVALID_ARGUMENT", "invalid request: "+err.Error())
 		return events
 	}
 	pairs := config.metadata
 	if c.authorization != "" {
 		pairs = append([]string{"authorization", c.authorization}, pairs...)
 	}
+	timeout := *config.timeout
 	events.Drive(ctx, func(ctx context.Context) error {
 		if len(pairs) > 0 {
 			ctx = metadata.AppendToOutgoingContext(ctx, pairs...)
 		}
-		c.receive(ctx, events, request)
-		return nil
+		return c.receive(ctx, events, request, timeout)
 	})
 	return events
 }
 
-// receive runs one call and sends its events to events, which ends it on any failure.
-func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte) {
-	fail := func(message string) { events.Fail(aiv1.StopReason_STOP_REASON_ERROR, message) }
-	ctx, cancel := context.WithCancel(ctx)
+// receive runs one call and feeds its events to events, reading the next message only once it
+// is wanted. It ends the stream itself on a status, an undecodable message or a broken rule; it
+// returns nil when the call ended without a terminal event, which Drive turns into one.
+func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration) error {
+	call := ctx
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		call, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		call, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	method := &aiv1.ModelService_ServiceDesc.Streams[0]
-	call, err := c.conn.NewStream(ctx, method, aiv1.ModelService_Stream_FullMethodName, grpc.ForceCodecV2(frameCodec{}))
+	stream, err := c.conn.NewStream(call, method, aiv1.ModelService_Stream_FullMethodName, grpc.ForceCodecV2(frameCodec{}))
 	if err == nil {
-		err = call.SendMsg(request)
+		err = stream.SendMsg(request)
 	}
 	if err == nil {
-		err = call.CloseSend()
+		err = stream.CloseSend()
 	}
-	received := 0
-	for err == nil {
-		var frame []byte
-		if err = call.RecvMsg(&frame); err != nil {
+	for index := 0; err == nil; index++ {
+		if err = events.events.awaitDemand(call); err != nil {
 			break
 		}
-		received++
+		var frame []byte
+		if err = stream.RecvMsg(&frame); err != nil {
+			break
+		}
 		event := &aiv1.ModelEvent{}
 		if decodeErr := proto.Unmarshal(frame, event); decodeErr != nil {
-			fail(fmt.Sprintf("event %d: cannot decode ModelEvent: %s", received-1, decodeError(decodeErr)))
-			return
+			events.failRule(&StreamProtocolError{EventIndex: index, RuleID: "event-decode", Detail: "not a ModelEvent: " + decodeError(decodeErr)})
+			return nil
 		}
-		if sendErr := events.Send(ctx, event); sendErr != nil {
-			var broken *StreamProtocolError
-			if errors.As(sendErr, &broken) {
-				fail(broken.Error())
-			}
-			return // otherwise ctx has ended: the stream has ended with it
+		if pushErr := events.Push(event); pushErr != nil {
+			return pushErr // a *StreamProtocolError, which Drive makes the stream's failure
 		}
 		if events.Done() {
-			// Anything after the terminal event is ignored; the trailers follow at once.
+			// Anything after the terminal event is ignored; the status follows at once.
 			timer := time.AfterFunc(time.Second, cancel)
-			for call.RecvMsg(&frame) == nil {
+			for stream.RecvMsg(&frame) == nil {
 			}
 			timer.Stop()
-			return
+			return nil
 		}
 	}
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
-		return // a stream without a terminal event, or one the caller has ended
+		return nil // a call without a terminal event, or one the caller has ended
 	}
-	fail(statusMessage(err))
+	found, ok := status.FromError(err)
+	if !ok {
+		found = status.FromContextError(err) // the deadline passed while no event was wanted
+	}
+	message := found.Message()
+	if message == "" {
+		message = codeName(found.Code())
+	}
+	events.failStatus(codeName(found.Code()), message)
+	return nil
 }
 
 // decodeError is the text of a protobuf decoding error without its "proto:" prefix, after which
@@ -225,22 +278,9 @@ func decodeError(err error) string {
 	return strings.TrimLeft(strings.TrimPrefix(err.Error(), "proto:"), " \u00a0")
 }
 
-// statusMessage is what the error event of a failed call says: the status message, or the
-// status code's name when the status has none.
-func statusMessage(err error) string {
-	found, ok := status.FromError(err)
-	if !ok {
-		return err.Error()
-	}
-	if found.Message() != "" {
-		return found.Message()
-	}
-	return codeName(found.Code().String())
-}
-
-// codeName is a gRPC code's name as other gRPC libraries print it: DeadlineExceeded is
-// DEADLINE_EXCEEDED.
-func codeName(name string) string {
+// codeName is a gRPC code's canonical name, as in the gRPC specification: DEADLINE_EXCEEDED.
+func codeName(code codes.Code) string {
+	name := code.String() // DeadlineExceeded
 	var out strings.Builder
 	for i, char := range name {
 		if i > 0 && unicode.IsUpper(char) && unicode.IsLower(rune(name[i-1])) {

@@ -1,9 +1,10 @@
-// The gRPC client against Python's `pi-proto serve`: the README round trip, cancellation,
-// deadlines, status errors, tokens, TLS and servers that are gone.
+// The gRPC client against an in-process fake server: the README round trip, the partials,
+// cancellation from the consuming loop and from another goroutine, deadlines, tokens and TLS.
 
 package piproto_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,23 +12,23 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
-	"encoding/pem"
 	"math/big"
 	"net"
 	"os"
-	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
 	piproto "github.com/pi-proto/pi-proto/go"
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
-	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -73,7 +74,7 @@ func drain(events *piproto.AssistantMessageEventStream) ([]*aiv1.ModelEvent, *ai
 func TestTheREADMEExample(t *testing.T) {
 	bound(t)
 	ctx := testContext(t)
-	target := fastServer(t).target
+	target := readmeServer(t, 0).target
 	// README example: begin
 	client, err := piproto.NewClient(target) // host:port, where `pi-proto serve` listens
 	if err != nil {
@@ -97,6 +98,9 @@ func TestTheREADMEExample(t *testing.T) {
 	}
 	if got := piproto.TextOf(message); got != "我先读取项目说明。" {
 		t.Fatalf("text %q", got)
+	}
+	if events.Failure() != nil {
+		t.Fatalf("failure %v", events.Failure())
 	}
 }
 
@@ -126,64 +130,29 @@ func TestTheREADMEShowsTheExampleAsTested(t *testing.T) {
 	}
 }
 
-func TestTheREADMERoundTripGivesTheSameEventsAsPiProtoStreamJSON(t *testing.T) {
+func TestTheClientSendsTheRequestItIsGiven(t *testing.T) {
 	bound(t)
-	ctx := testContext(t)
-	target := fastServer(t).target
-	printed := make(chan string, 1)
-	go func() {
-		out, err := runPiProto(ctx, "stream", "--json", "--target", target, "hi")
-		if err != nil {
-			t.Error(err)
-		}
-		printed <- out
-	}()
-	seen, message := drain(newClient(t, target).Stream(ctx, userContext("hi")))
+	received := make(chan *aiv1.StreamRequest, 1)
+	headers := make(chan metadata.MD, 1)
+	fake := startFake(t, func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		received <- request
+		headers <- metadataOf(stream)
+		return sendFrames(stream, 0, wire(t, eventsOf(readmeTurn(), 100)...)...)
+	})
+	options := &aiv1.GenerationOptions{Temperature: proto.Float64(0.5), MaxTokens: proto.Int64(100)}
+	newClient(t, fake.target).Stream(testContext(t), userContext("hi"),
+		piproto.WithModel("m1"), piproto.WithGeneration(options), piproto.WithCoalesceDeltas(true),
+		piproto.WithMetadata("x-case", "one")).Result(testContext(t))
+	want := &aiv1.StreamRequest{Model: "m1", Context: userContext("hi"), Options: options, CoalesceDeltas: true}
+	assertProtoEqual(t, <-received, want)
+	if got := (<-headers).Get("x-case"); !slices.Equal(got, []string{"one"}) {
+		t.Fatalf("x-case %v", got)
+	}
+}
 
-	if got := kinds(seen); !slices.Equal(got, readmeKinds) {
-		t.Fatalf("kinds %v", got)
-	}
-	var python []any
-	for _, line := range strings.Split(strings.TrimRight(<-printed, "\n"), "\n") {
-		var value any
-		if err := json.Unmarshal([]byte(line), &value); err != nil {
-			t.Fatalf("%q: %v", line, err)
-		}
-		python = append(python, value)
-	}
-	var wire []any
-	for _, event := range seen {
-		sent := proto.Clone(event).(*aiv1.ModelEvent)
-		sent.Partial = nil
-		data, err := protojson.Marshal(sent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var value any
-		_ = json.Unmarshal(data, &value)
-		wire = append(wire, value)
-	}
-	if !reflect.DeepEqual(wire, python) {
-		t.Fatalf("events differ:\n go     %v\n python %v", wire, python)
-	}
-
-	for _, event := range seen {
-		if event.Partial == nil {
-			t.Fatalf("%s has no partial", piproto.EventKind(event))
-		}
-	}
-	last := seen[len(seen)-1]
-	if last.GetDone().GetMessage() != message || last.Partial != message {
-		t.Fatal("the result is not the done event's message")
-	}
-	if message.StopReason != aiv1.StopReason_STOP_REASON_TOOL_USE || piproto.TextOf(message) != "我先读取项目说明。" {
-		t.Fatalf("message %v", message)
-	}
-	call := callAt(t, message, 1)
-	if call.Id != "call_1" || call.Name != "read" {
-		t.Fatalf("call %v", call)
-	}
-	assertJSONEqual(t, call.ArgumentsJson, map[string]any{"path": "README.md"})
+func metadataOf(stream grpc.ServerStream) metadata.MD {
+	md, _ := metadata.FromIncomingContext(stream.Context())
+	return md
 }
 
 func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
@@ -191,7 +160,7 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 	ctx := testContext(t)
 	var steps []*aiv1.AssistantMessage
 	var seenKinds []string
-	for event := range newClient(t, slowServer(t).target).Stream(ctx, userContext("hi")).Events() {
+	for event := range newClient(t, readmeServer(t, 5*time.Millisecond).target).Stream(ctx, userContext("hi")).Events() {
 		seenKinds = append(seenKinds, piproto.EventKind(event))
 		steps = append(steps, proto.Clone(event.Partial).(*aiv1.AssistantMessage))
 	}
@@ -215,54 +184,74 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 	if want := []string{`{"path":`, `{"path":"README.`, `{"path":"README.md"}`}; !slices.Equal(raw, want) {
 		t.Fatalf("raw arguments %q", raw)
 	}
-	if callAt(t, steps[9], 1).ArgumentsJson != `{"path":"README.md"}` || steps[10].StopReason != aiv1.StopReason_STOP_REASON_TOOL_USE {
-		t.Fatalf("end: %v", steps[10])
-	}
+	assertProtoEqual(t, steps[10], readmeTurn())
 }
 
-func TestOneClientCarriesAConversation(t *testing.T) {
-	bound(t)
-	ctx := testContext(t)
-	client := newClient(t, fastServer(t).target)
-	request := userContext("请读取 README")
-	first := client.Stream(ctx, request).Result(ctx)
-	call := callAt(t, first, 1)
-	result := &aiv1.ToolResultMessage{
-		ToolCallId: call.Id,
-		ToolName:   call.Name,
-		Content:    []*aiv1.ToolResultContent{{Block: &aiv1.ToolResultContent_Text{Text: &aiv1.TextContent{Text: "# pi-proto"}}}},
-	}
-	conversation := &aiv1.AgentContext{Messages: append(slices.Clone(request.Messages),
-		&aiv1.AgentMessage{Role: &aiv1.AgentMessage_Assistant{Assistant: first}},
-		&aiv1.AgentMessage{Role: &aiv1.AgentMessage_ToolResult{ToolResult: result}},
-	)}
-	second := client.Stream(ctx, conversation).Result(ctx)
-	if second.StopReason != aiv1.StopReason_STOP_REASON_STOP || piproto.TextOf(second) != "README 的标题就是项目名：pi-proto。" {
-		t.Fatalf("second turn %v", second)
-	}
+// blockedServer sends a start event, then waits for the client to go away.
+func blockedServer(t *testing.T) *fakeServer {
+	return startFake(t, func(_ *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		if err := sendFrames(stream, 0, wire(t, start(assistantMessage(nil)))...); err != nil {
+			return err
+		}
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	})
 }
 
-func TestCancelAfterTheFirstEventEndsTheStreamWithAborted(t *testing.T) {
+func TestCancelInTheConsumingLoopEndsTheStreamWithAbortedAndNoFailure(t *testing.T) {
 	bound(t)
 	ctx := testContext(t)
-	events := newClient(t, slowServer(t).target).Stream(ctx, userContext("hi"))
-	first, ok := events.Next(ctx)
-	if !ok || piproto.EventKind(first) != "start" {
-		t.Fatalf("first %v", first)
+	events := newClient(t, readmeServer(t, 0).target).Stream(ctx, userContext("hi"))
+	var seen []*aiv1.ModelEvent
+	for event := range events.Events() {
+		seen = append(seen, event)
+		if len(seen) == 3 {
+			events.Cancel() // the call is read as it is consumed: nothing more was read ahead
+		}
 	}
-	events.Cancel()
-	rest, message := drain(events)
-	assertKinds(t, rest, "error")
+	assertKinds(t, seen, "start", "text_start", "text_delta", "error")
+	message := events.Result(ctx)
 	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
-	if message.Model != "scripted-v1" { // the header received before the cancellation is kept
-		t.Fatalf("message %v", message)
+	if piproto.TextOf(message) != "我先读取项目说明" || message.Model != "scripted-v1" || events.Failure() != nil {
+		t.Fatalf("message %v, failure %v", message, events.Failure())
+	}
+}
+
+func TestCancelFromAnotherGoroutineReachesConsumersThatWait(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	events := newClient(t, blockedServer(t).target).Stream(ctx, userContext("hi"))
+	var mu sync.Mutex
+	var seen []string
+	var consumers sync.WaitGroup
+	for range 3 {
+		consumers.Go(func() {
+			for event := range events.Events() {
+				mu.Lock()
+				seen = append(seen, piproto.EventKind(event))
+				mu.Unlock()
+			}
+		})
+	}
+	results := make(chan *aiv1.AssistantMessage, 1)
+	go func() { results <- events.Result(ctx) }()
+	time.Sleep(50 * time.Millisecond) // every consumer waits for the event after start
+	events.Cancel()
+	consumers.Wait()
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"error", "start"}) {
+		t.Fatalf("seen %v", seen)
+	}
+	assertStopped(t, <-results, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
+	if events.Failure() != nil {
+		t.Fatalf("failure %v", events.Failure())
 	}
 }
 
 func TestCancellingTheContextEndsTheStreamWithAborted(t *testing.T) {
 	bound(t)
 	ctx, cancel := context.WithCancel(testContext(t))
-	events := newClient(t, slowServer(t).target).Stream(ctx, userContext("hi"))
+	events := newClient(t, blockedServer(t).target).Stream(ctx, userContext("hi"))
 	if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
 		t.Fatal("no start event")
 	}
@@ -273,143 +262,222 @@ func TestCancellingTheContextEndsTheStreamWithAborted(t *testing.T) {
 	}
 	assertKinds(t, rest, "error")
 	assertStopped(t, events.Result(ctx), aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
-
-	cancelled, cancelNow := context.WithCancel(testContext(t))
-	cancelNow()
-	seen, message := drain(newClient(t, slowServer(t).target).Stream(cancelled, userContext("hi")))
-	assertKinds(t, seen, "error")
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
 }
 
-func TestADeadlineThatPassesEndsTheStreamWithError(t *testing.T) {
+func TestADeadlineThatPassesEndsTheStreamWithDeadlineExceeded(t *testing.T) {
 	bound(t)
-	ctx, cancel := context.WithTimeout(testContext(t), 100*time.Millisecond)
-	defer cancel()
-	seen, message := drain(newClient(t, slowServer(t).target).Stream(ctx, userContext("hi")))
-	assertKinds(t, seen, "error")
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ERROR, "context deadline exceeded")
-}
-
-func TestAStatusErrorBecomesAnErrorEventWithTheRawStatusMessage(t *testing.T) {
-	bound(t)
-	ctx := testContext(t)
-	seen, message := drain(newClient(t, fastServer(t).target).Stream(ctx, userContext("hi"), piproto.WithModel("gpt-9")))
-	assertKinds(t, seen, "error")
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ERROR, "unknown model 'gpt-9': this server plays 'scripted-v1'")
-}
-
-func TestAnInvalidRequestIsRefusedNamingTheField(t *testing.T) {
-	bound(t)
-	ctx := testContext(t)
-	bad := userContext("hi")
-	bad.Tools = []*aiv1.Tool{{Name: "read", ParametersJson: "[]"}}
-	_, message := drain(newClient(t, fastServer(t).target).Stream(ctx, bad, piproto.WithGeneration(&aiv1.GenerationOptions{MaxTokens: proto.Int64(16)})))
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ERROR, "StreamRequest.context.tools[0].parameters_json: must be a JSON Schema object, got list")
-
-	_, message = drain(newClient(t, fastServer(t).target).Stream(ctx, nil))
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ERROR, "StreamRequest.context: required")
-
-	invalidUTF8 := userContext("\xff")
-	seen, message := drain(newClient(t, fastServer(t).target).Stream(ctx, invalidUTF8))
-	assertKinds(t, seen, "error")
-	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || !strings.HasPrefix(message.GetErrorMessage(), "invalid request: ") {
-		t.Fatalf("message %v", message)
+	target := blockedServer(t).target
+	for name, call := range map[string]func() *piproto.AssistantMessageEventStream{
+		"the context's": func() *piproto.AssistantMessageEventStream {
+			ctx, cancel := context.WithTimeout(testContext(t), 100*time.Millisecond)
+			t.Cleanup(cancel)
+			return newClient(t, target).Stream(ctx, userContext("hi"))
+		},
+		"the call's": func() *piproto.AssistantMessageEventStream {
+			return newClient(t, target).Stream(testContext(t), userContext("hi"), piproto.WithTimeout(100*time.Millisecond))
+		},
+		"the client's default": func() *piproto.AssistantMessageEventStream {
+			return newClient(t, target, piproto.WithDefaultTimeout(100*time.Millisecond)).Stream(testContext(t), userContext("hi"))
+		},
+	} {
+		events := call()
+		seen, message := drain(events)
+		assertKinds(t, seen, "start", "error")
+		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || message.Model != "scripted-v1" {
+			t.Fatalf("%s: message %v", name, message)
+		}
+		if failure := events.Failure(); failure == nil || failure.StatusCode != "DEADLINE_EXCEEDED" {
+			t.Fatalf("%s: failure %v", name, failure)
+		}
 	}
 }
 
-func TestNoServerIsAnErrorEventNotAFailure(t *testing.T) {
+func TestAStatusBecomesAnErrorEventWithItsMessageAndItsCodeAsTheFailure(t *testing.T) {
 	bound(t)
-	ctx := testContext(t)
-	gone := startServer(t)
-	gone.stop(syscall.SIGTERM)
-	seen, message := drain(newClient(t, gone.target).Stream(ctx, userContext("hi")))
-	assertKinds(t, seen, "error")
-	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
-		t.Fatalf("message %v", message)
+	for _, case_ := range []struct {
+		code          codes.Code
+		message, name string
+	}{
+		{codes.Unavailable, "the model is down", "UNAVAILABLE"},
+		{codes.ResourceExhausted, "", "RESOURCE_EXHAUSTED"}, // without a message: its code's name
+	} {
+		fake := startFake(t, playing(wire(t, start(assistantMessage(nil))), 0, case_.code, case_.message))
+		events := newClient(t, fake.target).Stream(testContext(t), userContext("hi"))
+		seen, final := drain(events)
+		assertKinds(t, seen, "start", "error")
+		assertStopped(t, final, aiv1.StopReason_STOP_REASON_ERROR, cmp.Or(case_.message, case_.name))
+		if failure := events.Failure(); failure == nil || failure.StatusCode != case_.name || failure.Rule != nil {
+			t.Fatalf("failure %v", failure)
+		}
 	}
 }
 
-func TestAServerKilledMidStreamGivesTheClientAnErrorEvent(t *testing.T) {
+func TestBrokenRulesAreTheFailureOfTheStream(t *testing.T) {
 	bound(t)
-	ctx := testContext(t)
-	s := startServer(t, "--delay", "0.3")
-	events := newClient(t, s.target).Stream(ctx, userContext("hi"))
-	if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
-		t.Fatal("no start event")
-	}
-	s.stop(syscall.SIGKILL)
-	rest, message := drain(events)
-	if piproto.EventKind(rest[len(rest)-1]) != "error" || message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
-		t.Fatalf("kinds %v, message %v", kinds(rest), message)
+	undecodable := append(wire(t, start(assistantMessage(nil))), []byte{0x0a, 0x05, 0x61, 0x62})
+	for _, case_ := range []struct {
+		name   string
+		frames [][]byte
+		limit  int64
+		index  int
+		rule   string
+	}{
+		{"no terminal event", wire(t, eventsOf(readmeTurn(), 8)[:3]...), 0, 3, "terminal-missing"},
+		{"bytes that are no event", undecodable, 0, 1, "event-decode"},
+		{"an event out of place", wire(t, start(assistantMessage(nil)), textDelta(4, "x")), 0, 1, "block-exists"},
+		{"more deltas than the limit", wire(t, eventsOf(readmeTurn(), 8)...), 10, 2, "size-limit"}, // 8 characters, 24 bytes
+	} {
+		t.Run(case_.name, func(t *testing.T) {
+			fake := startFake(t, playing(case_.frames, 0, codes.OK, ""))
+			events := newClient(t, fake.target, piproto.WithMaxMessageBytes(case_.limit)).Stream(testContext(t), userContext("hi"))
+			seen, message := drain(events)
+			if len(seen) != case_.index+1 || message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
+				t.Fatalf("kinds %v, message %v", kinds(seen), message)
+			}
+			failure := events.Failure()
+			if failure == nil || failure.StatusCode != "" || failure.Rule == nil || failure.Rule.RuleID != case_.rule || failure.Rule.EventIndex != case_.index {
+				t.Fatalf("failure %+v", failure)
+			}
+		})
 	}
 }
 
-func TestAServerShuttingDownMidStreamEndsItWithAborted(t *testing.T) {
+func TestEventsAfterTheTerminalEventAreIgnored(t *testing.T) {
 	bound(t)
-	ctx := testContext(t)
-	s := startServer(t, "--delay", "0.3")
-	events := newClient(t, s.target).Stream(ctx, userContext("hi"))
-	if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
-		t.Fatal("no start event")
+	events := eventsOf(assistantMessage([]*aiv1.AssistantContent{text("ok")}), 8)
+	late := wire(t, textDelta(0, "late"))[0]
+	fake := startFake(t, playing(append(wire(t, events...), late, []byte{0xff}), 0, codes.Internal, "late"))
+	stream := newClient(t, fake.target).Stream(testContext(t), userContext("hi"))
+	seen, message := drain(stream)
+	assertKinds(t, seen, kinds(events)...)
+	if message.StopReason != aiv1.StopReason_STOP_REASON_STOP || piproto.TextOf(message) != "ok" || stream.Failure() != nil {
+		t.Fatalf("message %v, failure %v", message, stream.Failure())
 	}
-	stopped := make(chan struct{})
-	go func() { s.stop(syscall.SIGTERM); close(stopped) }()
-	rest, message := drain(events)
-	<-stopped
-	if piproto.EventKind(rest[len(rest)-1]) != "error" {
-		t.Fatalf("kinds %v", kinds(rest))
-	}
-	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ABORTED, "the server is shutting down")
 }
 
-func TestATokenIsSentAndAWrongOneRefused(t *testing.T) {
+func TestCallsOfOneClientShareOneConnection(t *testing.T) {
 	bound(t)
+	fake := readmeServer(t, 0)
+	client := newClient(t, fake.target)
 	ctx := testContext(t)
-	file := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+	for range 3 {
+		if got := piproto.TextOf(client.Stream(ctx, userContext("hi")).Result(ctx)); got != "我先读取项目说明。" {
+			t.Fatalf("text %q", got)
+		}
+	}
+	if n := fake.connections.Load(); n != 1 {
+		t.Fatalf("%d connections", n)
+	}
+}
+
+func TestTheCallIsReadOnlyAsFastAsItIsConsumed(t *testing.T) {
+	bound(t)
+	const deltas = 1000
+	message := assistantMessage([]*aiv1.AssistantContent{text(strings.Repeat("x", deltas))})
+	fake := startFake(t, playing(wire(t, eventsOf(message, 1)...), 0, codes.OK, ""))
+	ctx := testContext(t)
+	events := newClient(t, fake.target).Stream(ctx, userContext("hi"))
+	time.Sleep(100 * time.Millisecond) // the server has sent what flow control lets it; nobody reads
+	most, count := 0, 0
+	for range events.Events() {
+		most = max(most, events.Queued())
+		count++
+	}
+	if count != deltas+4 || most > 1 {
+		t.Fatalf("%d events, at most %d queued", count, most)
+	}
+	if piproto.TextOf(events.Result(ctx)) != strings.Repeat("x", deltas) {
+		t.Fatal("the text was not rebuilt")
+	}
+}
+
+func TestNoServerIsAnErrorEventNotAFailureToCall(t *testing.T) {
+	bound(t)
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, "--token-file", file)
+	gone := listener.Addr().String()
+	_ = listener.Close()
+	events := newClient(t, gone).Stream(testContext(t), userContext("hi"))
+	seen, message := drain(events)
+	assertKinds(t, seen, "error")
+	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || events.Failure().StatusCode != "UNAVAILABLE" {
+		t.Fatalf("message %v, failure %v", message, events.Failure())
+	}
+}
 
-	message := newClient(t, s.target, piproto.WithToken("s3cret")).Stream(ctx, userContext("hi")).Result(ctx)
+func TestAServerStoppedMidStreamAndAClosedClientGiveAnErrorEvent(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	fake := blockedServer(t)
+	stopped := newClient(t, fake.target).Stream(ctx, userContext("hi"))
+	client, err := piproto.NewClient(fake.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := client.Stream(ctx, userContext("hi"))
+	for _, events := range []*piproto.AssistantMessageEventStream{stopped, closed} {
+		if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
+			t.Fatal("no start event")
+		}
+	}
+	_ = client.Close()
+	fake.server.Stop()
+	for _, events := range []*piproto.AssistantMessageEventStream{stopped, closed} {
+		rest, message := drain(events)
+		assertKinds(t, rest, "error")
+		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || events.Failure() == nil {
+			t.Fatalf("message %v, failure %v", message, events.Failure())
+		}
+	}
+}
+
+func TestATokenIsSentAsABearerToken(t *testing.T) {
+	bound(t)
+	fake := startFake(t, func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		if got := metadataOf(stream).Get("authorization"); !slices.Equal(got, []string{"Bearer s3cret"}) {
+			return status.Error(codes.Unauthenticated, "missing or invalid bearer token")
+		}
+		return sendFrames(stream, 0, wire(t, eventsOf(readmeTurn(), 100)...)...)
+	})
+	ctx := testContext(t)
+	message := newClient(t, fake.target, piproto.WithToken("s3cret")).Stream(ctx, userContext("hi")).Result(ctx)
 	if message.StopReason != aiv1.StopReason_STOP_REASON_TOOL_USE {
 		t.Fatalf("with the token: %v", message)
 	}
-	for _, client := range []*piproto.Client{newClient(t, s.target, piproto.WithToken("wrong")), newClient(t, s.target)} {
-		seen, message := drain(client.Stream(ctx, userContext("hi")))
-		assertKinds(t, seen, "error")
-		assertStopped(t, message, aiv1.StopReason_STOP_REASON_ERROR, "missing or invalid bearer token")
+	events := newClient(t, fake.target, piproto.WithToken("wrong")).Stream(ctx, userContext("hi"))
+	assertStopped(t, events.Result(ctx), aiv1.StopReason_STOP_REASON_ERROR, "missing or invalid bearer token")
+	if events.Failure().StatusCode != "UNAUTHENTICATED" {
+		t.Fatalf("failure %v", events.Failure())
 	}
 }
 
 func TestTLSWithTheServersCertificate(t *testing.T) {
 	bound(t)
 	ctx := testContext(t)
-	certificate, key := selfSigned(t, t.TempDir())
-	s := startServer(t, "--tls-cert", certificate, "--tls-key", key)
-	trusted, err := os.ReadFile(certificate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	message := newClient(t, s.target, piproto.WithRootCertificates(trusted)).Stream(ctx, userContext("hi")).Result(ctx)
+	certificatePEM, certificate := selfSigned(t)
+	fake := startFake(t, playing(wire(t, eventsOf(readmeTurn(), 100)...), 0, codes.OK, ""),
+		grpc.Creds(credentials.NewServerTLSFromCert(&certificate)))
+	message := newClient(t, fake.target, piproto.WithRootCertificates(certificatePEM)).Stream(ctx, userContext("hi")).Result(ctx)
 	if message.StopReason != aiv1.StopReason_STOP_REASON_TOOL_USE {
 		t.Fatalf("over TLS: %v", message)
 	}
 	// Plaintext to a TLS server, and TLS without trusting its certificate, fail in-band.
-	for _, client := range []*piproto.Client{newClient(t, s.target), newClient(t, s.target, piproto.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}))} {
+	for _, client := range []*piproto.Client{newClient(t, fake.target), newClient(t, fake.target, piproto.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}))} {
 		seen, message := drain(client.Stream(ctx, userContext("hi")))
 		assertKinds(t, seen, "error")
 		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
 			t.Fatalf("untrusted: %v", message)
 		}
 	}
-	if _, err := piproto.NewClient(s.target, piproto.WithRootCertificates([]byte("not PEM"))); err == nil {
+	if _, err := piproto.NewClient(fake.target, piproto.WithRootCertificates([]byte("not PEM"))); err == nil {
 		t.Fatal("a bundle without certificates was accepted")
 	}
 }
 
-// selfSigned writes a certificate for 127.0.0.1 and localhost, and its key, as PEM files.
-func selfSigned(t *testing.T, directory string) (certificate, key string) {
+// selfSigned is a certificate for 127.0.0.1 and localhost, as PEM and as a key pair.
+func selfSigned(t *testing.T) ([]byte, tls.Certificate) {
 	t.Helper()
 	private, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -431,15 +499,6 @@ func selfSigned(t *testing.T, directory string) (certificate, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(private)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certificate, key = filepath.Join(directory, "cert.pem"), filepath.Join(directory, "key.pem")
-	for path, block := range map[string]*pem.Block{certificate: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return certificate, key
+	certificate := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: private}
+	return pemOf("CERTIFICATE", der), certificate
 }

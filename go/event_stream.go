@@ -13,16 +13,22 @@ const DefaultHighWater = 64
 //
 // Push queues an event (Send first waits for room: once the queue holds the high-water mark, it
 // waits until the queue has drained to half of it, so a full queue wakes its producer once per
-// half queue rather than once per event, as in the Python runtime); a terminal event,
+// half queue rather than once per event); a terminal event,
 // as isTerminal says, settles the result with extractResult(event) and ends iteration once it
 // has been taken, with no End needed. Anything pushed after a terminal event is ignored. End and
 // EndWith end the stream early and release every waiting consumer; without a result, Result keeps
 // waiting. Consumers take events with Next or range over All; waiting is done on channels, so
-// every wait also ends with its context. An EventStream is safe for concurrent use.
+// every wait also ends with its context. Several consumers take turns, as in pi: each event goes
+// to the consumer that has waited longest, so two consumers that both wait get every other
+// event. An EventStream is safe for concurrent use.
 type EventStream[T, R any] struct {
 	highWater     int
 	isTerminal    func(T) bool
 	extractResult func(T) R
+
+	// turn is held by the one consumer waiting for the next event; the others wait to send into
+	// it, and a channel's waiting senders go in the order they came: that order is the turns.
+	turn chan struct{}
 
 	mu       sync.Mutex
 	queue    []T
@@ -30,6 +36,9 @@ type EventStream[T, R any] struct {
 	ended    bool
 	arrived  signal // an event was queued or the stream ended: for consumers
 	room     signal // the queue drained to half or the stream ended: for producers
+	wanted   signal // a consumer or a Result began to wait: for producers that read on demand
+	readers  int    // consumers waiting for an event
+	awaiting int    // callers waiting in Result
 	result   R
 	resolved bool
 	settled  chan struct{} // closed once result is set
@@ -64,6 +73,7 @@ func NewEventStream[T, R any](isTerminal func(T) bool, extractResult func(T) R, 
 		highWater:     highWater,
 		isTerminal:    isTerminal,
 		extractResult: extractResult,
+		turn:          make(chan struct{}, 1),
 		settled:       make(chan struct{}),
 	}
 }
@@ -104,6 +114,7 @@ func (s *EventStream[T, R]) pushLocked(event T) {
 	s.arrived.wake()
 	if s.ended {
 		s.room.wake()
+		s.wanted.wake()
 	}
 }
 
@@ -143,19 +154,22 @@ func (s *EventStream[T, R]) waitForRoom(ctx context.Context) error {
 func (s *EventStream[T, R]) End() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ended = true
-	s.arrived.wake()
-	s.room.wake()
+	s.endLocked()
 }
 
 // EndWith ends the stream like End and settles the result, unless a terminal event already has.
 func (s *EventStream[T, R]) EndWith(result R) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ended = true
 	s.resolveLocked(result)
+	s.endLocked()
+}
+
+func (s *EventStream[T, R]) endLocked() {
+	s.ended = true
 	s.arrived.wake()
 	s.room.wake()
+	s.wanted.wake()
 }
 
 // Result waits for the final result, once a terminal event or EndWith has provided it; it returns
@@ -166,6 +180,15 @@ func (s *EventStream[T, R]) Result(ctx context.Context) (R, error) {
 		return s.result, nil
 	default:
 	}
+	s.mu.Lock()
+	s.awaiting++
+	s.wanted.wake()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.awaiting--
+		s.mu.Unlock()
+	}()
 	select {
 	case <-s.settled:
 		return s.result, nil
@@ -175,9 +198,40 @@ func (s *EventStream[T, R]) Result(ctx context.Context) (R, error) {
 	}
 }
 
-// Next waits for the next event. It returns false once the stream has ended and every event has
-// been taken, or when ctx ends first (ctx.Err() then says so).
+// Next waits for its turn and then for the next event. It returns false once the stream has
+// ended and every event has been taken, or when ctx ends first (ctx.Err() then says so).
 func (s *EventStream[T, R]) Next(ctx context.Context) (T, bool) {
+	if !s.takeTurn(ctx) {
+		var zero T
+		return zero, false
+	}
+	defer s.endTurn()
+	return s.take(ctx)
+}
+
+// takeTurn waits until every consumer that came earlier has had its event; false when ctx ends
+// first.
+func (s *EventStream[T, R]) takeTurn(ctx context.Context) bool {
+	select {
+	case s.turn <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *EventStream[T, R]) endTurn() { <-s.turn }
+
+// take waits for the next event, in the caller's turn.
+func (s *EventStream[T, R]) take(ctx context.Context) (T, bool) {
+	waiting := false
+	defer func() {
+		if waiting {
+			s.mu.Lock()
+			s.readers--
+			s.mu.Unlock()
+		}
+	}()
 	for {
 		s.mu.Lock()
 		if s.head < len(s.queue) {
@@ -190,6 +244,11 @@ func (s *EventStream[T, R]) Next(ctx context.Context) (T, bool) {
 			var zero T
 			return zero, false
 		}
+		if !waiting {
+			waiting = true
+			s.readers++
+			s.wanted.wake()
+		}
 		arrived := s.arrived.wait()
 		s.mu.Unlock()
 		select {
@@ -197,6 +256,27 @@ func (s *EventStream[T, R]) Next(ctx context.Context) (T, bool) {
 		case <-ctx.Done():
 			var zero T
 			return zero, false
+		}
+	}
+}
+
+// awaitDemand returns once someone wants the next event: a consumer waits for one and none is
+// queued, or a caller waits in Result (which wants them all); or once the stream has ended. A
+// producer that reads its events from elsewhere calls it before each read, so it reads no faster
+// than its events are consumed. It returns ctx's error if ctx ends first.
+func (s *EventStream[T, R]) awaitDemand(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.ended || s.awaiting > 0 || (s.readers > 0 && s.head == len(s.queue)) {
+			s.mu.Unlock()
+			return nil
+		}
+		wanted := s.wanted.wait()
+		s.mu.Unlock()
+		select {
+		case <-wanted:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

@@ -1,11 +1,12 @@
 // EventStream and AssistantMessageEventStream: terminal events, results, cancellation, bounded
-// sends, and the seed's error test.
+// sends, consumers taking turns, and the seed's error test.
 
 package piproto_test
 
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -280,8 +281,18 @@ func TestADrivenProducerThatStopsEarlyOrFailsBecomesAnErrorEvent(t *testing.T) {
 
 	invalid := piproto.NewAssistantMessageEventStream()
 	invalid.Drive(context.Background(), func(context.Context) error { return invalid.Push(textDelta(2, "x")) })
-	assertStopped(t, invalid.Result(context.Background()), aiv1.StopReason_STOP_REASON_ERROR,
-		"event 0 (text_delta) breaks rule 'start-first': a stream opens with start")
+	if message := invalid.Result(context.Background()); message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
+		t.Fatalf("message %v", message)
+	}
+	if failure := invalid.Failure(); failure == nil || failure.Rule.RuleID != "start-first" || failure.Rule.EventIndex != 0 {
+		t.Fatalf("failure %v", failure)
+	}
+	if failure := quiet.Failure(); failure == nil || failure.Rule.RuleID != "terminal-missing" || failure.Rule.EventIndex != 1 {
+		t.Fatalf("failure %v", failure)
+	}
+	if broken.Failure() != nil {
+		t.Fatalf("failure %v", broken.Failure())
+	}
 }
 
 func TestTheEndOfTheDrivingContextEndsTheStream(t *testing.T) {
@@ -467,5 +478,103 @@ func TestConcurrentProducersAndConsumersLoseNothing(t *testing.T) {
 		if n != i+1 {
 			t.Fatalf("event %d is missing or repeated", i+1)
 		}
+	}
+}
+
+func TestConsumersThatWaitTakeTurns(t *testing.T) {
+	bound(t)
+	// As in pi: each event goes to the consumer that has waited longest.
+	stream := numbers(0)
+	var got [2][]int
+	var consumers sync.WaitGroup
+	for i := range got {
+		consumers.Go(func() {
+			for n := range stream.All() {
+				got[i] = append(got[i], n)
+			}
+		})
+		time.Sleep(10 * time.Millisecond) // consumer 0 waits first
+	}
+	for n := range 6 {
+		stream.Push(n)
+		time.Sleep(5 * time.Millisecond) // the consumer that took n waits again, behind the other
+	}
+	stream.Push(-1)
+	consumers.Wait()
+	if !slices.Equal(got[0], []int{0, 2, 4, -1}) || !slices.Equal(got[1], []int{1, 3, 5}) {
+		t.Fatalf("consumers got %v", got)
+	}
+}
+
+func TestConsumersOfAnAssistantStreamTakeTurnsAndSeeThePartialOfTheirEvent(t *testing.T) {
+	bound(t)
+	stream := piproto.NewAssistantMessageEventStream()
+	var got [2][]string
+	recorded := make(chan struct{})
+	var consumers sync.WaitGroup
+	for i := range got {
+		consumers.Go(func() {
+			for event := range stream.Events() {
+				// The partial is shared: read it before the next event may change it.
+				got[i] = append(got[i], piproto.EventKind(event)+" "+piproto.TextOf(event.Partial))
+				recorded <- struct{}{}
+			}
+		})
+		time.Sleep(10 * time.Millisecond) // consumer 0 waits first
+	}
+	for _, event := range eventsOf(assistantMessage([]*aiv1.AssistantContent{text("abcd")}), 1) {
+		if err := stream.Push(event); err != nil {
+			t.Fatal(err)
+		}
+		<-recorded
+		time.Sleep(5 * time.Millisecond) // the consumer that took it waits again, behind the other
+	}
+	consumers.Wait()
+	want := [2][]string{
+		{"start ", "text_delta a", "text_delta abc", "text_end abcd"},
+		{"text_start ", "text_delta ab", "text_delta abcd", "done abcd"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("consumers got %q", got)
+	}
+}
+
+func TestCancelFromAnotherGoroutineEndsEveryWaitingConsumerAndResolvesResult(t *testing.T) {
+	bound(t)
+	stream := piproto.NewAssistantMessageEventStream()
+	stream.Drive(context.Background(), func(ctx context.Context) error {
+		if err := stream.Push(start(assistantMessage(nil))); err != nil {
+			return err
+		}
+		<-ctx.Done() // a model that goes quiet
+		return nil
+	})
+	var mu sync.Mutex
+	var seen []string
+	var consumers sync.WaitGroup
+	for range 3 {
+		consumers.Go(func() {
+			for event := range stream.Events() {
+				mu.Lock()
+				seen = append(seen, piproto.EventKind(event))
+				mu.Unlock()
+			}
+		})
+	}
+	results := make(chan *aiv1.AssistantMessage, 2)
+	for range 2 {
+		go func() { results <- stream.Result(context.Background()) }()
+	}
+	time.Sleep(20 * time.Millisecond) // everyone waits
+	go stream.Cancel()
+	consumers.Wait()
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"error", "start"}) {
+		t.Fatalf("seen %v", seen)
+	}
+	first, second := <-results, <-results
+	assertStopped(t, first, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
+	if second != first || first.Model != "scripted-v1" || stream.Failure() != nil {
+		t.Fatalf("results %v, %v; failure %v", first, second, stream.Failure())
 	}
 }

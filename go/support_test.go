@@ -1,20 +1,19 @@
 package piproto_test
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"sync"
-	"syscall"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -28,7 +27,7 @@ func bound(t *testing.T) {
 	t.Cleanup(func() { timer.Stop() })
 }
 
-// Builders for test messages and the events that stream them (as the Python events_of does).
+// Builders for test messages and the events that stream them.
 
 func text(value string) *aiv1.AssistantContent {
 	return &aiv1.AssistantContent{Block: &aiv1.AssistantContent_Text{Text: &aiv1.TextContent{Text: value}}}
@@ -133,8 +132,7 @@ func errorEvent(reason aiv1.StopReason, message *aiv1.AssistantMessage) *aiv1.Mo
 }
 
 // eventsOf is the events that stream message: start, each block's start/deltas/end, then the
-// terminal event carrying message itself. Deltas hold size characters (code points, as in
-// Python).
+// terminal event carrying message itself. Deltas hold size characters (code points).
 func eventsOf(message *aiv1.AssistantMessage, size int) []*aiv1.ModelEvent {
 	header := &aiv1.AssistantMessage{
 		Api: message.Api, Provider: message.Provider, Model: message.Model, Timestamp: message.Timestamp, Usage: &aiv1.Usage{},
@@ -196,138 +194,136 @@ func chunks(value string, size int) []string {
 	return out
 }
 
-// Python's `pi-proto serve`, run as a child process for the client tests.
+// The fake ModelService the client tests talk to: an in-process grpc-go server that receives the
+// request as bytes and plays whatever its test scripts, well-behaved or not.
 
-// repoRoot is the repository's root: the tests run in go/.
-var repoRoot, _ = filepath.Abs("..")
+// script plays one call: it gets the decoded request and sends frames on stream; the status it
+// returns ends the call.
+type script func(request *aiv1.StreamRequest, stream grpc.ServerStream) error
 
-var piProto = filepath.Join(repoRoot, ".venv", "bin", "pi-proto")
-
-type server struct {
-	target  string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	stopped sync.Once
+// fakeServer serves one script on a free port of 127.0.0.1 until the test ends.
+type fakeServer struct {
+	target      string
+	server      *grpc.Server
+	connections atomic.Int32
 }
 
-var listening = regexp.MustCompile(`^listening on (\S+)$`)
-
-// startServer starts `pi-proto serve --port 0 args...` and waits for its "listening on
-// HOST:PORT" line; the test's cleanup kills it if the test has not stopped it.
-func startServer(t testing.TB, args ...string) *server {
+// startFake starts a fake server; options may add TLS credentials.
+func startFake(t testing.TB, play script, options ...grpc.ServerOption) *fakeServer {
 	t.Helper()
-	s, err := launchServer(args...)
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.stop(syscall.SIGKILL) })
-	return s
+	fake := &fakeServer{target: listener.Addr().String()}
+	fake.server = grpc.NewServer(append([]grpc.ServerOption{
+		grpc.ForceServerCodecV2(bytesCodec{}),
+		grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
+			method, _ := grpc.MethodFromServerStream(stream)
+			if method != aiv1.ModelService_Stream_FullMethodName {
+				return status.Errorf(codes.Unimplemented, "no method %s", method)
+			}
+			var data []byte
+			if err := stream.RecvMsg(&data); err != nil {
+				return err
+			}
+			request := &aiv1.StreamRequest{}
+			if err := proto.Unmarshal(data, request); err != nil {
+				return status.Error(codes.InvalidArgument, err.Error())
+			}
+			return play(request, stream)
+		}),
+	}, options...)...)
+	go func() { _ = fake.server.Serve(countingListener{listener, fake}) }()
+	t.Cleanup(fake.server.Stop)
+	return fake
 }
 
-func launchServer(args ...string) (*server, error) {
-	if _, err := os.Stat(piProto); err != nil {
-		return nil, fmt.Errorf("the client tests need Python's pi-proto in %s: run `make setup` first (%w)", piProto, err)
+type countingListener struct {
+	net.Listener
+	fake *fakeServer
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err == nil {
+		l.fake.connections.Add(1)
 	}
-	cmd := exec.Command(piProto, append([]string{"serve", "--port", "0"}, args...)...)
-	cmd.Dir = repoRoot
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, exited: make(chan struct{})}
-	lines := make(chan string, 1)
-	go func() {
-		scanner := bufio.NewScanner(stdout)
-		if scanner.Scan() {
-			lines <- scanner.Text()
+	return conn, err
+}
+
+// bytesCodec sends and receives messages as their bytes.
+type bytesCodec struct{}
+
+func (bytesCodec) Name() string { return "proto" }
+
+func (bytesCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.([]byte))}, nil
+}
+
+func (bytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+// sendFrames sends each frame as one message, waiting delay before each; it stops early when
+// the client goes away.
+func sendFrames(stream grpc.ServerStream, delay time.Duration, frames ...[]byte) error {
+	for _, frame := range frames {
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-stream.Context().Done():
+				return stream.Context().Err()
+			}
 		}
-		close(lines)
-		for scanner.Scan() {
+		if err := stream.SendMsg(frame); err != nil {
+			return err
 		}
-		_ = cmd.Wait()
-		close(s.exited)
-	}()
-	select {
-	case line := <-lines:
-		if match := listening.FindStringSubmatch(line); match != nil {
-			s.target = match[1]
-			return s, nil
-		}
-		s.stop(syscall.SIGKILL)
-		return nil, fmt.Errorf("pi-proto serve printed %q instead of \"listening on HOST:PORT\"", line)
-	case <-time.After(30 * time.Second):
-		s.stop(syscall.SIGKILL)
-		return nil, fmt.Errorf("pi-proto serve did not start within 30 s")
 	}
+	return nil
 }
 
-// stop sends signal (unless the server has exited) and waits for the process to exit.
-func (s *server) stop(signal syscall.Signal) {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(signal)
-	select {
-	case <-s.exited:
-	case <-time.After(20 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-// runPiProto runs `pi-proto args...` to completion and returns its standard output.
-func runPiProto(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, piProto, args...)
-	cmd.Dir = repoRoot
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("pi-proto %v: %w", args, err)
-	}
-	return string(out), nil
-}
-
-// The servers most client tests share, started once for the package and stopped by TestMain.
-var (
-	sharedMu      sync.Mutex
-	sharedServers = map[string]*server{}
-)
-
-// sharedServer is `pi-proto serve args...`, started on first use.
-func sharedServer(t testing.TB, args ...string) *server {
+// wire is the encoding of each event.
+func wire(t testing.TB, events ...*aiv1.ModelEvent) [][]byte {
 	t.Helper()
-	key := fmt.Sprint(args)
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if s, ok := sharedServers[key]; ok {
-		return s
+	frames := make([][]byte, len(events))
+	for i, event := range events {
+		data, err := proto.Marshal(event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames[i] = data
 	}
-	s, err := launchServer(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sharedServers[key] = s
-	return s
+	return frames
 }
 
-// fastServer plays the README round trip in deltas of 8 characters, without delay.
-func fastServer(t testing.TB) *server { return sharedServer(t) }
-
-// slowServer plays the same with 0.3 s before each event.
-func slowServer(t testing.TB) *server { return sharedServer(t, "--delay", "0.3") }
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	sharedMu.Lock()
-	for _, s := range sharedServers {
-		s.stop(syscall.SIGTERM)
+// playing is a script that sends frames, waiting delay before each, then ends with code and
+// message.
+func playing(frames [][]byte, delay time.Duration, code codes.Code, message string) script {
+	return func(_ *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		if err := sendFrames(stream, delay, frames...); err != nil {
+			return err
+		}
+		return status.Error(code, message)
 	}
-	sharedMu.Unlock()
-	os.Exit(code)
+}
+
+// readmeTurn is the answer to the README's question: a text, then a tool call reading README.md.
+func readmeTurn() *aiv1.AssistantMessage {
+	return assistantMessage(
+		[]*aiv1.AssistantContent{text("我先读取项目说明。"), toolCall("call_1", "read", map[string]any{"path": "README.md"})},
+		stoppedBy(aiv1.StopReason_STOP_REASON_TOOL_USE),
+		func(message *aiv1.AssistantMessage) { message.Timestamp = 1010 },
+	)
+}
+
+// readmeServer plays readmeTurn in deltas of 8 characters, waiting delay before each event.
+func readmeServer(t testing.TB, delay time.Duration) *fakeServer {
+	t.Helper()
+	return startFake(t, playing(wire(t, eventsOf(readmeTurn(), 8)...), delay, codes.OK, ""))
+}
+
+func pemOf(kind string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
 }
