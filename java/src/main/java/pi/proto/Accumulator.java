@@ -12,16 +12,14 @@ import pi.ai.v1.Event.ModelEvent;
 import pi.ai.v1.Event.TextEndEvent;
 import pi.ai.v1.Event.ThinkingEndEvent;
 import pi.ai.v1.Message.AssistantMessage;
-import pi.ai.v1.Message.StopReason;
 
 /**
  * Applies a stream's events, in order, to the partial message they describe.
  *
  * <p>Models, the client and the tests share this one implementation, so a partial rebuilt from the
  * wire is the partial the sender had (the stream contract in service.proto, rule 4). It also
- * enforces the event-sequence rules of the Python runtime, rule for rule and message for message;
- * an event that breaks one throws {@link StreamProtocolException} naming the event's index and the
- * rule:
+ * enforces the stream rules; an event that breaks one throws {@link StreamProtocolException} with
+ * the event's index and the rule's id, and leaves the partial as it was:
  *
  * <ul>
  *   <li>{@code event-kind}: an event has exactly one kind set.
@@ -31,38 +29,38 @@ import pi.ai.v1.Message.StopReason;
  *   <li>{@code block-exists}, {@code block-kind}, {@code block-open}: a delta or end event refers
  *       to a block that exists, of its own kind, and not yet ended; {@code tool-call-id}: a tool
  *       call ends with the id it started with.
- *   <li>{@code terminal-message}: a {@code done} or {@code error} event carries a message; {@code
- *       terminal-reason}: {@code done} has STOP, LENGTH or TOOL_USE and {@code error} has ERROR or
- *       ABORTED, equal to the message's stop reason; {@code terminal-agrees}: the message has the
- *       blocks that were streamed, in number and kind; {@code message-valid}: the message passes
- *       {@link MessageRules#checkAssistant}.
+ *   <li>{@code terminal-valid}: a {@code done} or {@code error} event passes every rule of the
+ *       schema ({@link Validation}): its reason, a message whose stop reason equals it, and every
+ *       rule of that message; the exception lists the violations. {@code terminal-agrees}, checked
+ *       after it: the message has the blocks that were streamed, in number and kind.
+ *   <li>{@code size-limit}: the deltas received so far (text, thinking and tool-call arguments) add
+ *       up to at most the receiver's limit, in bytes of UTF-8 ({@link #DEFAULT_MAX_MESSAGE_BYTES}
+ *       unless told otherwise).
  * </ul>
  *
  * <p>Messages are immutable, so the partial is kept as parts rather than as a message: the header,
  * each open block's text in a StringBuilder, and each finished block built once. Applying an event
- * costs the size of the event, never of the text received so far, so a stream costs linear time
- * in its length. {@link #partial()} builds the message only when asked, at the cost of one copy of
- * it, and returns the same object until the next event changes it.
+ * costs the size of the event, never of the text received so far, so a stream costs linear time in
+ * its length. {@link #partial()} builds the message only when asked, at the cost of one copy of it,
+ * and returns the same object until the next event changes it. While a tool call's arguments
+ * stream, its partial holds the text so far in {@code raw_arguments} and "{}" in {@code
+ * arguments_json}.
  *
  * <p>Not thread-safe: one stream applies its events from one thread at a time.
  */
 public final class Accumulator {
-  private static final List<Integer> DONE_REASONS =
-      List.of(
-          StopReason.STOP_REASON_STOP_VALUE,
-          StopReason.STOP_REASON_LENGTH_VALUE,
-          StopReason.STOP_REASON_TOOL_USE_VALUE);
-  private static final List<Integer> ERROR_REASONS =
-      List.of(StopReason.STOP_REASON_ERROR_VALUE, StopReason.STOP_REASON_ABORTED_VALUE);
+  /** The most bytes of UTF-8 a receiver accumulates from deltas unless told otherwise: 64 MiB. */
+  public static final long DEFAULT_MAX_MESSAGE_BYTES = 64L * 1024 * 1024;
 
-  /** Each block's name in the messages. */
+  /** Each block's name in the details. */
   private static final Map<AssistantContent.BlockCase, String> BLOCK_NAMES =
       Map.of(
           AssistantContent.BlockCase.TEXT, "text",
           AssistantContent.BlockCase.THINKING, "thinking",
           AssistantContent.BlockCase.TOOL_CALL, "tool call");
 
-  private final Limits limits;
+  private final long maxMessageBytes;
+  private long receivedBytes;
   private int count;
   private boolean started;
 
@@ -75,11 +73,15 @@ public final class Accumulator {
   private AssistantMessage snapshot = AssistantMessage.getDefaultInstance();
 
   public Accumulator() {
-    this(Limits.DEFAULT);
+    this(DEFAULT_MAX_MESSAGE_BYTES);
   }
 
-  public Accumulator(Limits limits) {
-    this.limits = limits;
+  /** An accumulator that accepts at most {@code maxMessageBytes} bytes of UTF-8 from deltas. */
+  public Accumulator(long maxMessageBytes) {
+    if (maxMessageBytes < 0) {
+      throw new IllegalArgumentException("maxMessageBytes must not be negative");
+    }
+    this.maxMessageBytes = maxMessageBytes;
   }
 
   /** How many events have been applied, including any that broke a rule. */
@@ -113,21 +115,12 @@ public final class Accumulator {
     int index = count;
     count += 1;
     if (kind.isEmpty()) {
-      throw new StreamProtocolException(
-          "event " + index + " breaks rule 'event-kind': no event kind is set");
+      throw new StreamProtocolException(index, "event-kind", "no event kind is set");
     }
     Rule rule = new Rule(index, kind);
     switch (event.getEventCase()) {
-      case DONE ->
-          finish(
-              rule,
-              event.getDone().getReasonValue(),
-              event.getDone().hasMessage() ? event.getDone().getMessage() : null);
-      case ERROR ->
-          finish(
-              rule,
-              event.getError().getReasonValue(),
-              event.getError().hasMessage() ? event.getError().getMessage() : null);
+      case DONE -> finish(rule, ModelEvent.newBuilder().setDone(event.getDone()).build());
+      case ERROR -> finish(rule, ModelEvent.newBuilder().setError(event.getError()).build());
       case START -> {
         if (started || index > 0) {
           throw rule.broken(
@@ -166,20 +159,23 @@ public final class Accumulator {
               Block.openToolCall(
                   event.getToolcallStart().getId(), event.getToolcallStart().getName()));
       case TEXT_DELTA ->
-          openBlock(rule, event.getTextDelta().getContentIndex(), AssistantContent.BlockCase.TEXT)
-              .append(event.getTextDelta().getDelta());
+          append(
+              rule,
+              event.getTextDelta().getContentIndex(),
+              AssistantContent.BlockCase.TEXT,
+              event.getTextDelta().getDelta());
       case THINKING_DELTA ->
-          openBlock(
-                  rule,
-                  event.getThinkingDelta().getContentIndex(),
-                  AssistantContent.BlockCase.THINKING)
-              .append(event.getThinkingDelta().getDelta());
+          append(
+              rule,
+              event.getThinkingDelta().getContentIndex(),
+              AssistantContent.BlockCase.THINKING,
+              event.getThinkingDelta().getDelta());
       case TOOLCALL_DELTA ->
-          openBlock(
-                  rule,
-                  event.getToolcallDelta().getContentIndex(),
-                  AssistantContent.BlockCase.TOOL_CALL)
-              .append(event.getToolcallDelta().getDelta());
+          append(
+              rule,
+              event.getToolcallDelta().getContentIndex(),
+              AssistantContent.BlockCase.TOOL_CALL,
+              event.getToolcallDelta().getDelta());
       case TEXT_END -> endText(rule, event.getTextEnd());
       case THINKING_END -> endThinking(rule, event.getThinkingEnd());
       case TOOLCALL_END -> {
@@ -190,9 +186,8 @@ public final class Accumulator {
         if (!call.getId().equals(startedAs)) {
           throw rule.broken(
               "tool-call-id",
-              "tool call %d started as %s but ends as %s"
-                  .formatted(
-                      unsigned(at), PythonText.repr(startedAs), PythonText.repr(call.getId())));
+              "tool call %d started with id \"%s\" but ends with \"%s\""
+                  .formatted(unsigned(at), startedAs, call.getId()));
         }
         block.end(AssistantContent.newBuilder().setToolCall(call).build());
       }
@@ -209,6 +204,19 @@ public final class Accumulator {
               .formatted(unsigned(contentIndex), blocks.size()));
     }
     blocks.add(block);
+  }
+
+  private void append(Rule rule, int contentIndex, AssistantContent.BlockCase kind, String delta) {
+    Block block = openBlock(rule, contentIndex, kind);
+    long total = receivedBytes + utf8Length(delta);
+    if (total > maxMessageBytes) {
+      throw rule.broken(
+          "size-limit",
+          "the deltas add up to %d bytes, more than the limit of %d"
+              .formatted(total, maxMessageBytes));
+    }
+    receivedBytes = total;
+    block.append(delta);
   }
 
   /** The open block at {@code contentIndex}, which must be of {@code kind}. */
@@ -251,20 +259,14 @@ public final class Accumulator {
     block.end(AssistantContent.newBuilder().setThinking(thinking).build());
   }
 
-  private void finish(Rule rule, int reason, AssistantMessage message) {
-    if (message == null) {
-      throw rule.broken("terminal-message", "carries no message");
+  /** Check a terminal event, without any partial it came with, and make its message the partial. */
+  private void finish(Rule rule, ModelEvent terminal) {
+    List<Violation> broken = Validation.violations(terminal);
+    if (!broken.isEmpty()) {
+      String detail = broken.stream().map(Violation::toString).collect(Collectors.joining("; "));
+      throw rule.broken("terminal-valid", detail, broken);
     }
-    List<Integer> allowed = rule.kind.equals("done") ? DONE_REASONS : ERROR_REASONS;
-    if (!allowed.contains(reason) || message.getStopReasonValue() != reason) {
-      String names =
-          allowed.stream().map(Accumulator::reasonName).collect(Collectors.joining(", "));
-      throw rule.broken(
-          "terminal-reason",
-          "reason %s with a message stopped by %s; %s takes %s, equal in both"
-              .formatted(
-                  reasonName(reason), reasonName(message.getStopReasonValue()), rule.kind, names));
-    }
+    AssistantMessage message = Events.terminalMessage(terminal);
     if (started) {
       List<String> streamed = blocks.stream().map(block -> memberName(block.kind())).toList();
       List<String> result =
@@ -274,14 +276,8 @@ public final class Accumulator {
       if (!streamed.equals(result)) {
         throw rule.broken(
             "terminal-agrees",
-            "the message has blocks %s, the stream built %s"
-                .formatted(PythonText.list(result), PythonText.list(streamed)));
+            "the message has blocks %s, the stream built %s".formatted(result, streamed));
       }
-    }
-    try {
-      MessageRules.checkAssistant(message, "message", limits);
-    } catch (ValidationException error) {
-      throw rule.broken("message-valid", error.getMessage());
     }
     replaceWith(message);
   }
@@ -296,7 +292,7 @@ public final class Accumulator {
     snapshot = message;
   }
 
-  /** The proto field name of a block, as the Python runtime lists them; "none" when unset. */
+  /** The proto field name of a block; "none" when unset. */
   private static String memberName(AssistantContent.BlockCase kind) {
     return switch (kind) {
       case TEXT -> "text";
@@ -306,24 +302,40 @@ public final class Accumulator {
     };
   }
 
-  /** A stop reason's name without the enum prefix, e.g. TOOL_USE; its number when unknown. */
-  static String reasonName(int reason) {
-    StopReason known = StopReason.forNumber(reason);
-    return known == null
-        ? Integer.toString(reason)
-        : known.name().substring("STOP_REASON_".length());
-  }
-
   /** content_index is a uint32 on the wire; Java reads it into a signed int. */
   private static long unsigned(int contentIndex) {
     return Integer.toUnsignedLong(contentIndex);
   }
 
-  /** Builds the errors of one event, each naming the event's index and kind and the rule. */
+  /** The length of {@code text} in UTF-8, without encoding it; a lone surrogate counts 3. */
+  static long utf8Length(String text) {
+    long bytes = text.length();
+    for (int at = 0; at < text.length(); at++) {
+      char unit = text.charAt(at);
+      if (unit >= 0x80) {
+        if (unit < 0x800) {
+          bytes += 1;
+        } else if (Character.isHighSurrogate(unit)
+            && at + 1 < text.length()
+            && Character.isLowSurrogate(text.charAt(at + 1))) {
+          bytes += 2; // two units, four bytes
+          at += 1;
+        } else {
+          bytes += 2;
+        }
+      }
+    }
+    return bytes;
+  }
+
+  /** Builds the errors of one event, each naming the event's kind and the rule. */
   private record Rule(int index, String kind) {
     StreamProtocolException broken(String rule, String detail) {
-      return new StreamProtocolException(
-          "event %d (%s) breaks rule '%s': %s".formatted(index, kind, rule, detail));
+      return broken(rule, detail, List.of());
+    }
+
+    StreamProtocolException broken(String rule, String detail, List<Violation> violations) {
+      return new StreamProtocolException(index, rule, kind + ": " + detail, violations);
     }
   }
 

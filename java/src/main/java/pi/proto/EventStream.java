@@ -12,15 +12,18 @@ import java.util.function.Supplier;
 /**
  * A blocking queue of events that also yields the final result they lead to.
  *
- * <p>{@link #push} queues an event ({@link #send} first waits for room below the high-water mark);
- * a terminal event, as {@code isTerminal} says, completes {@link #result()} with {@code
- * extractResult(event)} and ends iteration once it has been consumed, with no {@link #end} needed.
- * Anything pushed after a terminal event is ignored. {@link #end} ends the stream early and
- * releases every waiting consumer.
+ * <p>{@link #push} hands an event to the consumer that has waited longest, or queues it when none
+ * waits, as pi's EventStream does: several threads iterating one stream take turns, each event
+ * going to exactly one of them (A gets e0, e2, e4 and B gets e1, e3, e5 when both wait). {@link
+ * #send} first waits for room below the high-water mark. A terminal event, as {@code isTerminal}
+ * says, completes {@link #result()} with {@code extractResult(event)} and ends iteration once it
+ * has been consumed, with no {@link #end} needed; anything pushed after it is ignored. {@link #end}
+ * ends the stream early and releases every waiting consumer.
  *
- * <p>Iterating takes events from the one shared queue: iterate once, from one thread. Iteration
- * blocks while the queue is empty and the stream has not ended; it throws only if the consuming
- * thread is interrupted while it waits ({@link CancellationException}, interrupt flag kept).
+ * <p>Each {@link #iterator()} is one consumer: each thread iterates with its own. Iteration blocks
+ * while no event is there for it and the stream has not ended. A consumer interrupted while it
+ * waits calls {@link #consumerInterrupted()}: here it stops waiting with a {@link
+ * CancellationException}, interrupt flag kept; a subclass may end the stream instead.
  *
  * <p>The stream is one monitor: producers and consumers may run on different threads.
  */
@@ -31,9 +34,17 @@ public class EventStream<T, R> implements Iterable<T> {
   private final Predicate<? super T> isTerminal;
   private final Function<? super T, ? extends R> extractResult;
   private final int highWater;
-  private final ArrayDeque<T> queue = new ArrayDeque<>();
+  private final ArrayDeque<T> queue = new ArrayDeque<>(); // only while no consumer waits
+  private final ArrayDeque<Waiter<T>> waiters = new ArrayDeque<>(); // longest-waiting first
   private final CompletableFuture<R> result = new CompletableFuture<>();
   private boolean done;
+  private boolean resultAsked;
+
+  /** A consumer waiting for its event: {@code served} once it got one, or the stream ended. */
+  private static final class Waiter<T> {
+    T event;
+    boolean served;
+  }
 
   public EventStream(
       Predicate<? super T> isTerminal, Function<? super T, ? extends R> extractResult) {
@@ -67,14 +78,14 @@ public class EventStream<T, R> implements Iterable<T> {
     return done;
   }
 
-  /** Queue an event for the consumers; a no-op once the stream has ended. */
+  /** Hand an event to the longest-waiting consumer, or queue it; a no-op once the stream ended. */
   public void push(T event) {
     offer(() -> event);
   }
 
   /**
    * Push once the queue is below the high-water mark: a producer that calls this is slowed to the
-   * pace of its consumer instead of filling memory.
+   * pace of its consumers instead of filling memory, until someone asks for {@link #result()}.
    *
    * @throws InterruptedException if the thread is interrupted, waiting or not, as blocking methods
    *     do: that is how a driven producer is stopped
@@ -84,7 +95,7 @@ public class EventStream<T, R> implements Iterable<T> {
       throw new InterruptedException();
     }
     synchronized (this) {
-      while (queue.size() >= highWater && !done) {
+      while (queue.size() >= highWater && !done && !resultAsked) {
         wait();
       }
     }
@@ -94,7 +105,7 @@ public class EventStream<T, R> implements Iterable<T> {
   /** End the stream without a result and release every waiting consumer. */
   public synchronized void end() {
     done = true;
-    notifyAll();
+    releaseWaiters();
   }
 
   /** End the stream with {@code finalResult} and release every waiting consumer. */
@@ -105,77 +116,133 @@ public class EventStream<T, R> implements Iterable<T> {
 
   /**
    * The final result, completed by the terminal event or by {@link #end(Object)} before any
-   * consumer can see the stream end. Callbacks attached with the non-async methods of
-   * CompletableFuture run on the pushing thread, under the stream's lock: keep them short.
+   * consumer can see the stream end. Asking for it lets a producer in {@link #send} run ahead of
+   * the consumers, so that a caller who only waits for the result gets it. Callbacks attached with
+   * the non-async methods of CompletableFuture run on the pushing thread, under the stream's lock:
+   * keep them short.
    */
   public CompletableFuture<R> result() {
+    synchronized (this) {
+      if (!resultAsked) {
+        resultAsked = true;
+        notifyAll(); // a producer waiting for room need not wait any more
+      }
+    }
     return result;
   }
 
   /**
-   * Queue the event that {@code build} makes, built under the stream's lock so that events are
-   * built in the order they are queued; nothing is built once the stream has ended. If {@code
-   * build} throws, nothing is queued and the exception reaches the caller.
+   * Deliver the event that {@code build} makes, built under the stream's lock so that events are
+   * built in the order they are delivered; nothing is built once the stream has ended. If {@code
+   * build} throws, nothing is delivered and the exception reaches the caller.
    */
   protected final synchronized void offer(Supplier<? extends T> build) {
     if (done) {
       return;
     }
     T event = build.get();
-    if (isTerminal.test(event)) {
+    boolean terminal = isTerminal.test(event);
+    if (terminal) {
       result.complete(extractResult.apply(event));
       done = true;
     }
-    queue.add(event);
-    notifyAll();
+    Waiter<T> waiter = waiters.poll();
+    if (waiter != null) {
+      taken(event);
+      waiter.event = event;
+      waiter.served = true;
+      notifyAll();
+    } else {
+      queue.add(event);
+    }
+    if (terminal) {
+      releaseWaiters();
+    }
   }
 
   /**
-   * Called under the stream's lock with each event a consumer takes, in order, before it is
-   * returned: a subclass keeps there what the consumer has seen so far.
+   * Called under the stream's lock with each event as it goes to a consumer, in order: a subclass
+   * keeps there what the consumers have seen so far.
    */
   protected void taken(T event) {}
+
+  /**
+   * Called under the stream's lock when a consumer is interrupted while it waits for an event. Here
+   * it throws {@link CancellationException}; a subclass may end the stream instead, and the
+   * consumer then receives what ending it delivers. The interrupt flag is set again either way.
+   */
+  protected void consumerInterrupted() {
+    throw new CancellationException("interrupted while waiting for the next event");
+  }
 
   @Override
   public Iterator<T> iterator() {
     return new Iterator<>() {
+      private T next; // taken by hasNext(), returned by next()
+
       @Override
       public boolean hasNext() {
-        synchronized (EventStream.this) {
-          while (queue.isEmpty()) {
-            if (done) {
-              return false;
-            }
-            awaitChange();
-          }
-          return true;
+        if (next == null) {
+          next = take();
         }
+        return next != null;
       }
 
       @Override
       public T next() {
-        synchronized (EventStream.this) {
-          if (!hasNext()) {
-            throw new NoSuchElementException("the stream has ended");
-          }
-          T event = queue.poll();
-          taken(event);
-          EventStream.this.notifyAll(); // a producer in send() may be waiting for room
-          return event;
+        if (!hasNext()) {
+          throw new NoSuchElementException("the stream has ended");
         }
+        T event = next;
+        next = null;
+        return event;
       }
     };
   }
 
-  private void awaitChange() {
-    try {
-      wait();
-    } catch (InterruptedException interrupted) {
-      Thread.currentThread().interrupt();
-      CancellationException error =
-          new CancellationException("interrupted while waiting for the next event");
-      error.initCause(interrupted);
-      throw error;
+  /** The next event for this consumer, waiting for it in turn; null once the stream has ended. */
+  private synchronized T take() {
+    T queued = queue.poll();
+    if (queued != null) {
+      taken(queued);
+      notifyAll(); // a producer in send() may be waiting for room
+      return queued;
     }
+    if (done) {
+      return null;
+    }
+    Waiter<T> waiter = new Waiter<>();
+    waiters.add(waiter);
+    boolean interrupted = false;
+    try {
+      while (!waiter.served) {
+        try {
+          wait();
+        } catch (InterruptedException interruption) {
+          interrupted = true;
+          if (!waiter.served) {
+            try {
+              consumerInterrupted();
+            } catch (RuntimeException stop) {
+              waiters.remove(waiter);
+              throw stop;
+            }
+          }
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return waiter.event;
+  }
+
+  private void releaseWaiters() {
+    for (Waiter<T> waiter : waiters) {
+      waiter.served = true;
+    }
+    waiters.clear();
+    notifyAll();
   }
 }

@@ -62,8 +62,8 @@ public final class Events {
   /**
    * The events that stream {@code message}: start, each block's start, deltas and end, then the
    * terminal event. Text, reasoning and tool-call arguments are cut into deltas of {@code
-   * deltaSize} characters (Unicode code points, as the Python runtime counts them). The terminal
-   * event carries {@code message} itself.
+   * deltaSize} characters (Unicode code points, so no surrogate pair is split). The terminal event
+   * carries {@code message} itself.
    */
   public static List<ModelEvent> eventsOf(AssistantMessage message, int deltaSize) {
     if (deltaSize < 1) {

@@ -2,14 +2,17 @@ package pi.proto;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.Context;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,19 +29,29 @@ import pi.ai.v1.Service.StreamRequest;
 /**
  * A client of {@code pi.ai.v1.ModelService} over one gRPC channel.
  *
- * <p>Every failure becomes the stream's {@code error} event, carrying everything received before
- * it: a non-OK status or transport failure is ERROR with the status description (the code name if
- * it has none); a stream that closes without a terminal event is ERROR "stream ended without a
- * terminal event"; an undecodable event or one that breaks the stream rules is ERROR naming the
- * event; {@code cancel()} on the returned stream is ABORTED "cancelled".
+ * <p>Every failure becomes the stream's one {@code error} event, carrying everything received
+ * before it, and the stream's {@code failure()} says which it was: a non-OK status or transport
+ * failure is ERROR with the status description (the code name if it has none), failure = the status
+ * code; an undecodable event, an event that breaks the stream rules, or a stream that closes
+ * without a terminal event ("stream ended without a terminal event") is ERROR, failure = the rule
+ * ({@code event-decode}, the rule broken, {@code terminal-missing}); {@code cancel()} on the
+ * returned stream is ABORTED "cancelled", with no failure.
+ *
+ * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
+ * whose deltas add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
+ * rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes} change
+ * both.
  */
 public final class ModelClient implements AutoCloseable {
-  /** The largest event the client accepts, as in the Python client. */
+  /** The largest single event the client accepts, in bytes. */
   public static final int MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
+
+  /** The deadline of a call that sets none: longer than a server's usual stream limit. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(15);
 
   /**
    * The generated Stream method, receiving each event as bytes: the client decodes them itself, so
-   * an undecodable event is reported with its index, as the Python client does.
+   * an undecodable event is reported with its index.
    */
   private static final MethodDescriptor<StreamRequest, byte[]> STREAM =
       ModelServiceGrpc.getStreamMethod().toBuilder(
@@ -46,6 +59,8 @@ public final class ModelClient implements AutoCloseable {
           .build();
 
   private final ManagedChannel channel;
+  private final Duration defaultTimeout;
+  private final long maxMessageBytes;
 
   /** A client of the server at {@code target} (host:port), over plaintext HTTP/2. */
   public ModelClient(String target) {
@@ -57,7 +72,32 @@ public final class ModelClient implements AutoCloseable {
 
   /** A client over a channel of your own (TLS, interceptors, ...); {@link #close} shuts it down. */
   public ModelClient(ManagedChannel channel) {
+    this(channel, DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  private ModelClient(ManagedChannel channel, Duration defaultTimeout, long maxMessageBytes) {
     this.channel = channel;
+    this.defaultTimeout = defaultTimeout;
+    this.maxMessageBytes = maxMessageBytes;
+  }
+
+  /**
+   * This client, on the same channel, with {@code timeout} as the deadline of calls that set none;
+   * null for no deadline.
+   */
+  public ModelClient withDefaultTimeout(Duration timeout) {
+    return new ModelClient(channel, timeout, maxMessageBytes);
+  }
+
+  /**
+   * This client, on the same channel, ending a stream whose deltas add up to more than {@code
+   * bytes} bytes of UTF-8 (rule {@code size-limit}).
+   */
+  public ModelClient withMaxMessageBytes(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("maxMessageBytes must not be negative");
+    }
+    return new ModelClient(channel, defaultTimeout, bytes);
   }
 
   /**
@@ -65,21 +105,40 @@ public final class ModelClient implements AutoCloseable {
    * rebuilds the message as its events are taken.
    */
   public AssistantMessageEventStream stream(AgentContext context) {
-    return stream(StreamRequest.newBuilder().setContext(context).build(), null);
+    return stream(StreamRequest.newBuilder().setContext(context).build());
+  }
+
+  /** Start one call of {@code request}, with the client's default deadline. */
+  public AssistantMessageEventStream stream(StreamRequest request) {
+    return stream(request, null, new Metadata());
   }
 
   /**
-   * Start one call; the stream's {@code partial()} rebuilds the message as its events are taken.
+   * Start one call of {@code request}.
    *
-   * @param timeout the call's deadline, after which the stream ends with ERROR; null for none
+   * @param timeout the call's deadline, after which the stream ends with ERROR (DEADLINE_EXCEEDED);
+   *     null for the client's default
    */
   public AssistantMessageEventStream stream(StreamRequest request, Duration timeout) {
-    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    return stream(request, timeout, new Metadata());
+  }
+
+  /**
+   * Start one call of {@code request}, sending {@code headers} as request metadata.
+   *
+   * @param timeout the call's deadline; null for the client's default
+   */
+  public AssistantMessageEventStream stream(
+      StreamRequest request, Duration timeout, Metadata headers) {
+    AssistantMessageEventStream events = new AssistantMessageEventStream(maxMessageBytes);
+    Duration deadline = timeout != null ? timeout : defaultTimeout;
     CallOptions options =
-        timeout == null
+        deadline == null
             ? CallOptions.DEFAULT
-            : CallOptions.DEFAULT.withDeadlineAfter(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    events.drive(stream -> receive(stream, request, options));
+            : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    Channel target =
+        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+    events.drive(stream -> receive(stream, target, request, options));
     return events;
   }
 
@@ -94,46 +153,49 @@ public final class ModelClient implements AutoCloseable {
     }
   }
 
-  private void receive(
-      AssistantMessageEventStream events, StreamRequest request, CallOptions options)
+  private static void receive(
+      AssistantMessageEventStream events,
+      Channel target,
+      StreamRequest request,
+      CallOptions options)
       throws InterruptedException {
     // The call belongs to this context: cancelling it ends the call wherever the loop stands.
     Context.CancellableContext call = Context.current().withCancellation();
     Context outer = call.attach();
     try {
       Iterator<byte[]> messages =
-          ClientCalls.blockingServerStreamingCall(channel, STREAM, options, request);
+          ClientCalls.blockingServerStreamingCall(target, STREAM, options, request);
       for (int index = 0; messages.hasNext(); index++) {
         byte[] data = messages.next();
         ModelEvent event;
         try {
           event = ModelEvent.parseFrom(data);
-        } catch (InvalidProtocolBufferException error) {
-          events.fail(
-              StopReason.STOP_REASON_ERROR,
-              "event %d: cannot decode ModelEvent from %d bytes: %s"
-                  .formatted(index, data.length, error.getMessage()));
+        } catch (InvalidProtocolBufferException | RuntimeException error) {
+          // Untrusted bytes: whatever goes wrong reading them is this one rule.
+          String detail =
+              "cannot decode a ModelEvent from %d bytes: %s"
+                  .formatted(data.length, error.getMessage());
+          events.fail(new StreamProtocolException(index, "event-decode", detail));
           return;
         }
-        events.send(event); // waits while the consumer is behind
+        events.send(event); // waits while the consumers are behind
         if (events.isDone()) {
           return; // anything after the terminal event is ignored: the call is cancelled below
         }
       }
-    } catch (StatusRuntimeException error) {
-      events.fail(StopReason.STOP_REASON_ERROR, describe(error.getStatus()));
-    } catch (StreamProtocolException error) {
-      events.fail(StopReason.STOP_REASON_ERROR, error.getMessage());
+      events.endWithoutTerminal();
+    } catch (StreamProtocolException broken) {
+      events.fail(broken);
+    } catch (RuntimeException error) {
+      Status status = Status.fromThrowable(error);
+      String code = status.getCode().name();
+      String description = status.getDescription();
+      String message = description == null || description.isEmpty() ? code : description;
+      events.fail(StopReason.STOP_REASON_ERROR, message, StreamFailure.ofStatus(code, message));
     } finally {
       call.detach(outer);
       call.cancel(null);
     }
-  }
-
-  /** A status as the stream reports it: its description unchanged, else its code name. */
-  private static String describe(Status status) {
-    String description = status.getDescription();
-    return description == null || description.isEmpty() ? status.getCode().name() : description;
   }
 
   /** Messages as the bytes they travel in. */

@@ -1,13 +1,21 @@
 package pi.proto;
 
-/**
- * A message that breaks a message rule; the message names the path of the offending field, e.g.
- * {@code message.content[1].tool_call.arguments_json: must be a JSON object, got list}.
- */
+import java.util.List;
+import java.util.stream.Collectors;
+
+/** A message that breaks one or more rules of the schema; {@link #violations()} lists them all. */
 public class ValidationException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  public ValidationException(String message) {
-    super(message);
+  private final transient List<Violation> violations;
+
+  public ValidationException(List<Violation> violations) {
+    super(violations.stream().map(Violation::toString).collect(Collectors.joining("; ")));
+    this.violations = List.copyOf(violations);
+  }
+
+  /** Every broken rule, as protovalidate found them, or the JSON text rules if those all hold. */
+  public List<Violation> violations() {
+    return violations;
   }
 }

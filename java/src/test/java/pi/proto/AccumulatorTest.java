@@ -16,6 +16,7 @@ import static pi.proto.Fixtures.textEnd;
 import static pi.proto.Fixtures.textStart;
 import static pi.proto.Fixtures.thinking;
 import static pi.proto.Fixtures.thinkingDelta;
+import static pi.proto.Fixtures.thinkingStart;
 import static pi.proto.Fixtures.toolCall;
 import static pi.proto.Fixtures.toolCallDelta;
 import static pi.proto.Fixtures.toolCallEnd;
@@ -33,28 +34,27 @@ import pi.ai.v1.Event.TextEndEvent;
 import pi.ai.v1.Message.AssistantMessage;
 import pi.ai.v1.Message.StopReason;
 
-/** The rules and their messages, as the Python runtime words them (checked against it). */
+/** The stream rules, as (event index, rule id), and the partial they rebuild. */
 class AccumulatorTest {
   private static final StopReason STOP = StopReason.STOP_REASON_STOP;
   private static final StopReason TOOL_USE = StopReason.STOP_REASON_TOOL_USE;
   private static final StopReason ERROR = StopReason.STOP_REASON_ERROR;
 
-  /** Apply every event, returning the message of each one that broke a rule. */
-  private static List<String> broken(ModelEvent... events) {
-    Accumulator accumulator = new Accumulator();
-    List<String> messages = new ArrayList<>();
-    for (ModelEvent event : events) {
-      try {
-        accumulator.apply(event);
-      } catch (StreamProtocolException error) {
-        messages.add(error.getMessage());
-      }
-    }
-    return messages;
+  /** Apply the events until one breaks a rule; return that rule as "index rule-id". */
+  private static String firstBroken(ModelEvent... events) {
+    return firstBroken(new Accumulator(), events);
   }
 
-  private static void assertBroken(String expected, ModelEvent... events) {
-    assertEquals(List.of(expected), broken(events));
+  private static String firstBroken(Accumulator accumulator, ModelEvent... events) {
+    StreamProtocolException error =
+        assertThrows(
+            StreamProtocolException.class,
+            () -> {
+              for (ModelEvent event : events) {
+                accumulator.apply(event);
+              }
+            });
+    return error.eventIndex() + " " + error.ruleId();
   }
 
   private static AssistantMessage failed(AssistantContent... content) {
@@ -64,148 +64,86 @@ class AccumulatorTest {
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void eventKindAndStart() {
-    assertBroken(
-        "event 0 breaks rule 'event-kind': no event kind is set", ModelEvent.getDefaultInstance());
-    assertBroken(
-        "event 0 (text_start) breaks rule 'start-first': a stream opens with start", textStart(0));
-    assertEquals(
-        List.of(
-            "event 0 breaks rule 'event-kind': no event kind is set",
-            "event 1 (start) breaks rule 'start-first': start must be the first event"),
-        broken(ModelEvent.getDefaultInstance(), start()));
-    assertBroken(
-        "event 1 (start) breaks rule 'start-once': start must be the first event",
-        start(),
-        start());
+    assertEquals("0 event-kind", firstBroken(ModelEvent.getDefaultInstance()));
+    assertEquals("0 start-first", firstBroken(textStart(0)));
+    assertEquals("1 start-once", firstBroken(start(), start()));
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void blockRules() {
-    assertBroken(
-        "event 1 (text_start) breaks rule 'next-index': content_index 1 must open the next block,"
-            + " 0",
-        start(),
-        textStart(1));
-    assertBroken(
-        "event 1 (text_delta) breaks rule 'block-exists': content_index 4 refers to no block (the"
-            + " message has 0)",
-        start(),
-        textDelta(4, "x"));
-    assertBroken(
-        "event 1 (text_delta) breaks rule 'block-exists': content_index 4294967295 refers to no"
-            + " block (the message has 0)",
-        start(),
-        textDelta(-1, "x")); // the largest uint32
-    assertBroken(
-        "event 2 (thinking_delta) breaks rule 'block-kind': block 0 is not a thinking block",
-        start(),
-        textStart(0),
-        thinkingDelta(0, "x"));
-    assertBroken(
-        "event 2 (toolcall_end) breaks rule 'block-kind': block 0 is not a tool call block",
-        start(),
-        textStart(0),
-        toolCallEnd(0, "call_1", "read", "{}"));
-    assertBroken(
-        "event 3 (text_delta) breaks rule 'block-open': block 0 has already ended",
-        start(),
-        textStart(0),
-        textEnd(0),
-        textDelta(0, "x"));
+    assertEquals("1 next-index", firstBroken(start(), textStart(1)));
+    assertEquals("1 block-exists", firstBroken(start(), textDelta(4, "x")));
+    assertEquals("1 block-exists", firstBroken(start(), textDelta(-1, "x"))); // uint32 max
+    assertEquals("2 block-kind", firstBroken(start(), textStart(0), thinkingDelta(0, "x")));
+    assertEquals("3 block-open", firstBroken(start(), textStart(0), textEnd(0), textDelta(0, "x")));
+    assertEquals(
+        "2 tool-call-id",
+        firstBroken(
+            start(), toolCallStart(0, "call_1", "read"), toolCallEnd(0, "call_2", "read", "{}")));
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void toolCallId() {
-    assertBroken(
-        "event 2 (toolcall_end) breaks rule 'tool-call-id': tool call 0 started as 'call_1' but"
-            + " ends as 'call_2'",
-        start(),
-        toolCallStart(0, "call_1", "read"),
-        toolCallEnd(0, "call_2", "read", "{}"));
-    assertBroken(
-        "event 2 (toolcall_end) breaks rule 'tool-call-id': tool call 0 started as \"it's\" but"
-            + " ends as 'a\\n"
-            + "b\\u200b'",
-        start(),
-        toolCallStart(0, "it's", "read"),
-        toolCallEnd(0, "a\nb\u200b", "read", "{}"));
+  void aBrokenRuleLeavesThePartialAsItWas() {
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "kept"));
+    assertEquals("3 block-kind", firstBroken(accumulator, thinkingDelta(0, "x")));
+    assertEquals("kept", Messages.textOf(accumulator.partial()));
+    assertEquals(4, accumulator.count());
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void terminalRules() {
-    assertBroken(
-        "event 1 (done) breaks rule 'terminal-message': carries no message",
-        start(),
-        ModelEvent.newBuilder().setDone(DoneEvent.newBuilder().setReason(STOP)).build());
-    assertBroken(
-        "event 1 (done) breaks rule 'terminal-reason': reason ERROR with a message stopped by"
-            + " ERROR; done takes STOP, LENGTH, TOOL_USE, equal in both",
-        start(),
-        done(ERROR, failed()));
-    assertBroken(
-        "event 1 (done) breaks rule 'terminal-reason': reason STOP with a message stopped by"
-            + " TOOL_USE; done takes STOP, LENGTH, TOOL_USE, equal in both",
-        start(),
-        done(STOP, assistantMessage(TOOL_USE)));
-    assertBroken(
-        "event 1 (error) breaks rule 'terminal-reason': reason STOP with a message stopped by STOP;"
-            + " error takes ERROR, ABORTED, equal in both",
-        start(),
-        error(STOP, assistantMessage(STOP)));
-    AssistantMessage unknown = assistantMessage(STOP).toBuilder().setStopReasonValue(9).build();
-    ModelEvent unknownReason =
-        ModelEvent.newBuilder()
-            .setDone(DoneEvent.newBuilder().setReasonValue(9).setMessage(unknown))
-            .build();
-    assertBroken(
-        "event 1 (done) breaks rule 'terminal-reason': reason 9 with a message stopped by 9; "
-            + "done takes STOP, LENGTH, TOOL_USE, equal in both",
-        start(),
-        unknownReason);
-    assertBroken(
-        "event 3 (done) breaks rule 'terminal-agrees': the message has blocks ['tool_call'], the"
-            + " stream built ['text']",
-        start(),
-        textStart(0),
-        textEnd(0),
-        done(TOOL_USE, assistantMessage(TOOL_USE, toolCall("call_1", "read", "{}"))));
+  void theTerminalEventIsValidatedAsAWhole() {
+    StreamProtocolException error =
+        assertThrows(
+            StreamProtocolException.class,
+            () -> {
+              Accumulator accumulator = new Accumulator();
+              accumulator.apply(start());
+              accumulator.apply(toolCallStart(0, "call_1", "read"));
+              accumulator.apply(toolCallEnd(0, "call_1", "read", "{}"));
+              accumulator.apply(
+                  done(STOP, assistantMessage(TOOL_USE, toolCall("call_1", "read", "[1]"))));
+            });
+    assertEquals(3, error.eventIndex());
+    assertEquals("terminal-valid", error.ruleId());
+    // protovalidate reports every violation; the JSON text rules wait until those all hold.
+    assertEquals(
+        List.of("done done.reason_matches_message"),
+        error.violations().stream()
+            .map(found -> found.fieldPath() + " " + found.ruleId())
+            .toList());
+
+    ModelEvent noMessage =
+        ModelEvent.newBuilder().setDone(DoneEvent.newBuilder().setReason(STOP)).build();
+    assertEquals("1 terminal-valid", firstBroken(start(), noMessage));
+    assertEquals("1 terminal-valid", firstBroken(start(), done(ERROR, failed())));
+    assertEquals(
+        "0 terminal-valid",
+        firstBroken(error(ERROR, failed(toolCall("call_1", "read", "{\"a\":NaN}")))));
+    assertEquals(
+        "3 terminal-agrees",
+        firstBroken(
+            start(),
+            textStart(0),
+            textEnd(0),
+            done(TOOL_USE, assistantMessage(TOOL_USE, toolCall("call_1", "read", "{}")))));
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void messageValid() {
-    assertBroken(
-        "event 3 (done) breaks rule 'message-valid': message.content[0].tool_call.arguments_json:"
-            + " must be a JSON object, got list",
-        start(),
-        toolCallStart(0, "call_1", "read"),
-        toolCallEnd(0, "call_1", "read", "{}"),
-        done(TOOL_USE, assistantMessage(TOOL_USE, toolCall("call_1", "read", "[1]"))));
-    assertBroken(
-        "event 0 (error) breaks rule 'message-valid': message.content[0].tool_call.id: must not be"
-            + " empty",
-        error(ERROR, failed(toolCall("", "read", "{}"))));
-    assertBroken(
-        "event 0 (error) breaks rule 'message-valid': message.content[0].tool_call.arguments_json:"
-            + " JSON nested deeper than the limit of 64",
-        error(
-            ERROR,
-            failed(toolCall("call_1", "read", "{\"a\":".repeat(70) + "1" + "}".repeat(70)))));
-    assertBroken(
-        "event 0 (error) breaks rule 'message-valid': message.content[0].tool_call.arguments_json:"
-            + " must be a JSON object, got list",
-        error(ERROR, failed(toolCall("call_1", "read", "[".repeat(70) + "]".repeat(70)))));
-    assertBroken(
-        "event 0 (error) breaks rule 'message-valid': message.extra_json: must be a JSON object,"
-            + " got string",
-        error(ERROR, failed().toBuilder().setExtraJson("\"x\"").build()));
-    assertBroken(
-        "event 0 (error) breaks rule 'message-valid': message.content[0].block: exactly one of"
-            + " text, thinking, tool_call must be set, found none",
-        error(ERROR, failed(AssistantContent.getDefaultInstance())));
+  void deltasAreCountedInBytesOfUtf8AgainstTheLimit() {
+    Accumulator accumulator = new Accumulator(10);
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "一二三")); // 9 bytes
+    accumulator.apply(thinkingStart(1));
+    assertEquals("4 size-limit", firstBroken(accumulator, thinkingDelta(1, "ab")));
+    assertEquals("一二三", Messages.textOf(accumulator.partial()));
   }
 
   @Test

@@ -5,16 +5,25 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static pi.proto.Fixtures.TEST_TIMEOUT_SECONDS;
+import static pi.proto.Fixtures.assistantMessage;
+import static pi.proto.Fixtures.done;
+import static pi.proto.Fixtures.start;
+import static pi.proto.Fixtures.text;
+import static pi.proto.Fixtures.textDelta;
+import static pi.proto.Fixtures.textStart;
+import static pi.proto.Fixtures.toolCall;
 import static pi.proto.Fixtures.userContext;
 
-import com.google.protobuf.util.JsonFormat;
+import io.grpc.Metadata;
+import io.grpc.Status;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,8 +42,8 @@ import pi.ai.v1.Message.UserMessage;
 import pi.ai.v1.Service.StreamRequest;
 
 /**
- * The client against Python's {@code pi-proto serve}: the README round trip, cancellation and
- * failures.
+ * The client against a server in the test's own process: the README round trip, the partial,
+ * cancellation, deadlines, and every failure a server can cause, each ending in one error event.
  */
 class ClientTest {
   private static final List<String> README_KINDS =
@@ -51,15 +60,41 @@ class ClientTest {
           "toolcall_end",
           "done");
 
-  private static PythonServer fast; // the README round trip, deltas of 8 characters, no delay
-  private static PythonServer slow; // the same, 0.3 s before each event
+  /** The model's first answer: it reads the README. */
+  private static final AssistantMessage READ_THE_README =
+      assistantMessage(
+          StopReason.STOP_REASON_TOOL_USE,
+          text("我先读取项目说明。"),
+          toolCall("call_1", "read", "{\"path\":\"README.md\"}"));
+
+  /** Its answer once the tool result is in the context. */
+  private static final AssistantMessage ANSWER =
+      assistantMessage(StopReason.STOP_REASON_STOP, text("README 的标题就是项目名：pi-proto。"));
+
+  private static FakeModelServer fast; // the README round trip, deltas of 8 characters, no delay
+  private static FakeModelServer slow; // the same, 0.3 s before each event
   private static ModelClient fastClient; // to the fast server
+
+  /** The scripted model: its first or second answer, as events of 8 characters a delta. */
+  private static FakeModelServer.Script scripted(Duration delay) {
+    return (request, headers, call) -> {
+      List<AgentMessage> messages = request.getContext().getMessagesList();
+      boolean answered = !messages.isEmpty() && messages.get(messages.size() - 1).hasToolResult();
+      for (ModelEvent event : Events.eventsOf(answered ? ANSWER : READ_THE_README, 8)) {
+        if (call.pause(delay)) {
+          return;
+        }
+        call.send(event);
+      }
+      call.finish();
+    };
+  }
 
   @BeforeAll
   @Timeout(TEST_TIMEOUT_SECONDS)
   static void startServers() throws Exception {
-    fast = PythonServer.start();
-    slow = PythonServer.start("--delay", "0.3");
+    fast = FakeModelServer.start(scripted(Duration.ZERO));
+    slow = FakeModelServer.start(scripted(Duration.ofMillis(300)));
     fastClient = new ModelClient(fast.target());
   }
 
@@ -92,6 +127,24 @@ class ClientTest {
     return message.getContent(index).getToolCall();
   }
 
+  /** The broken rule that ended a stream, as "index rule-id". */
+  private static String brokenRule(AssistantMessageEventStream events) {
+    StreamProtocolException rule = events.failure().orElseThrow().rule().orElseThrow();
+    return rule.eventIndex() + " " + rule.ruleId();
+  }
+
+  /** A stream played to its end, and the kinds of the events it delivered. */
+  private record Played(AssistantMessageEventStream events, List<String> kinds) {}
+
+  /** Play {@code script} once and drain the client's stream. */
+  private static Played against(FakeModelServer.Script script) throws Exception {
+    try (FakeModelServer server = FakeModelServer.start(script);
+        ModelClient client = new ModelClient(server.target())) {
+      AssistantMessageEventStream events = client.stream(userContext("hi"));
+      return new Played(events, kinds(drain(events)));
+    }
+  }
+
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void theReadmeExample() throws Exception {
@@ -121,38 +174,6 @@ class ClientTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void theSameEventsAsPiProtoStreamJson() throws Exception {
-    AssistantMessageEventStream events = fastClient.stream(userContext("hi"));
-    List<ModelEvent> seen = drain(events);
-    AssistantMessage message = events.result().get();
-    String printed = PythonServer.run("stream", "--json", "--target", fast.target(), "hi");
-
-    assertEquals(README_KINDS, kinds(seen));
-    List<ModelEvent> python = new ArrayList<>();
-    for (String line : printed.strip().split("\n")) {
-      ModelEvent.Builder event = ModelEvent.newBuilder();
-      JsonFormat.parser().merge(line, event);
-      python.add(event.build());
-    }
-    assertEquals(python, seen); // as sent: without partial
-    for (int index = 0; index < seen.size(); index++) {
-      JsonValues.assertSameJson(
-          printed.strip().split("\n")[index], JsonFormat.printer().print(seen.get(index)));
-    }
-
-    ModelEvent last = seen.get(seen.size() - 1);
-    assertSame(message, last.getDone().getMessage());
-    assertSame(message, events.partial());
-    assertEquals(StopReason.STOP_REASON_TOOL_USE, message.getStopReason());
-    assertEquals("我先读取项目说明。", Messages.textOf(message));
-    ToolCall call = toolCallOf(message, 1);
-    assertEquals("call_1", call.getId());
-    assertEquals("read", call.getName());
-    JsonValues.assertSameJson("{\"path\": \"README.md\"}", call.getArgumentsJson());
-  }
-
-  @Test
-  @Timeout(TEST_TIMEOUT_SECONDS)
   void thePartialIsRebuiltAtEveryStep() throws Exception {
     AssistantMessageEventStream events = fastClient.stream(userContext("hi"));
     List<ModelEvent> seen = new ArrayList<>();
@@ -162,6 +183,7 @@ class ClientTest {
       partials.add(events.partial()); // as of this event, however far the client has read ahead
     }
     assertEquals(README_KINDS, kinds(seen));
+    assertTrue(seen.stream().noneMatch(ModelEvent::hasPartial)); // events arrive as sent
 
     AssistantMessage opened = partials.get(0);
     assertEquals(0, opened.getContentCount());
@@ -177,17 +199,17 @@ class ClientTest {
       raw.add(call.getRawArguments());
     }
     assertEquals(List.of("{\"path\":", "{\"path\":\"README.", "{\"path\":\"README.md\"}"), raw);
-    ToolCall ended = toolCallOf(partials.get(9), 1);
-    JsonValues.assertSameJson("{\"path\": \"README.md\"}", ended.getArgumentsJson());
-    assertEquals(StopReason.STOP_REASON_TOOL_USE, partials.get(10).getStopReason());
+    assertEquals("{\"path\":\"README.md\"}", toolCallOf(partials.get(9), 1).getArgumentsJson());
     assertSame(events.result().get(), partials.get(10));
+    assertEquals(READ_THE_README, partials.get(10));
+    assertTrue(events.failure().isEmpty());
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void turnTwoAnswersTheToolResult() throws Exception {
     AgentContext request = userContext("请读取 README");
-    AssistantMessage first = fastClient.stream(request).result().get();
+    AssistantMessage first = fastClient.stream(request).result().get(); // no one iterates
     ToolCall call = toolCallOf(first, 1);
     ToolResultMessage result =
         ToolResultMessage.newBuilder()
@@ -209,8 +231,28 @@ class ClientTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
+  void theResultOfALongStreamComesWithoutAConsumer() throws Exception {
+    AssistantMessage longAnswer =
+        assistantMessage(StopReason.STOP_REASON_STOP, text("x".repeat(1000)));
+    try (FakeModelServer server =
+            FakeModelServer.start(
+                (request, headers, call) -> {
+                  Events.eventsOf(longAnswer, 1)
+                      .forEach(call::send); // far above the high-water mark
+                  call.finish();
+                });
+        ModelClient client = new ModelClient(server.target())) {
+      AssistantMessageEventStream events = client.stream(userContext("hi"));
+      assertEquals(longAnswer, events.result().get(10, TimeUnit.SECONDS)); // no one iterates
+      assertEquals(1004, drain(events).size()); // every event is still there to take
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
   void cancelAfterTheFirstEventEndsTheStreamWithAborted() throws Exception {
-    try (ModelClient paced = new ModelClient(slow.target())) {
+    try (FakeModelServer server = FakeModelServer.start(scripted(Duration.ofMillis(300)));
+        ModelClient paced = new ModelClient(server.target())) {
       AssistantMessageEventStream events = paced.stream(userContext("hi"));
       Iterator<ModelEvent> iterator = events.iterator();
       assertEquals("start", Events.kindOf(iterator.next()));
@@ -224,6 +266,38 @@ class ClientTest {
       assertEquals(StopReason.STOP_REASON_ABORTED, rest.get(0).getError().getReason());
       assertEquals("cancelled", message.getErrorMessage());
       assertEquals("scripted-v1", message.getModel()); // the header received before is kept
+      assertTrue(events.failure().isEmpty()); // a cancel is no failure of the stream
+      assertTrue(server.awaitCancelled(Duration.ofSeconds(10))); // the server sees it too
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void cancelFromAnotherThreadReachesTheConsumerWaitingForTheNextEvent() throws Exception {
+    try (ModelClient paced = new ModelClient(slow.target())) {
+      AssistantMessageEventStream events = paced.stream(userContext("hi"));
+      CompletableFuture<AssistantMessage> waiting = events.result();
+      Iterator<ModelEvent> iterator = events.iterator();
+      assertEquals("start", Events.kindOf(iterator.next()));
+      Thread canceller =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(100); // the consumer is waiting for text_start by now
+                } catch (InterruptedException interrupted) {
+                  Thread.currentThread().interrupt();
+                }
+                events.cancel();
+              });
+      canceller.start();
+      List<ModelEvent> rest = new ArrayList<>();
+      iterator.forEachRemaining(rest::add); // returns, throws nothing
+      canceller.join();
+
+      assertEquals(List.of("error"), kinds(rest));
+      assertEquals(StopReason.STOP_REASON_ABORTED, rest.get(0).getError().getReason());
+      assertEquals(StopReason.STOP_REASON_ABORTED, waiting.get().getStopReason());
+      assertSame(waiting.get(), events.partial());
     }
   }
 
@@ -237,23 +311,38 @@ class ClientTest {
       assertEquals("error", Events.kindOf(seen.get(seen.size() - 1)));
       AssistantMessage message = events.result().get();
       assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
-      // The client's deadline or the server's, whichever fires first: both say so.
-      String problem = message.getErrorMessage();
-      assertTrue(problem.toLowerCase(Locale.ROOT).contains("deadline exceeded"), problem);
+      assertFalse(message.getErrorMessage().isEmpty());
+      assertEquals("DEADLINE_EXCEEDED", events.failure().orElseThrow().statusCode().orElseThrow());
     }
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void aStatusErrorBecomesAnErrorEventWithTheStatusMessageUnchanged() throws Exception {
-    StreamRequest request =
-        StreamRequest.newBuilder().setModel("gpt-9").setContext(userContext("hi")).build();
-    AssistantMessageEventStream events = fastClient.stream(request, null);
-    assertEquals(List.of("error"), kinds(drain(events)));
-    AssistantMessage message = events.result().get();
-    assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
-    assertEquals(
-        "unknown model 'gpt-9': this server plays 'scripted-v1'", message.getErrorMessage());
+  void theDefaultDeadlineAndTheHeadersReachTheServer() throws Exception {
+    CompletableFuture<Long> secondsLeft = new CompletableFuture<>();
+    CompletableFuture<String> header = new CompletableFuture<>();
+    Metadata.Key<String> key = Metadata.Key.of("x-test", Metadata.ASCII_STRING_MARSHALLER);
+    try (FakeModelServer server =
+            FakeModelServer.start(
+                (request, headers, call) -> {
+                  io.grpc.Deadline deadline = io.grpc.Context.current().getDeadline();
+                  secondsLeft.complete(
+                      deadline == null ? -1 : deadline.timeRemaining(TimeUnit.SECONDS));
+                  header.complete(headers.get(key));
+                  call.fail(Status.UNAVAILABLE.withDescription("down for maintenance"));
+                });
+        ModelClient client = new ModelClient(server.target())) {
+      Metadata headers = new Metadata();
+      headers.put(key, "case-1");
+      StreamRequest request = StreamRequest.newBuilder().setContext(userContext("hi")).build();
+      AssistantMessageEventStream events = client.stream(request, null, headers);
+      assertEquals(List.of("error"), kinds(drain(events)));
+      assertEquals("down for maintenance", events.result().get().getErrorMessage());
+      assertEquals("UNAVAILABLE", events.failure().orElseThrow().statusCode().orElseThrow());
+      assertEquals("case-1", header.get());
+      long left = secondsLeft.get();
+      assertTrue(left > 890 && left <= 900, "seconds left: " + left); // 15 minutes by default
+    }
   }
 
   @Test
@@ -269,13 +358,14 @@ class ClientTest {
       AssistantMessage message = events.result().get();
       assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
       assertFalse(message.getErrorMessage().isEmpty());
+      assertEquals("UNAVAILABLE", events.failure().orElseThrow().statusCode().orElseThrow());
     }
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
   void aServerKilledMidStreamGivesAnErrorEvent() throws Exception {
-    try (PythonServer server = PythonServer.start("--delay", "0.3");
+    try (FakeModelServer server = FakeModelServer.start(scripted(Duration.ofMillis(300)));
         ModelClient doomed = new ModelClient(server.target())) {
       AssistantMessageEventStream events = doomed.stream(userContext("hi"));
       Iterator<ModelEvent> iterator = events.iterator();
@@ -289,25 +379,90 @@ class ClientTest {
       assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
       assertFalse(message.getErrorMessage().isEmpty());
       assertEquals("scripted-v1", message.getModel());
+      assertTrue(events.failure().orElseThrow().statusCode().isPresent());
     }
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void aServerShuttingDownMidStreamEndsItWithAborted() throws Exception {
-    try (PythonServer server = PythonServer.start("--delay", "0.3");
-        ModelClient leaving = new ModelClient(server.target())) {
-      AssistantMessageEventStream events = leaving.stream(userContext("hi"));
-      Iterator<ModelEvent> iterator = events.iterator();
-      assertEquals("start", Events.kindOf(iterator.next()));
-      server.stop();
-      List<ModelEvent> rest = new ArrayList<>();
-      iterator.forEachRemaining(rest::add);
+  void aStreamClosedWithoutATerminalEventIsAnErrorEvent() throws Exception {
+    Played played =
+        against(
+            (request, headers, call) -> {
+              call.send(start());
+              call.send(textStart(0));
+              call.finish();
+            });
+    assertEquals(List.of("start", "text_start", "error"), played.kinds());
+    AssistantMessage message = played.events().result().get();
+    assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
+    assertEquals("stream ended without a terminal event", message.getErrorMessage());
+    assertEquals("2 terminal-missing", brokenRule(played.events()));
+  }
 
-      assertEquals("error", Events.kindOf(rest.get(rest.size() - 1)));
-      AssistantMessage message = events.result().get();
-      assertEquals(StopReason.STOP_REASON_ABORTED, message.getStopReason());
-      assertEquals("the server is shutting down", message.getErrorMessage());
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anUndecodableEventBecomesOneErrorEventNamingItsIndex() throws Exception {
+    Played played =
+        against(
+            (request, headers, call) -> {
+              call.send(start());
+              call.sendBytes(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
+              call.finish();
+            });
+    assertEquals(List.of("start", "error"), played.kinds());
+    assertEquals(StopReason.STOP_REASON_ERROR, played.events().result().get().getStopReason());
+    assertEquals("1 event-decode", brokenRule(played.events()));
+    assertEquals("scripted-v1", played.events().partial().getModel());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anEventOutOfPlaceBecomesOneErrorEventNamingTheRule() throws Exception {
+    AssistantMessage message = assistantMessage(StopReason.STOP_REASON_STOP);
+    Played played =
+        against(
+            (request, headers, call) -> {
+              call.send(start());
+              call.send(textDelta(4, "x"));
+              call.send(done(StopReason.STOP_REASON_STOP, message));
+              call.finish();
+            });
+    assertEquals(List.of("start", "error"), played.kinds());
+    assertEquals(StopReason.STOP_REASON_ERROR, played.events().result().get().getStopReason());
+    assertEquals("1 block-exists", brokenRule(played.events()));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aStreamOverTheSizeLimitEndsWithError() throws Exception {
+    try (ModelClient small = fastClient.withMaxMessageBytes(10)) {
+      AssistantMessageEventStream events = small.stream(userContext("hi"));
+      List<ModelEvent> seen = drain(events);
+      // The first delta is 8 characters of 3 bytes each: 24 bytes, over the limit of 10.
+      assertEquals(List.of("start", "text_start", "error"), kinds(seen));
+      assertEquals("2 size-limit", brokenRule(events));
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void eventsAfterTheTerminalEventAreIgnoredAndTheCallIsCancelled() throws Exception {
+    AssistantMessage message = assistantMessage(StopReason.STOP_REASON_STOP);
+    try (FakeModelServer server =
+            FakeModelServer.start(
+                (request, headers, call) -> {
+                  call.send(start());
+                  call.send(done(StopReason.STOP_REASON_STOP, message));
+                  call.sendBytes(new byte[] {(byte) 0xff});
+                  call.pause(Duration.ofSeconds(20)); // until the client goes away
+                });
+        ModelClient client = new ModelClient(server.target())) {
+      AssistantMessageEventStream events = client.stream(userContext("hi"));
+      assertEquals(List.of("start", "done"), kinds(drain(events)));
+      assertEquals(message, events.result().get());
+      assertTrue(events.failure().isEmpty());
+      assertTrue(server.awaitCancelled(Duration.ofSeconds(10)));
     }
   }
 }

@@ -246,6 +246,9 @@ class EventStreamTest {
     assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
     assertEquals("stream ended without a terminal event", message.getErrorMessage());
     assertEquals("kept", Messages.textOf(message));
+    StreamProtocolException rule = events.failure().orElseThrow().rule().orElseThrow();
+    assertEquals(3, rule.eventIndex());
+    assertEquals("terminal-missing", rule.ruleId());
   }
 
   @Test
@@ -267,10 +270,10 @@ class EventStreamTest {
           stream.send(textDelta(4, "x"));
         });
     assertEquals(List.of("start", "error"), drain(misplaced).stream().map(Events::kindOf).toList());
-    assertEquals(
-        "StreamProtocolException: event 1 (text_delta) breaks rule 'block-exists': "
-            + "content_index 4 refers to no block (the message has 0)",
-        misplaced.result().get().getErrorMessage());
+    StreamProtocolException rule = misplaced.failure().orElseThrow().rule().orElseThrow();
+    assertEquals(1, rule.eventIndex());
+    assertEquals("block-exists", rule.ruleId());
+    assertEquals(StopReason.STOP_REASON_ERROR, misplaced.result().get().getStopReason());
   }
 
   @Test
@@ -300,5 +303,99 @@ class EventStreamTest {
     assertEquals("error", Events.kindOf(rest.get(rest.size() - 1)));
     assertEquals(StopReason.STOP_REASON_ABORTED, events.result().get().getStopReason());
     assertEquals("cancelled", events.result().get().getErrorMessage());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void consumersTakeTurnsLongestWaitingFirst() throws Exception {
+    EventStream<String, String> stream = strings(8);
+    List<String> first = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<String> second = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread a = new Thread(() -> stream.forEach(first::add));
+    Thread b = new Thread(() -> stream.forEach(second::add));
+    a.start();
+    awaitBlocked(a);
+    b.start();
+    awaitBlocked(b);
+    List<String> pushed = List.of("e0", "e1", "e2", "e3", "e4");
+    for (int index = 0; index < pushed.size(); index++) {
+      stream.push(pushed.get(index));
+      // Each consumer waits again before the next event, as both would when events come slowly.
+      while (first.size() + second.size() <= index) {
+        Thread.sleep(1);
+      }
+      awaitBlocked(a);
+      awaitBlocked(b);
+    }
+    stream.push("end");
+    a.join();
+    b.join();
+    assertEquals(List.of("e0", "e2", "e4"), first);
+    assertEquals(List.of("e1", "e3", "end"), second);
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void cancelFromAnotherThreadEndsTheIterationOfAWaitingConsumer() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.push(start());
+    List<ModelEvent> seen = new ArrayList<>();
+    List<Throwable> thrown = new ArrayList<>();
+    Thread consumer =
+        new Thread(
+            () -> {
+              try {
+                events.forEach(seen::add);
+              } catch (Throwable error) {
+                thrown.add(error);
+              }
+            });
+    consumer.start();
+    awaitBlocked(consumer); // in hasNext(), after start
+    events.cancel();
+    consumer.join();
+
+    assertEquals(List.of(), thrown);
+    assertEquals(List.of("start", "error"), seen.stream().map(Events::kindOf).toList());
+    assertEquals(StopReason.STOP_REASON_ABORTED, seen.get(1).getError().getReason());
+    assertEquals(StopReason.STOP_REASON_ABORTED, events.result().get().getStopReason());
+    assertTrue(events.failure().isEmpty());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anInterruptedConsumerOfAModelStreamReceivesTheAbortedEvent() throws Exception {
+    AssistantMessageEventStream events = new AssistantMessageEventStream();
+    events.push(start());
+    Iterator<ModelEvent> iterator = events.iterator();
+    assertEquals("start", Events.kindOf(iterator.next()));
+    Thread.currentThread().interrupt();
+    assertTrue(iterator.hasNext()); // no exception: the wait ends with the ABORTED event
+    assertTrue(Thread.interrupted()); // and the interrupt is kept
+    assertEquals(StopReason.STOP_REASON_ABORTED, iterator.next().getError().getReason());
+    assertFalse(iterator.hasNext());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void askingForTheResultLetsTheProducerRunAhead() throws Exception {
+    EventStream<String, String> stream = strings(1);
+    Thread producer =
+        new Thread(
+            () -> {
+              try {
+                for (int index = 0; index < 100; index++) {
+                  stream.send("e" + index);
+                }
+                stream.send("end");
+              } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    producer.start();
+    awaitBlocked(producer); // the queue is full at one event
+    assertEquals("end!", stream.result().get()); // no consumer: it must not wait for one
+    producer.join();
+    assertEquals(101, stream.queued());
   }
 }

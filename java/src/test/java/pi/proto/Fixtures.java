@@ -14,6 +14,7 @@ import pi.ai.v1.Event.TextDeltaEvent;
 import pi.ai.v1.Event.TextEndEvent;
 import pi.ai.v1.Event.TextStartEvent;
 import pi.ai.v1.Event.ThinkingDeltaEvent;
+import pi.ai.v1.Event.ThinkingStartEvent;
 import pi.ai.v1.Event.ToolCallDeltaEvent;
 import pi.ai.v1.Event.ToolCallEndEvent;
 import pi.ai.v1.Event.ToolCallStartEvent;
@@ -30,7 +31,7 @@ final class Fixtures {
 
   private Fixtures() {}
 
-  /** The repository root, which the build passes in (the protos, vectors and server live there). */
+  /** The repository root, which the build passes in. */
   static java.nio.file.Path repoRoot() {
     String root = System.getProperty("pi.repo.root");
     if (root == null) {
@@ -68,7 +69,7 @@ final class Fixtures {
         .build();
   }
 
-  /** A context holding one user message: what {@code pi-proto stream} sends. */
+  /** A context holding one user message with one text block. */
   static AgentContext userContext(String text) {
     UserMessage user =
         UserMessage.newBuilder()
@@ -97,6 +98,12 @@ final class Fixtures {
   static ModelEvent textEnd(int index) {
     return ModelEvent.newBuilder()
         .setTextEnd(TextEndEvent.newBuilder().setContentIndex(index))
+        .build();
+  }
+
+  static ModelEvent thinkingStart(int index) {
+    return ModelEvent.newBuilder()
+        .setThinkingStart(ThinkingStartEvent.newBuilder().setContentIndex(index))
         .build();
   }
 
