@@ -29,10 +29,10 @@ from typing import Any
 import grpc
 
 import pi_proto as pp
-from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2
+from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2, service_pb2
 from pi_proto.events import events_of
 from pi_proto.pi_json import entry_from_pi, entry_to_pi
-from pi_proto.server import STREAM_METHOD, wire_event
+from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
 from pi_proto.wire import to_upb
 
 from .workloads import ROOT, our_server, serving, text_turn
@@ -253,7 +253,30 @@ def codec() -> list[Figure]:
     dumps = timed(lambda: [json.dumps(value) for value in parsed])
     to_pi = timed(lambda: [json.dumps(entry_to_pi(pp.decode(pp.AgentMessage, data))) for data in records])
     size = SESSION.stat().st_size / 1e6
+    in_context = [message for message in messages if message.session_entry is None]
+    request = pp.encode(pp.StreamRequest(context=pp.AgentContext(messages=in_context)))
+    upb_request = timed(lambda: service_pb2.StreamRequest.FromString(request))
+    served = timed(lambda: parse_request(request))
+    hostile = b"\x12\x02\x0a\x00" * 4_190_000  # 16 MiB of empty user messages, inside the context
+    hostile = b"\x12" + _varint(len(hostile)) + hostile
+    upb_hostile = timed(lambda: service_pb2.StreamRequest.FromString(hostile), runs=2)
+    refused = timed(lambda: _refused(hostile), runs=2)
+    kib = len(request) / 1024
     return [
+        figure(
+            "4 codec",
+            f"a request of the session ({kib:,.0f} KiB): parsed, counted, checked, converted, µs per KiB ÷ upb parse",
+            served / kib * 1e6,
+            "µs/KiB",
+            upb_request / kib * 1e6,
+        ),
+        figure(
+            "4 codec",
+            "a hostile 16 MiB request of 4.19 M empty messages: refused, ns per byte ÷ upb parse alone",
+            refused / len(hostile) * 1e9,
+            "ns/B",
+            upb_hostile / len(hostile) * 1e9,
+        ),
         figure(
             "4 codec", "binary → public types ÷ upb parse alone", ours_decode * 1000, "ms", upb_parse * 1000, "<= 10"
         ),
@@ -264,6 +287,23 @@ def codec() -> list[Figure]:
         figure("4 codec", "binary → proto → pi-JSON ÷ json.dumps alone", to_pi * 1000, "ms", dumps * 1000),
         figure("4 codec", f"session file size ({len(lines):,} lines)", size, "MB", None),
     ]
+
+
+def _refused(request: bytes) -> None:
+    try:
+        parse_request(request)
+    except TooLarge:
+        return
+    raise AssertionError("the hostile request was not refused")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 # --- 5: memory ---------------------------------------------------------------------------------------------
