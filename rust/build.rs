@@ -1,36 +1,128 @@
-//! Generates the pi.ai.v1 types, their ProtoJSON (serde) impls and the ModelService client from
-//! `../proto` at build time. protox compiles the .proto files in pure Rust, so no protoc binary
-//! is needed.
+//! Generates the pi.ai.v1 types, their ProtoJSON (serde) impls, their prost-reflect descriptors
+//! and the ModelService client from `../proto` at build time, and the pi.conformance.v1 types
+//! that the conformance runner reads. protox compiles the .proto files in pure Rust.
+//!
+//! `buf/validate/validate.proto` comes from the descriptor pool of the prost-protovalidate-types
+//! crate, the same schema the validator evaluates, so nothing has to be fetched first.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use protox::Compiler;
+use protox::file::{
+    ChainFileResolver, DescriptorSetFileResolver, GoogleFileResolver, IncludeFileResolver,
+};
 
 const PROTO_ROOT: &str = "../proto";
-// buf/validate/validate.proto, fetched by `make proto-deps`.
-const DEPS_ROOT: &str = "../build/proto-deps";
-const FILES: [&str; 5] = [
+const FILES: [&str; 7] = [
+    "pi/ai/v1/json.proto",
     "pi/ai/v1/content.proto",
     "pi/ai/v1/message.proto",
     "pi/ai/v1/context.proto",
     "pi/ai/v1/event.proto",
     "pi/ai/v1/service.proto",
+    "pi/conformance/v1/conformance.proto",
 ];
+/// The descriptor set the runtime decodes into its pool: our files and everything they import,
+/// with their options (the validation rules) and without source info.
+const DESCRIPTOR_SET: &str = "pi_proto_descriptors.bin";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(PROTO_ROOT);
     for file in FILES {
         println!("cargo:rerun-if-changed={}", root.join(file).display());
     }
-    let descriptors = protox::compile(FILES, [root, Path::new(DEPS_ROOT)])?;
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
 
+    let mut resolver = ChainFileResolver::new();
+    resolver.add(IncludeFileResolver::new(root.to_path_buf()));
+    let validate = prost_protovalidate_types::DESCRIPTOR_POOL.encode_to_vec();
+    resolver.add(DescriptorSetFileResolver::decode(validate.as_slice())?);
+    resolver.add(GoogleFileResolver::new());
+    let mut compiler = Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true).include_source_info(true);
+    compiler.open_files(FILES)?;
+    // With source info: the generated code carries the schema's comments.
+    let with_comments = compiler.file_descriptor_set();
+    compiler.include_source_info(false);
+    std::fs::write(
+        out_dir.join(DESCRIPTOR_SET),
+        compiler.encode_file_descriptor_set(),
+    )?;
+
+    generate_types(&with_comments)?;
+    generate_conformance(&with_comments)?;
+    Ok(())
+}
+
+/// pi.ai.v1: prost types that also implement prost-reflect's `ReflectMessage` (which the
+/// validator reads the rules through), pbjson's serde impls, and the tonic client.
+fn generate_types(all: &prost_types::FileDescriptorSet) -> Result<(), Box<dyn std::error::Error>> {
+    let files = files_of(all, "pi.ai.v1");
     let mut json = pbjson_build::Builder::new();
-    for file in &descriptors.file {
+    for file in &files.file {
         json.register_file_descriptor(file.clone());
     }
     json.build(&[".pi.ai.v1"])?;
 
+    let mut builder = tonic_prost_build::configure()
+        .build_server(false)
+        .build_transport(false);
+    for file in &files.file {
+        for message in &file.message_type {
+            let name = format!("{}.{}", file.package(), message.name());
+            builder = reflect(builder, &name, message);
+        }
+    }
+    builder.compile_fds(files)?;
+    Ok(())
+}
+
+/// Derive `ReflectMessage` for `message` and its nested messages, from the crate's pool.
+fn reflect(
+    mut builder: tonic_prost_build::Builder,
+    name: &str,
+    message: &prost_types::DescriptorProto,
+) -> tonic_prost_build::Builder {
+    builder = builder.message_attribute(
+        format!(".{name}"),
+        format!(
+            "#[derive(::prost_reflect::ReflectMessage)]\n\
+             #[prost_reflect(descriptor_pool = \"crate::descriptors::POOL\", message_name = \"{name}\")]"
+        ),
+    );
+    for nested in &message.nested_type {
+        builder = reflect(builder, &format!("{name}.{}", nested.name()), nested);
+    }
+    builder
+}
+
+/// pi.conformance.v1, for the conformance runner (a test target): prost types that refer to the
+/// crate's own `pi_proto::v1` types. The runner reads the corpus through prost-reflect, whose
+/// ProtoJSON parser keeps enum numbers the schema does not name (pbjson refuses them).
+fn generate_conformance(
+    all: &prost_types::FileDescriptorSet,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?).join("conformance");
+    std::fs::create_dir_all(&out_dir)?;
     tonic_prost_build::configure()
+        .build_client(false)
         .build_server(false)
         .build_transport(false)
-        .compile_fds(descriptors)?;
+        .out_dir(&out_dir)
+        .extern_path(".pi.ai.v1", "::pi_proto::v1")
+        // prost-build needs every message the file refers to, and writes them all out too.
+        .compile_fds(all.clone())?;
     Ok(())
+}
+
+/// The files of one package.
+fn files_of(all: &prost_types::FileDescriptorSet, package: &str) -> prost_types::FileDescriptorSet {
+    prost_types::FileDescriptorSet {
+        file: all
+            .file
+            .iter()
+            .filter(|file| file.package() == package)
+            .cloned()
+            .collect(),
+    }
 }

@@ -1,9 +1,9 @@
 //! The accumulator: applies a stream's events, in order, to the partial message they describe.
 //!
-//! It follows the Python runtime rule for rule and message for message, so a partial rebuilt from
-//! the wire is the partial the sender had (the stream contract in service.proto, rule 4). An event
-//! that breaks a rule is refused with a [`StreamProtocolError`] naming the event's index and the
-//! rule:
+//! Senders and receivers share it, so a partial rebuilt from the wire is the partial the sender
+//! had (the stream contract in service.proto, rule 4). An event that breaks a rule is refused
+//! with a [`StreamProtocolError`]: the event's index, the rule's id, a detail, and for
+//! `terminal-valid` the violations. The rules:
 //!
 //! - `event-kind`: an event has exactly one kind set.
 //! - `start-first`: a stream opens with `start` (a call that failed before it started may consist
@@ -12,10 +12,14 @@
 //! - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
 //!   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
 //!   started with.
-//! - `terminal-message`: a `done` or `error` event carries a message; `terminal-reason`: `done`
-//!   has STOP, LENGTH or TOOL_USE and `error` has ERROR or ABORTED, equal to the message's stop
-//!   reason; `terminal-agrees`: the message has the blocks that were streamed, in number and kind;
-//!   `message-valid`: the message passes [`check_assistant`].
+//! - `size-limit`: the deltas received (text, reasoning and tool call arguments together) stay
+//!   within the receiver's limit, in bytes of UTF-8.
+//! - `terminal-valid`: a `done` or `error` event passes the schema's rules (see
+//!   [`crate::violations`]); `terminal-agrees`: its message has the blocks that were streamed,
+//!   in number and kind.
+//!
+//! A receiver adds `terminal-missing` (the events ended without a terminal event) and
+//! `event-decode` (bytes that are not a ModelEvent); see [`crate::EventStream`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -24,23 +28,47 @@ use crate::events::{event_kind, terminal_message};
 use crate::v1::assistant_content::Block;
 use crate::v1::model_event::Event;
 use crate::v1::{
-    AssistantContent, AssistantMessage, ModelEvent, StopReason, TextContent, ThinkingContent,
-    ToolCall,
+    AssistantContent, AssistantMessage, ModelEvent, TextContent, ThinkingContent, ToolCall,
 };
-use crate::validate::{Limits, check_assistant};
+use crate::validate::{Violation, violations};
 
-const DONE_REASONS: [StopReason; 3] = [StopReason::Stop, StopReason::Length, StopReason::ToolUse];
-const ERROR_REASONS: [StopReason; 2] = [StopReason::Error, StopReason::Aborted];
+/// The most a receiver accumulates from deltas unless told otherwise: 64 MiB of UTF-8.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// An event that does not fit the stream received so far, naming its index and the rule, e.g.
-/// `event 1 (text_delta) breaks rule 'block-exists': content_index 4 refers to no block (the
-/// message has 0)`.
+/// An event that does not fit the stream received so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamProtocolError(pub String);
+pub struct StreamProtocolError {
+    /// The index of the offending event, from 0 at the stream's first event; for
+    /// `terminal-missing`, the number of events received.
+    pub event_index: usize,
+    /// The rule's id, e.g. `block-exists`.
+    pub rule_id: &'static str,
+    /// What is wrong, in words.
+    pub detail: String,
+    /// For `terminal-valid`: what the terminal event breaks, with paths from the ModelEvent
+    /// (e.g. `done.message.content[0].tool_call.id`). Empty for every other rule.
+    pub violations: Vec<Violation>,
+}
+
+impl StreamProtocolError {
+    /// A broken rule with no violations.
+    pub fn new(event_index: usize, rule_id: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            event_index,
+            rule_id,
+            detail: detail.into(),
+            violations: Vec::new(),
+        }
+    }
+}
 
 impl fmt::Display for StreamProtocolError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.0)
+        write!(
+            formatter,
+            "event {} breaks rule '{}': {}",
+            self.event_index, self.rule_id, self.detail
+        )
     }
 }
 
@@ -48,26 +76,36 @@ impl std::error::Error for StreamProtocolError {}
 
 /// Rebuilds the partial AssistantMessage of one stream, in place, event by event.
 ///
-/// As in the Python runtime there is one live partial: each event changes it by what the event
-/// adds (a delta is appended to its block's text), so a stream costs time linear in its length.
-/// Events do not carry it; read it with [`Accumulator::partial`], or take a cheap shared
-/// [`Accumulator::snapshot`].
-#[derive(Debug, Default)]
+/// There is one live partial: each event changes it by what the event adds (a delta is appended
+/// to its block's text), so a stream costs time linear in its length. Events do not carry it;
+/// read it with [`Accumulator::partial`], or take a cheap shared [`Accumulator::snapshot`].
+#[derive(Debug)]
 pub struct Accumulator {
     // Shared with snapshots: the next change copies the message only while one is still held.
     partial: Arc<AssistantMessage>,
     count: usize,
-    limits: Limits,
+    max_message_bytes: u64,
+    received_bytes: u64,
     started: bool,
     open: Vec<bool>, // per block: not yet ended
 }
 
+impl Default for Accumulator {
+    fn default() -> Self {
+        Self::with_max_message_bytes(DEFAULT_MAX_MESSAGE_BYTES)
+    }
+}
+
 impl Accumulator {
-    /// An accumulator checking terminal messages against `limits`.
-    pub fn with_limits(limits: Limits) -> Self {
+    /// An accumulator that refuses deltas adding up to more than `limit` bytes of UTF-8.
+    pub fn with_max_message_bytes(limit: u64) -> Self {
         Self {
-            limits,
-            ..Self::default()
+            partial: Arc::default(),
+            count: 0,
+            max_message_bytes: limit,
+            received_bytes: 0,
+            started: false,
+            open: Vec::new(),
         }
     }
 
@@ -88,41 +126,46 @@ impl Accumulator {
         self.count
     }
 
+    /// Bytes of UTF-8 received in deltas so far.
+    pub fn received_bytes(&self) -> u64 {
+        self.received_bytes
+    }
+
     /// Apply `event` to the partial, or refuse it, leaving the partial as it was.
     pub fn apply(&mut self, event: &ModelEvent) -> Result<(), StreamProtocolError> {
         let index = self.count;
         self.count += 1;
         let Some(body) = &event.event else {
-            return Err(StreamProtocolError(format!(
-                "event {index} breaks rule 'event-kind': no event kind is set"
-            )));
+            return Err(StreamProtocolError::new(
+                index,
+                "event-kind",
+                "no event kind is set",
+            ));
         };
         let rule = Rule {
             index,
             kind: event_kind(event),
         };
         match body {
-            Event::Done(done) => self.finish(&rule, done.reason, done.message.as_ref())?,
-            Event::Error(error) => self.finish(&rule, error.reason, error.message.as_ref())?,
+            Event::Done(done) => self.finish(&rule, event, done.message.as_ref()),
+            Event::Error(error) => self.finish(&rule, event, error.message.as_ref()),
             Event::Start(start) => {
                 if self.started || index > 0 {
-                    let name = if self.started {
+                    let id = if self.started {
                         "start-once"
                     } else {
                         "start-first"
                     };
-                    return Err(rule.broken(name, "start must be the first event"));
+                    return Err(rule.broken(id, "start must be the first event"));
                 }
                 self.started = true;
                 self.partial = Arc::new(start.header.clone().unwrap_or_default());
                 self.open = vec![false; self.partial.content.len()];
+                Ok(())
             }
-            _ if !self.started => {
-                return Err(rule.broken("start-first", "a stream opens with start"));
-            }
-            block_event => self.apply_block(&rule, block_event)?,
+            _ if !self.started => Err(rule.broken("start-first", "a stream opens with start")),
+            block_event => self.apply_block(&rule, block_event),
         }
-        Ok(())
     }
 
     /// Make the message of a terminal event built from this partial the partial, without the
@@ -144,6 +187,7 @@ impl Accumulator {
                 self.open_block(rule, start.content_index, thinking)
             }
             Event::ToolcallStart(start) => {
+                // Until the call ends, its arguments are an empty object and the text so far.
                 let call = ToolCall {
                     id: start.id.clone(),
                     name: start.name.clone(),
@@ -154,27 +198,13 @@ impl Accumulator {
                 self.open_block(rule, start.content_index, Block::ToolCall(call))
             }
             Event::TextDelta(delta) => {
-                let block = self.block(rule, delta.content_index, Kind::Text, false)?;
-                if let Block::Text(text) = block {
-                    text.text.push_str(&delta.delta);
-                }
-                Ok(())
+                self.append(rule, delta.content_index, Kind::Text, &delta.delta)
             }
             Event::ThinkingDelta(delta) => {
-                let block = self.block(rule, delta.content_index, Kind::Thinking, false)?;
-                if let Block::Thinking(thinking) = block {
-                    thinking.thinking.push_str(&delta.delta);
-                }
-                Ok(())
+                self.append(rule, delta.content_index, Kind::Thinking, &delta.delta)
             }
             Event::ToolcallDelta(delta) => {
-                let block = self.block(rule, delta.content_index, Kind::ToolCall, false)?;
-                if let Block::ToolCall(call) = block {
-                    call.raw_arguments
-                        .get_or_insert_default()
-                        .push_str(&delta.delta);
-                }
-                Ok(())
+                self.append(rule, delta.content_index, Kind::ToolCall, &delta.delta)
             }
             Event::TextEnd(end) => {
                 let block = self.block(rule, end.content_index, Kind::Text, true)?;
@@ -202,9 +232,11 @@ impl Accumulator {
                 if let Block::ToolCall(started) = block
                     && call.id != started.id
                 {
-                    let (started, ends) = (python_repr(&started.id), python_repr(&call.id));
-                    let detail = format!("tool call {at} started as {started} but ends as {ends}");
-                    return Err(rule.broken("tool-call-id", &detail));
+                    let detail = format!(
+                        "tool call {at} started with id {:?} but ends with id {:?}",
+                        started.id, call.id
+                    );
+                    return Err(rule.broken("tool-call-id", detail));
                 }
                 *block = Block::ToolCall(call);
                 Ok(())
@@ -225,13 +257,38 @@ impl Accumulator {
         if at as usize != next {
             return Err(rule.broken(
                 "next-index",
-                &format!("content_index {at} must open the next block, {next}"),
+                format!("content_index {at} must open the next block, {next}"),
             ));
         }
         Arc::make_mut(&mut self.partial)
             .content
             .push(AssistantContent { block: Some(block) });
         self.open.push(true);
+        Ok(())
+    }
+
+    fn append(
+        &mut self,
+        rule: &Rule,
+        at: u32,
+        kind: Kind,
+        delta: &str,
+    ) -> Result<(), StreamProtocolError> {
+        // Checked first, so a refused delta leaves the partial as it was.
+        self.block(rule, at, kind, false)?;
+        let received = self.received_bytes + delta.len() as u64;
+        if received > self.max_message_bytes {
+            let limit = self.max_message_bytes;
+            let detail =
+                format!("the deltas add up to {received} bytes, above the limit of {limit}");
+            return Err(rule.broken("size-limit", detail));
+        }
+        self.received_bytes = received;
+        match self.block(rule, at, kind, false)? {
+            Block::Text(text) => text.text.push_str(delta),
+            Block::Thinking(thinking) => thinking.thinking.push_str(delta),
+            Block::ToolCall(call) => call.raw_arguments.get_or_insert_default().push_str(delta),
+        }
         Ok(())
     }
 
@@ -249,69 +306,59 @@ impl Accumulator {
         if index >= count {
             return Err(rule.broken(
                 "block-exists",
-                &format!("content_index {at} refers to no block (the message has {count})"),
+                format!("content_index {at} refers to no block (the message has {count})"),
             ));
         }
-        let block = Arc::make_mut(&mut self.partial).content[index]
+        if !self.partial.content[index]
             .block
-            .as_mut();
-        let Some(block) = block.filter(|block| Kind::of(block) == kind) else {
+            .as_ref()
+            .is_some_and(|block| Kind::of(block) == kind)
+        {
             let name = kind.name();
-            return Err(rule.broken("block-kind", &format!("block {at} is not a {name} block")));
-        };
+            return Err(rule.broken("block-kind", format!("block {at} is not a {name} block")));
+        }
         if !self.open[index] {
-            return Err(rule.broken("block-open", &format!("block {at} has already ended")));
+            return Err(rule.broken("block-open", format!("block {at} has already ended")));
         }
         if ending {
             self.open[index] = false;
         }
-        Ok(block)
+        let block = Arc::make_mut(&mut self.partial).content[index]
+            .block
+            .as_mut();
+        Ok(block.expect("the block's kind was checked above"))
     }
 
     fn finish(
         &mut self,
         rule: &Rule,
-        reason: i32,
+        event: &ModelEvent,
         message: Option<&AssistantMessage>,
     ) -> Result<(), StreamProtocolError> {
-        let Some(message) = message else {
-            return Err(rule.broken("terminal-message", "carries no message"));
-        };
-        let allowed: &[StopReason] = if rule.kind == "done" {
-            &DONE_REASONS
-        } else {
-            &ERROR_REASONS
-        };
-        let listed = allowed.iter().any(|allowed| *allowed as i32 == reason);
-        if !listed || message.stop_reason != reason {
-            let names: Vec<String> = allowed.iter().map(|r| reason_name(*r as i32)).collect();
-            return Err(rule.broken(
-                "terminal-reason",
-                &format!(
-                    "reason {} with a message stopped by {}; {} takes {}, equal in both",
-                    reason_name(reason),
-                    reason_name(message.stop_reason),
-                    rule.kind,
-                    names.join(", ")
-                ),
-            ));
+        let broken = violations(event);
+        if !broken.is_empty() {
+            let detail = broken
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            let mut error = rule.broken("terminal-valid", detail);
+            error.violations = broken;
+            return Err(error);
         }
+        let message = message.expect("a valid terminal event carries a message");
         if self.started {
             let streamed = members(&self.partial);
             let last = members(message);
             if streamed != last {
-                return Err(rule.broken(
-                    "terminal-agrees",
-                    &format!(
-                        "the message has blocks {}, the stream built {}",
-                        python_list(&last),
-                        python_list(&streamed)
-                    ),
-                ));
+                let detail = format!(
+                    "the message has blocks [{}], the stream built [{}]",
+                    last.join(", "),
+                    streamed.join(", ")
+                );
+                return Err(rule.broken("terminal-agrees", detail));
             }
         }
-        check_assistant(message, "message", &self.limits)
-            .map_err(|error| rule.broken("message-valid", &error.0))?;
         self.partial = Arc::new(message.clone());
         Ok(())
     }
@@ -324,11 +371,9 @@ struct Rule {
 }
 
 impl Rule {
-    fn broken(&self, rule: &str, detail: &str) -> StreamProtocolError {
-        StreamProtocolError(format!(
-            "event {} ({}) breaks rule '{rule}': {detail}",
-            self.index, self.kind
-        ))
+    fn broken(&self, rule_id: &'static str, detail: impl Into<String>) -> StreamProtocolError {
+        let detail = format!("{}: {}", self.kind, detail.into());
+        StreamProtocolError::new(self.index, rule_id, detail)
     }
 }
 
@@ -349,7 +394,7 @@ impl Kind {
         }
     }
 
-    /// The block's name in error messages.
+    /// The block's name in error details.
     fn name(self) -> &'static str {
         match self {
             Self::Text => "text",
@@ -371,74 +416,4 @@ fn members(message: &AssistantMessage) -> Vec<&'static str> {
             None => "none",
         })
         .collect()
-}
-
-/// A stop reason as the Python runtime names it (`TOOL_USE`), or its number if it has no name.
-fn reason_name(value: i32) -> String {
-    match StopReason::try_from(value) {
-        Ok(reason) => reason
-            .as_str_name()
-            .trim_start_matches("STOP_REASON_")
-            .to_owned(),
-        Err(_) => value.to_string(),
-    }
-}
-
-/// A list of names as Python prints it: `['text', 'tool_call']`.
-fn python_list(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|name| format!("'{name}'")).collect();
-    format!("[{}]", quoted.join(", "))
-}
-
-/// A string as Python's `repr()` prints it, so ids in messages read the same in both runtimes.
-///
-/// Python escapes the characters it does not consider printable: controls, separators other
-/// than the space, and format characters; we cover the controls, the separators and the common
-/// format characters (Rust's standard library has no full Unicode category table).
-fn python_repr(value: &str) -> String {
-    let quote = if value.contains('\'') && !value.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for char in value.chars() {
-        match char {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            _ if char == quote => {
-                out.push('\\');
-                out.push(char);
-            }
-            _ if !is_printable(char) => {
-                let code = u32::from(char);
-                if code < 0x100 {
-                    out.push_str(&format!("\\x{code:02x}"));
-                } else if code < 0x10000 {
-                    out.push_str(&format!("\\u{code:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{code:08x}"));
-                }
-            }
-            _ => out.push(char),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-fn is_printable(char: char) -> bool {
-    const FORMAT: [char; 12] = [
-        '\u{ad}', '\u{600}', '\u{61c}', '\u{70f}', '\u{180e}', '\u{200b}', '\u{200c}', '\u{200d}',
-        '\u{200e}', '\u{200f}', '\u{feff}', '\u{2060}',
-    ];
-    char == ' '
-        || !(char.is_control()
-            || char.is_whitespace()
-            || FORMAT.contains(&char)
-            || ('\u{202a}'..='\u{202e}').contains(&char)
-            || ('\u{2061}'..='\u{206f}').contains(&char)
-            || ('\u{e000}'..='\u{f8ff}').contains(&char))
 }

@@ -5,15 +5,24 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use bytes::{Buf, Bytes};
 use futures_core::Stream;
+use prost::Message;
 use tokio::time::{Instant, Sleep};
-use tonic::codec::Streaming;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder, Streaming};
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::metadata::{MetadataKey, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Response, Status};
 
-use crate::event_stream::EventStream;
-use crate::v1::model_service_client::ModelServiceClient;
+use crate::accumulator::{DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
+use crate::event_stream::{EventStream, StreamFailure};
 use crate::v1::{AgentContext, GenerationOptions, ModelEvent, StreamRequest};
+
+/// The deadline of a call that sets none: 15 minutes, longer than a server's usual stream limit.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(900);
+
+const STREAM_METHOD: &str = "/pi.ai.v1.ModelService/Stream";
 
 /// What one call may set besides its context.
 #[derive(Debug, Clone, Default)]
@@ -22,20 +31,29 @@ pub struct CallOptions {
     pub model: String,
     /// Options for this call; `None` for the model's defaults.
     pub generation: Option<GenerationOptions>,
-    /// The call's deadline; passing it ends the stream with ERROR "Deadline Exceeded".
+    /// Let the server merge deltas that wait while this client is behind.
+    pub coalesce_deltas: bool,
+    /// The call's deadline; `None` for the client's default ([`DEFAULT_TIMEOUT`] unless set with
+    /// [`ModelClient::with_default_timeout`]). Passing it ends the stream with ERROR, failure
+    /// status `DEADLINE_EXCEEDED`.
     pub timeout: Option<Duration>,
+    /// Request metadata (ASCII keys and values), e.g. `("authorization", "Bearer ...")`.
+    pub metadata: Vec<(String, String)>,
 }
 
 /// A client of `pi.ai.v1.ModelService` over one HTTP/2 channel (plaintext); cheap to clone.
 ///
-/// Every failure becomes the stream's `error` event, carrying everything received before it: a
-/// non-OK status or transport failure is ERROR with the status message (the code name when the
-/// message is empty); a stream that closes without a terminal event is ERROR "stream ended
-/// without a terminal event"; an event that breaks the stream rules is ERROR naming the event and
-/// the rule; [`EventStream::cancel`] is ABORTED "cancelled".
+/// Every failure becomes the stream's `error` event, carrying everything received before it, and
+/// [`EventStream::failure`] says which: a non-OK status or transport failure is ERROR with the
+/// status message (the code's name when the message is empty), failure
+/// [`StreamFailure::Status`]; a stream that closes without a terminal event, an event that does
+/// not decode or breaks a stream rule, or deltas beyond the size limit are ERROR with failure
+/// [`StreamFailure::Rule`]; [`EventStream::cancel`] is ABORTED "cancelled" with no failure.
 #[derive(Debug, Clone)]
 pub struct ModelClient {
-    service: ModelServiceClient<Channel>,
+    channel: Channel,
+    default_timeout: Option<Duration>,
+    max_message_bytes: u64,
 }
 
 impl ModelClient {
@@ -49,63 +67,108 @@ impl ModelClient {
         } else {
             format!("http://{target}")
         };
-        let channel = Endpoint::from_shared(uri)?.connect_lazy();
         Ok(Self {
-            service: ModelServiceClient::new(channel),
+            channel: Endpoint::from_shared(uri)?.connect_lazy(),
+            default_timeout: Some(DEFAULT_TIMEOUT),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         })
+    }
+
+    /// The same client with another deadline for calls that set none; `None` for no deadline.
+    #[must_use]
+    pub fn with_default_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// The same client, ending a stream whose deltas add up to more than `limit` bytes of UTF-8
+    /// (rule `size-limit`; default [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB).
+    #[must_use]
+    pub fn with_max_message_bytes(mut self, limit: u64) -> Self {
+        self.max_message_bytes = limit;
+        self
     }
 
     /// Start one model call; [`EventStream::partial`] is the message rebuilt from its events. The
     /// call is read as the stream is consumed (or by [`EventStream::result`]).
     pub fn stream(&self, context: AgentContext, options: CallOptions) -> EventStream {
-        #[allow(clippy::needless_update)] // fields the schema adds later keep their defaults
         let request = StreamRequest {
             model: options.model,
             context: Some(context),
             options: options.generation,
-            ..Default::default()
+            coalesce_deltas: options.coalesce_deltas,
         };
         let mut request = tonic::Request::new(request);
-        if let Some(limit) = options.timeout {
-            request.set_timeout(limit); // the server's deadline; ours is Call::deadline
+        let timeout = options.timeout.or(self.default_timeout);
+        if let Some(limit) = timeout {
+            request.set_timeout(limit); // for the server; ours is Call::deadline
         }
-        let mut service = self.service.clone();
+        let events = EventStream::new().with_max_message_bytes(self.max_message_bytes);
+        for (key, value) in options.metadata {
+            let key = MetadataKey::from_bytes(key.as_bytes());
+            let value = MetadataValue::try_from(value.as_str());
+            let (Ok(key), Ok(value)) = (key, value) else {
+                let message = "request metadata must be ASCII keys and values".to_owned();
+                events.fail_with(StreamFailure::Status {
+                    code: "INVALID_ARGUMENT",
+                    message,
+                });
+                return events;
+            };
+            request.metadata_mut().insert(key, value);
+        }
+        // A terminal event carries the whole message: room for the deltas twice, and then some.
+        let largest_event = self
+            .max_message_bytes
+            .saturating_mul(2)
+            .saturating_add(1 << 20);
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone())
+            .max_decoding_message_size(usize::try_from(largest_event).unwrap_or(usize::MAX));
+        let opening = async move {
+            grpc.ready()
+                .await
+                .map_err(|error| Status::unavailable(error.to_string()))?;
+            let path = PathAndQuery::from_static(STREAM_METHOD);
+            grpc.server_streaming(request, path, EventCodec).await
+        };
         let call = Call {
-            phase: Phase::Opening(Box::pin(async move { service.stream(request).await })),
-            deadline: options
-                .timeout
+            phase: Phase::Opening(Box::pin(opening)),
+            deadline: timeout
                 .map(|limit| Box::pin(tokio::time::sleep_until(Instant::now() + limit))),
             received: 0,
         };
-        EventStream::from_source(Box::pin(call))
+        events.read_from(Box::pin(call));
+        events
     }
 }
 
-type Opening =
-    Pin<Box<dyn Future<Output = Result<Response<Streaming<ModelEvent>>, Status>> + Send>>;
+type Opening = Pin<Box<dyn Future<Output = Result<Response<Streaming<Bytes>>, Status>> + Send>>;
 
-/// One call as a stream of events, or of the message of the failure that ends it.
+/// One call as a stream of events, or of the failure that ends it.
 struct Call {
     phase: Phase,
     deadline: Option<Pin<Box<Sleep>>>,
+    /// Messages received so far: the index of the next event.
     received: usize,
 }
 
 enum Phase {
     /// Waiting for the response headers.
     Opening(Opening),
-    /// Reading the events.
-    Open(Box<Streaming<ModelEvent>>),
+    /// Reading the messages, each one event.
+    Open(Box<Streaming<Bytes>>),
 }
 
 impl Stream for Call {
-    type Item = Result<ModelEvent, String>;
+    type Item = Result<ModelEvent, StreamFailure>;
 
     fn poll_next(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         if let Some(deadline) = self.deadline.as_mut()
             && deadline.as_mut().poll(context).is_ready()
         {
-            return Poll::Ready(Some(Err("Deadline Exceeded".to_owned())));
+            let message = "the call's deadline passed".to_owned();
+            let code = code_name(Code::DeadlineExceeded);
+            return Poll::Ready(Some(Err(StreamFailure::Status { code, message })));
         }
         let item = match &mut self.phase {
             Phase::Opening(opening) => match ready!(opening.as_mut().poll(context)) {
@@ -115,35 +178,67 @@ impl Stream for Call {
                 }
                 Err(status) => Some(Err(status)),
             },
-            Phase::Open(events) => ready!(Pin::new(events.as_mut()).poll_next(context)),
+            Phase::Open(messages) => ready!(Pin::new(messages.as_mut()).poll_next(context)),
         };
-        let item = item.map(|result| match result {
-            Ok(event) => {
-                self.received += 1;
-                Ok(event)
-            }
-            Err(status) => Err(status_message(&status, self.received)),
-        });
-        Poll::Ready(item)
+        let index = self.received;
+        Poll::Ready(item.map(|item| {
+            let bytes = item.map_err(|status| status_failure(&status))?;
+            self.received += 1;
+            // Bytes from the network: whatever they hold, a failure to read them is this rule.
+            ModelEvent::decode(bytes).map_err(|error| {
+                let detail = format!("the message is not a ModelEvent: {error}");
+                StreamFailure::Rule(StreamProtocolError::new(index, "event-decode", detail))
+            })
+        }))
     }
 }
 
-/// The message of a failed call: the status message unchanged, or the code's name (e.g.
-/// `UNAVAILABLE`) when it is empty. Two statuses are tonic's own rather than the server's: for a
-/// failure of the transport ("tcp connect error") the root cause is appended ("Connection
-/// refused"), and an event that does not decode is named by its index, as in Python.
-fn status_message(status: &Status, received: usize) -> String {
-    const UNDECODABLE: &str = "failed to decode Protobuf message: ";
-    if status.code() == Code::Internal
-        && let Some(detail) = status.message().strip_prefix(UNDECODABLE)
-    {
-        return format!("event {received}: cannot decode ModelEvent: {detail}");
+/// Encodes the request with prost and hands each response message over as bytes, so the
+/// stream decodes it and an undecodable one is named by its index.
+struct EventCodec;
+
+impl Codec for EventCodec {
+    type Encode = StreamRequest;
+    type Decode = Bytes;
+    type Encoder = RequestEncoder;
+    type Decoder = BytesDecoder;
+
+    fn encoder(&mut self) -> RequestEncoder {
+        RequestEncoder
     }
-    let mut message = if status.message().is_empty() {
-        code_name(status.code()).to_owned()
-    } else {
-        status.message().to_owned()
-    };
+
+    fn decoder(&mut self) -> BytesDecoder {
+        BytesDecoder
+    }
+}
+
+struct RequestEncoder;
+
+impl Encoder for RequestEncoder {
+    type Item = StreamRequest;
+    type Error = Status;
+
+    fn encode(&mut self, item: StreamRequest, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        item.encode(dst)
+            .map_err(|error| Status::internal(error.to_string()))
+    }
+}
+
+struct BytesDecoder;
+
+impl Decoder for BytesDecoder {
+    type Item = Bytes;
+    type Error = Status;
+
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
+    }
+}
+
+/// The failure of a call that a status ended. For a failure of the transport (tonic's own
+/// status, e.g. "tcp connect error"), the root cause is appended ("Connection refused").
+fn status_failure(status: &Status) -> StreamFailure {
+    let mut message = status.message().to_owned();
     let mut root = std::error::Error::source(status);
     while let Some(cause) = root.and_then(std::error::Error::source) {
         root = Some(cause);
@@ -151,12 +246,19 @@ fn status_message(status: &Status, received: usize) -> String {
     if let Some(cause) = root.map(ToString::to_string)
         && !message.contains(&cause)
     {
-        message = format!("{message}: {cause}");
+        message = if message.is_empty() {
+            cause
+        } else {
+            format!("{message}: {cause}")
+        };
     }
-    message
+    StreamFailure::Status {
+        code: code_name(status.code()),
+        message,
+    }
 }
 
-/// The gRPC name of a status code, as other gRPC runtimes print it.
+/// The gRPC name of a status code, as every gRPC runtime spells it.
 fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",
@@ -184,30 +286,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_status_from_the_server_is_kept_unchanged() {
-        let status = Status::invalid_argument("StreamRequest.context: required");
+    fn a_status_keeps_its_code_and_message() {
+        let status = Status::invalid_argument("context: required");
         assert_eq!(
-            status_message(&status, 0),
-            "StreamRequest.context: required"
+            status_failure(&status),
+            StreamFailure::Status {
+                code: "INVALID_ARGUMENT",
+                message: "context: required".to_owned()
+            }
         );
-        // Even one that reads like a transport failure.
-        let status = Status::unavailable("tcp connect error");
-        assert_eq!(status_message(&status, 0), "tcp connect error");
     }
 
     #[test]
-    fn an_empty_status_message_becomes_the_code_name() {
-        let status = Status::new(Code::ResourceExhausted, "");
-        assert_eq!(status_message(&status, 0), "RESOURCE_EXHAUSTED");
-    }
-
-    #[test]
-    fn an_undecodable_event_is_named_by_its_index() {
-        let status =
-            Status::internal("failed to decode Protobuf message: invalid wire type value: 7");
-        assert_eq!(
-            status_message(&status, 3),
-            "event 3: cannot decode ModelEvent: invalid wire type value: 7"
-        );
+    fn an_empty_status_message_reads_as_the_code_name() {
+        let failure = status_failure(&Status::new(Code::ResourceExhausted, ""));
+        assert_eq!(failure.to_string(), "RESOURCE_EXHAUSTED");
     }
 }

@@ -3,11 +3,15 @@
 //!
 //! Events come either from [`EventStream::push`] or from a [`Source`] (the client's call) that
 //! is read as the stream is consumed: no task sits in between, and a slow reader holds the server
-//! back through HTTP/2 flow control. Python splits this into a generic `EventStream` and
-//! `AssistantMessageEventStream`; Rust has one event type, so [`EventStream`] is both.
+//! back through HTTP/2 flow control.
+//!
+//! Several consumers of one stream take turns: each event goes to the consumer that has waited
+//! longest, so with two waiting, one gets events 0, 2, 4 and the other 1, 3, 5. A consumer waiting
+//! in line may read the source on behalf of the one at the front.
 
 use std::collections::VecDeque;
-use std::future::poll_fn;
+use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -19,44 +23,84 @@ use crate::events::terminal_message;
 use crate::v1::model_event::Event;
 use crate::v1::{AssistantMessage, ErrorEvent, ModelEvent, StopReason};
 
-/// Where a stream's events come from: each item is an event or the message of the failure that
-/// ends the stream with ERROR. Ending without a terminal event is a failure too.
-pub type Source = Pin<Box<dyn Stream<Item = Result<ModelEvent, String>> + Send>>;
+/// Where a stream's events come from: each item is an event, or the failure that ends the
+/// stream with ERROR. Ending without a terminal event is a failure too (`terminal-missing`).
+pub type Source = Pin<Box<dyn Stream<Item = Result<ModelEvent, StreamFailure>> + Send>>;
+
+/// Why a receiver ended a stream itself, with an `error` event of its own making.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamFailure {
+    /// A gRPC status ended the call.
+    Status {
+        /// The status code's name, e.g. `UNAVAILABLE` or `DEADLINE_EXCEEDED`.
+        code: &'static str,
+        /// The status message; may be empty.
+        message: String,
+    },
+    /// An event broke a stream rule, did not decode (`event-decode`), or the events ended without
+    /// a terminal event (`terminal-missing`).
+    Rule(StreamProtocolError),
+}
+
+impl fmt::Display for StreamFailure {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Status { code, message } if message.is_empty() => formatter.write_str(code),
+            Self::Status { message, .. } => formatter.write_str(message),
+            Self::Rule(error) => write!(formatter, "{error}"),
+        }
+    }
+}
 
 /// The events of one model call, ending in its final message, and the partial message rebuilt
 /// from them.
 ///
-/// It is a [`Stream`] of [`ModelEvent`]s (or call [`EventStream::next`]); a terminal event ends
-/// iteration by itself, and anything pushed after it is ignored. Iterating never fails: every
-/// failure of the source becomes the final `error` event, with everything received before it.
-/// [`EventStream::result`] is the message the terminal event carries. Dropping the stream, or
-/// [`EventStream::cancel`], stops the source.
+/// Read it with [`EventStream::next`] (or as a [`Stream`]); a terminal event ends iteration by
+/// itself, and anything pushed after it is ignored. Iterating never fails: every failure of the
+/// source becomes the final `error` event, with everything received before it, and
+/// [`EventStream::failure`] says what it was. [`EventStream::result`] is the message the terminal
+/// event carries. [`EventStream::cancel`], from any task or thread, or dropping the stream, stops
+/// the source.
 ///
 /// Events arrive with `partial` unset: a copy of the message in every event would make a stream
 /// cost time and memory quadratic in its length. [`EventStream::partial`] shares the one partial
-/// the stream updates in place, as the Python runtime's events do.
-#[derive(Debug, Default)]
+/// the stream updates in place.
+#[derive(Debug)]
 pub struct EventStream {
     state: Mutex<State>,
 }
 
-#[derive(Default)]
+impl Default for EventStream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 struct State {
     queue: VecDeque<ModelEvent>,
     accumulator: Accumulator,
     done: bool,
     result: Option<AssistantMessage>,
+    failure: Option<StreamFailure>,
     source: Option<Source>,
-    /// Readers waiting for an event pushed by hand, or for another reader to read the source.
-    waiting: Vec<Waker>,
+    /// Consumers waiting for an event, longest first.
+    readers: VecDeque<(u64, Waker)>,
+    /// Events handed to a waiting consumer that has not taken them yet.
+    handed: Vec<(u64, ModelEvent)>,
+    /// Callers of `result()` waiting for the stream to end.
+    finishing: Vec<Waker>,
+    /// The place in line of the consumer that reads the stream as a [`Stream`].
+    own_reader: Option<u64>,
+    next_reader: u64,
 }
 
-impl std::fmt::Debug for State {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for State {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("State")
             .field("queued", &self.queue.len())
             .field("done", &self.done)
+            .field("waiting", &self.readers.len())
             .field("has_source", &self.source.is_some())
             .finish_non_exhaustive()
     }
@@ -65,42 +109,72 @@ impl std::fmt::Debug for State {
 impl EventStream {
     /// An empty stream, fed by [`EventStream::push`].
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                accumulator: Accumulator::default(),
+                done: false,
+                result: None,
+                failure: None,
+                source: None,
+                readers: VecDeque::new(),
+                handed: Vec::new(),
+                finishing: Vec::new(),
+                own_reader: None,
+                next_reader: 0,
+            }),
+        }
     }
 
     /// A stream that reads its events from `source` as they are consumed.
     pub fn from_source(source: Source) -> Self {
         let stream = Self::new();
-        stream.lock().source = Some(source);
+        stream.read_from(source);
         stream
     }
 
-    /// Rebuild the partial from `event` and queue the event; a no-op once the stream has ended.
-    /// A terminal event ends the stream and sets its result.
+    /// Read the events from `source` from now on (the client's call).
+    pub(crate) fn read_from(&self, source: Source) {
+        self.lock().source = Some(source);
+    }
+
+    /// End the stream with an ERROR `error` event for `failure`, which [`EventStream::failure`]
+    /// then returns.
+    pub(crate) fn fail_with(&self, failure: StreamFailure) {
+        let message = failure.to_string();
+        self.lock().fail(StopReason::Error, message, Some(failure));
+    }
+
+    /// The same stream, refusing deltas that add up to more than `limit` bytes of UTF-8 (rule
+    /// `size-limit`; the default is [`crate::DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB).
+    #[must_use]
+    pub fn with_max_message_bytes(self, limit: u64) -> Self {
+        self.lock().accumulator = Accumulator::with_max_message_bytes(limit);
+        self
+    }
+
+    /// Rebuild the partial from `event` and hand the event to the consumer that has waited
+    /// longest, or queue it; a no-op once the stream has ended. A terminal event ends the stream
+    /// and sets its result.
     ///
     /// An event that does not fit the stream so far is refused, before anything is queued, with
     /// the rule it breaks (a stream reading a source turns that into its `error` event).
     pub fn push(&self, event: ModelEvent) -> Result<(), StreamProtocolError> {
-        let mut state = self.lock();
-        state.push(event)?;
-        state.wake();
-        Ok(())
+        self.lock().push(event)
     }
 
     /// End the stream with an `error` event whose message is everything received so far, with
     /// `reason` and `error_message`; a no-op once the stream has ended.
     pub fn fail(&self, reason: StopReason, error_message: impl Into<String>) {
-        let mut state = self.lock();
-        state.fail(reason, error_message.into());
-        state.wake();
+        self.lock().fail(reason, error_message.into(), None);
     }
 
-    /// Stop the call: the source is dropped (which cancels the RPC) and the stream ends with an
-    /// ABORTED `error` event "cancelled", after the events already queued.
+    /// Stop the call, from any task or thread: the source is dropped (which cancels the RPC) and
+    /// the stream ends with an ABORTED `error` event "cancelled", after the events already
+    /// queued. A consumer waiting for the next event receives it.
     pub fn cancel(&self) {
-        let mut state = self.lock();
-        state.fail(StopReason::Aborted, "cancelled".to_owned());
-        state.wake();
+        self.lock()
+            .fail(StopReason::Aborted, "cancelled".to_owned(), None);
     }
 
     /// Whether the stream has ended: nothing pushed from now on is delivered.
@@ -108,58 +182,47 @@ impl EventStream {
         self.lock().done
     }
 
-    /// Events received but not yet taken by the reader.
+    /// Events received but not yet taken by a consumer.
     pub fn queued(&self) -> usize {
         self.lock().queue.len()
     }
 
+    /// Why the stream ended with an `error` event of its own making: a status or a broken rule.
+    /// `None` while it goes on, and when its terminal event came from the source or the pusher
+    /// or from [`EventStream::cancel`].
+    pub fn failure(&self) -> Option<StreamFailure> {
+        self.lock().failure.clone()
+    }
+
     /// The message as rebuilt from the events received so far, shared, not copied (see
-    /// [`Accumulator::snapshot`]). The stream reads its source one event at a time, as the reader
-    /// asks for them, so right after [`EventStream::next`] returns an event this is the message
-    /// after that event; events pushed by hand or read by [`EventStream::result`] before the
-    /// reader takes them are already in it, as in the Python runtime.
+    /// [`Accumulator::snapshot`]). The stream reads its source one event at a time, as consumers
+    /// ask for them, so right after [`EventStream::next`] returns an event this is the message
+    /// after that event; events that [`EventStream::push`] or [`EventStream::result`] queued
+    /// ahead of the consumer are in it already.
     pub fn partial(&self) -> Arc<AssistantMessage> {
         self.lock().accumulator.snapshot()
     }
 
-    /// The next event, or `None` after the terminal event. Takes `&self`, so another task holding
-    /// the stream (in an `Arc`) can [`EventStream::cancel`] it while this one waits.
-    pub async fn next(&self) -> Option<ModelEvent> {
-        poll_fn(|context| self.poll_event(context)).await
+    /// The next event, or `None` after the terminal event. Takes `&self`, so several tasks can
+    /// consume one stream (in an `Arc`), taking turns, and another can
+    /// [`EventStream::cancel`] it while they wait.
+    pub fn next(&self) -> Next<'_> {
+        Next {
+            stream: self,
+            place: None,
+        }
+    }
+
+    /// The next queued event, without waiting and without reading the source; `None` when no
+    /// event is queued.
+    pub fn try_next(&self) -> Option<ModelEvent> {
+        self.lock().queue.pop_front()
     }
 
     /// The final message: the one the terminal event carries. Reads the rest of the source if
-    /// need be; the events read stay queued for the reader.
+    /// need be; the events read are queued for the consumers.
     pub async fn result(&self) -> AssistantMessage {
-        poll_fn(|context| {
-            let mut state = self.lock();
-            while !state.done {
-                if state.read(context).is_pending() {
-                    return Poll::Pending;
-                }
-            }
-            let message = state
-                .result
-                .clone()
-                .expect("a stream that is done has a result");
-            Poll::Ready(message)
-        })
-        .await
-    }
-
-    fn poll_event(&self, context: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
-        let mut state = self.lock();
-        loop {
-            if let Some(event) = state.queue.pop_front() {
-                return Poll::Ready(Some(event));
-            }
-            if state.done {
-                return Poll::Ready(None);
-            }
-            if state.read(context).is_pending() {
-                return Poll::Pending;
-            }
-        }
+        Finish { stream: self }.await
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -173,68 +236,197 @@ impl Stream for EventStream {
     type Item = ModelEvent;
 
     fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
-        self.poll_event(context)
+        let mut state = self.lock();
+        let mut place = state.own_reader.take();
+        let polled = state.poll_event(&mut place, context);
+        state.own_reader = place;
+        polled
+    }
+}
+
+/// The future of [`EventStream::next`]. Dropping it gives up its place in line; an event
+/// already handed to it goes to the next consumer in line, or back to the front of the queue.
+#[derive(Debug)]
+pub struct Next<'a> {
+    stream: &'a EventStream,
+    place: Option<u64>,
+}
+
+impl Future for Next<'_> {
+    type Output = Option<ModelEvent>;
+
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
+        let this = &mut *self;
+        this.stream.lock().poll_event(&mut this.place, context)
+    }
+}
+
+impl Drop for Next<'_> {
+    fn drop(&mut self) {
+        if let Some(place) = self.place.take() {
+            self.stream.lock().leave(place);
+        }
+    }
+}
+
+/// The future of [`EventStream::result`].
+struct Finish<'a> {
+    stream: &'a EventStream,
+}
+
+impl Future for Finish<'_> {
+    type Output = AssistantMessage;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<AssistantMessage> {
+        let mut state = self.stream.lock();
+        loop {
+            if let Some(result) = state.result.as_ref().filter(|_| state.done) {
+                return Poll::Ready(result.clone());
+            }
+            if !state
+                .finishing
+                .iter()
+                .any(|known| known.will_wake(context.waker()))
+            {
+                state.finishing.push(context.waker().clone());
+            }
+            if state.read(context).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        // It may have been the one reading the source: whoever still waits reads it now.
+        self.stream.lock().wake_all();
     }
 }
 
 impl State {
-    /// Read one item of the source into the queue, or end the stream with its failure.
+    /// One poll of a consumer whose place in line (if it has one) is `place`.
+    fn poll_event(
+        &mut self,
+        place: &mut Option<u64>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<ModelEvent>> {
+        loop {
+            match *place {
+                Some(me) => {
+                    if let Some(at) = self.handed.iter().position(|(id, _)| *id == me) {
+                        *place = None;
+                        // It may have been the last to read the source: whoever still waits
+                        // reads it now.
+                        self.wake_all_but(context.waker());
+                        return Poll::Ready(Some(self.handed.swap_remove(at).1));
+                    }
+                    let Some(entry) = self.readers.iter_mut().find(|(id, _)| *id == me) else {
+                        // Released when the stream ended.
+                        *place = None;
+                        return Poll::Ready(None);
+                    };
+                    if !entry.1.will_wake(context.waker()) {
+                        entry.1 = context.waker().clone();
+                    }
+                }
+                None => {
+                    if let Some(event) = self.queue.pop_front() {
+                        return Poll::Ready(Some(event));
+                    }
+                    if self.done {
+                        return Poll::Ready(None);
+                    }
+                    let me = self.next_reader;
+                    self.next_reader += 1;
+                    self.readers.push_back((me, context.waker().clone()));
+                    *place = Some(me);
+                }
+            }
+            if self.read(context).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// A consumer gives up its place: an event handed to it goes to the next in line.
+    fn leave(&mut self, place: u64) {
+        if let Some(at) = self.handed.iter().position(|(id, _)| *id == place) {
+            let event = self.handed.swap_remove(at).1;
+            match self.readers.pop_front() {
+                Some((next, waker)) => {
+                    self.handed.push((next, event));
+                    waker.wake();
+                }
+                None => self.queue.push_front(event),
+            }
+        } else {
+            self.readers.retain(|(id, _)| *id != place);
+        }
+        // It may have been the one reading the source: whoever still waits reads it now.
+        self.wake_all();
+    }
+
+    /// Read one item of the source into the stream, or end the stream with its failure.
     /// Pending when nothing has arrived yet (or, without a source, until someone pushes).
     fn read(&mut self, context: &mut Context<'_>) -> Poll<()> {
         let Some(source) = self.source.as_mut() else {
-            self.wait(context.waker());
             return Poll::Pending;
         };
         let item = match source.as_mut().poll_next(context) {
-            Poll::Pending => {
-                // The source wakes only its last poller; any other reader waiting here is woken
-                // when that one makes progress.
-                self.wait(context.waker());
-                return Poll::Pending;
-            }
+            Poll::Pending => return Poll::Pending,
             Poll::Ready(item) => item,
         };
         match item {
             Some(Ok(event)) => {
                 if let Err(broken) = self.push(event) {
-                    self.fail(StopReason::Error, broken.0);
+                    let message = broken.to_string();
+                    self.fail(
+                        StopReason::Error,
+                        message,
+                        Some(StreamFailure::Rule(broken)),
+                    );
                 }
             }
-            Some(Err(message)) => self.fail(StopReason::Error, message),
-            None => self.fail(
-                StopReason::Error,
-                "stream ended without a terminal event".to_owned(),
-            ),
+            Some(Err(failure)) => {
+                self.fail(StopReason::Error, failure.to_string(), Some(failure));
+            }
+            None => {
+                let received = self.accumulator.count();
+                let missing = StreamProtocolError::new(
+                    received,
+                    "terminal-missing",
+                    "the events ended without a terminal event",
+                );
+                self.fail(
+                    StopReason::Error,
+                    "stream ended without a terminal event".to_owned(),
+                    Some(StreamFailure::Rule(missing)),
+                );
+            }
         }
-        self.wake();
+        // The source wakes only its last reader: let every other waiting party look again (the
+        // one reading goes on by itself).
+        self.wake_all_but(context.waker());
         Poll::Ready(())
     }
 
-    fn push(&mut self, mut event: ModelEvent) -> Result<(), StreamProtocolError> {
+    fn push(&mut self, event: ModelEvent) -> Result<(), StreamProtocolError> {
         if self.done {
             return Ok(());
         }
         self.accumulator.apply(&event)?;
-        // A receiver replaces whatever arrives here (rule 4); ours is read from the stream.
-        event.partial = None;
-        if let Some(message) = terminal_message(&event) {
-            self.done = true;
-            self.result = Some(message.clone());
-            // Anything after the terminal event is ignored: dropping the source ends the call.
-            self.source = None;
-        }
-        self.queue.push_back(event);
+        self.deliver(event);
         Ok(())
     }
 
-    fn fail(&mut self, reason: StopReason, error_message: String) {
+    fn fail(&mut self, reason: StopReason, error_message: String, failure: Option<StreamFailure>) {
         if self.done {
             return;
         }
         let mut message = self.accumulator.partial().clone();
         message.stop_reason = reason as i32;
         message.error_message = Some(error_message);
-        self.result = Some(message.clone());
         // Built from the partial, it need not pass the rules a sender's terminal event must.
         let event = ModelEvent {
             event: Some(Event::Error(ErrorEvent {
@@ -244,20 +436,50 @@ impl State {
             partial: None,
         };
         self.accumulator.close(&event);
-        self.done = true;
-        self.source = None;
-        self.queue.push_back(event);
+        self.failure = failure;
+        self.deliver(event);
     }
 
-    fn wait(&mut self, waker: &Waker) {
-        if !self.waiting.iter().any(|known| known.will_wake(waker)) {
-            self.waiting.push(waker.clone());
+    /// Hand an applied event to the consumer that has waited longest, or queue it; a terminal
+    /// event ends the stream.
+    fn deliver(&mut self, mut event: ModelEvent) {
+        // A receiver replaces whatever arrives here (rule 4); ours is read from the stream.
+        event.partial = None;
+        let terminal = terminal_message(&event).cloned();
+        match self.readers.pop_front() {
+            Some((reader, waker)) => {
+                self.handed.push((reader, event));
+                waker.wake();
+            }
+            None => self.queue.push_back(event),
+        }
+        if let Some(message) = terminal {
+            self.done = true;
+            self.result = Some(message);
+            // Anything after the terminal event is ignored: dropping the source ends the call.
+            self.source = None;
+            // Consumers still in line get no event: their `next` returns `None`.
+            self.wake_all();
+            self.readers.clear();
         }
     }
 
-    fn wake(&mut self) {
-        for waker in self.waiting.drain(..) {
-            waker.wake();
+    fn wake_all(&mut self) {
+        self.wake_all_but(Waker::noop());
+    }
+
+    fn wake_all_but(&mut self, reading: &Waker) {
+        for (_, waker) in &self.readers {
+            if !waker.will_wake(reading) {
+                waker.wake_by_ref();
+            }
         }
+        self.finishing.retain(|waker| {
+            let keep = waker.will_wake(reading);
+            if !keep {
+                waker.wake_by_ref();
+            }
+            keep
+        });
     }
 }

@@ -139,7 +139,7 @@ fn event(event: Event) -> ModelEvent {
     }
 }
 
-/// `text` cut into pieces of `size` characters (not bytes), as the Python runtime cuts it.
+/// `text` cut into pieces of `size` characters (not bytes).
 fn chunks(text: &str, size: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars

@@ -1,10 +1,12 @@
-//! pi-proto for Rust: the `pi.ai.v1` types generated from `../proto`, the event-stream runtime of
-//! the Python package, and a gRPC client of `pi.ai.v1.ModelService/Stream`.
+//! pi-proto for Rust: the `pi.ai.v1` types generated from `../proto`, their validation, the
+//! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService/Stream`.
 //!
-//! - [`v1`]: every message, with prost's binary encoding and pbjson's ProtoJSON (serde).
+//! - [`v1`]: every message, with prost's binary encoding, pbjson's ProtoJSON (serde) and
+//!   prost-reflect's descriptors.
+//! - [`violations`] and [`check`]: the schema's protovalidate rules and its JSON text rules.
 //! - [`EventStream`]: the events of one model call, ending at the first `done` or `error` event;
 //!   [`EventStream::result`] is the message that event carries, [`EventStream::partial`] the
-//!   message rebuilt so far.
+//!   message rebuilt so far, [`EventStream::failure`] why the receiver ended it, if it did.
 //! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules.
 //! - [`ModelClient`]: streams a call; every failure becomes the stream's final `error` event.
 //! - [`text_of`]: a message's text blocks joined with newlines; [`user_message`] and the
@@ -20,14 +22,18 @@ pub mod v1 {
 
 mod accumulator;
 mod client;
+mod descriptors;
 mod event_stream;
 mod events;
+mod json_text;
 mod messages;
 mod validate;
 
-pub use accumulator::{Accumulator, StreamProtocolError};
-pub use client::{CallOptions, ModelClient};
-pub use event_stream::{EventStream, Source};
+pub use accumulator::{Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
+pub use client::{CallOptions, DEFAULT_TIMEOUT, ModelClient};
+pub use event_stream::{EventStream, Next, Source, StreamFailure};
 pub use events::{event_kind, events_of, is_terminal, terminal_message};
+pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
 pub use messages::{TextBlocks, text_of, user_message};
-pub use validate::{Limits, ValidationError, check_assistant, parse_json_object};
+pub use prost_reflect::ReflectMessage;
+pub use validate::{ValidationError, Violation, check, violations};

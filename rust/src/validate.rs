@@ -1,167 +1,281 @@
-//! Message rules: what a well-formed finished assistant message is, beyond what the wire format
-//! checks. Each failure names the path of the field and the rule, with the text of the Python
-//! runtime, e.g. `message.content[1].tool_call.arguments_json: must be a JSON object, got list`.
+//! Message rules: the schema's protovalidate (`buf.validate`) rules, then its JSON text rules.
+//!
+//! Every rule that fits one message is an annotation in `proto/pi/ai/v1`, evaluated here by
+//! prost-protovalidate from the message's descriptor. What an annotation cannot say is whether a
+//! string holds the JSON that the field's `pi.ai.v1.json` option asks for: one walker checks
+//! every field carrying that option (see `json_text` for the rules), once the message passes its
+//! annotations. A broken rule is a [`Violation`]: the field's path from the checked message, the
+//! rule's id and a detail, e.g. `context.messages[2].assistant.content[1].tool_call.arguments_json`,
+//! `json.object`.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::LazyLock;
 
-use serde_json::{Map, Value};
+use prost_protovalidate::types::field_path_element::Subscript;
+use prost_protovalidate::types::{FieldPath, FieldPathElement};
+use prost_protovalidate::{Error, Validator};
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, ReflectMessage, Value};
 
-use crate::v1::assistant_content::Block;
-use crate::v1::{AssistantMessage, StopReason};
+use crate::descriptors::POOL;
+use crate::json_text;
 
-/// A message that breaks a rule, with the path of the offending field.
+/// One broken rule: where, which rule, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValidationError(pub String);
+pub struct Violation {
+    /// The offending field's path from the checked message: field names joined by `.`, list
+    /// indexes in brackets; a oneof that must be set is named by the oneof, and a rule of a whole
+    /// message by that message's path (empty for the checked message itself).
+    pub field_path: String,
+    /// The rule's id: a protovalidate rule (`required`, `string.min_len`), a CEL rule of the
+    /// schema (`done.reason_matches_message`) or a JSON text rule (`json.syntax`).
+    pub rule_id: String,
+    /// What is wrong, in words.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = if self.field_path.is_empty() {
+            "the message"
+        } else {
+            &self.field_path
+        };
+        write!(formatter, "{path}: {} [{}]", self.detail, self.rule_id)
+    }
+}
+
+/// A message that breaks one or more rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationError {
+    /// Every rule the message breaks.
+    pub violations: Vec<Violation>,
+}
 
 impl fmt::Display for ValidationError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.0)
+        for (index, violation) in self.violations.iter().enumerate() {
+            if index > 0 {
+                formatter.write_str("; ")?;
+            }
+            write!(formatter, "{violation}")?;
+        }
+        Ok(())
     }
 }
 
 impl std::error::Error for ValidationError {}
 
-/// Bounds on the JSON text a message may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Largest `*_json` field, in bytes of UTF-8.
-    pub max_json_bytes: usize,
-    /// Deepest nesting of objects and arrays in a `*_json` field.
-    pub max_json_depth: usize,
-}
-
-impl Default for Limits {
-    /// Room for a 4 MiB tool argument or result, nested at most 64 deep.
-    fn default() -> Self {
-        Self {
-            max_json_bytes: 4 * 1024 * 1024,
-            max_json_depth: 64,
-        }
-    }
-}
-
-/// Check a finished assistant message: stop reason set, blocks set, tool calls well formed.
-pub fn check_assistant(
-    message: &AssistantMessage,
-    path: &str,
-    limits: &Limits,
-) -> Result<(), ValidationError> {
-    if message.stop_reason == StopReason::Unspecified as i32 {
-        return Err(ValidationError(format!("{path}.stop_reason: must be set")));
-    }
-    for (index, content) in message.content.iter().enumerate() {
-        let at = format!("{path}.content[{index}]");
-        let (member, extra_json) = match &content.block {
-            None => {
-                return Err(ValidationError(format!(
-                    "{at}.block: exactly one of text, thinking, tool_call must be set, found none"
-                )));
-            }
-            Some(Block::Text(text)) => ("text", &text.extra_json),
-            Some(Block::Thinking(thinking)) => ("thinking", &thinking.extra_json),
-            Some(Block::ToolCall(call)) => {
-                let at = format!("{at}.tool_call");
-                if call.id.is_empty() {
-                    return Err(ValidationError(format!("{at}.id: must not be empty")));
+/// Every rule `message` breaks: all of its protovalidate rules, or, when those all hold, its
+/// JSON text rules. Empty when the message is valid.
+pub fn violations(message: &impl ReflectMessage) -> Vec<Violation> {
+    static VALIDATOR: LazyLock<Validator> = LazyLock::new(Validator::new);
+    let dynamic = message.transcode_to_dynamic();
+    match VALIDATOR.validate(&dynamic) {
+        Ok(()) => json_violations(&dynamic),
+        Err(Error::Validation(error)) => error
+            .violations()
+            .iter()
+            .map(|violation| {
+                let proto = violation.to_proto();
+                Violation {
+                    field_path: render(proto.field.as_ref()),
+                    rule_id: violation.rule_id().to_owned(),
+                    detail: violation.message().to_owned(),
                 }
-                if call.name.is_empty() {
-                    return Err(ValidationError(format!("{at}.name: must not be empty")));
-                }
-                parse_json_object(
-                    &call.arguments_json,
-                    &format!("{at}.arguments_json"),
-                    limits,
-                    "a JSON object",
-                )?;
-                ("tool_call", &call.extra_json)
+            })
+            .collect(),
+        // The schema's rules compile: anything else is a defect of this crate, reported as a
+        // violation of the message as a whole rather than a panic.
+        Err(error) => vec![Violation {
+            field_path: String::new(),
+            rule_id: "protovalidate".to_owned(),
+            detail: error.to_string(),
+        }],
+    }
+}
+
+/// `Ok` when `message` breaks no rule, else every rule it breaks.
+pub fn check(message: &impl ReflectMessage) -> Result<(), ValidationError> {
+    let violations = violations(message);
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(ValidationError { violations })
+    }
+}
+
+/// A protovalidate field path as text: `context.messages[2].assistant.content[1].tool_call.id`.
+fn render(path: Option<&FieldPath>) -> String {
+    let mut text = String::new();
+    for element in path.map_or(&[][..], |path| path.elements.as_slice()) {
+        if !text.is_empty() {
+            text.push('.');
+        }
+        text.push_str(element.field_name());
+        push_subscript(&mut text, element);
+    }
+    text
+}
+
+fn push_subscript(text: &mut String, element: &FieldPathElement) {
+    let subscript = match &element.subscript {
+        None => return,
+        Some(Subscript::Index(index) | Subscript::UintKey(index)) => index.to_string(),
+        Some(Subscript::IntKey(key)) => key.to_string(),
+        Some(Subscript::BoolKey(key)) => key.to_string(),
+        Some(Subscript::StringKey(key)) => format!("{key:?}"),
+    };
+    text.push('[');
+    text.push_str(&subscript);
+    text.push(']');
+}
+
+// --- the JSON text rules ------------------------------------------------------------------------
+
+/// The JSON text rules of every field marked with the `pi.ai.v1.json` option, in field order.
+fn json_violations(message: &DynamicMessage) -> Vec<Violation> {
+    let mut found = Vec::new();
+    walk(message, "", &mut found);
+    found
+}
+
+/// What to look at in one message type.
+#[derive(Default)]
+struct Plan {
+    /// Fields holding JSON text, with their option.
+    texts: Vec<(FieldDescriptor, JsonText)>,
+    /// Message fields (single or repeated) whose type holds JSON text somewhere inside.
+    nested: Vec<FieldDescriptor>,
+    /// Fields that protovalidate ignores always, and so does this walker.
+    skipped: Vec<FieldDescriptor>,
+}
+
+/// The `pi.ai.v1.JsonText` option of a field.
+struct JsonText {
+    object_required: bool,
+    empty_allowed: bool,
+}
+
+/// The plan of every message type of the pool, built once.
+static PLANS: LazyLock<HashMap<String, Plan>> = LazyLock::new(|| {
+    let option = POOL
+        .get_extension_by_name("pi.ai.v1.json")
+        .expect("the schema declares pi.ai.v1.json");
+    let rules = POOL
+        .get_extension_by_name("buf.validate.field")
+        .expect("the schema imports buf.validate");
+    let ignore_always = POOL
+        .get_enum_by_name("buf.validate.Ignore")
+        .and_then(|ignore| ignore.get_value_by_name("IGNORE_ALWAYS"))
+        .map(|value| value.number());
+    let mut plans: HashMap<String, Plan> = HashMap::new();
+    for message in POOL.all_messages() {
+        let mut plan = Plan::default();
+        for field in message.fields() {
+            let options = field.options();
+            let ignore = options.get_extension(&rules);
+            let ignore = ignore
+                .as_message()
+                .and_then(|rules| rules.get_field_by_name("ignore"))
+                .and_then(|ignore| ignore.as_enum_number());
+            if options.has_extension(&rules) && ignore.is_some() && ignore == ignore_always {
+                // An unfinished message (a partial, a start header): no rule applies inside.
+                plan.skipped.push(field);
+            } else if options.has_extension(&option) {
+                let rule = options.get_extension(&option);
+                let rule = rule.as_message();
+                let get = |name: &str| rule.and_then(|rule| rule.get_field_by_name(name));
+                // JSON_SHAPE_OBJECT is 2.
+                let object_required = get("shape").and_then(|shape| shape.as_enum_number());
+                let empty_allowed = get("empty_allowed").and_then(|allowed| allowed.as_bool());
+                plan.texts.push((
+                    field,
+                    JsonText {
+                        object_required: object_required == Some(2),
+                        empty_allowed: empty_allowed == Some(true),
+                    },
+                ));
             }
-        };
-        check_extra(extra_json, &format!("{at}.{member}"), limits)?;
-    }
-    check_extra(&message.extra_json, path, limits)
-}
-
-/// Parse JSON text that must hold an object (`what` names it in the error), within the size
-/// and depth limits.
-pub fn parse_json_object(
-    text: &str,
-    path: &str,
-    limits: &Limits,
-    what: &str,
-) -> Result<Map<String, Value>, ValidationError> {
-    if text.len() > limits.max_json_bytes {
-        return Err(ValidationError(format!(
-            "{path}: {} bytes of JSON, above the limit of {}",
-            text.len(),
-            limits.max_json_bytes
-        )));
-    }
-    let too_deep = || {
-        ValidationError(format!(
-            "{path}: JSON nested deeper than the limit of {}",
-            limits.max_json_depth
-        ))
-    };
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        // serde_json stops at 128 levels, past any limit we allow: that is "too deep", not "invalid".
-        if error.to_string().starts_with("recursion limit exceeded") {
-            too_deep()
-        } else {
-            ValidationError(format!("{path}: not valid JSON: {error}"))
         }
-    })?;
-    let object = match value {
-        Value::Object(object) => object,
-        other => {
-            return Err(ValidationError(format!(
-                "{path}: must be {what}, got {}",
-                json_type(&other)
-            )));
-        }
-    };
-    if depth(&object) > limits.max_json_depth {
-        return Err(too_deep());
+        plans.insert(message.full_name().to_owned(), plan);
     }
-    Ok(object)
-}
-
-fn check_extra(extra_json: &str, path: &str, limits: &Limits) -> Result<(), ValidationError> {
-    if !extra_json.is_empty() {
-        parse_json_object(
-            extra_json,
-            &format!("{path}.extra_json"),
-            limits,
-            "a JSON object",
-        )?;
-    }
-    Ok(())
-}
-
-/// Nesting depth of a parsed JSON object and the objects and arrays in it; the object itself is
-/// level 1. Without recursion, as the value may be deep.
-fn depth(object: &Map<String, Value>) -> usize {
-    let mut deepest = 1;
-    let mut stack: Vec<(&Value, usize)> = object.values().map(|child| (child, 2)).collect();
-    while let Some((value, level)) = stack.pop() {
-        let children: Vec<&Value> = match value {
-            Value::Object(map) => map.values().collect(),
-            Value::Array(items) => items.iter().collect(),
-            _ => continue,
+    // A message field is worth entering when its type holds JSON text, directly or further in;
+    // repeat until nothing changes, as message types may refer to each other in a cycle.
+    loop {
+        let holds = |name: &str| {
+            plans
+                .get(name)
+                .is_some_and(|plan| !plan.texts.is_empty() || !plan.nested.is_empty())
         };
-        deepest = deepest.max(level);
-        stack.extend(children.into_iter().map(|child| (child, level + 1)));
+        let mut additions = Vec::new();
+        for message in POOL.all_messages() {
+            let plan = &plans[message.full_name()];
+            for field in message.fields() {
+                if let Kind::Message(kind) = field.kind()
+                    && holds(kind.full_name())
+                    && !plan.nested.contains(&field)
+                    && !plan.skipped.contains(&field)
+                {
+                    additions.push((message.full_name().to_owned(), field));
+                }
+            }
+        }
+        if additions.is_empty() {
+            break plans;
+        }
+        for (name, field) in additions {
+            if let Some(plan) = plans.get_mut(&name) {
+                plan.nested.push(field);
+            }
+        }
     }
-    deepest
+});
+
+fn walk(message: &DynamicMessage, path: &str, found: &mut Vec<Violation>) {
+    let Some(plan) = PLANS.get(message.descriptor().full_name()) else {
+        return;
+    };
+    for (field, rule) in &plan.texts {
+        if field.supports_presence() && !message.has_field(field) {
+            continue;
+        }
+        let value = message.get_field(field);
+        let text = value.as_str().unwrap_or_default();
+        if text.is_empty() && rule.empty_allowed {
+            continue;
+        }
+        if let Some(problem) = json_text::check(text, rule.object_required) {
+            found.push(Violation {
+                field_path: joined(path, field.name()),
+                rule_id: problem.rule_id.to_owned(),
+                detail: problem.detail,
+            });
+        }
+    }
+    for field in &plan.nested {
+        if !field.is_list() && !message.has_field(field) {
+            continue;
+        }
+        match message.get_field(field).as_ref() {
+            Value::List(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    if let Some(item) = item.as_message() {
+                        let step = format!("{}[{index}]", field.name());
+                        walk(item, &joined(path, &step), found);
+                    }
+                }
+            }
+            Value::Message(item) => walk(item, &joined(path, field.name()), found),
+            _ => {}
+        }
+    }
 }
 
-/// The JSON type's name as the Python runtime words it.
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Array(_) => "list",
-        Value::String(_) => "string",
-        Value::Bool(_) => "boolean",
-        Value::Null => "null",
-        Value::Number(_) => "number",
-        Value::Object(_) => "object",
+fn joined(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
     }
 }

@@ -1,77 +1,50 @@
-//! The client against the Python reference server (`pi-proto serve`): the default script's events
-//! in order with the partial rebuilt, and every failure as one final `error` event.
+//! The client against a fake server in this process: the events in order with the partial
+//! rebuilt, the request and its defaults, and every failure as one final `error` event with a
+//! structured failure.
 
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_proto::v1::{
-    AgentContext, AgentMessage, AssistantMessage, ModelEvent, StopReason, ToolCall,
-    assistant_content,
-};
+use pi_proto::v1::{AgentContext, AssistantMessage, ModelEvent, StopReason, assistant_content};
 use pi_proto::{
-    CallOptions, EventStream, ModelClient, event_kind, terminal_message, text_of, user_message,
+    CallOptions, ModelClient, StreamFailure, event_kind, events_of, terminal_message, text_of,
+    user_message,
 };
-use serde_json::json;
-use support::{Server, user_context, within};
+use support::fake_server::{Action, FakeServer};
+use support::{assistant_message, collect, kinds, text, tool_call, within};
 
 const PREAMBLE: &str = "我先读取项目说明。";
 
-async fn collect(events: &EventStream) -> Vec<ModelEvent> {
-    let mut seen = Vec::new();
-    while let Some(event) = events.next().await {
-        seen.push(event);
-    }
-    seen
-}
-
-fn kinds(events: &[ModelEvent]) -> Vec<&'static str> {
-    events.iter().map(event_kind).collect()
-}
-
-/// Every event, with the partial as it was right after the reader took the event.
-async fn collect_with_partials(
-    events: &EventStream,
-) -> (Vec<ModelEvent>, Vec<Arc<AssistantMessage>>) {
-    let (mut seen, mut partials) = (Vec::new(), Vec::new());
-    while let Some(event) = events.next().await {
-        seen.push(event);
-        partials.push(events.partial());
-    }
-    (seen, partials)
-}
-
-fn call_of(message: &AssistantMessage, index: usize) -> &ToolCall {
-    match &message.content[index].block {
-        Some(assistant_content::Block::ToolCall(call)) => call,
-        other => panic!("block {index} is not a tool call: {other:?}"),
-    }
-}
-
-fn arguments(call: &ToolCall) -> serde_json::Value {
-    serde_json::from_str(&call.arguments_json).expect("arguments are JSON")
-}
-
-/// The last event is the only terminal one, and it is an `error` with this reason.
-fn assert_ends_with_error(seen: &[ModelEvent], reason: StopReason) -> &AssistantMessage {
-    let (last, before) = seen.split_last().expect("at least the error event");
-    assert_eq!(event_kind(last), "error");
-    assert!(
-        before
-            .iter()
-            .all(|event| !matches!(event_kind(event), "done" | "error"))
+/// The seed's turn: a sentence, then a `read` call, cut into deltas of 5 characters.
+fn seed_turn() -> Vec<ModelEvent> {
+    let message = assistant_message(
+        vec![
+            text(PREAMBLE),
+            tool_call("call_1", "read", r#"{"path":"README.md"}"#),
+        ],
+        StopReason::ToolUse,
     );
-    let message = terminal_message(last).expect("a terminal event carries a message");
-    assert_eq!(message.stop_reason, reason as i32, "{message:?}");
-    message
+    events_of(&message, 5)
+}
+
+fn playing(events: &[ModelEvent]) -> Vec<Action> {
+    events.iter().map(Action::event).collect()
+}
+
+fn user_context(text: &str) -> AgentContext {
+    AgentContext {
+        messages: vec![user_message(text).into()],
+        ..Default::default()
+    }
 }
 
 #[tokio::test]
 async fn the_readme_example() {
     within(async {
-        let server = Server::start(&[]).await;
-        let target = server.target.as_str(); // where `pi-proto serve` listens
+        let server = FakeServer::start(playing(&seed_turn())).await;
+        let target = server.target.as_str();
 
         // README example: start
         let client = ModelClient::new(target).expect("a valid target");
@@ -116,204 +89,230 @@ fn the_readme_shows_the_code_of_the_readme_example() {
 }
 
 #[tokio::test]
-async fn the_default_script_streams_its_events_with_the_partial_rebuilt() {
+async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
     within(async {
-        let server = Server::start(&[]).await;
-        let client = ModelClient::new(&server.target).expect("a valid target");
-        let events = client.stream(user_context("hi"), CallOptions::default());
-        let (seen, partials) = collect_with_partials(&events).await;
-
-        assert_eq!(
-            kinds(&seen),
-            [
-                "start",
-                "text_start",
-                "text_delta",
-                "text_delta",
-                "text_end",
-                "toolcall_start",
-                "toolcall_delta",
-                "toolcall_delta",
-                "toolcall_delta",
-                "toolcall_end",
-                "done",
-            ]
-        );
-        assert!(seen.iter().all(|event| event.partial.is_none()));
-        assert!(partials[0].content.is_empty());
-        assert_eq!(partials[0].provider, "scripted");
-        assert_eq!(text_of(&*partials[2]), "我先读取项目说明");
-        assert_eq!(text_of(&*partials[3]), PREAMBLE);
-
-        let mut streamed = String::new();
-        for partial in &partials[6..9] {
-            let call = call_of(partial, 1);
-            assert_eq!((call.id.as_str(), call.name.as_str()), ("call_1", "read"));
-            assert_eq!(call.arguments_json, "{}");
-            let raw = call
-                .raw_arguments
-                .as_deref()
-                .expect("raw arguments while streaming");
-            assert!(
-                raw.len() > streamed.len() && raw.starts_with(&streamed),
-                "{raw:?}"
-            );
-            streamed = raw.to_owned();
-        }
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&streamed).unwrap(),
-            json!({"path": "README.md"})
-        );
-        assert_eq!(
-            arguments(call_of(&partials[9], 1)),
-            json!({"path": "README.md"})
-        );
-
-        let message = events.result().await;
-        assert_eq!(terminal_message(&seen[10]), Some(&message));
-        assert_eq!(*partials[10], message);
-        assert_eq!(message.stop_reason, StopReason::ToolUse as i32);
-        assert_eq!(text_of(&message), PREAMBLE);
-        let call = call_of(&message, 1);
-        assert_eq!((call.id.as_str(), call.name.as_str()), ("call_1", "read"));
-        assert_eq!(arguments(call), json!({"path": "README.md"}));
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn cancelling_after_the_first_event_ends_with_aborted() {
-    within(async {
-        let server = Server::start(&["--delay", "0.3"]).await;
-        let client = ModelClient::new(&server.target).expect("a valid target");
-        let events = client.stream(user_context("hi"), CallOptions::default());
-
-        let first = events.next().await.expect("the first event");
-        assert_eq!(event_kind(&first), "start");
-        events.cancel();
-        let mut seen = vec![first];
-        seen.extend(collect(&events).await);
-
-        let last = assert_ends_with_error(&seen, StopReason::Aborted);
-        assert_eq!(last.error_message.as_deref(), Some("cancelled"));
-        assert_eq!(last.provider, "scripted"); // what arrived before is kept
-        let result = events.result().await;
-        assert_eq!(result.stop_reason, StopReason::Aborted as i32);
-        assert_eq!(result.error_message.as_deref(), Some("cancelled"));
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn a_server_killed_mid_stream_ends_with_error() {
-    within(async {
-        let mut server = Server::start(&["--delay", "0.3"]).await;
-        let client = ModelClient::new(&server.target).expect("a valid target");
-        let events = client.stream(user_context("hi"), CallOptions::default());
-
-        let first = events.next().await.expect("the first event");
-        assert_eq!(event_kind(&first), "start");
-        server.kill().await;
-        let mut seen = vec![first];
-        seen.extend(collect(&events).await);
-
-        let last = assert_ends_with_error(&seen, StopReason::Error);
-        assert!(!last.error_message.as_deref().unwrap_or_default().is_empty());
-        assert_eq!(last.provider, "scripted");
-        assert_eq!(events.result().await.stop_reason, StopReason::Error as i32);
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn nothing_listening_ends_with_error() {
-    within(async {
-        // A port that was free a moment ago and has nobody listening now.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let client = ModelClient::new(&format!("127.0.0.1:{port}")).expect("a valid target");
-        let events = client.stream(user_context("hi"), CallOptions::default());
-        let seen = collect(&events).await;
-
-        assert_eq!(kinds(&seen), ["error"]);
-        let message = assert_ends_with_error(&seen, StopReason::Error);
-        // tonic's words for the failure, with its cause: "tcp connect error: Connection refused (os error 111)"
-        let said = message.error_message.as_deref().unwrap_or_default();
-        assert!(said.contains("Connection refused"), "{said}");
-        assert_eq!(events.result().await, *message);
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn a_refused_request_ends_with_the_status_message_unchanged() {
-    within(async {
-        let server = Server::start(&[]).await;
-        let client = ModelClient::new(&server.target).expect("a valid target");
-        let mut context = user_context("hi");
-        context.messages.push(AgentMessage {
-            role: None,
-            ..Default::default()
-        });
-        let events = client.stream(context, CallOptions::default());
-        let seen = collect(&events).await;
-
-        assert_eq!(kinds(&seen), ["error"]);
-        let message = assert_ends_with_error(&seen, StopReason::Error);
-        assert_eq!(
-            message.error_message.as_deref(),
-            Some(
-                "StreamRequest.context.messages[1].role: exactly one of user, assistant, \
-                 tool_result, custom, session_entry must be set, found none"
-            )
-        );
-    })
-    .await;
-}
-
-#[tokio::test]
-async fn a_call_past_its_deadline_ends_with_error() {
-    within(async {
-        let server = Server::start(&["--delay", "0.3"]).await;
+        let sent = seed_turn();
+        let server = FakeServer::start(playing(&sent)).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let options = CallOptions {
-            timeout: Some(Duration::from_millis(500)),
+            model: "scripted-v1".to_owned(),
+            metadata: vec![("x-trace".to_owned(), "42".to_owned())],
             ..Default::default()
         };
         let events = client.stream(user_context("hi"), options);
-        let seen = collect(&events).await;
+        let (mut seen, mut partials) = (Vec::new(), Vec::new());
+        while let Some(event) = events.next().await {
+            seen.push(event);
+            partials.push(events.partial());
+        }
 
-        let message = assert_ends_with_error(&seen, StopReason::Error);
-        assert_eq!(message.error_message.as_deref(), Some("Deadline Exceeded"));
+        assert_eq!(seen, sent);
+        assert_eq!(events.failure(), None);
+        let call_at = |partial: &AssistantMessage| match &partial.content[1].block {
+            Some(assistant_content::Block::ToolCall(call)) => call.clone(),
+            other => panic!("not a tool call: {other:?}"),
+        };
+        // toolcall_start, then deltas of `{"path":"README.md"}`: raw text so far, `{}` arguments.
+        let streaming: Vec<_> = partials[5..10]
+            .iter()
+            .map(|partial| call_at(partial))
+            .collect();
+        let raw: Vec<_> = streaming
+            .iter()
+            .map(|call| call.raw_arguments.clone().unwrap())
+            .collect();
+        assert_eq!(
+            raw,
+            [
+                "",
+                r#"{"pat"#,
+                r#"{"path":"R"#,
+                r#"{"path":"README"#,
+                r#"{"path":"README.md"}"#
+            ]
+        );
+        assert!(streaming.iter().all(|call| call.arguments_json == "{}"));
+        assert_eq!(
+            call_at(&partials[10]).arguments_json,
+            r#"{"path":"README.md"}"#
+        );
+        assert_eq!(*partials[11], *terminal_message(&sent[11]).unwrap());
+
+        let received = server.received();
+        assert_eq!(received.len(), 1);
+        assert_eq!(received[0].request.model, "scripted-v1");
+        let context = received[0].request.context.clone().expect("a context");
+        assert_eq!(context.messages.len(), 1);
+        assert_eq!(text_of(&context.messages[0]), "hi");
+        assert_eq!(received[0].headers["x-trace"], "42");
+        // A call without a deadline of its own gets the default: 15 minutes.
+        assert_eq!(received[0].headers["grpc-timeout"], "900000m");
     })
     .await;
 }
 
 #[tokio::test]
-async fn the_server_plays_the_turn_the_context_calls_for() {
+async fn a_status_before_any_event_is_one_error_event_with_its_code() {
     within(async {
-        // The server plays turn k+1 for a context holding k assistant messages, so these answers
-        // show that the whole context reached it; the script has two turns.
-        let server = Server::start(&[]).await;
+        let server = FakeServer::start(vec![Action::Status(14, "the model is down")]).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
-        let mut context = user_context("hi");
-        let mut answers = Vec::new();
-        for _ in 0..3 {
-            let events = client.stream(context.clone(), CallOptions::default());
-            let answer = events.result().await;
-            context.messages.push(answer.clone().into());
-            answers.push(answer);
-        }
+        let events = client.stream(user_context("hi"), CallOptions::default());
 
-        assert_eq!(answers[0].stop_reason, StopReason::ToolUse as i32);
-        assert_eq!(answers[1].stop_reason, StopReason::Stop as i32);
-        assert_eq!(text_of(&answers[1]), "README 的标题就是项目名：pi-proto。");
-        assert_eq!(answers[2].stop_reason, StopReason::Error as i32);
+        assert_eq!(kinds(&collect(&events).await), ["error"]);
+        let result = events.result().await;
+        assert_eq!(result.stop_reason, StopReason::Error as i32);
+        assert_eq!(result.error_message.as_deref(), Some("the model is down"));
+        let expected = StreamFailure::Status {
+            code: "UNAVAILABLE",
+            message: "the model is down".to_owned(),
+        };
+        assert_eq!(events.failure(), Some(expected));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_status_mid_stream_keeps_what_arrived() {
+    within(async {
+        let mut script = playing(&seed_turn()[..3]);
+        script.push(Action::Status(13, "boom"));
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        assert_eq!(text_of(&events.result().await), "我先读取项");
+        assert!(matches!(
+            events.failure(),
+            Some(StreamFailure::Status {
+                code: "INTERNAL",
+                ..
+            })
+        ));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_past_its_deadline_ends_with_deadline_exceeded() {
+    within(async {
+        let mut script = playing(&seed_turn()[..1]);
+        script.push(Action::Sleep(Duration::from_secs(10)));
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let options = CallOptions {
+            timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        };
+        let events = client.stream(user_context("hi"), options);
+
+        assert_eq!(kinds(&collect(&events).await), ["start", "error"]);
+        let failure = events.failure();
+        assert!(
+            matches!(
+                failure,
+                Some(StreamFailure::Status {
+                    code: "DEADLINE_EXCEEDED",
+                    ..
+                })
+            ),
+            "{failure:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cancel_from_another_thread_while_the_consumer_waits_ends_with_aborted() {
+    within(async {
+        let mut script = playing(&seed_turn()[..3]);
+        script.push(Action::Sleep(Duration::from_secs(10)));
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = Arc::new(client.stream(user_context("hi"), CallOptions::default()));
+        let canceller = {
+            let events = events.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                events.cancel();
+            })
+        };
+
+        let seen = collect(&events).await;
+        canceller.join().unwrap();
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        let result = events.result().await;
+        assert_eq!(result.stop_reason, StopReason::Aborted as i32);
+        assert_eq!(text_of(&result), "我先读取项");
+        assert_eq!(events.failure(), None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bytes_that_are_not_an_event_end_the_stream_with_rule_event_decode() {
+    within(async {
+        let mut script = playing(&seed_turn()[..2]);
+        script.push(Action::Send(vec![0xff, 0xff, 0xff]));
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
         assert_eq!(
-            answers[2].error_message.as_deref(),
-            Some("the script has no turn 3: it has 2 turns")
+            kinds(&collect(&events).await),
+            ["start", "text_start", "error"]
+        );
+        let Some(StreamFailure::Rule(broken)) = events.failure() else {
+            panic!("a broken rule, not {:?}", events.failure());
+        };
+        assert_eq!((broken.event_index, broken.rule_id), (2, "event-decode"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn deltas_beyond_the_clients_limit_end_the_stream_with_rule_size_limit() {
+    within(async {
+        let server = FakeServer::start(playing(&seed_turn())).await;
+        let client = ModelClient::new(&server.target)
+            .expect("a valid target")
+            .with_max_message_bytes(20);
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        // The first delta is 15 bytes of UTF-8, the second 12 more.
+        assert_eq!(
+            kinds(&collect(&events).await),
+            ["start", "text_start", "text_delta", "error"]
+        );
+        let Some(StreamFailure::Rule(broken)) = events.failure() else {
+            panic!("a broken rule, not {:?}", events.failure());
+        };
+        assert_eq!((broken.event_index, broken.rule_id), (3, "size-limit"));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn nothing_listening_is_an_unavailable_error_event() {
+    within(async {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap().to_string();
+        drop(listener);
+        let client = ModelClient::new(&target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        assert_eq!(kinds(&collect(&events).await), ["error"]);
+        let failure = events.failure();
+        assert!(
+            matches!(
+                failure,
+                Some(StreamFailure::Status {
+                    code: "UNAVAILABLE",
+                    ..
+                })
+            ),
+            "{failure:?}"
         );
     })
     .await;

@@ -1,20 +1,18 @@
-//! Shared by the test files: time bounds, message builders and the Python server.
+//! Shared by the test files: time bounds, message and event builders, and a fake server.
 #![allow(dead_code)] // each test file uses a different part
 
+pub mod fake_server;
+
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AgentContext, AssistantContent, AssistantMessage, DoneEvent, ModelEvent, StartEvent,
-    StopReason, TextContent, TextDeltaEvent, TextEndEvent, TextStartEvent, ToolCall, Usage,
-    assistant_content,
+    AssistantContent, AssistantMessage, DoneEvent, ErrorEvent, ModelEvent, StopReason, TextContent,
+    TextDeltaEvent, ToolCall, Usage, assistant_content,
 };
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use pi_proto::{EventStream, event_kind};
 
 /// The most any one test may take.
 pub const LIMIT: Duration = Duration::from_secs(60);
@@ -39,27 +37,11 @@ pub fn bounded<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
-/// Run an async test body on its own thread and runtime, failing the test if it takes longer
-/// than [`LIMIT`]; unlike [`within`], this also stops a body that never has to wait.
-pub fn bounded_async<F>(body: F) -> F::Output
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    bounded(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a tokio runtime");
-        runtime.block_on(body)
-    })
-}
-
-/// The repository root: the folder above this crate.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the crate lives inside the repository")
-        .to_path_buf()
+pub fn event(event: Event) -> ModelEvent {
+    ModelEvent {
+        event: Some(event),
+        partial: None,
+    }
 }
 
 pub fn text(text: &str) -> AssistantContent {
@@ -82,7 +64,7 @@ pub fn tool_call(id: &str, name: &str, arguments_json: &str) -> AssistantContent
     }
 }
 
-/// An assistant message with the Python runtime's defaults (provider `scripted`).
+/// An assistant message from the model `scripted-v1`.
 pub fn assistant_message(
     content: Vec<AssistantContent>,
     stop_reason: StopReason,
@@ -99,40 +81,38 @@ pub fn assistant_message(
     }
 }
 
-/// The events of an answer of one text block streamed as `deltas`, ending with `done`.
-pub fn text_events(deltas: &[String]) -> impl Iterator<Item = ModelEvent> + '_ {
-    let answer = assistant_message(vec![text(&deltas.concat())], StopReason::Stop);
-    let header = assistant_message(vec![], StopReason::Stop);
-    let opening = [
-        Event::Start(StartEvent {
-            header: Some(header),
-        }),
-        Event::TextStart(TextStartEvent { content_index: 0 }),
-    ];
-    let body = deltas.iter().map(|delta| {
-        Event::TextDelta(TextDeltaEvent {
-            content_index: 0,
-            delta: delta.clone(),
-        })
-    });
-    let closing = [
-        Event::TextEnd(TextEndEvent {
-            content_index: 0,
-            text_signature: None,
-        }),
-        Event::Done(DoneEvent {
-            reason: StopReason::Stop as i32,
-            message: Some(answer),
-        }),
-    ];
-    opening
-        .into_iter()
-        .chain(body)
-        .chain(closing)
-        .map(|event| ModelEvent {
-            event: Some(event),
-            partial: None,
-        })
+pub fn text_delta(content_index: u32, delta: &str) -> ModelEvent {
+    event(Event::TextDelta(TextDeltaEvent {
+        content_index,
+        delta: delta.to_owned(),
+    }))
+}
+
+pub fn done(message: AssistantMessage) -> ModelEvent {
+    event(Event::Done(DoneEvent {
+        reason: message.stop_reason,
+        message: Some(message),
+    }))
+}
+
+pub fn error(message: AssistantMessage) -> ModelEvent {
+    event(Event::Error(ErrorEvent {
+        reason: message.stop_reason,
+        message: Some(message),
+    }))
+}
+
+pub fn kinds(events: &[ModelEvent]) -> Vec<&'static str> {
+    events.iter().map(event_kind).collect()
+}
+
+/// Every event of the stream, until it ends.
+pub async fn collect(events: &EventStream) -> Vec<ModelEvent> {
+    let mut seen = Vec::new();
+    while let Some(event) = events.next().await {
+        seen.push(event);
+    }
+    seen
 }
 
 /// `count` distinct deltas of 128 bytes each. Copying the whole partial per event would copy
@@ -142,60 +122,4 @@ pub fn many_deltas(count: usize) -> Vec<String> {
     (0..count)
         .map(|index| format!("delta {index:06} {filler}\n"))
         .collect()
-}
-
-/// A context holding one user message with `text`.
-pub fn user_context(text: &str) -> AgentContext {
-    AgentContext {
-        messages: vec![pi_proto::user_message(text).into()],
-        ..Default::default()
-    }
-}
-
-/// The Python reference server (`pi-proto serve`), killed when dropped.
-pub struct Server {
-    pub target: String,
-    child: Child,
-}
-
-impl Server {
-    /// Start `pi-proto serve --port 0` with `args` from the repository root and wait for its
-    /// `listening on 127.0.0.1:PORT` line.
-    pub async fn start(args: &[&str]) -> Server {
-        let root = repo_root();
-        let program = root.join(".venv/bin/pi-proto");
-        assert!(
-            program.exists(),
-            "{} is missing: run `make setup` in the repository root",
-            program.display()
-        );
-        let mut child = Command::new(program)
-            .args(["serve", "--port", "0"])
-            .args(args)
-            .current_dir(root)
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start pi-proto serve");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut stdout = BufReader::new(stdout);
-        let mut line = String::new();
-        stdout
-            .read_line(&mut line)
-            .await
-            .expect("read the server's first line");
-        // Keep reading, so that anything the server prints later finds an open pipe.
-        tokio::spawn(async move { tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await });
-        let target = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"))
-            .to_owned();
-        Server { target, child }
-    }
-
-    /// Kill the server at once, as a crash would.
-    pub async fn kill(&mut self) {
-        self.child.kill().await.expect("kill the server");
-    }
 }
