@@ -107,7 +107,7 @@ pytest: setup ## Run the Python tests only.
 	pytest
 
 .PHONY: ts-test
-ts-test: setup ts-setup ## Run the TypeScript tests only (against the Python server).
+ts-test: setup ts-setup ## Run the TypeScript tests only.
 	cd $(TS) && npm test --silent
 
 .PHONY: go-test

@@ -29,7 +29,7 @@ from typing import Any
 import grpc
 
 import pi_proto as pp
-from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2, service_pb2
+from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, service_pb2, transcript_pb2
 from pi_proto.events import events_of
 from pi_proto.pi_json import entry_from_pi, entry_to_pi
 from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
@@ -217,10 +217,14 @@ def wire_bytes() -> list[Figure]:
     delta = pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="0000001,"))
     overhead = len(wire_event(delta)) - len(b"0000001,")
     resent = stream_bytes(10_000, with_partial=True)
+    # A provider reports usage about three times a call (Anthropic: message_start, then message_delta).
+    usage = pp.Usage(input=48_213, output=1_024, cache_read=40_960, cache_write=7_253, total_tokens=97_450)
+    live_usage = 3 * (len(wire_event(pp.ModelEvent(text_delta=delta.text_delta, usage=usage))) - len(wire_event(delta)))
     return [
         figure("3 wire bytes", "20,000 deltas ÷ 10,000 deltas", large, "bytes", small, "<= 2.05"),
         figure("3 wire bytes", "bytes per delta event beyond the delta ÷ 12", overhead, "bytes", 12.0, "<= 1.0"),
         figure("3 wire bytes", "partial resent on every event ÷ ours", resent, "bytes", small),
+        figure("3 wire bytes", "live usage (three updates) ÷ the 10,000-delta stream", live_usage, "bytes", small),
     ]
 
 
@@ -242,18 +246,18 @@ def codec() -> list[Figure]:
     records = [pp.encode(message) for message in messages]
     parsed = [json.loads(line) for line in lines]
 
-    upb_parse = timed(lambda: [message_pb2.AgentMessage.FromString(data) for data in records])
-    ours_decode = timed(lambda: [pp.decode(pp.AgentMessage, data) for data in records])
+    upb_parse = timed(lambda: [transcript_pb2.TranscriptEntry.FromString(data) for data in records])
+    ours_decode = timed(lambda: [pp.decode(pp.TranscriptEntry, data) for data in records])
     upb_serialize = timed(
-        lambda: [upb.SerializeToString() for upb in [message_pb2.AgentMessage.FromString(d) for d in records]]
+        lambda: [upb.SerializeToString() for upb in [transcript_pb2.TranscriptEntry.FromString(d) for d in records]]
     )
     ours_encode = timed(lambda: [pp.encode(message) for message in messages])
     loads = timed(lambda: [json.loads(line) for line in lines])
     from_pi = timed(lambda: [pp.encode(entry_from_pi(json.loads(line))) for line in lines])
     dumps = timed(lambda: [json.dumps(value) for value in parsed])
-    to_pi = timed(lambda: [json.dumps(entry_to_pi(pp.decode(pp.AgentMessage, data))) for data in records])
+    to_pi = timed(lambda: [pp.dump_json(entry_to_pi(pp.decode(pp.TranscriptEntry, data))) for data in records])
     size = SESSION.stat().st_size / 1e6
-    in_context = [message for message in messages if message.session_entry is None]
+    in_context = [entry.message for entry in messages if entry.message is not None]
     request = pp.encode(pp.StreamRequest(context=pp.AgentContext(messages=in_context)))
     upb_request = timed(lambda: service_pb2.StreamRequest.FromString(request))
     served = timed(lambda: parse_request(request))

@@ -28,9 +28,8 @@ def one_input(data: bytes) -> None:
     try:
         accumulator = pp.Accumulator()  # what a client does with a stream of events
         for _, record in read_transcript(io.BytesIO(data)):
-            if record.assistant is not None:
-                event = pp.ModelEvent(done=pp.DoneEvent(reason=record.assistant.stop_reason, message=record.assistant))
-                accumulator.apply(event)
+            if record.message is not None and (assistant := record.message.assistant) is not None:
+                accumulator.apply(pp.ModelEvent(done=pp.DoneEvent(reason=assistant.stop_reason, message=assistant)))
         accumulator.apply(pp.decode(pp.ModelEvent, data))
     except EXPECTED:
         pass

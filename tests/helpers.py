@@ -37,7 +37,7 @@ async def drain(events: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent
 class RecordingModel:
     """Plays one message and records the server-side partial after every event, and its streams."""
 
-    id = "recording"
+    info = pp.Model(id="recording", provider="tests")
 
     def __init__(self, message: pp.AssistantMessage, delay: float = 0.0) -> None:
         self.message = message

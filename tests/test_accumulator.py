@@ -41,7 +41,7 @@ def test_partial_at_each_step_of_the_seed_event_table() -> None:
     streaming_call = at("toolcall_delta").content[1].tool_call
     assert streaming_call is not None
     assert (streaming_call.id, streaming_call.name) == ("call_1", "read")
-    assert pp.tool_call_arguments(streaming_call) == {}
+    assert pp.tool_call_arguments(streaming_call) == {"path": "README.md"}  # the text so far, completed
     assert streaming_call.raw_arguments == '{"path":"README.md"}'
 
     finished_call = at("toolcall_end").content[1].tool_call

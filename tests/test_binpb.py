@@ -1,4 +1,4 @@
-"""Binary transcripts: length-delimited AgentMessages, read strictly."""
+"""Binary transcripts: length-delimited TranscriptEntry records, read strictly."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import pytest
 from google.protobuf.internal import decoder, encoder
 
 import pi_proto as pp
-from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
+from pi_proto._gen.pb2.pi.ai.v1 import transcript_pb2
 from pi_proto.seed import readme_transcript
 from pi_proto.transcript import TranscriptError, delimited, read_transcript, write_transcript
 
 
 def test_records_are_protobufs_delimited_format() -> None:
-    messages = readme_transcript()
+    messages = [pp.TranscriptEntry(message=message) for message in readme_transcript()]
     out = io.BytesIO()
     written = write_transcript(out, messages)
     data = out.getvalue()
@@ -24,7 +24,7 @@ def test_records_are_protobufs_delimited_format() -> None:
     position, official = 0, []
     while position < len(data):
         size, position = decoder._DecodeVarint(data, position)  # type: ignore[attr-defined]
-        official.append(message_pb2.AgentMessage.FromString(data[position : position + size]))
+        official.append(transcript_pb2.TranscriptEntry.FromString(data[position : position + size]))
         position += size
     assert [pp.encode(message) for message in messages] == [item.SerializeToString() for item in official]
     assert delimited(messages[0]) == encoder._VarintBytes(len(pp.encode(messages[0]))) + pp.encode(messages[0])  # type: ignore[attr-defined]
@@ -43,7 +43,7 @@ def test_an_empty_file_is_an_empty_transcript() -> None:
         (b"\xff" * 10, r"record 0 at byte 0: the length prefix is not a valid varint"),
         (b"\x05ab", r"record 0 at byte 0: claims 5 bytes but only 2 remain"),
         (b"\xf7\xff\xff\xb7\xf4\xb7\xfa\xb7\xfa\x64", r"record 0 at byte 0: claims \d+ bytes, above protobuf's 2 GiB"),
-        (b"\x00\x02\x0a\x05", r"record 1 at byte 1: cannot decode AgentMessage from 2 bytes"),
+        (b"\x00\x02\x0a\x05", r"record 1 at byte 1: cannot decode TranscriptEntry from 2 bytes"),
     ],
 )
 def test_damaged_files_name_the_record_and_byte(data: bytes, message: str) -> None:
@@ -52,10 +52,11 @@ def test_damaged_files_name_the_record_and_byte(data: bytes, message: str) -> No
 
 
 def test_every_truncation_of_a_transcript_is_an_error_or_a_prefix() -> None:
-    data = b"".join(delimited(message) for message in readme_transcript())
+    entries = [pp.TranscriptEntry(message=message) for message in readme_transcript()]
+    data = b"".join(delimited(entry) for entry in entries)
     boundaries = {0}
-    for message in readme_transcript():
-        boundaries.add(max(boundaries) + len(delimited(message)))
+    for entry in entries:
+        boundaries.add(max(boundaries) + len(delimited(entry)))
     for cut in range(len(data)):
         stream = io.BytesIO(data[:cut])
         if cut in boundaries:

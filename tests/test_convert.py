@@ -60,14 +60,22 @@ def test_pi_messages_one_per_line_convert_too(tmp_path: Path) -> None:
         ("bad.jsonl", b'{"role": "user", "content": []}\n{oops\n', r"bad\.jsonl:2: not valid JSON"),
         ("bad.jsonl", b'{"id": 1}\n', r"bad\.jsonl:1: entry: neither a message"),
         ("bad.json", b'{"user": {}}', r"bad\.json: at byte 0: expected the start of an array, found '{'"),
-        ("bad.json", b'[{"user": {}}, {"user": {"timestamp": "x"}}]', r"bad\.json: item 1: cannot decode"),
-        ("bad.binpb", b"\x02\x0a\x00\x09", r"bad\.binpb: record 1 at byte 3: claims 9 bytes"),
+        (
+            "bad.json",
+            b'[{"message": {"user": {}}}, {"message": {"user": {"timestamp": "x"}}}]',
+            r"bad\.json: item 1: cannot",
+        ),
+        ("bad.binpb", b"\x04\x0a\x02\x0a\x00\x09", r"bad\.binpb: record 1 at byte 5: claims 9 bytes"),
         ("deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n", r"deep\.jsonl:1: JSON nested too deep to read"),
         ("huge.jsonl", b'{"n": ' + b"9" * 5000 + b"}\n", r"huge\.jsonl:1: .*integer string conversion"),
         ("nan.jsonl", b'{"role": "user", "content": [], "timestamp": NaN}\n', r"nan\.jsonl:1: NaN is not JSON"),
         ("deep.json", b"[" + b"[" * 100_000 + b"]" * 100_000 + b"]", r"deep\.json: item 0: JSON nested too deep"),
-        ("cut.json", b'[{"user": {}}, {"user": {"cont', r"cut\.json: item 1: not valid JSON"),
-        ("tail.json", b'[{"user": {}} {"user": {}}]', r"tail\.json: at byte 14: expected ',' or '\]' after an item"),
+        ("cut.json", b'[{"message": {"user": {}}}, {"message": {"user": {"cont', r"cut\.json: item 1: not valid JSON"),
+        (
+            "tail.json",
+            b'[{"message": {"user": {}}} {"message": {}}]',
+            r"tail\.json: at byte 27: expected ',' or '\]' after",
+        ),
         ("bad.txt", b"", r"bad\.txt: unknown format '\.txt'"),
     ],
 )
@@ -104,7 +112,7 @@ def test_the_command_prints_sizes_and_fails_cleanly(tmp_path: Path) -> None:
 def test_a_json_array_is_read_as_a_stream(tmp_path: Path) -> None:
     # Items of every size, split across reads wherever they fall, in an array laid out any way.
     items = [
-        {"user": {"content": [{"text": {"text": "x" * size}}], "timestamp": str(size)}}
+        {"message": {"user": {"content": [{"text": {"text": "x" * size}}], "timestamp": str(size)}}}
         for size in range(1, 300_000, 7001)
     ]
     source = tmp_path / "many.json"

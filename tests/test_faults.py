@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(30)
 class RefusingModel:
     """A model that refuses every call with one gRPC status."""
 
-    id = "refusing"
+    info = pp.Model(id="refusing", provider="tests")
 
     def __init__(self, code: str, message: str) -> None:
         self.code, self.message = code, message

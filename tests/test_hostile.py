@@ -64,7 +64,7 @@ def test_random_text_decodes_as_protojson_or_fails_clearly(cls: type[betterproto
 def test_random_bytes_as_a_binary_transcript(data: bytes) -> None:
     try:
         for _, message in read_transcript(io.BytesIO(data)):
-            assert isinstance(message, pp.AgentMessage)
+            assert isinstance(message, pp.TranscriptEntry)
     except TranscriptError:
         pass
 

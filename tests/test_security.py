@@ -253,11 +253,12 @@ async def test_health_watches_and_reflection_count_toward_the_stream_limit() -> 
             request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
             response_deserializer=health_pb2.HealthCheckResponse.FromString,
         )
-        watches = [watch(health_pb2.HealthCheckRequest()) for _ in range(3)]
-        for call in watches[:2]:
+        watches = [watch(health_pb2.HealthCheckRequest()) for _ in range(2)]
+        for call in watches:  # each holds a slot once it has answered
             reply = await call.read()
             assert isinstance(reply, health_pb2.HealthCheckResponse)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        watches.append(watch(health_pb2.HealthCheckRequest()))
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await watches[2].read()
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

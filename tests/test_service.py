@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
+from pi_proto.client import CallError, ModelClient
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import SERVICE, ModelServer, wire_event
 
@@ -112,7 +112,7 @@ async def test_a_status_error_becomes_an_error_event_with_the_status_message() -
     async with ModelServer(ScriptedModel.readme()) as server, ModelClient(server.target) as client:
         _, message = await drain(client.stream(readme_context(), model="gpt-9"))
     assert message.stop_reason == pp.StopReason.ERROR
-    assert message.error_message == "unknown model 'gpt-9': this server plays 'scripted-v1'"
+    assert message.error_message == "model 'gpt-9' is not served: this server serves scripted/scripted-v1"
 
 
 async def test_no_server_is_an_error_event_not_an_exception() -> None:
@@ -204,3 +204,63 @@ async def test_reflection_can_be_turned_off() -> None:
             async for _ in reflection_call(channel)(iter([request])):
                 pass
     assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+class UsageModel:
+    """Streams one text, reporting usage as a provider does: on the first event and the last delta."""
+
+    info = pp.Model(id="usage", provider="tests")
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> pp.AssistantMessageEventStream:
+        first, last = pp.Usage(input=2000, total_tokens=2000), pp.Usage(input=2000, output=2, total_tokens=2002)
+        final = pp.assistant_message("Hi", usage=last, timestamp=1)
+        events = pp.AssistantMessageEventStream()
+        events.push(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1)), usage=first))
+        events.push(pp.ModelEvent(text_start=pp.TextStartEvent()))
+        events.push(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="H")))
+        events.push(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="i"), usage=last))
+        events.push(pp.ModelEvent(text_end=pp.TextEndEvent()))
+        events.push(pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.STOP, message=final)))
+        return events
+
+
+async def test_usage_changes_reach_the_client_partial_as_they_happen() -> None:
+    async with ModelServer(UsageModel()) as server, ModelClient(server.target) as client:
+        usage = [
+            (event.partial.usage.input, event.partial.usage.output)
+            async for event in client.stream(readme_context())
+            if event.partial is not None and event.partial.usage is not None
+        ]
+    assert usage == [(2000, 0), (2000, 0), (2000, 0), (2000, 2), (2000, 2), (2000, 2)]
+
+
+async def test_a_catalog_is_listed_and_each_model_found_by_provider_and_id() -> None:
+    first = ScriptedModel.readme()
+    second = ScriptedModel.readme(id="scripted-v2")
+    async with ModelServer([first, second, UsageModel()]) as server, ModelClient(server.target) as client:
+        listed = await client.list_models()
+        assert [(model.provider, model.id) for model in listed] == [
+            ("scripted", "scripted-v1"),
+            ("scripted", "scripted-v2"),
+            ("tests", "usage"),
+        ]
+        assert [model.id for model in await client.list_models("tests")] == ["usage"]
+        assert (await client.get_model("scripted-v2")).name == "Scripted turns"
+        with pytest.raises(CallError) as missing:
+            await client.get_model("gpt-9", "openai")
+        assert missing.value.status_code == "NOT_FOUND"
+        served = "scripted/scripted-v1, scripted/scripted-v2, tests/usage"
+        assert missing.value.detail == f"model openai/gpt-9 is not served: this server serves {served}"
+        _, message = await drain(client.stream(readme_context(), provider="tests", model="usage"))
+        assert pp.text_of(message) == "Hi"
+        _, message = await drain(client.stream(readme_context(), model="scripted-v2"))
+        assert message.stop_reason == pp.StopReason.TOOL_USE
+
+
+def test_calculate_cost_is_pis_arithmetic() -> None:
+    rates = pp.ModelCost(input=5, output=25, cache_read=0.5, cache_write=6.25)
+    cost = pp.calculate_cost(rates, pp.Usage(input=1, output=114, cache_write=33637))
+    assert (cost.input, cost.output, cost.cache_write, cost.total) == (0.000005, 0.00285, 0.21023125, 0.21308625)
+    assert pp.calculate_cost(pp.Model(cost=rates), pp.Usage(input=1)).input == 0.000005

@@ -27,7 +27,11 @@ def test_well_formed_requests_and_real_transcripts_pass() -> None:
     check(pp.StreamRequest(context=pp.AgentContext(messages=readme_transcript())))
     entries = [entry_from_pi(json.loads(line)) for line in SESSION.read_text(encoding="utf-8").splitlines()]
     assert len(entries) == 1003
-    check(pp.StreamRequest(context=pp.AgentContext(messages=entries)))
+    for entry in entries:
+        check(entry)
+    messages = [entry.message for entry in entries if entry.message is not None]
+    assert len(messages) == 990
+    check(pp.StreamRequest(context=pp.AgentContext(messages=messages)))
 
 
 def test_a_violation_names_the_path_the_rule_and_what_is_wrong() -> None:

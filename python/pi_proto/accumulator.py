@@ -16,6 +16,9 @@ event's index and the rule's id:
   the blocks that were streamed, in number and kind.
 - `size-limit`: the deltas received stay within the receiver's limit, in bytes of UTF-8.
 
+While a tool call streams, its `arguments_json` is the text so far completed into a JSON object
+(partial_json.py), and an event that carries `usage` sets the partial's usage.
+
 The conformance corpus (tests/conformance/stream.json) pins each rule for every runtime.
 """
 
@@ -33,6 +36,7 @@ from ._gen.types.pi.ai.v1 import (
     ToolCall,
 )
 from .events import event_kind, utf8_size
+from .partial_json import Completion
 from .validate import Violation, violations
 
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
@@ -71,6 +75,7 @@ class Accumulator:
         self.received_bytes = 0  # of UTF-8, over every delta so far
         self._started = False
         self._open: list[bool] = []  # per block: not yet ended
+        self._completions: dict[int, Completion] = {}  # per tool call still streaming
 
     def apply(self, event: ModelEvent) -> ModelEvent:
         """Apply `event` to the partial, set `event.partial`, and return the event."""
@@ -94,6 +99,8 @@ class Accumulator:
             raise rule.broken("start-first", "a stream opens with start")
         else:
             self._apply_block(rule, kind, body)
+        if event.usage is not None and kind not in ("done", "error"):
+            self.partial.usage = event.usage  # the sender's usage changed with this event
         event.partial = self.partial
         return event
 
@@ -114,6 +121,8 @@ class Accumulator:
                 raise rule.broken("next-index", f"content_index {at} must open the next block, {len(content)}")
             content.append(_new_block(member, body))
             self._open.append(True)
+            if member == "tool_call":
+                self._completions[at] = Completion()
             return
         if at >= len(content):
             raise rule.broken("block-exists", f"content_index {at} refers to no block (the message has {len(content)})")
@@ -130,8 +139,11 @@ class Accumulator:
                     "size-limit", f"the deltas add up to more than the limit of {self.max_message_bytes} bytes"
                 )
             _append(block, delta)
+            if member == "tool_call":
+                block.arguments_json = self._completions[at].update(block.raw_arguments)
             return
         self._open[at] = False
+        self._completions.pop(at, None)
         if member == "text":
             if body.text_signature is not None:
                 block.text_signature = body.text_signature

@@ -12,15 +12,16 @@ from pathlib import Path
 from rich.console import Console
 
 from ._gen.types.pi.ai.v1 import AgentContext
-from .client import ModelClient
+from .client import CallError, ModelClient
 from .conformance import ConformanceServer, load_cases
 from .convert import convert
 from .demo import run_demo
 from .events import FAILED
 from .messages import agent_message, user_message
-from .render import print_json_lines, print_live
+from .render import describe_model, print_json_lines, print_live
 from .scripted import ScriptedModel
 from .server import ModelServer, ServerLimits, Tls
+from .wire import to_json
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -93,7 +94,7 @@ async def stream(args: argparse.Namespace) -> int:
     async with ModelClient(
         args.target, root_certificates=root_certificates, token=read_token(args.token_file)
     ) as client:
-        events = client.stream(context, model=args.model, timeout=args.timeout)
+        events = client.stream(context, provider=args.provider, model=args.model, timeout=args.timeout)
         if args.json:
             message = await print_json_lines(events)
         else:
@@ -109,6 +110,21 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+async def models(args: argparse.Namespace) -> int:
+    root_certificates = None if args.ca_file is None else args.ca_file.read_bytes()
+    async with ModelClient(
+        args.target, root_certificates=root_certificates, token=read_token(args.token_file)
+    ) as client:
+        try:
+            served = await client.list_models(args.provider, timeout=args.timeout)
+        except CallError as error:
+            print(f"pi-proto models: {error}", file=sys.stderr)
+            return 1
+    for model in served:
+        print(to_json(model) if args.json else describe_model(model))
+    return 0
+
+
 def convert_files(args: argparse.Namespace) -> int:
     """Run a conversion in the main thread, where Ctrl-C and SIGTERM stop it at once."""
     console = Console(stderr=True, highlight=False)
@@ -116,6 +132,7 @@ def convert_files(args: argparse.Namespace) -> int:
     try:
         report = convert(args.input, args.output, console)
     except (KeyboardInterrupt, Terminated) as stop:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # stopping already: a second Ctrl-C changes nothing
         print(f"pi-proto convert: interrupted; {args.output} is unchanged", file=sys.stderr)
         return 130 if isinstance(stop, KeyboardInterrupt) else 128 + signal.SIGTERM
     finally:
@@ -197,12 +214,22 @@ def parser() -> argparse.ArgumentParser:
     stream_cmd = commands.add_parser("stream", help="send a user message and print the streamed answer")
     stream_cmd.add_argument("text", help="the user message")
     stream_cmd.add_argument("--target", default="127.0.0.1:50051", help="server host:port (default: %(default)s)")
-    stream_cmd.add_argument("--model", default="", help="model id (default: the server's)")
+    stream_cmd.add_argument("--model", default="", help="model id (default: the server's first)")
+    stream_cmd.add_argument("--provider", default="", help="the model's provider (default: the one that serves it)")
     stream_cmd.add_argument("--timeout", type=float, default=None, help="deadline in seconds (default: none)")
     stream_cmd.add_argument("--json", action="store_true", help="print each event as one ProtoJSON line")
     stream_cmd.add_argument("--ca-file", type=Path, help="PEM certificates to trust: connect with TLS")
     stream_cmd.add_argument("--token-file", type=Path, help="send 'authorization: Bearer <token in this file>'")
     stream_cmd.set_defaults(run=stream)
+
+    models_cmd = commands.add_parser("models", help="list the models a server serves")
+    models_cmd.add_argument("--target", default="127.0.0.1:50051", help="server host:port (default: %(default)s)")
+    models_cmd.add_argument("--provider", default="", help="only this provider's models")
+    models_cmd.add_argument("--timeout", type=float, default=30.0, help="deadline in seconds (default: %(default)s)")
+    models_cmd.add_argument("--json", action="store_true", help="print each model as one ProtoJSON line")
+    models_cmd.add_argument("--ca-file", type=Path, help="PEM certificates to trust: connect with TLS")
+    models_cmd.add_argument("--token-file", type=Path, help="send 'authorization: Bearer <token in this file>'")
+    models_cmd.set_defaults(run=models)
 
     convert_cmd = commands.add_parser(
         "convert", help="convert a transcript between .jsonl (pi), .json (ProtoJSON) and .binpb (binary)"

@@ -12,21 +12,36 @@ from ._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     GenerationOptions,
+    GetModelRequest,
+    GetModelResponse,
+    ListModelsRequest,
+    ListModelsResponse,
+    Model,
     ModelEvent,
     StopReason,
     StreamRequest,
 )
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from .server import STREAM_METHOD
+from .server import SERVICE, STREAM_METHOD
 from .stream import AssistantMessageEventStream, StreamFailure
-from .wire import EncodeError, encode, from_upb, parse
+from .wire import EncodeError, decode, encode, from_upb, parse
 
 Metadata = Sequence[tuple[str, str | bytes]]
+Unary = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
 # How long a call may linger after its terminal event before it is cancelled: the server ends
 # the RPC right away, so only a misbehaving one is cut off.
 AFTER_TERMINAL_SECONDS = 1.0
 # The deadline of a call that sets none: longer than the server's default stream limit (600 s).
 DEFAULT_TIMEOUT_SECONDS = 900.0
+
+
+class CallError(Exception):
+    """A unary call (ListModels, GetModel) that ended with a status other than OK."""
+
+    def __init__(self, status_code: str, detail: str) -> None:
+        super().__init__(f"{status_code}: {detail}")
+        self.status_code = status_code
+        self.detail = detail
 
 
 class ModelCallStream(AssistantMessageEventStream):
@@ -168,6 +183,8 @@ class ModelClient:
             self._channel = grpc.aio.secure_channel(target, credentials, options=options)
         self._authorization: Metadata = () if token is None else (("authorization", f"Bearer {token}"),)
         self._stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(STREAM_METHOD)
+        self._list: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/ListModels")
+        self._get: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/GetModel")
 
     async def close(self) -> None:
         """Close the channel; streams still open end with an ERROR event."""
@@ -179,10 +196,34 @@ class ModelClient:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
+    async def list_models(self, provider: str = "", *, timeout: float = 30.0) -> list[Model]:
+        """The models the server serves (only `provider`'s when given); raises CallError."""
+        request = encode(ListModelsRequest(provider=provider))
+        reply = await self._unary(self._list, request, timeout)
+        return decode(ListModelsResponse, reply).models
+
+    async def get_model(self, model_id: str, provider: str = "", *, timeout: float = 30.0) -> Model:
+        """One model of the catalog; raises CallError (NOT_FOUND naming what is served when it is not)."""
+        reply = await self._unary(self._get, encode(GetModelRequest(provider=provider, id=model_id)), timeout)
+        found = decode(GetModelResponse, reply).model
+        if found is None:
+            raise CallError("INTERNAL", "the server answered GetModel without a model")
+        return found
+
+    async def _unary(
+        self, method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes], request: bytes, timeout: float
+    ) -> bytes:
+        try:
+            reply: bytes = await method(request, timeout=timeout, metadata=self._authorization)
+        except grpc.aio.AioRpcError as error:
+            raise CallError(error.code().name, error.details() or error.code().name) from None
+        return reply
+
     def stream(
         self,
         context: AgentContext,
         *,
+        provider: str = "",
         model: str = "",
         options: GenerationOptions | None = None,
         timeout: float | None = None,
@@ -191,12 +232,16 @@ class ModelClient:
     ) -> ModelCallStream:
         """Start one model call; the events arrive with `partial` rebuilt.
 
-        `timeout` is the call's deadline in seconds (default: the client's `default_timeout`).
+        The model is named by `provider` and `model` id, as pi names one; left empty, the server
+        picks (see ModelServer). `timeout` is the call's deadline in seconds (default: the
+        client's `default_timeout`).
         With `coalesce_deltas` the server may merge deltas that wait while this client is behind.
         """
         try:
             request = encode(
-                StreamRequest(model=model, context=context, options=options, coalesce_deltas=coalesce_deltas)
+                StreamRequest(
+                    provider=provider, model=model, context=context, options=options, coalesce_deltas=coalesce_deltas
+                )
             )
         except EncodeError as error:
             events = ModelCallStream()

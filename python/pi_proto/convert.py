@@ -1,8 +1,8 @@
 """`pi-proto convert`: transcripts between pi-JSON lines, ProtoJSON and binary, by file extension.
 
 - `.jsonl`: a pi session file, or pi-JSON messages one per line;
-- `.json`: a JSON array of AgentMessages in ProtoJSON;
-- `.binpb`: a binary transcript (length-delimited AgentMessages).
+- `.json`: a JSON array of TranscriptEntry objects in ProtoJSON;
+- `.binpb`: a binary transcript (length-delimited TranscriptEntry records).
 
 Every format is read as a stream, so memory stays near the size of the largest message. Output
 goes to a temporary file beside the target and is renamed over it only when everything
@@ -27,9 +27,9 @@ from typing import Any, BinaryIO
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ._gen.types.pi.ai.v1 import AgentMessage
+from ._gen.types.pi.ai.v1 import TranscriptEntry
 from .events import utf8_size
-from .messages import role_of
+from .messages import dump_json, role_of
 from .pi_json import PiJsonError, entry_from_pi, entry_to_pi
 from .transcript import delimited, read_transcript
 from .wire import DecodeError, EncodeError, decode_json, to_json
@@ -51,7 +51,7 @@ class Report:
     kinds: Counter[str] = field(default_factory=Counter)
 
 
-Reader = Callable[[BinaryIO, Path, Callable[[int], None]], Iterator[AgentMessage]]
+Reader = Callable[[BinaryIO, Path, Callable[[int], None]], Iterator[TranscriptEntry]]
 
 
 def convert(source: Path, target: Path, console: Console | None = None) -> Report:
@@ -84,16 +84,23 @@ def convert(source: Path, target: Path, console: Console | None = None) -> Repor
     return report
 
 
-def _counted(messages: Iterator[AgentMessage], report: Report) -> Iterator[AgentMessage]:
+def kind_of(entry: TranscriptEntry) -> str:
+    """What an entry holds: a message's role ("user", "assistant", ...) or "session_entry"."""
+    if entry.message is not None:
+        return role_of(entry.message)
+    return "session_entry"
+
+
+def _counted(messages: Iterator[TranscriptEntry], report: Report) -> Iterator[TranscriptEntry]:
     for message in messages:
-        report.kinds[role_of(message)] += 1
+        report.kinds[kind_of(message)] += 1
         yield message
 
 
 # --- readers -------------------------------------------------------------------------------------
 
 
-def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
+def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
     offset = 0
     for number, raw in enumerate(stream, 1):
         offset += len(raw)
@@ -124,10 +131,10 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
+def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
     for index, (offset, item) in enumerate(_array_items(stream, path)):
         try:
-            yield decode_json(AgentMessage, item)
+            yield decode_json(TranscriptEntry, item)
         except DecodeError as error:
             raise ConvertError(f"{path}: item {index}: {error}") from None
         advance(offset)
@@ -218,7 +225,7 @@ def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
     return error.msg.startswith("Unterminated string") or error.pos >= len(text) - 6
 
 
-def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[AgentMessage]:
+def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
     try:
         for offset, message in read_transcript(stream):
             yield message
@@ -233,21 +240,21 @@ _READERS: dict[str, Reader] = {".jsonl": _read_jsonl, ".json": _read_json, ".bin
 # --- writers: the bytes of each message, and what goes around them -------------------------------
 
 
-def _jsonl_record(message: AgentMessage, index: int) -> bytes:
-    return json.dumps(entry_to_pi(message), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+def _jsonl_record(entry: TranscriptEntry, index: int) -> bytes:
+    return dump_json(entry_to_pi(entry)).encode() + b"\n"  # as pi writes a line: JSON.stringify
 
 
-def _json_record(message: AgentMessage, index: int) -> bytes:
+def _json_record(message: TranscriptEntry, index: int) -> bytes:
     return (",\n" if index else "\n").encode() + to_json(message).encode()
 
 
 @dataclass(frozen=True)
 class _Writer:
-    record: Callable[[AgentMessage, int], bytes]
+    record: Callable[[TranscriptEntry, int], bytes]
     head: bytes = b""
     tail: bytes = b""
 
-    def write(self, out: BinaryIO, messages: Iterator[AgentMessage], path: Path) -> None:
+    def write(self, out: BinaryIO, messages: Iterator[TranscriptEntry], path: Path) -> None:
         out.write(self.head)
         for index, message in enumerate(messages):
             try:

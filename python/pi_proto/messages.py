@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import decimal
 import json
+import re
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
@@ -15,7 +18,6 @@ from ._gen.types.pi.ai.v1 import (
     AssistantMessage,
     CustomMessage,
     ImageContent,
-    SessionEntry,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -49,11 +51,64 @@ def now_ms() -> int:
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Python writes a float with an exponent below 1e-4 and from 1e16, JavaScript below 1e-6 and from
+# 1e21, and Python pads the exponent to two digits: only such numbers are written differently.
+_PYTHON_EXPONENT = re.compile(r"[0-9]e[+-]")
 
 
 def dump_json(value: Any) -> str:
-    """Compact JSON text, as JSON.stringify writes it; the form of every `*_json` field."""
-    return _COMPACT.encode(value)
+    """Compact JSON text, as JavaScript's JSON.stringify writes it; the form of every `*_json` field.
+
+    Numbers are written as JavaScript writes them (`0.000005`, not Python's `5e-06`), except that
+    a float with an integral value read as `1.0` stays `1.0`, so text read from a file comes back
+    the same.
+    """
+    text = _COMPACT.encode(value)
+    if _PYTHON_EXPONENT.search(text) is None:
+        return text
+    return _with_js_numbers(value)
+
+
+def js_number(value: float) -> str:
+    """A finite double as JavaScript's Number.prototype.toString writes it (ECMA-262 Number::toString)."""
+    if value == 0:
+        return "0"
+    # Python's repr and JavaScript both find the shortest digits that read back as the same double.
+    _, places, exponent = decimal.Decimal(repr(abs(value))).as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, places)).rstrip("0")
+    point = len(places) + exponent  # the decimal point sits this many digits into `digits`
+    sign = "-" if value < 0 else ""
+    if len(digits) <= point <= 21:
+        return sign + digits + "0" * (point - len(digits))
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * -point + digits
+    fraction = "." + digits[1:] if len(digits) > 1 else ""
+    return f"{sign}{digits[0]}{fraction}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def _with_js_numbers(value: Any) -> str:
+    """`value` dumped with its floats written as JavaScript writes them (placeholders, then swapped in)."""
+    marks: dict[str, str] = {}
+    nonce = uuid.uuid4().hex
+
+    def mark(item: Any) -> Any:
+        if isinstance(item, float) and "e" in repr(item):
+            key = f"\x00{nonce}{len(marks)}\x00"
+            marks[json.dumps(key)] = js_number(item)
+            return key
+        if isinstance(item, dict):
+            return {name: mark(child) for name, child in item.items()}
+        if isinstance(item, list):
+            return [mark(child) for child in item]
+        return item
+
+    text = _COMPACT.encode(mark(value))
+    for quoted, number in marks.items():
+        text = text.replace(quoted, number)
+    return text
 
 
 def text(value: str, *, signature: str | None = None) -> TextContent:
@@ -172,7 +227,7 @@ def agent_message(message: AnyMessage) -> AgentMessage:
     raise TypeError(f"not a message: {type(message).__name__}")
 
 
-def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage | CustomMessage | SessionEntry:
+def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage | CustomMessage:
     """The role-specific message inside a transcript entry (or the message itself)."""
     if not isinstance(message, AgentMessage):
         return message
@@ -183,7 +238,7 @@ def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMe
 
 
 def role_of(message: AgentMessage) -> str:
-    """The member set in a transcript entry: "user", "assistant", "tool_result", "custom", "session_entry"."""
+    """The role set in an AgentMessage: "user", "assistant", "tool_result" or "custom"."""
     return betterproto2.which_one_of(message, "role")[0]
 
 
@@ -201,7 +256,7 @@ def text_of(message: AnyMessage) -> str:
     A lossy projection for display, search and summaries: the message itself is left untouched.
     """
     inner = unwrap(message)
-    if isinstance(inner, CustomMessage | SessionEntry):
+    if isinstance(inner, CustomMessage):
         return ""  # kept verbatim, not modelled: no text blocks to show
     return "\n".join(content.text.text for content in inner.content if content.text is not None)
 

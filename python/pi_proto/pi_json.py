@@ -1,11 +1,13 @@
 """pi-JSON: the transcript shape pi writes (`role`/`type` discriminators, camelCase, "toolUse").
 
-The codec is lossless on what pi writes: reading and writing back gives JSON equal to the
-original, number types included. Keys the schema does not model go to the object's `extra_json`,
-and so do values whose JSON form the schema would not reproduce (a double written as `1.0`, an
-empty `tools` list). Messages of other roles become CustomMessage; pi session entries keep their
-envelope in `session_json`, and entries without a message become SessionEntry. The course's
-reduced shapes (no `api`, no cache counts) are read too, and written back in pi's full shape.
+The codec is lossless on what pi writes: reading and writing back gives the same text, numbers
+written as JavaScript writes them. Keys the schema does not model go to the object's
+`extra_json`, and so do values whose JSON form the schema would not reproduce (a double written
+as `1.0`, an empty `tools` list); a key the writer always writes but the object lacked (an older
+pi's assistant message without `totalTokens`, the course's without `api`) is listed under
+`"$absent"` in `extra_json`, so it stays absent. Messages of other roles become CustomMessage. A
+line of a pi session file is a TranscriptEntry: a message keeps its entry's envelope in
+`session_json`, and an entry without a message is a SessionEntry.
 
 Bad input raises PiJsonError naming the path of the offending value, e.g.
 `message.content[1].type`.
@@ -48,6 +50,7 @@ from ._gen.types.pi.ai.v1 import (
     ToolCallStartEvent,
     ToolResultContent,
     ToolResultMessage,
+    TranscriptEntry,
     Usage,
     UserContent,
     UserMessage,
@@ -103,6 +106,7 @@ class _Reader:
         self.where = where
         self.known = known  # the keys this object's type models; the others become extras
         self.extra: JsonObject = {}
+        self.absent: list[str] = []  # keys the writer writes that this object lacks
 
     def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
         return PiJsonError(_at(self.where, key), f"expected {expected}, got {_describe(value)}")
@@ -112,6 +116,7 @@ class _Reader:
         if type(value) is str:
             return value
         if value is _MISSING and default is not None:
+            self.absent.append(key)
             return default
         raise self._fail(key, "a string", value)
 
@@ -123,6 +128,7 @@ class _Reader:
         if type(value) is bool:
             return value
         if value is _MISSING and default is not None:
+            self.absent.append(key)
             return default
         raise self._fail(key, "a boolean", value)
 
@@ -130,13 +136,19 @@ class _Reader:
         return None if key not in self.obj else self.boolean(key)
 
     def integer(self, key: str) -> int:
-        value = self.obj.get(key, 0)
+        value = self.obj.get(key, _MISSING)
         if type(value) is int and -(2**63) <= value < 2**63:
             return value
+        if value is _MISSING:
+            self.absent.append(key)
+            return 0
         raise self._fail(key, "a 64-bit integer", value)
 
     def number(self, key: str) -> float:
-        value = self.obj.get(key, 0)
+        value = self.obj.get(key, _MISSING)
+        if value is _MISSING:
+            self.absent.append(key)
+            return 0.0
         if type(value) is int:
             return float(value)
         if type(value) is not float:
@@ -166,14 +178,27 @@ class _Reader:
             raise self._fail(key, "an object", value)
         return dump_json(value)
 
+    def json_object_text(self, key: str) -> str:
+        """An object kept as JSON text, "{}" when absent (and the writer leaves it out again)."""
+        text = self.json_text(key, object_only=True)
+        if text is None:
+            self.absent.append(key)
+            return "{}"
+        return text
+
     def extra_json(self) -> str:
-        """The keys the type does not model, and the values kept verbatim, as JSON object text."""
+        """The keys the type does not model, the values kept verbatim and the keys that were absent,
+        as JSON object text."""
         if not self.known.issuperset(self.obj):
             self.extra.update((key, value) for key, value in self.obj.items() if key not in self.known)
+        if self.absent:
+            self.extra[ABSENT_KEY] = self.absent
         return dump_json(self.extra) if self.extra else ""
 
 
 _MISSING: Any = object()
+# The key of `extra_json` that lists the keys an object lacked, which the writer leaves out.
+ABSENT_KEY = "$absent"
 
 # The keys each pi-JSON object type models; anything else in the object is kept in `extra_json`.
 _KNOWN = {
@@ -214,7 +239,7 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
     read = _Reader(value, where, _KNOWN["assistant"])
     read.string("role")
-    reason_name = read.string("stopReason", default="")  # absent only on a partial still streaming
+    reason_name = read.optional_string("stopReason") or ""  # absent only on a partial still streaming
     if reason_name and reason_name not in STOP_REASONS:
         raise PiJsonError(_at(where, "stopReason"), f"expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
     return AssistantMessage(
@@ -244,20 +269,19 @@ def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     return context
 
 
-def entry_from_pi(value: Any, where: str = "entry") -> AgentMessage:
+def entry_from_pi(value: Any, where: str = "entry") -> TranscriptEntry:
     """Convert one line of a pi session file, or one bare pi-JSON message."""
     if not isinstance(value, Mapping):
         raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
     if "role" in value:
-        return message_from_pi(value, where)
+        return TranscriptEntry(message=message_from_pi(value, where))
     kind = value.get("type")
     if kind == "message" and "message" in value:
-        message = message_from_pi(value["message"], _at(where, "message"))
-        message.session_json = dump_json({key: item for key, item in value.items() if key != "message"})
-        return message
+        envelope = dump_json({key: item for key, item in value.items() if key != "message"})
+        return TranscriptEntry(message=message_from_pi(value["message"], _at(where, "message")), session_json=envelope)
     if isinstance(kind, str) and kind:
         fields = {key: item for key, item in value.items() if key != "type"}
-        return AgentMessage(session_entry=SessionEntry(type=kind, fields_json=dump_json(fields)))
+        return TranscriptEntry(session_entry=SessionEntry(type=kind, fields_json=dump_json(fields)))
     raise PiJsonError(where, "neither a message (no 'role') nor a session entry (no 'type')")
 
 
@@ -320,7 +344,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
             tool_call=ToolCall(
                 id=read.string("id"),
                 name=read.string("name"),
-                arguments_json=read.json_text("arguments", object_only=True) or "{}",
+                arguments_json=read.json_object_text("arguments"),
                 raw_arguments=read.optional_string("rawArguments"),
                 thought_signature=read.optional_string("thoughtSignature"),
                 extra_json=read.extra_json(),
@@ -395,7 +419,7 @@ def _tool(value: Any, where: str) -> Tool:
     return Tool(
         name=read.string("name"),
         description=read.string("description", default=""),
-        parameters_json=read.json_text("parameters", object_only=True) or "{}",
+        parameters_json=read.json_object_text("parameters"),
         extra_json=read.extra_json(),
     )
 
@@ -404,7 +428,7 @@ def _tool(value: Any, where: str) -> Tool:
 
 
 def message_to_pi(message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage) -> JsonObject:
-    """Convert a message to its pi-JSON object (a session entry's own object for SessionEntry)."""
+    """Convert a message to its pi-JSON object."""
     match message:
         case UserMessage():
             return _user_to_pi(message)
@@ -420,17 +444,18 @@ def message_to_pi(message: AgentMessage | UserMessage | AssistantMessage | ToolR
         return _tool_result_to_pi(message.tool_result)
     if message.custom is not None:
         return {"role": message.custom.role, **_json_object(message.custom.fields_json, "CustomMessage.fields_json")}
-    if message.session_entry is not None:
-        entry = message.session_entry
-        return {"type": entry.type, **_json_object(entry.fields_json, "SessionEntry.fields_json")}
     raise PiJsonError("AgentMessage", "no role is set")
 
 
-def entry_to_pi(message: AgentMessage) -> JsonObject:
-    """Convert a transcript entry back to its line: a session entry if it came from one."""
-    out = message_to_pi(message)
-    if message.session_json:
-        return {**_json_object(message.session_json, "AgentMessage.session_json"), "message": out}
+def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
+    """Convert a transcript entry back to its line: a session file's entry if it came from one."""
+    if (session_entry := entry.session_entry) is not None:
+        return {"type": session_entry.type, **_json_object(session_entry.fields_json, "SessionEntry.fields_json")}
+    if entry.message is None:
+        raise PiJsonError("TranscriptEntry", "no entry is set")
+    out = message_to_pi(entry.message)
+    if entry.session_json:
+        return {**_json_object(entry.session_json, "TranscriptEntry.session_json"), "message": out}
     return out
 
 
@@ -447,9 +472,9 @@ def assistant_to_pi(message: AssistantMessage) -> JsonObject:
         out["usage"] = _usage_to_pi(message.usage)
     if message.stop_reason in STOP_REASON_NAMES:
         out["stopReason"] = STOP_REASON_NAMES[message.stop_reason]
-    if message.error_message is not None:
-        out["errorMessage"] = message.error_message
     out["timestamp"] = message.timestamp
+    if message.error_message is not None:
+        out["errorMessage"] = message.error_message  # pi sets it last, once the call has failed
     return _with_extra(out, message.extra_json, "AssistantMessage")
 
 
@@ -559,8 +584,12 @@ def _js_number(value: float) -> int | float:
 
 
 def _with_extra(out: JsonObject, extra_json: str, where: str) -> JsonObject:
+    """`out` with the object's extras: the keys it kept, and without the keys it lacked."""
     if extra_json:
-        out.update(_json_object(extra_json, _at(where, "extra_json")))
+        extra = _json_object(extra_json, _at(where, "extra_json"))
+        for key in extra.pop(ABSENT_KEY, ()):
+            out.pop(key, None)
+        out.update(extra)
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage
+from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage, Model, ModelCost
 from .events import FAILED, event_kind, without_partial
 from .messages import tool_call_arguments
 from .pi_json import STOP_REASON_NAMES, message_to_pi
@@ -47,6 +47,16 @@ async def print_json_lines(events: AssistantMessageEventStream) -> AssistantMess
     async for event in events:
         print(to_json(without_partial(event)), flush=True)
     return await events.result()
+
+
+def describe_model(model: Model) -> str:
+    """One line: provider/id, name, window and limit, and what a million tokens cost."""
+    cost = model.cost or ModelCost()
+    rates = f"${cost.input:g} in / ${cost.output:g} out per Mtok"
+    window = (
+        f"{model.context_window:,} tokens in, {model.max_tokens:,} out" if model.context_window else "no limits given"
+    )
+    return f"{model.provider}/{model.id}  {model.name or '-'}  ({window}; {rates})"
 
 
 def summary(message: AssistantMessage) -> str:

@@ -9,7 +9,17 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from ._gen.types.pi.ai.v1 import AgentContext, AssistantMessage, GenerationOptions, ModelEvent, StartEvent, StopReason
+from ._gen.types.pi.ai.v1 import (
+    AgentContext,
+    AssistantMessage,
+    GenerationOptions,
+    InputKind,
+    Model,
+    ModelCost,
+    ModelEvent,
+    StartEvent,
+    StopReason,
+)
 from .events import events_of
 from .messages import now_ms
 from .pi_json import PiJsonError, assistant_from_pi
@@ -37,7 +47,14 @@ class ScriptedModel:
         for number, turn in enumerate(turns, 1):
             if turn.stop_reason == StopReason.UNSPECIFIED:
                 raise ValueError(f"turn {number}: the stop reason is not set")
-        self.id = id
+        self.info = Model(
+            id=id,
+            name="Scripted turns",
+            api="scripted",
+            provider="scripted",
+            input=[InputKind.TEXT, InputKind.IMAGE],
+            cost=ModelCost(),
+        )
         self.turns = list(turns)
         self.delta_size = delta_size
         self.delay = delay
@@ -73,7 +90,8 @@ class ScriptedModel:
 
     async def _play(self, events: AssistantMessageEventStream, turn_index: int) -> None:
         if turn_index >= len(self.turns):
-            events.push(ModelEvent(start=StartEvent(header=AssistantMessage(model=self.id, timestamp=now_ms()))))
+            header = AssistantMessage(api="scripted", provider="scripted", model=self.info.id, timestamp=now_ms())
+            events.push(ModelEvent(start=StartEvent(header=header)))
             events.fail(
                 StopReason.ERROR,
                 f"the script has no turn {turn_index + 1}: it has {len(self.turns)} turns",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from grpc_reflection.v1alpha import reflection_pb2
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
 from ._gen.types.pi.ai.v1 import (
+    GetModelRequest,
+    GetModelResponse,
+    ListModelsRequest,
+    ListModelsResponse,
     ModelEvent,
     StopReason,
     StreamRequest,
@@ -26,9 +31,9 @@ from ._gen.types.pi.ai.v1 import (
 )
 from .events import EVENT_KINDS, event_kind
 from .gate import Gate
-from .stream import AssistantMessageEventStream, Model, ModelRefused
+from .stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from .validate import ValidationError, check
-from .wire import DecodeError, EncodeError, fill_upb, from_upb, parse
+from .wire import DecodeError, EncodeError, M, encode, fill_upb, from_upb, parse
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
@@ -56,6 +61,9 @@ def wire_event(event: ModelEvent) -> bytes:
     body = getattr(upb, kind)
     body.SetInParent()
     fill_upb(body, members[kind])
+    if (usage := members["usage"]) is not None:
+        upb.usage.SetInParent()
+        fill_upb(upb.usage, usage)
     return upb.SerializeToString()
 
 
@@ -115,17 +123,18 @@ def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEve
     kind, body = event_kind(event)
     if kind not in _DELTAS:
         return event
-    parts = [body.delta]
+    parts, usage = [body.delta], event.usage
     while (waiting := events.peek()) is not None:
         next_kind, next_body = event_kind(waiting)
         if next_kind != kind or next_body.content_index != body.content_index:
             break
         parts.append(next_body.delta)
+        usage = waiting.usage if waiting.usage is not None else usage  # the latest usage survives
         events.take()
     if len(parts) == 1:
         return event
     merged: dict[str, Any] = {kind: _DELTAS[kind](content_index=body.content_index, delta="".join(parts))}
-    return ModelEvent(**merged)
+    return ModelEvent(**merged, usage=usage)
 
 
 @dataclass(frozen=True)
@@ -174,7 +183,10 @@ class Tls:
 
 
 class ModelServer:
-    """A grpc.aio server that plays `model`.
+    """A grpc.aio server that plays `models` (one, or a catalog of them).
+
+    A request names a model by provider and id (pi's way); an empty id takes the first model, an
+    empty provider the only one that serves the id. ListModels and GetModel show the catalog.
 
     Streams end right after their terminal event. When a client cancels, the model's stream is
     cancelled too. `stop()` ends every in-flight stream with an ABORTED `error` event first, so no
@@ -184,7 +196,7 @@ class ModelServer:
 
     def __init__(
         self,
-        model: Model,
+        models: ServedModel | Sequence[ServedModel],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -193,7 +205,9 @@ class ModelServer:
         token: str | None = None,
         limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
     ) -> None:
-        self.model = model
+        self.models = list(models) if isinstance(models, Sequence) else [models]
+        if not self.models:
+            raise ValueError("a server needs at least one model")
         self.host = host
         self.port = port
         self.limits = limits
@@ -205,8 +219,12 @@ class ModelServer:
         self._server = grpc.aio.server(
             interceptors=[self._gate], options=[("grpc.max_receive_message_length", limits.max_request_bytes)]
         )
-        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(self._stream)
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),))
+        methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
+            "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
+            "ListModels": grpc.unary_unary_rpc_method_handler(self._list_models),
+            "GetModel": grpc.unary_unary_rpc_method_handler(self._get_model),
+        }
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
         self._health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         if reflection:
@@ -266,15 +284,54 @@ class ModelServer:
     async def __aexit__(self, *_: object) -> None:
         await self.stop()
 
+    def find(self, provider: str, model_id: str) -> ServedModel:
+        """The served model a request names; KeyError saying what is served when there is none."""
+        if not model_id and not provider:
+            return self.models[0]
+        found = [
+            model
+            for model in self.models
+            if (not model_id or model.info.id == model_id) and (not provider or model.info.provider == provider)
+        ]
+        if len(found) == 1 or (found and not model_id):
+            return found[0]
+        wanted = f"{provider}/{model_id}" if provider else repr(model_id)
+        served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in self.models)
+        problem = "is served by several providers; name one" if found else "is not served"
+        raise KeyError(f"model {wanted} {problem}: this server serves {served}")
+
+    async def _list_models(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        request = await self._parsed(ListModelsRequest, data, context)
+        models = [
+            model.info for model in self.models if not request.provider or model.info.provider == request.provider
+        ]
+        return encode(ListModelsResponse(models=models))
+
+    async def _get_model(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        request = await self._parsed(GetModelRequest, data, context)
+        try:
+            return encode(GetModelResponse(model=self.find(request.provider, request.id).info))
+        except KeyError as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, error.args[0])
+        raise AssertionError("abort raises")
+
+    async def _parsed(self, cls: type[M], data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> M:
+        try:
+            upb = parse(cls, data)
+            check(upb)
+        except (DecodeError, ValidationError) as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        return from_upb(upb, cls)
+
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         request = await self._request(data, context)
-        if request.model and request.model != self.model.id:
-            await context.abort(
-                grpc.StatusCode.NOT_FOUND, f"unknown model {request.model!r}: this server plays {self.model.id!r}"
-            )
+        try:
+            model = self.find(request.provider, request.model)
+        except KeyError as error:
+            await context.abort(grpc.StatusCode.NOT_FOUND, error.args[0])
         assert request.context is not None  # the rules require it
         try:
-            events = self.model.stream(request.context, request.options)
+            events = model.stream(request.context, request.options)
         except ModelRefused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
         events.high_water_bytes = self.limits.max_queued_bytes

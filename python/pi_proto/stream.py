@@ -13,7 +13,15 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ._gen.types.pi.ai.v1 import AgentContext, AssistantMessage, ErrorEvent, GenerationOptions, ModelEvent, StopReason
+from ._gen.types.pi.ai.v1 import (
+    AgentContext,
+    AssistantMessage,
+    ErrorEvent,
+    GenerationOptions,
+    Model,
+    ModelEvent,
+    StopReason,
+)
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
 from .events import is_terminal, terminal_message, utf8_size
 from .validate import Violation
@@ -307,10 +315,13 @@ class ModelRefused(Exception):
         self.message = message
 
 
-class Model(Protocol):
-    """Anything that plays a model: one call turns a context into one event stream."""
+class ServedModel(Protocol):
+    """Anything a server plays as a model: its catalog entry, and calls that stream events."""
 
-    id: str
+    @property
+    def info(self) -> Model:
+        """The model as ListModels shows it: id, provider, limits and rates."""
+        ...
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
         """Start one call; may raise ModelRefused before anything is streamed."""

@@ -1,4 +1,4 @@
-"""Binary transcripts (.binpb): AgentMessages, each preceded by its length as a varint.
+"""Binary transcripts (.binpb): TranscriptEntry records, each preceded by its length as a varint.
 
 This is protobuf's delimited format (Java's writeDelimitedTo, C++'s
 SerializeDelimitedToOstream, Go's protodelim), so every language reads these files with its
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from ._gen.types.pi.ai.v1 import AgentMessage
+from ._gen.types.pi.ai.v1 import TranscriptEntry
 from .wire import DecodeError, decode, encode
 
 MAX_RECORD_BYTES = 2**31 - 1  # protobuf's own limit on one message
@@ -20,21 +20,21 @@ class TranscriptError(ValueError):
     """A binary transcript that cannot be read, with the record and byte offset where it breaks."""
 
 
-def delimited(message: AgentMessage) -> bytes:
-    """One record: the varint length of the message, then its bytes."""
-    data = encode(message)
+def delimited(entry: TranscriptEntry) -> bytes:
+    """One record: the varint length of the entry, then its bytes."""
+    data = encode(entry)
     return _varint(len(data)) + data
 
 
-def write_transcript(stream: BinaryIO, messages: Iterable[AgentMessage]) -> int:
-    """Write messages as records; return the number of bytes written."""
+def write_transcript(stream: BinaryIO, entries: Iterable[TranscriptEntry]) -> int:
+    """Write entries as records; return the number of bytes written."""
     written = 0
-    for message in messages:
-        written += stream.write(delimited(message))
+    for entry in entries:
+        written += stream.write(delimited(entry))
     return written
 
 
-def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, AgentMessage]]:
+def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, TranscriptEntry]]:
     """Yield (byte offset after the record, message) for each record, strictly decoded."""
     offset = 0
     record = 0
@@ -53,7 +53,7 @@ def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, AgentMessage]]:
             )
         offset += size
         try:
-            message = decode(AgentMessage, data)
+            message = decode(TranscriptEntry, data)
         except DecodeError as error:
             raise TranscriptError(f"record {record} at byte {start}: {error}") from None
         yield offset, message

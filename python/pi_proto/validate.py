@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -148,7 +149,9 @@ def json_text_problem(text: str, *, object_required: bool = False) -> tuple[str,
         value = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as error:
         return "json.syntax", f"not valid JSON: {error}"
-    except RecursionError:
+    except RecursionError:  # nested beyond Python's own limit: a syntax error anywhere still comes first
+        if (problem := _syntax_error(text)) is not None:
+            return "json.syntax", problem
         return "json.depth", f"nested deeper than {MAX_JSON_DEPTH}"
     except ValueError as error:  # an integer too long for int(), or a constant _not_json refused
         if isinstance(error, _Constant):
@@ -162,6 +165,46 @@ def json_text_problem(text: str, *, object_required: bool = False) -> tuple[str,
     if object_required and not isinstance(value, dict):
         return "json.object", f"must hold a JSON object, got {json_type(value)}"
     return None
+
+
+_TOKEN = re.compile(
+    r"[ \t\n\r]*(?:(?P<open>[\[{])|(?P<close>[\]}])|(?P<comma>,)|(?P<colon>:)"
+    r'|(?P<string>"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")'
+    r"|(?P<scalar>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null))"
+)
+
+
+def _syntax_error(text: str) -> str | None:
+    """Where text too deep for json.loads breaks JSON's grammar, if it does; without recursion."""
+    stack: list[str] = []  # open containers
+    expect = "value"  # what may come next: "value", "key", "colon", "after"; "value?" and "key?" may also close
+    at = 0
+    text = text.rstrip(" \t\n\r")
+    while at < len(text):
+        token = _TOKEN.match(text, at)
+        if token is None:
+            return f"not valid JSON at character {at}"
+        at, kind = token.end(), token.lastgroup or ""
+        inner = stack[-1] if stack else ""
+        if kind == "open" and expect in ("value", "value?"):
+            stack.append(token.group(kind))
+            expect = "key?" if token.group(kind) == "{" else "value?"
+        elif kind == "close" and expect in ("after", "key?" if inner == "{" else "value?") and inner:
+            stack.pop()
+            expect = "after"
+        elif kind == "string" and expect in ("key", "key?"):
+            expect = "colon"
+        elif kind in ("string", "scalar") and expect in ("value", "value?"):
+            expect = "after"
+        elif kind == "colon" and expect == "colon":
+            expect = "value"
+        elif kind == "comma" and expect == "after" and inner:
+            expect = "key" if inner == "{" else "value"
+        else:
+            return f"not valid JSON at character {token.start(kind)}"
+        if not stack and expect == "after" and at < len(text):
+            return f"not valid JSON at character {at}: more after the value"
+    return None if not stack and expect == "after" else "not valid JSON: the text ends inside a value"
 
 
 class _Constant(ValueError):

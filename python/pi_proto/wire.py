@@ -20,11 +20,20 @@ from google.protobuf import json_format, unknown_fields
 from google.protobuf.message import DecodeError as _UpbDecodeError
 from google.protobuf.message import Message as _UpbMessage
 
-from ._gen.pb2.pi.ai.v1 import content_pb2, context_pb2, event_pb2, json_pb2, message_pb2, service_pb2
+from ._gen.pb2.pi.ai.v1 import (
+    content_pb2,
+    context_pb2,
+    event_pb2,
+    json_pb2,
+    message_pb2,
+    model_pb2,
+    service_pb2,
+    transcript_pb2,
+)
 
 M = TypeVar("M", bound=betterproto2.Message)
 
-_PB2_MODULES = (json_pb2, content_pb2, message_pb2, context_pb2, event_pb2, service_pb2)
+_PB2_MODULES = (json_pb2, content_pb2, message_pb2, context_pb2, event_pb2, model_pb2, service_pb2, transcript_pb2)
 
 
 class DecodeError(ValueError):
@@ -36,8 +45,8 @@ class EncodeError(ValueError):
 
 
 def encode(message: betterproto2.Message) -> bytes:
-    """Serialize a message; raises EncodeError if any oneof has zero or several members set."""
-    return to_upb(message).SerializeToString()
+    """Serialize a message, map entries in key order; raises EncodeError if a oneof has zero or several members."""
+    return to_upb(message).SerializeToString(deterministic=True)
 
 
 def decode(cls: type[M], data: bytes) -> M:
@@ -81,6 +90,7 @@ def to_json(message: betterproto2.Message) -> str:
 # its default first), and a oneof converts only the member upb says is set.
 
 SCALAR, OPTIONAL, ENUM, MESSAGE, REPEATED = "scalar", "optional", "enum", "message", "repeated"
+SCALARS, MAP = "scalars", "map"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,6 +101,8 @@ class _Plan:
     optionals: tuple[str, ...]  # scalars with presence
     messages: tuple[tuple[str, Any], ...]  # (name, public message class)
     repeated: tuple[tuple[str, Any], ...]  # lists of messages
+    scalar_lists: tuple[tuple[str, Any], ...]  # lists of scalars or enums: (name, enum class or None)
+    maps: tuple[str, ...]  # maps of scalars
     oneofs: tuple[tuple[str, dict[str, tuple[str, Any]]], ...]  # (group, {member: (kind, class)})
 
 
@@ -110,16 +122,30 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
     except KeyError:
         raise TypeError(f"{cls.__name__} is not a pi.ai.v1 message") from None
     hints = cls._type_hints()
-    by_kind: dict[str, list[Any]] = {SCALAR: [], OPTIONAL: [], ENUM: [], MESSAGE: [], REPEATED: []}
+    by_kind: dict[str, list[Any]] = {
+        SCALAR: [],
+        OPTIONAL: [],
+        ENUM: [],
+        MESSAGE: [],
+        REPEATED: [],
+        SCALARS: [],
+        MAP: [],
+    }
     oneofs: dict[str, dict[str, tuple[str, Any]]] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         meta = betterproto2.FieldMetadata.get(field)
         hint = hints[field.name]
         inner = typing.get_args(hint)[0] if meta.repeated or meta.optional or meta.group else hint
-        if meta.repeated and meta.proto_type != betterproto2.TYPE_MESSAGE:
-            raise TypeError(f"{cls.__name__}.{field.name}: repeated scalars are not supported")
         if meta.optional and meta.proto_type == betterproto2.TYPE_ENUM:
             raise TypeError(f"{cls.__name__}.{field.name}: optional enums are not supported")
+        if meta.map_meta is not None:
+            if meta.map_meta[1].proto_type == betterproto2.TYPE_MESSAGE:
+                raise TypeError(f"{cls.__name__}.{field.name}: maps of messages are not supported")
+            by_kind[MAP].append(field.name)
+            continue
+        if meta.repeated and meta.proto_type != betterproto2.TYPE_MESSAGE:
+            by_kind[SCALARS].append((field.name, inner if meta.proto_type == betterproto2.TYPE_ENUM else None))
+            continue
         if meta.repeated:
             kind = REPEATED
         elif meta.proto_type == betterproto2.TYPE_MESSAGE:
@@ -140,6 +166,8 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
         optionals=tuple(by_kind[OPTIONAL]),
         messages=tuple(by_kind[MESSAGE]),
         repeated=tuple(by_kind[REPEATED]),
+        scalar_lists=tuple(by_kind[SCALARS]),
+        maps=tuple(by_kind[MAP]),
         oneofs=tuple(oneofs.items()),
     )
 
@@ -200,6 +228,10 @@ def _writer(cls: type[betterproto2.Message]) -> Callable[[Any, betterproto2.Mess
         scope[f"write_{name}"] = _writer(sub)
         body += [f"    if items := values[{name!r}]:", f"        add = upb.{name}.add"]
         body += ["        for item in items:", f"            write_{name}(add(), item)"]
+    for name, _ in plan.scalar_lists:
+        body += [f"    if items := values[{name!r}]:", f"        upb.{name}.extend(items)"]
+    for name in plan.maps:
+        body += [f"    if items := values[{name!r}]:", f"        upb.{name}.update(items)"]
     for group, members in plan.oneofs:
         names = ", ".join(f"values[{member!r}]" for member in members)
         body += [f"    if sum(v is not None for v in ({names},)) != 1:", f"        raise Misplaced({group!r})"]
@@ -211,7 +243,7 @@ def _writer(cls: type[betterproto2.Message]) -> Callable[[Any, betterproto2.Mess
             else:
                 body += [f"        upb.{member} = v"]
     body += ["    if extra := values.get('_unknown_fields'):", "        upb.MergeFromString(extra)"]
-    exec("\n".join(body), scope)  # the source is built above from field names only
+    _define(body, scope)
     return scope["write"]  # type: ignore[no-any-return]
 
 
@@ -240,6 +272,13 @@ def _fill(upb: Any, message: betterproto2.Message) -> None:
             container = getattr(upb, name)
             for index, item in enumerate(values[name]):
                 _fill_nested(container.add(), item, f".{name}[{index}]")
+    for name, update in [(name, "extend") for name, _ in plan.scalar_lists] + [(name, "update") for name in plan.maps]:
+        try:
+            getattr(getattr(upb, name), update)(values[name] or ())
+        except (TypeError, ValueError) as error:
+            misplaced = _Misplaced(f"{error} (got {values[name]!r:.40})")
+            misplaced.path.append(f".{name}")
+            raise misplaced from None
     for group, members in plan.oneofs:
         chosen = [member for member in members if values[member] is not None]
         if len(chosen) != 1:
@@ -304,6 +343,10 @@ def _reader(cls: type[betterproto2.Message]) -> Callable[[_UpbMessage, bool], be
     for name, sub in plan.repeated:
         scope[f"read_{name}"] = _reader(sub)
         fields.append(f"{name!r}: [read_{name}(item, unknown) for item in upb.{name}]")
+    for name, enum in plan.scalar_lists:
+        scope[f"enum_{name}"] = enum
+        fields.append(f"{name!r}: [enum_{name}(v) for v in upb.{name}]" if enum else f"{name!r}: list(upb.{name})")
+    fields += [f"{name!r}: dict(upb.{name})" for name in plan.maps]
     fields += [f"{member!r}: None" for _, members in plan.oneofs for member in members]
     fields.append("'_unknown_fields': unknown_bytes(upb) if unknown else b''")
     body = ["def read(upb, unknown):", "    values = {" + ", ".join(fields) + "}"]
@@ -317,8 +360,17 @@ def _reader(cls: type[betterproto2.Message]) -> Callable[[_UpbMessage, bool], be
             f"        values[member] = readers_{group}[member](value, unknown) if member in readers_{group} else value"
         )
     body += ["    message = cls.__new__(cls)", "    message.__dict__ = values", "    return message"]
-    exec("\n".join(body), scope)  # the source is built above from field names only
+    _define(body, scope)
     return scope["read"]  # type: ignore[no-any-return]
+
+
+def _define(lines: list[str], scope: dict[str, Any]) -> None:
+    """Run the source of a compiled reader or writer, built from field names only, in `scope`.
+
+    It is compiled first: exec() of a string marks a Ctrl-C that lands during it as unhandled for
+    good (CPython then exits by SIGINT even when the program caught it), exec() of code does not.
+    """
+    exec(compile("\n".join(lines), "<pi_proto.wire>", "exec"), scope)
 
 
 def _unknown_bytes(upb: _UpbMessage) -> bytes:

@@ -39,6 +39,12 @@ def mutate(case: pb.Case) -> None:
     elif kind == "client":
         case.client.expect.events += 1
         how = "it expects one more event"
+    elif kind == "cost":
+        case.cost.cost.total += 1
+        how = "the total cost grows by a dollar"
+    elif kind == "partial_json":
+        case.partial_json.completed += " "
+        how = "the completion gains a space"
     else:
         body = case.pi_json
         if body.WhichOneof("expect") == "error_path":

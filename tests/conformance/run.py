@@ -157,6 +157,29 @@ def run_pi_json(case: pb.PiJsonCase) -> None:
         raise Mismatch(f"writes back as {written}")
 
 
+def run_cost(case: pb.CostCase) -> None:
+    rates = wire.from_upb(case.rates, pp.ModelCost)
+    cost = pp.calculate_cost(rates, wire.from_upb(case.usage, pp.Usage))
+    want = wire.from_upb(case.cost, pp.Cost)
+    parts = ("input", "output", "cache_read", "cache_write", "total")
+    if [getattr(cost, part) for part in parts] != [getattr(want, part) for part in parts]:
+        raise Mismatch(f"costs {pp.to_json(cost)}")
+
+
+def run_partial_json(case: pb.PartialJsonCase) -> None:
+    # Through the public path: a tool call streamed with the text as one delta, then one character at a time.
+    for deltas in ([case.text], list(case.text)):
+        accumulator = pp.Accumulator()
+        accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.AssistantMessage())))
+        accumulator.apply(pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="c", name="n")))
+        for delta in deltas:
+            accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta=delta)))
+        call = accumulator.partial.content[0].tool_call
+        assert call is not None
+        if call.arguments_json != case.completed:
+            raise Mismatch(f"completes as {call.arguments_json!r} from {len(deltas)} deltas")
+
+
 # --- comparisons ----------------------------------------------------------------------------------
 
 
@@ -269,6 +292,8 @@ async def _outcome(case: pb.Case, target: str | None) -> str | None:
         "stream": lambda: run_stream(body),
         "client": lambda: run_client(body, case.name, target or ""),
         "pi_json": lambda: run_pi_json(body),
+        "cost": lambda: run_cost(body),
+        "partial_json": lambda: run_partial_json(body),
     }
     try:
         outcome = checks[kind]()

@@ -73,6 +73,32 @@ CONTEXT = pp.AgentContext(
 FAILED = pp.assistant_message(
     "partial answer", stop_reason=pp.StopReason.ERROR, error_message="socket reset", timestamp=5
 )
+OPTIONS = pp.GenerationOptions(
+    temperature=1.0,
+    max_tokens=4096,
+    reasoning=pp.ThinkingLevel.XHIGH,
+    thinking_budgets=pp.ThinkingBudgets(minimal=1024, low=2048, medium=8192, high=16384),
+    tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
+    cache_retention=pp.CacheRetention.LONG,
+    session_id="session-1",
+    max_retry_delay_ms=0,
+    metadata_json='{"user_id":"u-1"}',
+    headers={"x-trace": "abc", "anthropic-beta": "fine-grained-tool-streaming-2025-05-14"},
+    provider_options_json='{"interleavedThinking":false}',
+)
+MODEL = pp.Model(
+    id="claude-opus-4-5",
+    name="Claude Opus 4.5",
+    api="anthropic-messages",
+    provider="anthropic",
+    base_url="https://api.anthropic.com",
+    reasoning=True,
+    input=[pp.InputKind.TEXT, pp.InputKind.IMAGE],
+    cost=pp.ModelCost(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25),
+    context_window=200_000,
+    max_tokens=64_000,
+)
+CUSTOM = pp.CustomMessage(role="bashExecution", fields_json='{"command":"ls","exitCode":0,"timestamp":9}')
 HEADER = pp.assistant_message(api="anthropic-messages", provider="anthropic", model="claude-opus-4-5", timestamp=7)
 HEADER.stop_reason = pp.StopReason.UNSPECIFIED
 
@@ -162,19 +188,22 @@ CASES: list[Case] = [
             )
         ),
     ),
+    Case("agent_message-custom", pp.AgentMessage(custom=CUSTOM)),
+    # Transcript records.
     Case(
-        "agent_message-custom_in_session",
-        pp.AgentMessage(
-            custom=pp.CustomMessage(role="bashExecution", fields_json='{"command":"ls","exitCode":0,"timestamp":9}'),
+        "transcript_entry-custom_in_session",
+        pp.TranscriptEntry(
+            message=pp.AgentMessage(custom=CUSTOM),
             session_json='{"type":"message","timestamp":"2025-12-08T23:58:22.057Z"}',
         ),
     ),
     Case(
-        "agent_message-session_entry",
-        pp.AgentMessage(
+        "transcript_entry-session_entry",
+        pp.TranscriptEntry(
             session_entry=pp.SessionEntry(type="compaction", fields_json='{"summary":"…","tokensBefore":5}')
         ),
     ),
+    Case("transcript_entry-message", pp.TranscriptEntry(message=pp.agent_message(USER))),
     Case(
         "agent_message-unknown_fields",
         pp.agent_message(FAILED),
@@ -188,10 +217,28 @@ CASES: list[Case] = [
     Case("agent_context-empty_system_prompt", pp.AgentContext(system_prompt="")),
     Case("generation_options", pp.GenerationOptions(temperature=0.0, max_tokens=INT64_MAX)),
     Case("generation_options-unset", pp.GenerationOptions()),
+    Case("generation_options-every_option", OPTIONS),
+    Case("thinking_budgets", pp.ThinkingBudgets(minimal=0, low=1024, high=INT64_MAX)),
+    Case("tool_choice-auto", pp.ToolChoice(mode=pp.ToolChoiceMode.AUTO)),
+    Case("tool_choice-named", pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read")),
     Case(
         "stream_request",
         pp.StreamRequest(model="scripted-v1", context=CONTEXT, options=pp.GenerationOptions(temperature=0.7)),
     ),
+    Case(
+        "stream_request-provider",
+        pp.StreamRequest(provider="anthropic", model="claude-opus-4-5", context=pp.AgentContext(), options=OPTIONS),
+    ),
+    # The model catalog.
+    Case("model_cost", MODEL.cost or pp.ModelCost()),
+    Case("model", MODEL),
+    Case("model-empty", pp.Model()),
+    Case("list_models_request", pp.ListModelsRequest(provider="anthropic")),
+    Case(
+        "list_models_response", pp.ListModelsResponse(models=[MODEL, pp.Model(id="scripted-v1", provider="scripted")])
+    ),
+    Case("get_model_request", pp.GetModelRequest(provider="anthropic", id="claude-opus-4-5")),
+    Case("get_model_response", pp.GetModelResponse(model=MODEL)),
     # The twelve event kinds, their bodies, and edge cases.
     Case("start_event", pp.StartEvent(header=HEADER)),
     Case("text_start_event", pp.TextStartEvent(content_index=1)),

@@ -650,7 +650,8 @@ const file_pi_ai_v1_content_proto_rawDesc = "" +
 	"\x11ToolResultContent\x12+\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n" +
 	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n" +
-	"\x05block\x12\x05\xbaH\x02\b\x01B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x05block\x12\x05\xbaH\x02\b\x01BN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_content_proto_rawDescOnce sync.Once

@@ -187,7 +187,8 @@ const file_pi_ai_v1_context_proto_rawDesc = "" +
 	"\x05tools\x18\x03 \x03(\v2\x0e.pi.ai.v1.ToolR\x05tools\x121\n" +
 	"\n" +
 	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
-	"\x0e_system_promptB3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x0e_system_promptBN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_context_proto_rawDescOnce sync.Once

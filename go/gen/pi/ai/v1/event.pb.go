@@ -458,7 +458,12 @@ func (x *ToolCallStartEvent) GetName() string {
 }
 
 // ToolCallDeltaEvent appends argument text to an open tool call. Until the call ends, the
-// receiver's partial holds that text in raw_arguments and an empty object in arguments_json.
+// receiver's partial holds that text in raw_arguments, and in arguments_json the same text
+// completed into a JSON object, so a reader sees the arguments while they stream: an unfinished
+// string is closed (an escape cut short is dropped), a number cut short keeps its longest prefix
+// that is a number, a cut-short true, false or null is completed, a member or element that has
+// not reached its value is dropped, and open arrays and objects are closed. Text that does not
+// complete into a JSON object (an error before its end, or another kind of value) gives "{}".
 type ToolCallDeltaEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The index of the open tool call block.
@@ -702,7 +707,11 @@ type ModelEvent struct {
 	// The assistant message as rebuilt by the receiver after applying this event. Senders leave it
 	// unset; a receiver replaces whatever arrives here with its own rebuilt message. A partial is
 	// unfinished, so the rules of a finished message do not apply to it.
-	Partial       *AssistantMessage `protobuf:"bytes,16,opt,name=partial,proto3" json:"partial,omitempty"`
+	Partial *AssistantMessage `protobuf:"bytes,16,opt,name=partial,proto3" json:"partial,omitempty"`
+	// The sender's usage of the message, when it changed with this event; the receiver's partial
+	// takes it after applying the event. Absent when it did not change: a provider reports usage a
+	// few times per call, so this costs a few bytes per stream.
+	Usage         *Usage `protobuf:"bytes,17,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -859,6 +868,13 @@ func (x *ModelEvent) GetPartial() *AssistantMessage {
 	return nil
 }
 
+func (x *ModelEvent) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type isModelEvent_Event interface {
 	isModelEvent_Event()
 }
@@ -994,7 +1010,7 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +
 	"\xbaH\a\x82\x01\x04\x18\x04\x18\x05R\x06reason\x12<\n" +
 	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n" +
-	"\x1cerror.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xaa\x06\n" +
+	"\x1cerror.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xd1\x06\n" +
 	"\n" +
 	"ModelEvent\x12,\n" +
 	"\x05start\x18\x01 \x01(\v2\x14.pi.ai.v1.StartEventH\x00R\x05start\x129\n" +
@@ -1012,8 +1028,10 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	" \x01(\v2\x1a.pi.ai.v1.ToolCallEndEventH\x00R\vtoolcallEnd\x12)\n" +
 	"\x04done\x18\v \x01(\v2\x13.pi.ai.v1.DoneEventH\x00R\x04done\x12,\n" +
 	"\x05error\x18\f \x01(\v2\x14.pi.ai.v1.ErrorEventH\x00R\x05error\x12<\n" +
-	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\apartialB\x0e\n" +
-	"\x05event\x12\x05\xbaH\x02\b\x01B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\apartial\x12%\n" +
+	"\x05usage\x18\x11 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usageB\x0e\n" +
+	"\x05event\x12\x05\xbaH\x02\b\x01BN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_event_proto_rawDescOnce sync.Once
@@ -1045,6 +1063,7 @@ var file_pi_ai_v1_event_proto_goTypes = []any{
 	(*AssistantMessage)(nil),   // 13: pi.ai.v1.AssistantMessage
 	(*ToolCall)(nil),           // 14: pi.ai.v1.ToolCall
 	(StopReason)(0),            // 15: pi.ai.v1.StopReason
+	(*Usage)(nil),              // 16: pi.ai.v1.Usage
 }
 var file_pi_ai_v1_event_proto_depIdxs = []int32{
 	13, // 0: pi.ai.v1.StartEvent.header:type_name -> pi.ai.v1.AssistantMessage
@@ -1066,11 +1085,12 @@ var file_pi_ai_v1_event_proto_depIdxs = []int32{
 	10, // 16: pi.ai.v1.ModelEvent.done:type_name -> pi.ai.v1.DoneEvent
 	11, // 17: pi.ai.v1.ModelEvent.error:type_name -> pi.ai.v1.ErrorEvent
 	13, // 18: pi.ai.v1.ModelEvent.partial:type_name -> pi.ai.v1.AssistantMessage
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	16, // 19: pi.ai.v1.ModelEvent.usage:type_name -> pi.ai.v1.Usage
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_event_proto_init() }

@@ -167,7 +167,8 @@ const file_pi_ai_v1_json_proto_rawDesc = "" +
 	"\x16JSON_SHAPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JSON_SHAPE_VALUE\x10\x01\x12\x15\n" +
 	"\x11JSON_SHAPE_OBJECT\x10\x02:G\n" +
-	"\x04json\x12\x1d.google.protobuf.FieldOptions\x18\xa1\x8c\x03 \x01(\v2\x12.pi.ai.v1.JsonTextR\x04jsonB3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x04json\x12\x1d.google.protobuf.FieldOptions\x18\xa1\x8c\x03 \x01(\v2\x12.pi.ai.v1.JsonTextR\x04jsonBN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_json_proto_rawDescOnce sync.Once

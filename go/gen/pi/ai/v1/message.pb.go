@@ -632,64 +632,9 @@ func (x *CustomMessage) GetFieldsJson() string {
 	return ""
 }
 
-// SessionEntry is an entry of a pi session file that holds no message, such as the session
-// header, a model change or a compaction; it is kept so a session file converts back unchanged.
-type SessionEntry struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The entry's type, for example "model_change".
-	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// The rest of the entry (everything but `type`), as the text of a JSON object.
-	FieldsJson    string `protobuf:"bytes,2,opt,name=fields_json,json=fieldsJson,proto3" json:"fields_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SessionEntry) Reset() {
-	*x = SessionEntry{}
-	mi := &file_pi_ai_v1_message_proto_msgTypes[6]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SessionEntry) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SessionEntry) ProtoMessage() {}
-
-func (x *SessionEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_message_proto_msgTypes[6]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SessionEntry.ProtoReflect.Descriptor instead.
-func (*SessionEntry) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{6}
-}
-
-func (x *SessionEntry) GetType() string {
-	if x != nil {
-		return x.Type
-	}
-	return ""
-}
-
-func (x *SessionEntry) GetFieldsJson() string {
-	if x != nil {
-		return x.FieldsJson
-	}
-	return ""
-}
-
-// AgentMessage is one entry of a transcript: a user, assistant or tool result message, or a
-// message or session entry this schema keeps without modelling it.
+// AgentMessage is one message of a context or transcript: from the user, the model or a tool,
+// or a message of another role that this schema keeps without modelling it. Entries of a pi
+// session file that hold no message are TranscriptEntry's business, not a message's.
 type AgentMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Who produced the message; exactly one member is set.
@@ -700,18 +645,14 @@ type AgentMessage struct {
 	//	*AgentMessage_Assistant
 	//	*AgentMessage_ToolResult
 	//	*AgentMessage_Custom
-	//	*AgentMessage_SessionEntry
-	Role isAgentMessage_Role `protobuf_oneof:"role"`
-	// For a message read from a pi session file: the rest of its entry (everything but `message`,
-	// such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
-	SessionJson   string `protobuf:"bytes,6,opt,name=session_json,json=sessionJson,proto3" json:"session_json,omitempty"`
+	Role          isAgentMessage_Role `protobuf_oneof:"role"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_pi_ai_v1_message_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_message_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +664,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_message_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_message_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +677,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{7}
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AgentMessage) GetRole() isAgentMessage_Role {
@@ -782,22 +723,6 @@ func (x *AgentMessage) GetCustom() *CustomMessage {
 	return nil
 }
 
-func (x *AgentMessage) GetSessionEntry() *SessionEntry {
-	if x != nil {
-		if x, ok := x.Role.(*AgentMessage_SessionEntry); ok {
-			return x.SessionEntry
-		}
-	}
-	return nil
-}
-
-func (x *AgentMessage) GetSessionJson() string {
-	if x != nil {
-		return x.SessionJson
-	}
-	return ""
-}
-
 type isAgentMessage_Role interface {
 	isAgentMessage_Role()
 }
@@ -818,13 +743,8 @@ type AgentMessage_ToolResult struct {
 }
 
 type AgentMessage_Custom struct {
-	// A message of a role this schema does not model.
+	// A message of a role this schema does not model, such as pi's custom agent messages.
 	Custom *CustomMessage `protobuf:"bytes,4,opt,name=custom,proto3,oneof"`
-}
-
-type AgentMessage_SessionEntry struct {
-	// An entry of a pi session file that holds no message.
-	SessionEntry *SessionEntry `protobuf:"bytes,5,opt,name=session_entry,json=sessionEntry,proto3,oneof"`
 }
 
 func (*AgentMessage_User) isAgentMessage_Role() {}
@@ -834,8 +754,6 @@ func (*AgentMessage_Assistant) isAgentMessage_Role() {}
 func (*AgentMessage_ToolResult) isAgentMessage_Role() {}
 
 func (*AgentMessage_Custom) isAgentMessage_Role() {}
-
-func (*AgentMessage_SessionEntry) isAgentMessage_Role() {}
 
 var File_pi_ai_v1_message_proto protoreflect.FileDescriptor
 
@@ -898,20 +816,14 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\x04role\x18\x01 \x01(\tB$\xbaH!r\x1f\x10\x01Z\x04userZ\tassistantZ\n" +
 	"toolResultR\x04role\x121\n" +
 	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
-	"fieldsJson\"^\n" +
-	"\fSessionEntry\x12\x1b\n" +
-	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x121\n" +
-	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
-	"fieldsJson\"\xef\x02\n" +
+	"fieldsJson\"\xa2\x02\n" +
 	"\fAgentMessage\x12+\n" +
 	"\x04user\x18\x01 \x01(\v2\x15.pi.ai.v1.UserMessageH\x00R\x04user\x12:\n" +
 	"\tassistant\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageH\x00R\tassistant\x12>\n" +
 	"\vtool_result\x18\x03 \x01(\v2\x1b.pi.ai.v1.ToolResultMessageH\x00R\n" +
 	"toolResult\x121\n" +
-	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06custom\x12=\n" +
-	"\rsession_entry\x18\x05 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x125\n" +
-	"\fsession_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\vsessionJsonB\r\n" +
-	"\x04role\x12\x05\xbaH\x02\b\x01*\xa1\x01\n" +
+	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06customB\r\n" +
+	"\x04role\x12\x05\xbaH\x02\b\x01J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\rsession_entryR\fsession_json*\xa1\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -919,7 +831,8 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\x12STOP_REASON_LENGTH\x10\x02\x12\x18\n" +
 	"\x14STOP_REASON_TOOL_USE\x10\x03\x12\x15\n" +
 	"\x11STOP_REASON_ERROR\x10\x04\x12\x17\n" +
-	"\x13STOP_REASON_ABORTED\x10\x05B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x13STOP_REASON_ABORTED\x10\x05BN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_message_proto_rawDescOnce sync.Once
@@ -934,7 +847,7 @@ func file_pi_ai_v1_message_proto_rawDescGZIP() []byte {
 }
 
 var file_pi_ai_v1_message_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pi_ai_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_pi_ai_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_pi_ai_v1_message_proto_goTypes = []any{
 	(StopReason)(0),           // 0: pi.ai.v1.StopReason
 	(*Cost)(nil),              // 1: pi.ai.v1.Cost
@@ -943,29 +856,27 @@ var file_pi_ai_v1_message_proto_goTypes = []any{
 	(*AssistantMessage)(nil),  // 4: pi.ai.v1.AssistantMessage
 	(*ToolResultMessage)(nil), // 5: pi.ai.v1.ToolResultMessage
 	(*CustomMessage)(nil),     // 6: pi.ai.v1.CustomMessage
-	(*SessionEntry)(nil),      // 7: pi.ai.v1.SessionEntry
-	(*AgentMessage)(nil),      // 8: pi.ai.v1.AgentMessage
-	(*UserContent)(nil),       // 9: pi.ai.v1.UserContent
-	(*AssistantContent)(nil),  // 10: pi.ai.v1.AssistantContent
-	(*ToolResultContent)(nil), // 11: pi.ai.v1.ToolResultContent
+	(*AgentMessage)(nil),      // 7: pi.ai.v1.AgentMessage
+	(*UserContent)(nil),       // 8: pi.ai.v1.UserContent
+	(*AssistantContent)(nil),  // 9: pi.ai.v1.AssistantContent
+	(*ToolResultContent)(nil), // 10: pi.ai.v1.ToolResultContent
 }
 var file_pi_ai_v1_message_proto_depIdxs = []int32{
 	1,  // 0: pi.ai.v1.Usage.cost:type_name -> pi.ai.v1.Cost
-	9,  // 1: pi.ai.v1.UserMessage.content:type_name -> pi.ai.v1.UserContent
-	10, // 2: pi.ai.v1.AssistantMessage.content:type_name -> pi.ai.v1.AssistantContent
+	8,  // 1: pi.ai.v1.UserMessage.content:type_name -> pi.ai.v1.UserContent
+	9,  // 2: pi.ai.v1.AssistantMessage.content:type_name -> pi.ai.v1.AssistantContent
 	2,  // 3: pi.ai.v1.AssistantMessage.usage:type_name -> pi.ai.v1.Usage
 	0,  // 4: pi.ai.v1.AssistantMessage.stop_reason:type_name -> pi.ai.v1.StopReason
-	11, // 5: pi.ai.v1.ToolResultMessage.content:type_name -> pi.ai.v1.ToolResultContent
+	10, // 5: pi.ai.v1.ToolResultMessage.content:type_name -> pi.ai.v1.ToolResultContent
 	3,  // 6: pi.ai.v1.AgentMessage.user:type_name -> pi.ai.v1.UserMessage
 	4,  // 7: pi.ai.v1.AgentMessage.assistant:type_name -> pi.ai.v1.AssistantMessage
 	5,  // 8: pi.ai.v1.AgentMessage.tool_result:type_name -> pi.ai.v1.ToolResultMessage
 	6,  // 9: pi.ai.v1.AgentMessage.custom:type_name -> pi.ai.v1.CustomMessage
-	7,  // 10: pi.ai.v1.AgentMessage.session_entry:type_name -> pi.ai.v1.SessionEntry
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_message_proto_init() }
@@ -977,12 +888,11 @@ func file_pi_ai_v1_message_proto_init() {
 	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_message_proto_msgTypes[3].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[4].OneofWrappers = []any{}
-	file_pi_ai_v1_message_proto_msgTypes[7].OneofWrappers = []any{
+	file_pi_ai_v1_message_proto_msgTypes[6].OneofWrappers = []any{
 		(*AgentMessage_User)(nil),
 		(*AgentMessage_Assistant)(nil),
 		(*AgentMessage_ToolResult)(nil),
 		(*AgentMessage_Custom)(nil),
-		(*AgentMessage_SessionEntry)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -990,7 +900,7 @@ func file_pi_ai_v1_message_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_message_proto_rawDesc), len(file_pi_ai_v1_message_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

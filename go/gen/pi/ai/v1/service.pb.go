@@ -22,15 +22,220 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// GenerationOptions tunes one model call; an absent option leaves the model's default.
+// ThinkingLevel is how much a model reasons before it answers, as pi's ThinkingLevel.
+type ThinkingLevel int32
+
+const (
+	// No reasoning (pi's reasoning left out).
+	ThinkingLevel_THINKING_LEVEL_UNSPECIFIED ThinkingLevel = 0
+	// The least reasoning the model offers.
+	ThinkingLevel_THINKING_LEVEL_MINIMAL ThinkingLevel = 1
+	// Little reasoning.
+	ThinkingLevel_THINKING_LEVEL_LOW ThinkingLevel = 2
+	// Some reasoning.
+	ThinkingLevel_THINKING_LEVEL_MEDIUM ThinkingLevel = 3
+	// Much reasoning.
+	ThinkingLevel_THINKING_LEVEL_HIGH ThinkingLevel = 4
+	// The most reasoning the model offers.
+	ThinkingLevel_THINKING_LEVEL_XHIGH ThinkingLevel = 5
+)
+
+// Enum value maps for ThinkingLevel.
+var (
+	ThinkingLevel_name = map[int32]string{
+		0: "THINKING_LEVEL_UNSPECIFIED",
+		1: "THINKING_LEVEL_MINIMAL",
+		2: "THINKING_LEVEL_LOW",
+		3: "THINKING_LEVEL_MEDIUM",
+		4: "THINKING_LEVEL_HIGH",
+		5: "THINKING_LEVEL_XHIGH",
+	}
+	ThinkingLevel_value = map[string]int32{
+		"THINKING_LEVEL_UNSPECIFIED": 0,
+		"THINKING_LEVEL_MINIMAL":     1,
+		"THINKING_LEVEL_LOW":         2,
+		"THINKING_LEVEL_MEDIUM":      3,
+		"THINKING_LEVEL_HIGH":        4,
+		"THINKING_LEVEL_XHIGH":       5,
+	}
+)
+
+func (x ThinkingLevel) Enum() *ThinkingLevel {
+	p := new(ThinkingLevel)
+	*p = x
+	return p
+}
+
+func (x ThinkingLevel) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ThinkingLevel) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (ThinkingLevel) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_service_proto_enumTypes[0]
+}
+
+func (x ThinkingLevel) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ThinkingLevel.Descriptor instead.
+func (ThinkingLevel) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
+// ToolChoiceMode is how a model may use the tools of its context.
+type ToolChoiceMode int32
+
+const (
+	// Not said; never valid.
+	ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED ToolChoiceMode = 0
+	// The model decides whether to call tools.
+	ToolChoiceMode_TOOL_CHOICE_MODE_AUTO ToolChoiceMode = 1
+	// The model calls no tool.
+	ToolChoiceMode_TOOL_CHOICE_MODE_NONE ToolChoiceMode = 2
+	// The model calls at least one tool.
+	ToolChoiceMode_TOOL_CHOICE_MODE_REQUIRED ToolChoiceMode = 3
+	// The model calls the tool ToolChoice names.
+	ToolChoiceMode_TOOL_CHOICE_MODE_TOOL ToolChoiceMode = 4
+)
+
+// Enum value maps for ToolChoiceMode.
+var (
+	ToolChoiceMode_name = map[int32]string{
+		0: "TOOL_CHOICE_MODE_UNSPECIFIED",
+		1: "TOOL_CHOICE_MODE_AUTO",
+		2: "TOOL_CHOICE_MODE_NONE",
+		3: "TOOL_CHOICE_MODE_REQUIRED",
+		4: "TOOL_CHOICE_MODE_TOOL",
+	}
+	ToolChoiceMode_value = map[string]int32{
+		"TOOL_CHOICE_MODE_UNSPECIFIED": 0,
+		"TOOL_CHOICE_MODE_AUTO":        1,
+		"TOOL_CHOICE_MODE_NONE":        2,
+		"TOOL_CHOICE_MODE_REQUIRED":    3,
+		"TOOL_CHOICE_MODE_TOOL":        4,
+	}
+)
+
+func (x ToolChoiceMode) Enum() *ToolChoiceMode {
+	p := new(ToolChoiceMode)
+	*p = x
+	return p
+}
+
+func (x ToolChoiceMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolChoiceMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_service_proto_enumTypes[1].Descriptor()
+}
+
+func (ToolChoiceMode) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_service_proto_enumTypes[1]
+}
+
+func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolChoiceMode.Descriptor instead.
+func (ToolChoiceMode) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+// CacheRetention is how long a provider keeps the prompt cache, as pi's CacheRetention.
+type CacheRetention int32
+
+const (
+	// Not said: short, as in pi.
+	CacheRetention_CACHE_RETENTION_UNSPECIFIED CacheRetention = 0
+	// No prompt caching.
+	CacheRetention_CACHE_RETENTION_NONE CacheRetention = 1
+	// The provider's short retention (minutes).
+	CacheRetention_CACHE_RETENTION_SHORT CacheRetention = 2
+	// The provider's long retention (an hour, where offered).
+	CacheRetention_CACHE_RETENTION_LONG CacheRetention = 3
+)
+
+// Enum value maps for CacheRetention.
+var (
+	CacheRetention_name = map[int32]string{
+		0: "CACHE_RETENTION_UNSPECIFIED",
+		1: "CACHE_RETENTION_NONE",
+		2: "CACHE_RETENTION_SHORT",
+		3: "CACHE_RETENTION_LONG",
+	}
+	CacheRetention_value = map[string]int32{
+		"CACHE_RETENTION_UNSPECIFIED": 0,
+		"CACHE_RETENTION_NONE":        1,
+		"CACHE_RETENTION_SHORT":       2,
+		"CACHE_RETENTION_LONG":        3,
+	}
+)
+
+func (x CacheRetention) Enum() *CacheRetention {
+	p := new(CacheRetention)
+	*p = x
+	return p
+}
+
+func (x CacheRetention) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CacheRetention) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_service_proto_enumTypes[2].Descriptor()
+}
+
+func (CacheRetention) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_service_proto_enumTypes[2]
+}
+
+func (x CacheRetention) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CacheRetention.Descriptor instead.
+func (CacheRetention) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
+}
+
+// GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
+// absent option leaves the model's default.
 type GenerationOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The sampling temperature, from 0 to 2; absent for the model's default.
 	Temperature *float64 `protobuf:"fixed64,1,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
 	// The largest number of output tokens, at least 1; absent for the model's default.
-	MaxTokens     *int64 `protobuf:"varint,2,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxTokens *int64 `protobuf:"varint,2,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	// How much the model reasons before it answers; unset for no reasoning, as in pi.
+	Reasoning ThinkingLevel `protobuf:"varint,3,opt,name=reasoning,proto3,enum=pi.ai.v1.ThinkingLevel" json:"reasoning,omitempty"`
+	// Token budgets for the reasoning levels, for providers that take a budget; absent for the
+	// model's defaults.
+	ThinkingBudgets *ThinkingBudgets `protobuf:"bytes,4,opt,name=thinking_budgets,json=thinkingBudgets,proto3" json:"thinking_budgets,omitempty"`
+	// Whether and which tools the model must call; absent for the provider's default (auto).
+	ToolChoice *ToolChoice `protobuf:"bytes,5,opt,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
+	// How long the provider keeps the prompt cache; unset for short, as in pi.
+	CacheRetention CacheRetention `protobuf:"varint,6,opt,name=cache_retention,json=cacheRetention,proto3,enum=pi.ai.v1.CacheRetention" json:"cache_retention,omitempty"`
+	// An identifier of the session, for providers that cache or route by session; absent for none.
+	SessionId *string `protobuf:"bytes,7,opt,name=session_id,json=sessionId,proto3,oneof" json:"session_id,omitempty"`
+	// The longest delay, in milliseconds, to wait when the provider asks to retry later; a longer
+	// one ends the call with an error that says it. Absent for 60,000; 0 for no cap.
+	MaxRetryDelayMs *int64 `protobuf:"varint,8,opt,name=max_retry_delay_ms,json=maxRetryDelayMs,proto3,oneof" json:"max_retry_delay_ms,omitempty"`
+	// Metadata for the provider, such as a user id, as the text of a JSON object; empty for none.
+	MetadataJson string `protobuf:"bytes,9,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// HTTP headers to add to the provider request, merged over the provider's own.
+	Headers map[string]string `protobuf:"bytes,10,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Options for one provider API that this schema does not model (pi's ProviderStreamOptions),
+	// as the text of a JSON object passed through as it is; empty for none.
+	ProviderOptionsJson string `protobuf:"bytes,11,opt,name=provider_options_json,json=providerOptionsJson,proto3" json:"provider_options_json,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *GenerationOptions) Reset() {
@@ -77,10 +282,202 @@ func (x *GenerationOptions) GetMaxTokens() int64 {
 	return 0
 }
 
+func (x *GenerationOptions) GetReasoning() ThinkingLevel {
+	if x != nil {
+		return x.Reasoning
+	}
+	return ThinkingLevel_THINKING_LEVEL_UNSPECIFIED
+}
+
+func (x *GenerationOptions) GetThinkingBudgets() *ThinkingBudgets {
+	if x != nil {
+		return x.ThinkingBudgets
+	}
+	return nil
+}
+
+func (x *GenerationOptions) GetToolChoice() *ToolChoice {
+	if x != nil {
+		return x.ToolChoice
+	}
+	return nil
+}
+
+func (x *GenerationOptions) GetCacheRetention() CacheRetention {
+	if x != nil {
+		return x.CacheRetention
+	}
+	return CacheRetention_CACHE_RETENTION_UNSPECIFIED
+}
+
+func (x *GenerationOptions) GetSessionId() string {
+	if x != nil && x.SessionId != nil {
+		return *x.SessionId
+	}
+	return ""
+}
+
+func (x *GenerationOptions) GetMaxRetryDelayMs() int64 {
+	if x != nil && x.MaxRetryDelayMs != nil {
+		return *x.MaxRetryDelayMs
+	}
+	return 0
+}
+
+func (x *GenerationOptions) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
+}
+
+func (x *GenerationOptions) GetHeaders() map[string]string {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
+func (x *GenerationOptions) GetProviderOptionsJson() string {
+	if x != nil {
+		return x.ProviderOptionsJson
+	}
+	return ""
+}
+
+// ThinkingBudgets are the reasoning token budgets of each level, as pi's ThinkingBudgets; a level
+// left out takes the provider's default.
+type ThinkingBudgets struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The budget of THINKING_LEVEL_MINIMAL.
+	Minimal *int64 `protobuf:"varint,1,opt,name=minimal,proto3,oneof" json:"minimal,omitempty"`
+	// The budget of THINKING_LEVEL_LOW.
+	Low *int64 `protobuf:"varint,2,opt,name=low,proto3,oneof" json:"low,omitempty"`
+	// The budget of THINKING_LEVEL_MEDIUM.
+	Medium *int64 `protobuf:"varint,3,opt,name=medium,proto3,oneof" json:"medium,omitempty"`
+	// The budget of THINKING_LEVEL_HIGH.
+	High          *int64 `protobuf:"varint,4,opt,name=high,proto3,oneof" json:"high,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThinkingBudgets) Reset() {
+	*x = ThinkingBudgets{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThinkingBudgets) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThinkingBudgets) ProtoMessage() {}
+
+func (x *ThinkingBudgets) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThinkingBudgets.ProtoReflect.Descriptor instead.
+func (*ThinkingBudgets) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ThinkingBudgets) GetMinimal() int64 {
+	if x != nil && x.Minimal != nil {
+		return *x.Minimal
+	}
+	return 0
+}
+
+func (x *ThinkingBudgets) GetLow() int64 {
+	if x != nil && x.Low != nil {
+		return *x.Low
+	}
+	return 0
+}
+
+func (x *ThinkingBudgets) GetMedium() int64 {
+	if x != nil && x.Medium != nil {
+		return *x.Medium
+	}
+	return 0
+}
+
+func (x *ThinkingBudgets) GetHigh() int64 {
+	if x != nil && x.High != nil {
+		return *x.High
+	}
+	return 0
+}
+
+// ToolChoice says whether the model must call tools, and which.
+type ToolChoice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The choice.
+	Mode ToolChoiceMode `protobuf:"varint,1,opt,name=mode,proto3,enum=pi.ai.v1.ToolChoiceMode" json:"mode,omitempty"`
+	// The tool the model must call, with TOOL_CHOICE_MODE_TOOL; empty otherwise.
+	Tool          string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolChoice) Reset() {
+	*x = ToolChoice{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolChoice) ProtoMessage() {}
+
+func (x *ToolChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
+func (*ToolChoice) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolChoice) GetMode() ToolChoiceMode {
+	if x != nil {
+		return x.Mode
+	}
+	return ToolChoiceMode_TOOL_CHOICE_MODE_UNSPECIFIED
+}
+
+func (x *ToolChoice) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
 // StreamRequest asks for one model call.
 type StreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The model id to call; empty for the server's default model.
+	// The id of the model to call, as its provider names it; empty for the server's default model.
 	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	// What the model sees: system prompt, transcript and tools.
 	Context *AgentContext `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
@@ -90,13 +487,16 @@ type StreamRequest struct {
 	// that reads slower than the model writes, and send them as one delta. Events keep their order
 	// and the final message is unchanged; a client that keeps up still receives every delta.
 	CoalesceDeltas bool `protobuf:"varint,4,opt,name=coalesce_deltas,json=coalesceDeltas,proto3" json:"coalesce_deltas,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The provider serving the model, as pi names a model by provider and id; empty for the only
+	// provider that serves `model`.
+	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamRequest) Reset() {
 	*x = StreamRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -108,7 +508,7 @@ func (x *StreamRequest) String() string {
 func (*StreamRequest) ProtoMessage() {}
 
 func (x *StreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -121,7 +521,7 @@ func (x *StreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRequest.ProtoReflect.Descriptor instead.
 func (*StreamRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StreamRequest) GetModel() string {
@@ -152,24 +552,290 @@ func (x *StreamRequest) GetCoalesceDeltas() bool {
 	return false
 }
 
+func (x *StreamRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+// ListModelsRequest asks for the models a server serves.
+type ListModelsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this provider's models; empty for every provider's.
+	Provider      string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListModelsRequest) Reset() {
+	*x = ListModelsRequest{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListModelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListModelsRequest) ProtoMessage() {}
+
+func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
+func (*ListModelsRequest) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListModelsRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+// ListModelsResponse lists the models a server serves.
+type ListModelsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The models, in the server's catalog order.
+	Models        []*Model `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListModelsResponse) Reset() {
+	*x = ListModelsResponse{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListModelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListModelsResponse) ProtoMessage() {}
+
+func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
+func (*ListModelsResponse) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ListModelsResponse) GetModels() []*Model {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// GetModelRequest asks for one model of the catalog.
+type GetModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model's provider; empty for the only provider that serves `id`.
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The model's id.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelRequest) Reset() {
+	*x = GetModelRequest{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelRequest) ProtoMessage() {}
+
+func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelRequest.ProtoReflect.Descriptor instead.
+func (*GetModelRequest) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetModelRequest) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *GetModelRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetModelResponse is one model of the catalog.
+type GetModelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model.
+	Model         *Model `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetModelResponse) Reset() {
+	*x = GetModelResponse{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetModelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetModelResponse) ProtoMessage() {}
+
+func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetModelResponse.ProtoReflect.Descriptor instead.
+func (*GetModelResponse) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetModelResponse) GetModel() *Model {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
 var File_pi_ai_v1_service_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\"\x9f\x01\n" +
+	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x13pi/ai/v1/json.proto\x1a\x14pi/ai/v1/model.proto\"\xd5\x06\n" +
 	"\x11GenerationOptions\x12>\n" +
 	"\vtemperature\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\vtemperature\x88\x01\x01\x12+\n" +
 	"\n" +
-	"max_tokens\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01B\x0e\n" +
+	"max_tokens\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01\x12?\n" +
+	"\treasoning\x18\x03 \x01(\x0e2\x17.pi.ai.v1.ThinkingLevelB\b\xbaH\x05\x82\x01\x02\x10\x01R\treasoning\x12D\n" +
+	"\x10thinking_budgets\x18\x04 \x01(\v2\x19.pi.ai.v1.ThinkingBudgetsR\x0fthinkingBudgets\x125\n" +
+	"\vtool_choice\x18\x05 \x01(\v2\x14.pi.ai.v1.ToolChoiceR\n" +
+	"toolChoice\x12K\n" +
+	"\x0fcache_retention\x18\x06 \x01(\x0e2\x18.pi.ai.v1.CacheRetentionB\b\xbaH\x05\x82\x01\x02\x10\x01R\x0ecacheRetention\x12.\n" +
+	"\n" +
+	"session_id\x18\a \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x02H\x02R\tsessionId\x88\x01\x01\x129\n" +
+	"\x12max_retry_delay_ms\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x03R\x0fmaxRetryDelayMs\x88\x01\x01\x126\n" +
+	"\rmetadata_json\x18\t \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\fmetadataJson\x12]\n" +
+	"\aheaders\x18\n" +
+	" \x03(\v2(.pi.ai.v1.GenerationOptions.HeadersEntryB\x19\xbaH\x16\x9a\x01\x13\x10@\"\x05r\x03\xc0\x01\x01*\br\x06(\x80@\xc0\x01\x02R\aheaders\x12E\n" +
+	"\x15provider_options_json\x18\v \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\x13providerOptionsJson\x1a:\n" +
+	"\fHeadersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
 	"\f_temperatureB\r\n" +
-	"\v_max_tokens\"\xbf\x01\n" +
+	"\v_max_tokensB\r\n" +
+	"\v_session_idB\x15\n" +
+	"\x13_max_retry_delay_ms\"\xc9\x01\n" +
+	"\x0fThinkingBudgets\x12&\n" +
+	"\aminimal\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\aminimal\x88\x01\x01\x12\x1e\n" +
+	"\x03low\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\x03low\x88\x01\x01\x12$\n" +
+	"\x06medium\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\x06medium\x88\x01\x01\x12 \n" +
+	"\x04high\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x03R\x04high\x88\x01\x01B\n" +
+	"\n" +
+	"\b_minimalB\x06\n" +
+	"\x04_lowB\t\n" +
+	"\a_mediumB\a\n" +
+	"\x05_high\"\xe2\x01\n" +
+	"\n" +
+	"ToolChoice\x128\n" +
+	"\x04mode\x18\x01 \x01(\x0e2\x18.pi.ai.v1.ToolChoiceModeB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04mode\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool:\x85\x01\xbaH\x81\x01\x1a\x7f\n" +
+	"\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != '')\"\xdb\x01\n" +
 	"\rStreamRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x128\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\acontext\x125\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1b.pi.ai.v1.GenerationOptionsR\aoptions\x12'\n" +
-	"\x0fcoalesce_deltas\x18\x04 \x01(\bR\x0ecoalesceDeltas2I\n" +
+	"\x0fcoalesce_deltas\x18\x04 \x01(\bR\x0ecoalesceDeltas\x12\x1a\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\"/\n" +
+	"\x11ListModelsRequest\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\"=\n" +
+	"\x12ListModelsResponse\x12'\n" +
+	"\x06models\x18\x01 \x03(\v2\x0f.pi.ai.v1.ModelR\x06models\"F\n" +
+	"\x0fGetModelRequest\x12\x1a\n" +
+	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x17\n" +
+	"\x02id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\"9\n" +
+	"\x10GetModelResponse\x12%\n" +
+	"\x05model\x18\x01 \x01(\v2\x0f.pi.ai.v1.ModelR\x05model*\xb1\x01\n" +
+	"\rThinkingLevel\x12\x1e\n" +
+	"\x1aTHINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16THINKING_LEVEL_MINIMAL\x10\x01\x12\x16\n" +
+	"\x12THINKING_LEVEL_LOW\x10\x02\x12\x19\n" +
+	"\x15THINKING_LEVEL_MEDIUM\x10\x03\x12\x17\n" +
+	"\x13THINKING_LEVEL_HIGH\x10\x04\x12\x18\n" +
+	"\x14THINKING_LEVEL_XHIGH\x10\x05*\xa2\x01\n" +
+	"\x0eToolChoiceMode\x12 \n" +
+	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +
+	"\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n" +
+	"\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03\x12\x19\n" +
+	"\x15TOOL_CHOICE_MODE_TOOL\x10\x04*\x80\x01\n" +
+	"\x0eCacheRetention\x12\x1f\n" +
+	"\x1bCACHE_RETENTION_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14CACHE_RETENTION_NONE\x10\x01\x12\x19\n" +
+	"\x15CACHE_RETENTION_SHORT\x10\x02\x12\x18\n" +
+	"\x14CACHE_RETENTION_LONG\x10\x032\xd5\x01\n" +
 	"\fModelService\x129\n" +
-	"\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01B3Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12G\n" +
+	"\n" +
+	"ListModels\x12\x1b.pi.ai.v1.ListModelsRequest\x1a\x1c.pi.ai.v1.ListModelsResponse\x12A\n" +
+	"\bGetModel\x12\x19.pi.ai.v1.GetModelRequest\x1a\x1a.pi.ai.v1.GetModelResponseBN\n" +
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
 	file_pi_ai_v1_service_proto_rawDescOnce sync.Once
@@ -183,23 +849,47 @@ func file_pi_ai_v1_service_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_service_proto_rawDescData
 }
 
-var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_pi_ai_v1_service_proto_goTypes = []any{
-	(*GenerationOptions)(nil), // 0: pi.ai.v1.GenerationOptions
-	(*StreamRequest)(nil),     // 1: pi.ai.v1.StreamRequest
-	(*AgentContext)(nil),      // 2: pi.ai.v1.AgentContext
-	(*ModelEvent)(nil),        // 3: pi.ai.v1.ModelEvent
+	(ThinkingLevel)(0),         // 0: pi.ai.v1.ThinkingLevel
+	(ToolChoiceMode)(0),        // 1: pi.ai.v1.ToolChoiceMode
+	(CacheRetention)(0),        // 2: pi.ai.v1.CacheRetention
+	(*GenerationOptions)(nil),  // 3: pi.ai.v1.GenerationOptions
+	(*ThinkingBudgets)(nil),    // 4: pi.ai.v1.ThinkingBudgets
+	(*ToolChoice)(nil),         // 5: pi.ai.v1.ToolChoice
+	(*StreamRequest)(nil),      // 6: pi.ai.v1.StreamRequest
+	(*ListModelsRequest)(nil),  // 7: pi.ai.v1.ListModelsRequest
+	(*ListModelsResponse)(nil), // 8: pi.ai.v1.ListModelsResponse
+	(*GetModelRequest)(nil),    // 9: pi.ai.v1.GetModelRequest
+	(*GetModelResponse)(nil),   // 10: pi.ai.v1.GetModelResponse
+	nil,                        // 11: pi.ai.v1.GenerationOptions.HeadersEntry
+	(*AgentContext)(nil),       // 12: pi.ai.v1.AgentContext
+	(*Model)(nil),              // 13: pi.ai.v1.Model
+	(*ModelEvent)(nil),         // 14: pi.ai.v1.ModelEvent
 }
 var file_pi_ai_v1_service_proto_depIdxs = []int32{
-	2, // 0: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
-	0, // 1: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
-	1, // 2: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
-	3, // 3: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
+	4,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
+	5,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
+	2,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
+	11, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
+	1,  // 5: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
+	12, // 6: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
+	3,  // 7: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
+	13, // 8: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
+	13, // 9: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
+	6,  // 10: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
+	7,  // 11: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
+	9,  // 12: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
+	14, // 13: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
+	8,  // 14: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
+	10, // 15: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_service_proto_init() }
@@ -209,19 +899,23 @@ func file_pi_ai_v1_service_proto_init() {
 	}
 	file_pi_ai_v1_context_proto_init()
 	file_pi_ai_v1_event_proto_init()
+	file_pi_ai_v1_json_proto_init()
+	file_pi_ai_v1_model_proto_init()
 	file_pi_ai_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
+	file_pi_ai_v1_service_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_service_proto_rawDesc), len(file_pi_ai_v1_service_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   2,
+			NumEnums:      3,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_pi_ai_v1_service_proto_goTypes,
 		DependencyIndexes: file_pi_ai_v1_service_proto_depIdxs,
+		EnumInfos:         file_pi_ai_v1_service_proto_enumTypes,
 		MessageInfos:      file_pi_ai_v1_service_proto_msgTypes,
 	}.Build()
 	File_pi_ai_v1_service_proto = out.File

@@ -19,7 +19,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ModelService_Stream_FullMethodName = "/pi.ai.v1.ModelService/Stream"
+	ModelService_Stream_FullMethodName     = "/pi.ai.v1.ModelService/Stream"
+	ModelService_ListModels_FullMethodName = "/pi.ai.v1.ModelService/ListModels"
+	ModelService_GetModel_FullMethodName   = "/pi.ai.v1.ModelService/GetModel"
 )
 
 // ModelServiceClient is the client API for ModelService service.
@@ -36,12 +38,13 @@ type ModelServiceClient interface {
 	//  2. Block events carry content_index. A *_start event opens the block at the next index,
 	//     deltas append to it, and its *_end event closes it; no event refers to a closed block.
 	//     ToolCallEndEvent carries the parsed ToolCall. While tool call deltas arrive, the
-	//     receiver's partial holds the text so far in raw_arguments and an empty object in
-	//     arguments_json.
+	//     receiver's partial holds the text so far in raw_arguments and its completion into a JSON
+	//     object in arguments_json (see ToolCallDeltaEvent).
 	//  3. DoneEvent.reason is STOP, LENGTH or TOOL_USE; ErrorEvent.reason is ERROR or ABORTED; the
 	//     carried message's stop_reason equals the event's reason.
 	//  4. ModelEvent.partial is never sent. The receiver rebuilds it by applying each event to the
-	//     message opened by the StartEvent header.
+	//     message opened by the StartEvent header; an event carrying ModelEvent.usage sets the
+	//     partial's usage.
 	//  5. Once the first event is sent, failures travel in-band as an ErrorEvent. gRPC status codes
 	//     are only for what fails before the stream starts: a malformed request is rejected with
 	//     INVALID_ARGUMENT and a message naming the field.
@@ -58,6 +61,11 @@ type ModelServiceClient interface {
 	// event.
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelEvent], error)
+	// ListModels lists the models the server serves, with what a client needs to choose one: the
+	// input it takes, its context window and output limit, and what its tokens cost.
+	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
+	// GetModel returns one model of the catalog; NOT_FOUND names what is served when it is not.
+	GetModel(ctx context.Context, in *GetModelRequest, opts ...grpc.CallOption) (*GetModelResponse, error)
 }
 
 type modelServiceClient struct {
@@ -87,6 +95,26 @@ func (c *modelServiceClient) Stream(ctx context.Context, in *StreamRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamClient = grpc.ServerStreamingClient[ModelEvent]
 
+func (c *modelServiceClient) ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListModelsResponse)
+	err := c.cc.Invoke(ctx, ModelService_ListModels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *modelServiceClient) GetModel(ctx context.Context, in *GetModelRequest, opts ...grpc.CallOption) (*GetModelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetModelResponse)
+	err := c.cc.Invoke(ctx, ModelService_GetModel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ModelServiceServer is the server API for ModelService service.
 // All implementations must embed UnimplementedModelServiceServer
 // for forward compatibility.
@@ -101,12 +129,13 @@ type ModelServiceServer interface {
 	//  2. Block events carry content_index. A *_start event opens the block at the next index,
 	//     deltas append to it, and its *_end event closes it; no event refers to a closed block.
 	//     ToolCallEndEvent carries the parsed ToolCall. While tool call deltas arrive, the
-	//     receiver's partial holds the text so far in raw_arguments and an empty object in
-	//     arguments_json.
+	//     receiver's partial holds the text so far in raw_arguments and its completion into a JSON
+	//     object in arguments_json (see ToolCallDeltaEvent).
 	//  3. DoneEvent.reason is STOP, LENGTH or TOOL_USE; ErrorEvent.reason is ERROR or ABORTED; the
 	//     carried message's stop_reason equals the event's reason.
 	//  4. ModelEvent.partial is never sent. The receiver rebuilds it by applying each event to the
-	//     message opened by the StartEvent header.
+	//     message opened by the StartEvent header; an event carrying ModelEvent.usage sets the
+	//     partial's usage.
 	//  5. Once the first event is sent, failures travel in-band as an ErrorEvent. gRPC status codes
 	//     are only for what fails before the stream starts: a malformed request is rejected with
 	//     INVALID_ARGUMENT and a message naming the field.
@@ -123,6 +152,11 @@ type ModelServiceServer interface {
 	// event.
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
 	Stream(*StreamRequest, grpc.ServerStreamingServer[ModelEvent]) error
+	// ListModels lists the models the server serves, with what a client needs to choose one: the
+	// input it takes, its context window and output limit, and what its tokens cost.
+	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
+	// GetModel returns one model of the catalog; NOT_FOUND names what is served when it is not.
+	GetModel(context.Context, *GetModelRequest) (*GetModelResponse, error)
 	mustEmbedUnimplementedModelServiceServer()
 }
 
@@ -135,6 +169,12 @@ type UnimplementedModelServiceServer struct{}
 
 func (UnimplementedModelServiceServer) Stream(*StreamRequest, grpc.ServerStreamingServer[ModelEvent]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedModelServiceServer) ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
+}
+func (UnimplementedModelServiceServer) GetModel(context.Context, *GetModelRequest) (*GetModelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetModel not implemented")
 }
 func (UnimplementedModelServiceServer) mustEmbedUnimplementedModelServiceServer() {}
 func (UnimplementedModelServiceServer) testEmbeddedByValue()                      {}
@@ -168,13 +208,58 @@ func _ModelService_Stream_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamServer = grpc.ServerStreamingServer[ModelEvent]
 
+func _ModelService_ListModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListModelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).ListModels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_ListModels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).ListModels(ctx, req.(*ListModelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ModelService_GetModel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).GetModel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_GetModel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).GetModel(ctx, req.(*GetModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ModelService_ServiceDesc is the grpc.ServiceDesc for ModelService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var ModelService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "pi.ai.v1.ModelService",
 	HandlerType: (*ModelServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ListModels",
+			Handler:    _ModelService_ListModels_Handler,
+		},
+		{
+			MethodName: "GetModel",
+			Handler:    _ModelService_GetModel_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Stream",

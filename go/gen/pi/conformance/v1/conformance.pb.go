@@ -89,6 +89,8 @@ type Case struct {
 	//	*Case_Stream
 	//	*Case_Client
 	//	*Case_PiJson
+	//	*Case_Cost
+	//	*Case_PartialJson
 	Kind          isCase_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -190,6 +192,24 @@ func (x *Case) GetPiJson() *PiJsonCase {
 	return nil
 }
 
+func (x *Case) GetCost() *CostCase {
+	if x != nil {
+		if x, ok := x.Kind.(*Case_Cost); ok {
+			return x.Cost
+		}
+	}
+	return nil
+}
+
+func (x *Case) GetPartialJson() *PartialJsonCase {
+	if x != nil {
+		if x, ok := x.Kind.(*Case_PartialJson); ok {
+			return x.PartialJson
+		}
+	}
+	return nil
+}
+
 type isCase_Kind interface {
 	isCase_Kind()
 }
@@ -219,6 +239,16 @@ type Case_PiJson struct {
 	PiJson *PiJsonCase `protobuf:"bytes,7,opt,name=pi_json,json=piJson,proto3,oneof"`
 }
 
+type Case_Cost struct {
+	// The cost of a call's usage at a model's rates.
+	Cost *CostCase `protobuf:"bytes,8,opt,name=cost,proto3,oneof"`
+}
+
+type Case_PartialJson struct {
+	// The completion of tool-call argument text cut short, as a partial shows it while it streams.
+	PartialJson *PartialJsonCase `protobuf:"bytes,9,opt,name=partial_json,json=partialJson,proto3,oneof"`
+}
+
 func (*Case_Wire) isCase_Kind() {}
 
 func (*Case_Validate) isCase_Kind() {}
@@ -228,6 +258,10 @@ func (*Case_Stream) isCase_Kind() {}
 func (*Case_Client) isCase_Kind() {}
 
 func (*Case_PiJson) isCase_Kind() {}
+
+func (*Case_Cost) isCase_Kind() {}
+
+func (*Case_PartialJson) isCase_Kind() {}
 
 // WireCase pins the encoding of one message. A runtime passes when it decodes `binary` and
 // encodes it back to the same bytes, prints ProtoJSON equal to `json`, and parses `json` back to
@@ -377,6 +411,8 @@ type ValidateCase struct {
 	//	*ValidateCase_Context
 	//	*ValidateCase_Message
 	//	*ValidateCase_Event
+	//	*ValidateCase_Entry
+	//	*ValidateCase_Model
 	Input isValidateCase_Input `protobuf_oneof:"input"`
 	// The violations, in any order; empty when the message is valid.
 	Violations    []*Violation `protobuf:"bytes,5,rep,name=violations,proto3" json:"violations,omitempty"`
@@ -457,6 +493,24 @@ func (x *ValidateCase) GetEvent() *v1.ModelEvent {
 	return nil
 }
 
+func (x *ValidateCase) GetEntry() *v1.TranscriptEntry {
+	if x != nil {
+		if x, ok := x.Input.(*ValidateCase_Entry); ok {
+			return x.Entry
+		}
+	}
+	return nil
+}
+
+func (x *ValidateCase) GetModel() *v1.Model {
+	if x != nil {
+		if x, ok := x.Input.(*ValidateCase_Model); ok {
+			return x.Model
+		}
+	}
+	return nil
+}
+
 func (x *ValidateCase) GetViolations() []*Violation {
 	if x != nil {
 		return x.Violations
@@ -488,6 +542,16 @@ type ValidateCase_Event struct {
 	Event *v1.ModelEvent `protobuf:"bytes,4,opt,name=event,proto3,oneof"`
 }
 
+type ValidateCase_Entry struct {
+	// One record of a transcript.
+	Entry *v1.TranscriptEntry `protobuf:"bytes,6,opt,name=entry,proto3,oneof"`
+}
+
+type ValidateCase_Model struct {
+	// One model of a catalog.
+	Model *v1.Model `protobuf:"bytes,7,opt,name=model,proto3,oneof"`
+}
+
 func (*ValidateCase_Request) isValidateCase_Input() {}
 
 func (*ValidateCase_Context) isValidateCase_Input() {}
@@ -495,6 +559,10 @@ func (*ValidateCase_Context) isValidateCase_Input() {}
 func (*ValidateCase_Message) isValidateCase_Input() {}
 
 func (*ValidateCase_Event) isValidateCase_Input() {}
+
+func (*ValidateCase_Entry) isValidateCase_Input() {}
+
+func (*ValidateCase_Model) isValidateCase_Input() {}
 
 // StreamFailure is the first stream rule an event breaks.
 type StreamFailure struct {
@@ -1303,7 +1371,7 @@ func (x *PiJsonCase) GetExpect() isPiJsonCase_Expect {
 	return nil
 }
 
-func (x *PiJsonCase) GetEntry() *v1.AgentMessage {
+func (x *PiJsonCase) GetEntry() *v1.TranscriptEntry {
 	if x != nil {
 		if x, ok := x.Expect.(*PiJsonCase_Entry); ok {
 			return x.Entry
@@ -1344,7 +1412,7 @@ type isPiJsonCase_Expect interface {
 type PiJsonCase_Entry struct {
 	// The text is one line of a pi session file or one pi-JSON message: reading it gives this
 	// entry.
-	Entry *v1.AgentMessage `protobuf:"bytes,2,opt,name=entry,proto3,oneof"`
+	Entry *v1.TranscriptEntry `protobuf:"bytes,2,opt,name=entry,proto3,oneof"`
 }
 
 type PiJsonCase_Context struct {
@@ -1363,6 +1431,129 @@ func (*PiJsonCase_Context) isPiJsonCase_Expect() {}
 
 func (*PiJsonCase_ErrorPath) isPiJsonCase_Expect() {}
 
+// CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
+// calculateCost computes it. Each part is the rate divided by 1,000,000, times the token count;
+// the total is input + output + cache_read + cache_write, added in that order. Compared exactly,
+// bit for bit.
+type CostCase struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model's rates, in dollars per million tokens.
+	Rates *v1.ModelCost `protobuf:"bytes,1,opt,name=rates,proto3" json:"rates,omitempty"`
+	// The call's token counts; its cost is ignored.
+	Usage *v1.Usage `protobuf:"bytes,2,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The expected cost.
+	Cost          *v1.Cost `protobuf:"bytes,3,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CostCase) Reset() {
+	*x = CostCase{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CostCase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CostCase) ProtoMessage() {}
+
+func (x *CostCase) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CostCase.ProtoReflect.Descriptor instead.
+func (*CostCase) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CostCase) GetRates() *v1.ModelCost {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
+func (x *CostCase) GetUsage() *v1.Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *CostCase) GetCost() *v1.Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+// PartialJsonCase checks how a receiver completes tool-call argument text cut short into a JSON
+// object, as pi.ai.v1.ToolCallDeltaEvent describes: the partial's arguments_json after a delta.
+type PartialJsonCase struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The argument text received so far.
+	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// What the partial's arguments_json holds: the completed text, character for character.
+	Completed     string `protobuf:"bytes,2,opt,name=completed,proto3" json:"completed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartialJsonCase) Reset() {
+	*x = PartialJsonCase{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartialJsonCase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartialJsonCase) ProtoMessage() {}
+
+func (x *PartialJsonCase) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartialJsonCase.ProtoReflect.Descriptor instead.
+func (*PartialJsonCase) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PartialJsonCase) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *PartialJsonCase) GetCompleted() string {
+	if x != nil {
+		return x.Completed
+	}
+	return ""
+}
+
 // KnownFailures lists the cases a runtime is known to fail, and the case kinds it does not run.
 // A runner fails when a listed case passes, so the list only shrinks.
 type KnownFailures struct {
@@ -1377,7 +1568,7 @@ type KnownFailures struct {
 
 func (x *KnownFailures) Reset() {
 	*x = KnownFailures{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1580,7 @@ func (x *KnownFailures) String() string {
 func (*KnownFailures) ProtoMessage() {}
 
 func (x *KnownFailures) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1593,7 @@ func (x *KnownFailures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailures.ProtoReflect.Descriptor instead.
 func (*KnownFailures) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{15}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KnownFailures) GetFailures() []*KnownFailure {
@@ -1432,7 +1623,7 @@ type KnownFailure struct {
 
 func (x *KnownFailure) Reset() {
 	*x = KnownFailure{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1444,7 +1635,7 @@ func (x *KnownFailure) String() string {
 func (*KnownFailure) ProtoMessage() {}
 
 func (x *KnownFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1457,7 +1648,7 @@ func (x *KnownFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailure.ProtoReflect.Descriptor instead.
 func (*KnownFailure) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KnownFailure) GetCase() string {
@@ -1487,7 +1678,7 @@ type Unsupported struct {
 
 func (x *Unsupported) Reset() {
 	*x = Unsupported{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1690,7 @@ func (x *Unsupported) String() string {
 func (*Unsupported) ProtoMessage() {}
 
 func (x *Unsupported) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1703,7 @@ func (x *Unsupported) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unsupported.ProtoReflect.Descriptor instead.
 func (*Unsupported) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Unsupported) GetKind() string {
@@ -1533,9 +1724,9 @@ var File_pi_conformance_v1_conformance_proto protoreflect.FileDescriptor
 
 const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\n" +
-	"#pi/conformance/v1/conformance.proto\x12\x11pi.conformance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x16pi/ai/v1/message.proto\x1a\x16pi/ai/v1/service.proto\"6\n" +
+	"#pi/conformance/v1/conformance.proto\x12\x11pi.conformance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x16pi/ai/v1/message.proto\x1a\x14pi/ai/v1/model.proto\x1a\x16pi/ai/v1/service.proto\x1a\x19pi/ai/v1/transcript.proto\"6\n" +
 	"\x05Suite\x12-\n" +
-	"\x05cases\x18\x01 \x03(\v2\x17.pi.conformance.v1.CaseR\x05cases\"\xe2\x02\n" +
+	"\x05cases\x18\x01 \x03(\v2\x17.pi.conformance.v1.CaseR\x05cases\"\xde\x03\n" +
 	"\x04Case\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x121\n" +
@@ -1543,7 +1734,9 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\bvalidate\x18\x04 \x01(\v2\x1f.pi.conformance.v1.ValidateCaseH\x00R\bvalidate\x127\n" +
 	"\x06stream\x18\x05 \x01(\v2\x1d.pi.conformance.v1.StreamCaseH\x00R\x06stream\x127\n" +
 	"\x06client\x18\x06 \x01(\v2\x1d.pi.conformance.v1.ClientCaseH\x00R\x06client\x128\n" +
-	"\api_json\x18\a \x01(\v2\x1d.pi.conformance.v1.PiJsonCaseH\x00R\x06piJsonB\x06\n" +
+	"\api_json\x18\a \x01(\v2\x1d.pi.conformance.v1.PiJsonCaseH\x00R\x06piJson\x121\n" +
+	"\x04cost\x18\b \x01(\v2\x1b.pi.conformance.v1.CostCaseH\x00R\x04cost\x12G\n" +
+	"\fpartial_json\x18\t \x01(\v2\".pi.conformance.v1.PartialJsonCaseH\x00R\vpartialJsonB\x06\n" +
 	"\x04kind\"\x83\x01\n" +
 	"\bWireCase\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
@@ -1554,12 +1747,14 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\tViolation\x12\x1d\n" +
 	"\n" +
 	"field_path\x18\x01 \x01(\tR\tfieldPath\x12\x17\n" +
-	"\arule_id\x18\x02 \x01(\tR\x06ruleId\"\xa0\x02\n" +
+	"\arule_id\x18\x02 \x01(\tR\x06ruleId\"\xfc\x02\n" +
 	"\fValidateCase\x123\n" +
 	"\arequest\x18\x01 \x01(\v2\x17.pi.ai.v1.StreamRequestH\x00R\arequest\x122\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x122\n" +
 	"\amessage\x18\x03 \x01(\v2\x16.pi.ai.v1.AgentMessageH\x00R\amessage\x12,\n" +
-	"\x05event\x18\x04 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12<\n" +
+	"\x05event\x18\x04 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x121\n" +
+	"\x05entry\x18\x06 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x12'\n" +
+	"\x05model\x18\a \x01(\v2\x0f.pi.ai.v1.ModelH\x00R\x05model\x12<\n" +
 	"\n" +
 	"violations\x18\x05 \x03(\v2\x1c.pi.conformance.v1.ViolationR\n" +
 	"violationsB\a\n" +
@@ -1616,16 +1811,23 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"statusCode\x126\n" +
 	"\x04rule\x18\x04 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x122\n" +
 	"\x06result\x18\x05 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n" +
-	"\afailure\"\xc9\x01\n" +
+	"\afailure\"\xcc\x01\n" +
 	"\n" +
 	"PiJsonCase\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\x12.\n" +
-	"\x05entry\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentMessageH\x00R\x05entry\x122\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
+	"\x05entry\x18\x02 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
 	"\acontext\x18\x03 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
 	"error_path\x18\x04 \x01(\tH\x00R\terrorPath\x12\x18\n" +
 	"\awritten\x18\x05 \x01(\tR\awrittenB\b\n" +
-	"\x06expect\"\x8e\x01\n" +
+	"\x06expect\"\x80\x01\n" +
+	"\bCostCase\x12)\n" +
+	"\x05rates\x18\x01 \x01(\v2\x13.pi.ai.v1.ModelCostR\x05rates\x12%\n" +
+	"\x05usage\x18\x02 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12\"\n" +
+	"\x04cost\x18\x03 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\"C\n" +
+	"\x0fPartialJsonCase\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n" +
+	"\tcompleted\x18\x02 \x01(\tR\tcompleted\"\x8e\x01\n" +
 	"\rKnownFailures\x12;\n" +
 	"\bfailures\x18\x01 \x03(\v2\x1f.pi.conformance.v1.KnownFailureR\bfailures\x12@\n" +
 	"\vunsupported\x18\x02 \x03(\v2\x1e.pi.conformance.v1.UnsupportedR\vunsupported\":\n" +
@@ -1634,7 +1836,8 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"9\n" +
 	"\vUnsupported\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reasonBEZCgithub.com/pi-proto/pi-proto/go/gen/pi/conformance/v1;conformancev1b\x06proto3"
+	"\x06reason\x18\x02 \x01(\tR\x06reasonBi\n" +
+	" io.github.piproto.conformance.v1P\x01ZCgithub.com/pi-proto/pi-proto/go/gen/pi/conformance/v1;conformancev1b\x06proto3"
 
 var (
 	file_pi_conformance_v1_conformance_proto_rawDescOnce sync.Once
@@ -1648,7 +1851,7 @@ func file_pi_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_pi_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*Suite)(nil),               // 0: pi.conformance.v1.Suite
 	(*Case)(nil),                // 1: pi.conformance.v1.Case
@@ -1665,17 +1868,24 @@ var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*ClientSettings)(nil),      // 12: pi.conformance.v1.ClientSettings
 	(*ClientOutcome)(nil),       // 13: pi.conformance.v1.ClientOutcome
 	(*PiJsonCase)(nil),          // 14: pi.conformance.v1.PiJsonCase
-	(*KnownFailures)(nil),       // 15: pi.conformance.v1.KnownFailures
-	(*KnownFailure)(nil),        // 16: pi.conformance.v1.KnownFailure
-	(*Unsupported)(nil),         // 17: pi.conformance.v1.Unsupported
-	nil,                         // 18: pi.conformance.v1.Metadata.EntriesEntry
-	(*structpb.Value)(nil),      // 19: google.protobuf.Value
-	(*v1.StreamRequest)(nil),    // 20: pi.ai.v1.StreamRequest
-	(*v1.AgentContext)(nil),     // 21: pi.ai.v1.AgentContext
-	(*v1.AgentMessage)(nil),     // 22: pi.ai.v1.AgentMessage
-	(*v1.ModelEvent)(nil),       // 23: pi.ai.v1.ModelEvent
-	(*v1.AssistantMessage)(nil), // 24: pi.ai.v1.AssistantMessage
-	(v1.StopReason)(0),          // 25: pi.ai.v1.StopReason
+	(*CostCase)(nil),            // 15: pi.conformance.v1.CostCase
+	(*PartialJsonCase)(nil),     // 16: pi.conformance.v1.PartialJsonCase
+	(*KnownFailures)(nil),       // 17: pi.conformance.v1.KnownFailures
+	(*KnownFailure)(nil),        // 18: pi.conformance.v1.KnownFailure
+	(*Unsupported)(nil),         // 19: pi.conformance.v1.Unsupported
+	nil,                         // 20: pi.conformance.v1.Metadata.EntriesEntry
+	(*structpb.Value)(nil),      // 21: google.protobuf.Value
+	(*v1.StreamRequest)(nil),    // 22: pi.ai.v1.StreamRequest
+	(*v1.AgentContext)(nil),     // 23: pi.ai.v1.AgentContext
+	(*v1.AgentMessage)(nil),     // 24: pi.ai.v1.AgentMessage
+	(*v1.ModelEvent)(nil),       // 25: pi.ai.v1.ModelEvent
+	(*v1.TranscriptEntry)(nil),  // 26: pi.ai.v1.TranscriptEntry
+	(*v1.Model)(nil),            // 27: pi.ai.v1.Model
+	(*v1.AssistantMessage)(nil), // 28: pi.ai.v1.AssistantMessage
+	(v1.StopReason)(0),          // 29: pi.ai.v1.StopReason
+	(*v1.ModelCost)(nil),        // 30: pi.ai.v1.ModelCost
+	(*v1.Usage)(nil),            // 31: pi.ai.v1.Usage
+	(*v1.Cost)(nil),             // 32: pi.ai.v1.Cost
 }
 var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	1,  // 0: pi.conformance.v1.Suite.cases:type_name -> pi.conformance.v1.Case
@@ -1684,39 +1894,46 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	6,  // 3: pi.conformance.v1.Case.stream:type_name -> pi.conformance.v1.StreamCase
 	8,  // 4: pi.conformance.v1.Case.client:type_name -> pi.conformance.v1.ClientCase
 	14, // 5: pi.conformance.v1.Case.pi_json:type_name -> pi.conformance.v1.PiJsonCase
-	19, // 6: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
-	20, // 7: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
-	21, // 8: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
-	22, // 9: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
-	23, // 10: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
-	3,  // 11: pi.conformance.v1.ValidateCase.violations:type_name -> pi.conformance.v1.Violation
-	3,  // 12: pi.conformance.v1.StreamFailure.violations:type_name -> pi.conformance.v1.Violation
-	23, // 13: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
-	7,  // 14: pi.conformance.v1.StreamCase.success:type_name -> pi.conformance.v1.StreamSuccess
-	5,  // 15: pi.conformance.v1.StreamCase.failure:type_name -> pi.conformance.v1.StreamFailure
-	24, // 16: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
-	24, // 17: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
-	20, // 18: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
-	9,  // 19: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
-	12, // 20: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
-	13, // 21: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
-	23, // 22: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
-	10, // 23: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
-	11, // 24: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
-	11, // 25: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
-	18, // 26: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
-	25, // 27: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
-	5,  // 28: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
-	24, // 29: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
-	22, // 30: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.AgentMessage
-	21, // 31: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
-	16, // 32: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
-	17, // 33: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	15, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
+	16, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
+	21, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
+	22, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
+	23, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
+	24, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
+	25, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
+	26, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	27, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
+	3,  // 15: pi.conformance.v1.ValidateCase.violations:type_name -> pi.conformance.v1.Violation
+	3,  // 16: pi.conformance.v1.StreamFailure.violations:type_name -> pi.conformance.v1.Violation
+	25, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
+	7,  // 18: pi.conformance.v1.StreamCase.success:type_name -> pi.conformance.v1.StreamSuccess
+	5,  // 19: pi.conformance.v1.StreamCase.failure:type_name -> pi.conformance.v1.StreamFailure
+	28, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
+	28, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
+	22, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
+	9,  // 23: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
+	12, // 24: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
+	13, // 25: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
+	25, // 26: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
+	10, // 27: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
+	11, // 28: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
+	11, // 29: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
+	20, // 30: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
+	29, // 31: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
+	5,  // 32: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
+	28, // 33: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
+	26, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	23, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
+	30, // 36: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	31, // 37: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	32, // 38: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	18, // 39: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
+	19, // 40: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }
@@ -1730,12 +1947,16 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*Case_Stream)(nil),
 		(*Case_Client)(nil),
 		(*Case_PiJson)(nil),
+		(*Case_Cost)(nil),
+		(*Case_PartialJson)(nil),
 	}
 	file_pi_conformance_v1_conformance_proto_msgTypes[4].OneofWrappers = []any{
 		(*ValidateCase_Request)(nil),
 		(*ValidateCase_Context)(nil),
 		(*ValidateCase_Message)(nil),
 		(*ValidateCase_Event)(nil),
+		(*ValidateCase_Entry)(nil),
+		(*ValidateCase_Model)(nil),
 	}
 	file_pi_conformance_v1_conformance_proto_msgTypes[6].OneofWrappers = []any{
 		(*StreamCase_Success)(nil),
@@ -1763,7 +1984,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_conformance_v1_conformance_proto_rawDesc), len(file_pi_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/json.proto.
  */
 export const file_pi_ai_v1_json: GenFile = /*@__PURE__*/
-  fileDesc("ChNwaS9haS92MS9qc29uLnByb3RvEghwaS5haS52MSJFCghKc29uVGV4dBIiCgVzaGFwZRgBIAEoDjITLnBpLmFpLnYxLkpzb25TaGFwZRIVCg1lbXB0eV9hbGxvd2VkGAIgASgIKlQKCUpzb25TaGFwZRIaChZKU09OX1NIQVBFX1VOU1BFQ0lGSUVEEAASFAoQSlNPTl9TSEFQRV9WQUxVRRABEhUKEUpTT05fU0hBUEVfT0JKRUNUEAI6RwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYoYwDIAEoCzISLnBpLmFpLnYxLkpzb25UZXh0UgRqc29uYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwaS9haS92MS9qc29uLnByb3RvEghwaS5haS52MSJFCghKc29uVGV4dBIiCgVzaGFwZRgBIAEoDjITLnBpLmFpLnYxLkpzb25TaGFwZRIVCg1lbXB0eV9hbGxvd2VkGAIgASgIKlQKCUpzb25TaGFwZRIaChZKU09OX1NIQVBFX1VOU1BFQ0lGSUVEEAASFAoQSlNPTl9TSEFQRV9WQUxVRRABEhUKEUpTT05fU0hBUEVfT0JKRUNUEAI6RwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYoYwDIAEoCzISLnBpLmFpLnYxLkpzb25UZXh0UgRqc29uQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * JsonText marks a string field that holds JSON text, and says what the text must be. A

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/message.proto.
  */
 export const file_pi_ai_v1_message: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSLfAQoEQ29zdBIfCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAABIgCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAAASJAoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAABIlCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAABIfCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAABImCgpleHRyYV9qc29uGAYgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEi2AEKBVVzYWdlEhYKBWlucHV0GAEgASgDQge6SAQiAigAEhcKBm91dHB1dBgCIAEoA0IHukgEIgIoABIbCgpjYWNoZV9yZWFkGAMgASgDQge6SAQiAigAEhwKC2NhY2hlX3dyaXRlGAQgASgDQge6SAQiAigAEh0KDHRvdGFsX3Rva2VucxgFIAEoA0IHukgEIgIoABIcCgRjb3N0GAYgASgLMg4ucGkuYWkudjEuQ29zdBImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEikQEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIaCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKAASFgoOc3RyaW5nX2NvbnRlbnQYAyABKAgSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIrYCChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EgsKA2FwaRgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSACIAQESGgoJdGltZXN0YW1wGAggASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YCSABKAlCErpIB3IFKICAgAKK4hgECAIQAUIQCg5fZXJyb3JfbWVzc2FnZSKHAgoRVG9vbFJlc3VsdE1lc3NhZ2USHQoMdG9vbF9jYWxsX2lkGAEgASgJQge6SARyAhABEhEKCXRvb2xfbmFtZRgCIAEoCRIsCgdjb250ZW50GAMgAygLMhsucGkuYWkudjEuVG9vbFJlc3VsdENvbnRlbnQSKwoMZGV0YWlsc19qc29uGAQgASgJQhC6SAdyBSiAgIACiuIYAggBSACIAQESEAoIaXNfZXJyb3IYBSABKAgSGgoJdGltZXN0YW1wGAYgASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YByABKAlCErpIB3IFKICAgAKK4hgECAIQAUIPCg1fZGV0YWlsc19qc29uImoKDUN1c3RvbU1lc3NhZ2USMgoEcm9sZRgBIAEoCUIkukghch8QAVoEdXNlcloJYXNzaXN0YW50Wgp0b29sUmVzdWx0EiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCIkwKDFNlc3Npb25FbnRyeRIVCgR0eXBlGAEgASgJQge6SARyAhABEiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCIq8CCgxBZ2VudE1lc3NhZ2USJQoEdXNlchgBIAEoCzIVLnBpLmFpLnYxLlVzZXJNZXNzYWdlSAASLwoJYXNzaXN0YW50GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUgAEjIKC3Rvb2xfcmVzdWx0GAMgASgLMhsucGkuYWkudjEuVG9vbFJlc3VsdE1lc3NhZ2VIABIpCgZjdXN0b20YBCABKAsyFy5waS5haS52MS5DdXN0b21NZXNzYWdlSAASLwoNc2Vzc2lvbl9lbnRyeRgFIAEoCzIWLnBpLmFpLnYxLlNlc3Npb25FbnRyeUgAEigKDHNlc3Npb25fanNvbhgGIAEoCUISukgHcgUogICAAoriGAQIAhABQg0KBHJvbGUSBbpIAggBKqEBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASFAoQU1RPUF9SRUFTT05fU1RPUBABEhYKElNUT1BfUkVBU09OX0xFTkdUSBACEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAMSFQoRU1RPUF9SRUFTT05fRVJST1IQBBIXChNTVE9QX1JFQVNPTl9BQk9SVEVEEAViBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json]);
+  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSLfAQoEQ29zdBIfCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAABIgCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAAASJAoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAABIlCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAABIfCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAABImCgpleHRyYV9qc29uGAYgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEi2AEKBVVzYWdlEhYKBWlucHV0GAEgASgDQge6SAQiAigAEhcKBm91dHB1dBgCIAEoA0IHukgEIgIoABIbCgpjYWNoZV9yZWFkGAMgASgDQge6SAQiAigAEhwKC2NhY2hlX3dyaXRlGAQgASgDQge6SAQiAigAEh0KDHRvdGFsX3Rva2VucxgFIAEoA0IHukgEIgIoABIcCgRjb3N0GAYgASgLMg4ucGkuYWkudjEuQ29zdBImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEikQEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIaCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKAASFgoOc3RyaW5nX2NvbnRlbnQYAyABKAgSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIrYCChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EgsKA2FwaRgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSACIAQESGgoJdGltZXN0YW1wGAggASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YCSABKAlCErpIB3IFKICAgAKK4hgECAIQAUIQCg5fZXJyb3JfbWVzc2FnZSKHAgoRVG9vbFJlc3VsdE1lc3NhZ2USHQoMdG9vbF9jYWxsX2lkGAEgASgJQge6SARyAhABEhEKCXRvb2xfbmFtZRgCIAEoCRIsCgdjb250ZW50GAMgAygLMhsucGkuYWkudjEuVG9vbFJlc3VsdENvbnRlbnQSKwoMZGV0YWlsc19qc29uGAQgASgJQhC6SAdyBSiAgIACiuIYAggBSACIAQESEAoIaXNfZXJyb3IYBSABKAgSGgoJdGltZXN0YW1wGAYgASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YByABKAlCErpIB3IFKICAgAKK4hgECAIQAUIPCg1fZGV0YWlsc19qc29uImoKDUN1c3RvbU1lc3NhZ2USMgoEcm9sZRgBIAEoCUIkukghch8QAVoEdXNlcloJYXNzaXN0YW50Wgp0b29sUmVzdWx0EiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCIv0BCgxBZ2VudE1lc3NhZ2USJQoEdXNlchgBIAEoCzIVLnBpLmFpLnYxLlVzZXJNZXNzYWdlSAASLwoJYXNzaXN0YW50GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUgAEjIKC3Rvb2xfcmVzdWx0GAMgASgLMhsucGkuYWkudjEuVG9vbFJlc3VsdE1lc3NhZ2VIABIpCgZjdXN0b20YBCABKAsyFy5waS5haS52MS5DdXN0b21NZXNzYWdlSABCDQoEcm9sZRIFukgCCAFKBAgFEAZKBAgGEAdSDXNlc3Npb25fZW50cnlSDHNlc3Npb25fanNvbiqhAQoKU3RvcFJlYXNvbhIbChdTVE9QX1JFQVNPTl9VTlNQRUNJRklFRBAAEhQKEFNUT1BfUkVBU09OX1NUT1AQARIWChJTVE9QX1JFQVNPTl9MRU5HVEgQAhIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRADEhUKEVNUT1BfUkVBU09OX0VSUk9SEAQSFwoTU1RPUF9SRUFTT05fQUJPUlRFRBAFQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json]);
 
 /**
  * Cost is what a model call cost, in US dollars, split the same way as the token counts.
@@ -353,37 +353,9 @@ export const CustomMessageSchema: GenMessage<CustomMessage> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_message, 5);
 
 /**
- * SessionEntry is an entry of a pi session file that holds no message, such as the session
- * header, a model change or a compaction; it is kept so a session file converts back unchanged.
- *
- * @generated from message pi.ai.v1.SessionEntry
- */
-export type SessionEntry = Message<"pi.ai.v1.SessionEntry"> & {
-  /**
-   * The entry's type, for example "model_change".
-   *
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * The rest of the entry (everything but `type`), as the text of a JSON object.
-   *
-   * @generated from field: string fields_json = 2;
-   */
-  fieldsJson: string;
-};
-
-/**
- * Describes the message pi.ai.v1.SessionEntry.
- * Use `create(SessionEntrySchema)` to create a new message.
- */
-export const SessionEntrySchema: GenMessage<SessionEntry> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_message, 6);
-
-/**
- * AgentMessage is one entry of a transcript: a user, assistant or tool result message, or a
- * message or session entry this schema keeps without modelling it.
+ * AgentMessage is one message of a context or transcript: from the user, the model or a tool,
+ * or a message of another role that this schema keeps without modelling it. Entries of a pi
+ * session file that hold no message are TranscriptEntry's business, not a message's.
  *
  * @generated from message pi.ai.v1.AgentMessage
  */
@@ -419,29 +391,13 @@ export type AgentMessage = Message<"pi.ai.v1.AgentMessage"> & {
     case: "toolResult";
   } | {
     /**
-     * A message of a role this schema does not model.
+     * A message of a role this schema does not model, such as pi's custom agent messages.
      *
      * @generated from field: pi.ai.v1.CustomMessage custom = 4;
      */
     value: CustomMessage;
     case: "custom";
-  } | {
-    /**
-     * An entry of a pi session file that holds no message.
-     *
-     * @generated from field: pi.ai.v1.SessionEntry session_entry = 5;
-     */
-    value: SessionEntry;
-    case: "sessionEntry";
   } | { case: undefined; value?: undefined };
-
-  /**
-   * For a message read from a pi session file: the rest of its entry (everything but `message`,
-   * such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
-   *
-   * @generated from field: string session_json = 6;
-   */
-  sessionJson: string;
 };
 
 /**
@@ -449,7 +405,7 @@ export type AgentMessage = Message<"pi.ai.v1.AgentMessage"> & {
  * Use `create(AgentMessageSchema)` to create a new message.
  */
 export const AgentMessageSchema: GenMessage<AgentMessage> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_message, 7);
+  messageDesc(file_pi_ai_v1_message, 6);
 
 /**
  * StopReason says why a model call ended, and so what the agent does next.

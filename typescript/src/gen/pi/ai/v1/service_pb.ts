@@ -2,23 +2,27 @@
 // @generated from file pi/ai/v1/service.proto (package pi.ai.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { AgentContext } from "./context_pb.js";
 import { file_pi_ai_v1_context } from "./context_pb.js";
 import type { ModelEventSchema } from "./event_pb.js";
 import { file_pi_ai_v1_event } from "./event_pb.js";
+import { file_pi_ai_v1_json } from "./json_pb.js";
+import type { Model } from "./model_pb.js";
+import { file_pi_ai_v1_model } from "./model_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKHAQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2VucyKWAQoNU3RyZWFtUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIvCgdjb250ZXh0GAIgASgLMhYucGkuYWkudjEuQWdlbnRDb250ZXh0Qga6SAPIAQESLAoHb3B0aW9ucxgDIAEoCzIbLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zEhcKD2NvYWxlc2NlX2RlbHRhcxgEIAEoCDJJCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKxBQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2Vuc0INCgtfc2Vzc2lvbl9pZEIVChNfbWF4X3JldHJ5X2RlbGF5X21zIq0BCg9UaGlua2luZ0J1ZGdldHMSHQoHbWluaW1hbBgBIAEoA0IHukgEIgIoAEgAiAEBEhkKA2xvdxgCIAEoA0IHukgEIgIoAEgBiAEBEhwKBm1lZGl1bRgDIAEoA0IHukgEIgIoAEgCiAEBEhoKBGhpZ2gYBCABKANCB7pIBCICKABIA4gBAUIKCghfbWluaW1hbEIGCgRfbG93QgkKB19tZWRpdW1CBwoFX2hpZ2gi1gEKClRvb2xDaG9pY2USMgoEbW9kZRgBIAEoDjIYLnBpLmFpLnYxLlRvb2xDaG9pY2VNb2RlQgq6SAeCAQQQASAAEgwKBHRvb2wYAiABKAk6hQG6SIEBGn8KFnRvb2xfY2hvaWNlLnRvb2xfbmFtZWQSPmEgdG9vbCBpcyBuYW1lZCBleGFjdGx5IHdoZW4gdGhlIG1vZGUgaXMgVE9PTF9DSE9JQ0VfTU9ERV9UT09MGiUodGhpcy5tb2RlID09IDQpID09ICh0aGlzLnRvb2wgIT0gJycpIqgBCg1TdHJlYW1SZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEi8KB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRCBrpIA8gBARIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIEhAKCHByb3ZpZGVyGAUgASgJIiUKEUxpc3RNb2RlbHNSZXF1ZXN0EhAKCHByb3ZpZGVyGAEgASgJIjUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgZtb2RlbHMYASADKAsyDy5waS5haS52MS5Nb2RlbCI4Cg9HZXRNb2RlbFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSEwoCaWQYAiABKAlCB7pIBHICEAEiMgoQR2V0TW9kZWxSZXNwb25zZRIeCgVtb2RlbBgBIAEoCzIPLnBpLmFpLnYxLk1vZGVsKrEBCg1UaGlua2luZ0xldmVsEh4KGlRISU5LSU5HX0xFVkVMX1VOU1BFQ0lGSUVEEAASGgoWVEhJTktJTkdfTEVWRUxfTUlOSU1BTBABEhYKElRISU5LSU5HX0xFVkVMX0xPVxACEhkKFVRISU5LSU5HX0xFVkVMX01FRElVTRADEhcKE1RISU5LSU5HX0xFVkVMX0hJR0gQBBIYChRUSElOS0lOR19MRVZFTF9YSElHSBAFKqIBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBAEKoABCg5DYWNoZVJldGVudGlvbhIfChtDQUNIRV9SRVRFTlRJT05fVU5TUEVDSUZJRUQQABIYChRDQUNIRV9SRVRFTlRJT05fTk9ORRABEhkKFUNBQ0hFX1JFVEVOVElPTl9TSE9SVBACEhgKFENBQ0hFX1JFVEVOVElPTl9MT05HEAMy1QEKDE1vZGVsU2VydmljZRI5CgZTdHJlYW0SFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0GhQucGkuYWkudjEuTW9kZWxFdmVudDABEkcKCkxpc3RNb2RlbHMSGy5waS5haS52MS5MaXN0TW9kZWxzUmVxdWVzdBocLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJBCghHZXRNb2RlbBIZLnBpLmFpLnYxLkdldE1vZGVsUmVxdWVzdBoaLnBpLmFpLnYxLkdldE1vZGVsUmVzcG9uc2VCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
 
 /**
- * GenerationOptions tunes one model call; an absent option leaves the model's default.
+ * GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
+ * absent option leaves the model's default.
  *
  * @generated from message pi.ai.v1.GenerationOptions
  */
@@ -36,6 +40,72 @@ export type GenerationOptions = Message<"pi.ai.v1.GenerationOptions"> & {
    * @generated from field: optional int64 max_tokens = 2;
    */
   maxTokens?: bigint | undefined;
+
+  /**
+   * How much the model reasons before it answers; unset for no reasoning, as in pi.
+   *
+   * @generated from field: pi.ai.v1.ThinkingLevel reasoning = 3;
+   */
+  reasoning: ThinkingLevel;
+
+  /**
+   * Token budgets for the reasoning levels, for providers that take a budget; absent for the
+   * model's defaults.
+   *
+   * @generated from field: pi.ai.v1.ThinkingBudgets thinking_budgets = 4;
+   */
+  thinkingBudgets?: ThinkingBudgets | undefined;
+
+  /**
+   * Whether and which tools the model must call; absent for the provider's default (auto).
+   *
+   * @generated from field: pi.ai.v1.ToolChoice tool_choice = 5;
+   */
+  toolChoice?: ToolChoice | undefined;
+
+  /**
+   * How long the provider keeps the prompt cache; unset for short, as in pi.
+   *
+   * @generated from field: pi.ai.v1.CacheRetention cache_retention = 6;
+   */
+  cacheRetention: CacheRetention;
+
+  /**
+   * An identifier of the session, for providers that cache or route by session; absent for none.
+   *
+   * @generated from field: optional string session_id = 7;
+   */
+  sessionId?: string | undefined;
+
+  /**
+   * The longest delay, in milliseconds, to wait when the provider asks to retry later; a longer
+   * one ends the call with an error that says it. Absent for 60,000; 0 for no cap.
+   *
+   * @generated from field: optional int64 max_retry_delay_ms = 8;
+   */
+  maxRetryDelayMs?: bigint | undefined;
+
+  /**
+   * Metadata for the provider, such as a user id, as the text of a JSON object; empty for none.
+   *
+   * @generated from field: string metadata_json = 9;
+   */
+  metadataJson: string;
+
+  /**
+   * HTTP headers to add to the provider request, merged over the provider's own.
+   *
+   * @generated from field: map<string, string> headers = 10;
+   */
+  headers: { [key: string]: string };
+
+  /**
+   * Options for one provider API that this schema does not model (pi's ProviderStreamOptions),
+   * as the text of a JSON object passed through as it is; empty for none.
+   *
+   * @generated from field: string provider_options_json = 11;
+   */
+  providerOptionsJson: string;
 };
 
 /**
@@ -46,13 +116,84 @@ export const GenerationOptionsSchema: GenMessage<GenerationOptions> = /*@__PURE_
   messageDesc(file_pi_ai_v1_service, 0);
 
 /**
+ * ThinkingBudgets are the reasoning token budgets of each level, as pi's ThinkingBudgets; a level
+ * left out takes the provider's default.
+ *
+ * @generated from message pi.ai.v1.ThinkingBudgets
+ */
+export type ThinkingBudgets = Message<"pi.ai.v1.ThinkingBudgets"> & {
+  /**
+   * The budget of THINKING_LEVEL_MINIMAL.
+   *
+   * @generated from field: optional int64 minimal = 1;
+   */
+  minimal?: bigint | undefined;
+
+  /**
+   * The budget of THINKING_LEVEL_LOW.
+   *
+   * @generated from field: optional int64 low = 2;
+   */
+  low?: bigint | undefined;
+
+  /**
+   * The budget of THINKING_LEVEL_MEDIUM.
+   *
+   * @generated from field: optional int64 medium = 3;
+   */
+  medium?: bigint | undefined;
+
+  /**
+   * The budget of THINKING_LEVEL_HIGH.
+   *
+   * @generated from field: optional int64 high = 4;
+   */
+  high?: bigint | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ThinkingBudgets.
+ * Use `create(ThinkingBudgetsSchema)` to create a new message.
+ */
+export const ThinkingBudgetsSchema: GenMessage<ThinkingBudgets> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 1);
+
+/**
+ * ToolChoice says whether the model must call tools, and which.
+ *
+ * @generated from message pi.ai.v1.ToolChoice
+ */
+export type ToolChoice = Message<"pi.ai.v1.ToolChoice"> & {
+  /**
+   * The choice.
+   *
+   * @generated from field: pi.ai.v1.ToolChoiceMode mode = 1;
+   */
+  mode: ToolChoiceMode;
+
+  /**
+   * The tool the model must call, with TOOL_CHOICE_MODE_TOOL; empty otherwise.
+   *
+   * @generated from field: string tool = 2;
+   */
+  tool: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ToolChoice.
+ * Use `create(ToolChoiceSchema)` to create a new message.
+ */
+export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 2);
+
+/**
  * StreamRequest asks for one model call.
  *
  * @generated from message pi.ai.v1.StreamRequest
  */
 export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
   /**
-   * The model id to call; empty for the server's default model.
+   * The id of the model to call, as its provider names it; empty for the server's default model.
    *
    * @generated from field: string model = 1;
    */
@@ -80,6 +221,14 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
    * @generated from field: bool coalesce_deltas = 4;
    */
   coalesceDeltas: boolean;
+
+  /**
+   * The provider serving the model, as pi names a model by provider and id; empty for the only
+   * provider that serves `model`.
+   *
+   * @generated from field: string provider = 5;
+   */
+  provider: string;
 };
 
 /**
@@ -87,7 +236,242 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
  * Use `create(StreamRequestSchema)` to create a new message.
  */
 export const StreamRequestSchema: GenMessage<StreamRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 1);
+  messageDesc(file_pi_ai_v1_service, 3);
+
+/**
+ * ListModelsRequest asks for the models a server serves.
+ *
+ * @generated from message pi.ai.v1.ListModelsRequest
+ */
+export type ListModelsRequest = Message<"pi.ai.v1.ListModelsRequest"> & {
+  /**
+   * Only this provider's models; empty for every provider's.
+   *
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ListModelsRequest.
+ * Use `create(ListModelsRequestSchema)` to create a new message.
+ */
+export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 4);
+
+/**
+ * ListModelsResponse lists the models a server serves.
+ *
+ * @generated from message pi.ai.v1.ListModelsResponse
+ */
+export type ListModelsResponse = Message<"pi.ai.v1.ListModelsResponse"> & {
+  /**
+   * The models, in the server's catalog order.
+   *
+   * @generated from field: repeated pi.ai.v1.Model models = 1;
+   */
+  models: Model[];
+};
+
+/**
+ * Describes the message pi.ai.v1.ListModelsResponse.
+ * Use `create(ListModelsResponseSchema)` to create a new message.
+ */
+export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 5);
+
+/**
+ * GetModelRequest asks for one model of the catalog.
+ *
+ * @generated from message pi.ai.v1.GetModelRequest
+ */
+export type GetModelRequest = Message<"pi.ai.v1.GetModelRequest"> & {
+  /**
+   * The model's provider; empty for the only provider that serves `id`.
+   *
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * The model's id.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.GetModelRequest.
+ * Use `create(GetModelRequestSchema)` to create a new message.
+ */
+export const GetModelRequestSchema: GenMessage<GetModelRequest> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 6);
+
+/**
+ * GetModelResponse is one model of the catalog.
+ *
+ * @generated from message pi.ai.v1.GetModelResponse
+ */
+export type GetModelResponse = Message<"pi.ai.v1.GetModelResponse"> & {
+  /**
+   * The model.
+   *
+   * @generated from field: pi.ai.v1.Model model = 1;
+   */
+  model?: Model | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.GetModelResponse.
+ * Use `create(GetModelResponseSchema)` to create a new message.
+ */
+export const GetModelResponseSchema: GenMessage<GetModelResponse> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 7);
+
+/**
+ * ThinkingLevel is how much a model reasons before it answers, as pi's ThinkingLevel.
+ *
+ * @generated from enum pi.ai.v1.ThinkingLevel
+ */
+export enum ThinkingLevel {
+  /**
+   * No reasoning (pi's reasoning left out).
+   *
+   * @generated from enum value: THINKING_LEVEL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The least reasoning the model offers.
+   *
+   * @generated from enum value: THINKING_LEVEL_MINIMAL = 1;
+   */
+  MINIMAL = 1,
+
+  /**
+   * Little reasoning.
+   *
+   * @generated from enum value: THINKING_LEVEL_LOW = 2;
+   */
+  LOW = 2,
+
+  /**
+   * Some reasoning.
+   *
+   * @generated from enum value: THINKING_LEVEL_MEDIUM = 3;
+   */
+  MEDIUM = 3,
+
+  /**
+   * Much reasoning.
+   *
+   * @generated from enum value: THINKING_LEVEL_HIGH = 4;
+   */
+  HIGH = 4,
+
+  /**
+   * The most reasoning the model offers.
+   *
+   * @generated from enum value: THINKING_LEVEL_XHIGH = 5;
+   */
+  XHIGH = 5,
+}
+
+/**
+ * Describes the enum pi.ai.v1.ThinkingLevel.
+ */
+export const ThinkingLevelSchema: GenEnum<ThinkingLevel> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_service, 0);
+
+/**
+ * ToolChoiceMode is how a model may use the tools of its context.
+ *
+ * @generated from enum pi.ai.v1.ToolChoiceMode
+ */
+export enum ToolChoiceMode {
+  /**
+   * Not said; never valid.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The model decides whether to call tools.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_AUTO = 1;
+   */
+  AUTO = 1,
+
+  /**
+   * The model calls no tool.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_NONE = 2;
+   */
+  NONE = 2,
+
+  /**
+   * The model calls at least one tool.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_REQUIRED = 3;
+   */
+  REQUIRED = 3,
+
+  /**
+   * The model calls the tool ToolChoice names.
+   *
+   * @generated from enum value: TOOL_CHOICE_MODE_TOOL = 4;
+   */
+  TOOL = 4,
+}
+
+/**
+ * Describes the enum pi.ai.v1.ToolChoiceMode.
+ */
+export const ToolChoiceModeSchema: GenEnum<ToolChoiceMode> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_service, 1);
+
+/**
+ * CacheRetention is how long a provider keeps the prompt cache, as pi's CacheRetention.
+ *
+ * @generated from enum pi.ai.v1.CacheRetention
+ */
+export enum CacheRetention {
+  /**
+   * Not said: short, as in pi.
+   *
+   * @generated from enum value: CACHE_RETENTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No prompt caching.
+   *
+   * @generated from enum value: CACHE_RETENTION_NONE = 1;
+   */
+  NONE = 1,
+
+  /**
+   * The provider's short retention (minutes).
+   *
+   * @generated from enum value: CACHE_RETENTION_SHORT = 2;
+   */
+  SHORT = 2,
+
+  /**
+   * The provider's long retention (an hour, where offered).
+   *
+   * @generated from enum value: CACHE_RETENTION_LONG = 3;
+   */
+  LONG = 3,
+}
+
+/**
+ * Describes the enum pi.ai.v1.CacheRetention.
+ */
+export const CacheRetentionSchema: GenEnum<CacheRetention> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_service, 2);
 
 /**
  * ModelService plays a model: given a context, it streams the events of one assistant message.
@@ -104,12 +488,13 @@ export const ModelService: GenService<{
    * 2. Block events carry content_index. A *_start event opens the block at the next index,
    *    deltas append to it, and its *_end event closes it; no event refers to a closed block.
    *    ToolCallEndEvent carries the parsed ToolCall. While tool call deltas arrive, the
-   *    receiver's partial holds the text so far in raw_arguments and an empty object in
-   *    arguments_json.
+   *    receiver's partial holds the text so far in raw_arguments and its completion into a JSON
+   *    object in arguments_json (see ToolCallDeltaEvent).
    * 3. DoneEvent.reason is STOP, LENGTH or TOOL_USE; ErrorEvent.reason is ERROR or ABORTED; the
    *    carried message's stop_reason equals the event's reason.
    * 4. ModelEvent.partial is never sent. The receiver rebuilds it by applying each event to the
-   *    message opened by the StartEvent header.
+   *    message opened by the StartEvent header; an event carrying ModelEvent.usage sets the
+   *    partial's usage.
    * 5. Once the first event is sent, failures travel in-band as an ErrorEvent. gRPC status codes
    *    are only for what fails before the stream starts: a malformed request is rejected with
    *    INVALID_ARGUMENT and a message naming the field.
@@ -132,6 +517,27 @@ export const ModelService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamRequestSchema;
     output: typeof ModelEventSchema;
+  },
+  /**
+   * ListModels lists the models the server serves, with what a client needs to choose one: the
+   * input it takes, its context window and output limit, and what its tokens cost.
+   *
+   * @generated from rpc pi.ai.v1.ModelService.ListModels
+   */
+  listModels: {
+    methodKind: "unary";
+    input: typeof ListModelsRequestSchema;
+    output: typeof ListModelsResponseSchema;
+  },
+  /**
+   * GetModel returns one model of the catalog; NOT_FOUND names what is served when it is not.
+   *
+   * @generated from rpc pi.ai.v1.ModelService.GetModel
+   */
+  getModel: {
+    methodKind: "unary";
+    input: typeof GetModelRequestSchema;
+    output: typeof GetModelResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pi_ai_v1_service, 0);

@@ -10,17 +10,21 @@ import type { AgentContext } from "../../ai/v1/context_pb.js";
 import { file_pi_ai_v1_context } from "../../ai/v1/context_pb.js";
 import type { ModelEvent } from "../../ai/v1/event_pb.js";
 import { file_pi_ai_v1_event } from "../../ai/v1/event_pb.js";
-import type { AgentMessage, AssistantMessage, StopReason } from "../../ai/v1/message_pb.js";
+import type { AgentMessage, AssistantMessage, Cost, StopReason, Usage } from "../../ai/v1/message_pb.js";
 import { file_pi_ai_v1_message } from "../../ai/v1/message_pb.js";
+import type { Model, ModelCost } from "../../ai/v1/model_pb.js";
+import { file_pi_ai_v1_model } from "../../ai/v1/model_pb.js";
 import type { StreamRequest } from "../../ai/v1/service_pb.js";
 import { file_pi_ai_v1_service } from "../../ai/v1/service_pb.js";
+import type { TranscriptEntry } from "../../ai/v1/transcript_pb.js";
+import { file_pi_ai_v1_transcript } from "../../ai/v1/transcript_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pi/conformance/v1/conformance.proto.
  */
 export const file_pi_conformance_v1_conformance: GenFile = /*@__PURE__*/
-  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIqcCCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAki8gEKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSLMAQoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZSLBAQoMU2VydmVyQWN0aW9uEiUKBWV2ZW50GAEgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEg8KBWZyYW1lGAIgASgMSAASKwoGc3RhdHVzGAMgASgLMhkucGkuY29uZm9ybWFuY2UudjEuU3RhdHVzSAASEgoIc2xlZXBfbXMYBCABKA1IABIuCgdoZWFkZXJzGAUgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGFIAEIICgZhY3Rpb24iVgoGU3RhdHVzEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLk1ldGFkYXRhInUKCE1ldGFkYXRhEjkKB2VudHJpZXMYASADKAsyKC5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YS5FbnRyaWVzRW50cnkaLgoMRW50cmllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidgoOQ2xpZW50U2V0dGluZ3MSEwoLZGVhZGxpbmVfbXMYASABKA0SGwoTY2FuY2VsX2FmdGVyX2V2ZW50cxgCIAEoDRIXCg9jYW5jZWxfYWZ0ZXJfbXMYAyABKA0SGQoRbWF4X21lc3NhZ2VfYnl0ZXMYBCABKAQixQEKDUNsaWVudE91dGNvbWUSJAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbhIOCgZldmVudHMYAiABKA0SFQoLc3RhdHVzX2NvZGUYAyABKAlIABIwCgRydWxlGAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZUgAEioKBnJlc3VsdBgFIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCCQoHZmFpbHVyZSKfAQoKUGlKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEicKBWVudHJ5GAIgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASKQoHY29udGV4dBgDIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYBCABKAlIABIPCgd3cml0dGVuGAUgASgJQggKBmV4cGVjdCJ3Cg1Lbm93bkZhaWx1cmVzEjEKCGZhaWx1cmVzGAEgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuS25vd25GYWlsdXJlEjMKC3Vuc3VwcG9ydGVkGAIgAygLMh4ucGkuY29uZm9ybWFuY2UudjEuVW5zdXBwb3J0ZWQiLAoMS25vd25GYWlsdXJlEgwKBGNhc2UYASABKAkSDgoGcmVhc29uGAIgASgJIisKC1Vuc3VwcG9ydGVkEgwKBGtpbmQYASABKAkSDgoGcmVhc29uGAIgASgJYgZwcm90bzM", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_service]);
+  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSLMAQoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZSLBAQoMU2VydmVyQWN0aW9uEiUKBWV2ZW50GAEgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEg8KBWZyYW1lGAIgASgMSAASKwoGc3RhdHVzGAMgASgLMhkucGkuY29uZm9ybWFuY2UudjEuU3RhdHVzSAASEgoIc2xlZXBfbXMYBCABKA1IABIuCgdoZWFkZXJzGAUgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGFIAEIICgZhY3Rpb24iVgoGU3RhdHVzEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRItCgh0cmFpbGVycxgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLk1ldGFkYXRhInUKCE1ldGFkYXRhEjkKB2VudHJpZXMYASADKAsyKC5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YS5FbnRyaWVzRW50cnkaLgoMRW50cmllc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEidgoOQ2xpZW50U2V0dGluZ3MSEwoLZGVhZGxpbmVfbXMYASABKA0SGwoTY2FuY2VsX2FmdGVyX2V2ZW50cxgCIAEoDRIXCg9jYW5jZWxfYWZ0ZXJfbXMYAyABKA0SGQoRbWF4X21lc3NhZ2VfYnl0ZXMYBCABKAQixQEKDUNsaWVudE91dGNvbWUSJAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbhIOCgZldmVudHMYAiABKA0SFQoLc3RhdHVzX2NvZGUYAyABKAlIABIwCgRydWxlGAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZUgAEioKBnJlc3VsdBgFIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCCQoHZmFpbHVyZSKiAQoKUGlKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEioKBWVudHJ5GAIgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgDIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYBCABKAlIABIPCgd3cml0dGVuGAUgASgJQggKBmV4cGVjdCJsCghDb3N0Q2FzZRIiCgVyYXRlcxgBIAEoCzITLnBpLmFpLnYxLk1vZGVsQ29zdBIeCgV1c2FnZRgCIAEoCzIPLnBpLmFpLnYxLlVzYWdlEhwKBGNvc3QYAyABKAsyDi5waS5haS52MS5Db3N0IjIKD1BhcnRpYWxKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEhEKCWNvbXBsZXRlZBgCIAEoCSJ3Cg1Lbm93bkZhaWx1cmVzEjEKCGZhaWx1cmVzGAEgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuS25vd25GYWlsdXJlEjMKC3Vuc3VwcG9ydGVkGAIgAygLMh4ucGkuY29uZm9ybWFuY2UudjEuVW5zdXBwb3J0ZWQiLAoMS25vd25GYWlsdXJlEgwKBGNhc2UYASABKAkSDgoGcmVhc29uGAIgASgJIisKC1Vuc3VwcG9ydGVkEgwKBGtpbmQYASABKAkSDgoGcmVhc29uGAIgASgJQiQKIGlvLmdpdGh1Yi5waXByb3RvLmNvbmZvcm1hbmNlLnYxUAFiBnByb3RvMw", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
 
 /**
  * Suite is one file of the conformance corpus, in ProtoJSON: the cases of one topic. A runtime's
@@ -112,6 +116,22 @@ export type Case = Message<"pi.conformance.v1.Case"> & {
      */
     value: PiJsonCase;
     case: "piJson";
+  } | {
+    /**
+     * The cost of a call's usage at a model's rates.
+     *
+     * @generated from field: pi.conformance.v1.CostCase cost = 8;
+     */
+    value: CostCase;
+    case: "cost";
+  } | {
+    /**
+     * The completion of tool-call argument text cut short, as a partial shows it while it streams.
+     *
+     * @generated from field: pi.conformance.v1.PartialJsonCase partial_json = 9;
+     */
+    value: PartialJsonCase;
+    case: "partialJson";
   } | { case: undefined; value?: undefined };
 };
 
@@ -244,6 +264,22 @@ export type ValidateCase = Message<"pi.conformance.v1.ValidateCase"> & {
      */
     value: ModelEvent;
     case: "event";
+  } | {
+    /**
+     * One record of a transcript.
+     *
+     * @generated from field: pi.ai.v1.TranscriptEntry entry = 6;
+     */
+    value: TranscriptEntry;
+    case: "entry";
+  } | {
+    /**
+     * One model of a catalog.
+     *
+     * @generated from field: pi.ai.v1.Model model = 7;
+     */
+    value: Model;
+    case: "model";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -669,9 +705,9 @@ export type PiJsonCase = Message<"pi.conformance.v1.PiJsonCase"> & {
      * The text is one line of a pi session file or one pi-JSON message: reading it gives this
      * entry.
      *
-     * @generated from field: pi.ai.v1.AgentMessage entry = 2;
+     * @generated from field: pi.ai.v1.TranscriptEntry entry = 2;
      */
-    value: AgentMessage;
+    value: TranscriptEntry;
     case: "entry";
   } | {
     /**
@@ -707,6 +743,73 @@ export const PiJsonCaseSchema: GenMessage<PiJsonCase> = /*@__PURE__*/
   messageDesc(file_pi_conformance_v1_conformance, 14);
 
 /**
+ * CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
+ * calculateCost computes it. Each part is the rate divided by 1,000,000, times the token count;
+ * the total is input + output + cache_read + cache_write, added in that order. Compared exactly,
+ * bit for bit.
+ *
+ * @generated from message pi.conformance.v1.CostCase
+ */
+export type CostCase = Message<"pi.conformance.v1.CostCase"> & {
+  /**
+   * The model's rates, in dollars per million tokens.
+   *
+   * @generated from field: pi.ai.v1.ModelCost rates = 1;
+   */
+  rates?: ModelCost | undefined;
+
+  /**
+   * The call's token counts; its cost is ignored.
+   *
+   * @generated from field: pi.ai.v1.Usage usage = 2;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * The expected cost.
+   *
+   * @generated from field: pi.ai.v1.Cost cost = 3;
+   */
+  cost?: Cost | undefined;
+};
+
+/**
+ * Describes the message pi.conformance.v1.CostCase.
+ * Use `create(CostCaseSchema)` to create a new message.
+ */
+export const CostCaseSchema: GenMessage<CostCase> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 15);
+
+/**
+ * PartialJsonCase checks how a receiver completes tool-call argument text cut short into a JSON
+ * object, as pi.ai.v1.ToolCallDeltaEvent describes: the partial's arguments_json after a delta.
+ *
+ * @generated from message pi.conformance.v1.PartialJsonCase
+ */
+export type PartialJsonCase = Message<"pi.conformance.v1.PartialJsonCase"> & {
+  /**
+   * The argument text received so far.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * What the partial's arguments_json holds: the completed text, character for character.
+   *
+   * @generated from field: string completed = 2;
+   */
+  completed: string;
+};
+
+/**
+ * Describes the message pi.conformance.v1.PartialJsonCase.
+ * Use `create(PartialJsonCaseSchema)` to create a new message.
+ */
+export const PartialJsonCaseSchema: GenMessage<PartialJsonCase> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 16);
+
+/**
  * KnownFailures lists the cases a runtime is known to fail, and the case kinds it does not run.
  * A runner fails when a listed case passes, so the list only shrinks.
  *
@@ -733,7 +836,7 @@ export type KnownFailures = Message<"pi.conformance.v1.KnownFailures"> & {
  * Use `create(KnownFailuresSchema)` to create a new message.
  */
 export const KnownFailuresSchema: GenMessage<KnownFailures> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 15);
+  messageDesc(file_pi_conformance_v1_conformance, 17);
 
 /**
  * KnownFailure is one case a runtime fails, and why.
@@ -761,7 +864,7 @@ export type KnownFailure = Message<"pi.conformance.v1.KnownFailure"> & {
  * Use `create(KnownFailureSchema)` to create a new message.
  */
 export const KnownFailureSchema: GenMessage<KnownFailure> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 16);
+  messageDesc(file_pi_conformance_v1_conformance, 18);
 
 /**
  * Unsupported is one kind of case a runtime does not run, and why.
@@ -789,5 +892,5 @@ export type Unsupported = Message<"pi.conformance.v1.Unsupported"> & {
  * Use `create(UnsupportedSchema)` to create a new message.
  */
 export const UnsupportedSchema: GenMessage<Unsupported> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 17);
+  messageDesc(file_pi_conformance_v1_conformance, 19);
 

@@ -103,7 +103,7 @@ class ErrorEvent(_message.Message):
     def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., message: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
 
 class ModelEvent(_message.Message):
-    __slots__ = ("start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error", "partial")
+    __slots__ = ("start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error", "partial", "usage")
     START_FIELD_NUMBER: _ClassVar[int]
     TEXT_START_FIELD_NUMBER: _ClassVar[int]
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +117,7 @@ class ModelEvent(_message.Message):
     DONE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     start: StartEvent
     text_start: TextStartEvent
     text_delta: TextDeltaEvent
@@ -130,4 +131,5 @@ class ModelEvent(_message.Message):
     done: DoneEvent
     error: ErrorEvent
     partial: _message_pb2.AssistantMessage
-    def __init__(self, start: _Optional[_Union[StartEvent, _Mapping]] = ..., text_start: _Optional[_Union[TextStartEvent, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaEvent, _Mapping]] = ..., text_end: _Optional[_Union[TextEndEvent, _Mapping]] = ..., thinking_start: _Optional[_Union[ThinkingStartEvent, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaEvent, _Mapping]] = ..., thinking_end: _Optional[_Union[ThinkingEndEvent, _Mapping]] = ..., toolcall_start: _Optional[_Union[ToolCallStartEvent, _Mapping]] = ..., toolcall_delta: _Optional[_Union[ToolCallDeltaEvent, _Mapping]] = ..., toolcall_end: _Optional[_Union[ToolCallEndEvent, _Mapping]] = ..., done: _Optional[_Union[DoneEvent, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., partial: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+    usage: _message_pb2.Usage
+    def __init__(self, start: _Optional[_Union[StartEvent, _Mapping]] = ..., text_start: _Optional[_Union[TextStartEvent, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaEvent, _Mapping]] = ..., text_end: _Optional[_Union[TextEndEvent, _Mapping]] = ..., thinking_start: _Optional[_Union[ThinkingStartEvent, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaEvent, _Mapping]] = ..., thinking_end: _Optional[_Union[ThinkingEndEvent, _Mapping]] = ..., toolcall_start: _Optional[_Union[ToolCallStartEvent, _Mapping]] = ..., toolcall_delta: _Optional[_Union[ToolCallDeltaEvent, _Mapping]] = ..., toolcall_end: _Optional[_Union[ToolCallEndEvent, _Mapping]] = ..., done: _Optional[_Union[DoneEvent, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., partial: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ...) -> None: ...

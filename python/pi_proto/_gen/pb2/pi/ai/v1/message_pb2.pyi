@@ -119,26 +119,14 @@ class CustomMessage(_message.Message):
     fields_json: str
     def __init__(self, role: _Optional[str] = ..., fields_json: _Optional[str] = ...) -> None: ...
 
-class SessionEntry(_message.Message):
-    __slots__ = ("type", "fields_json")
-    TYPE_FIELD_NUMBER: _ClassVar[int]
-    FIELDS_JSON_FIELD_NUMBER: _ClassVar[int]
-    type: str
-    fields_json: str
-    def __init__(self, type: _Optional[str] = ..., fields_json: _Optional[str] = ...) -> None: ...
-
 class AgentMessage(_message.Message):
-    __slots__ = ("user", "assistant", "tool_result", "custom", "session_entry", "session_json")
+    __slots__ = ("user", "assistant", "tool_result", "custom")
     USER_FIELD_NUMBER: _ClassVar[int]
     ASSISTANT_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_FIELD_NUMBER: _ClassVar[int]
-    SESSION_ENTRY_FIELD_NUMBER: _ClassVar[int]
-    SESSION_JSON_FIELD_NUMBER: _ClassVar[int]
     user: UserMessage
     assistant: AssistantMessage
     tool_result: ToolResultMessage
     custom: CustomMessage
-    session_entry: SessionEntry
-    session_json: str
-    def __init__(self, user: _Optional[_Union[UserMessage, _Mapping]] = ..., assistant: _Optional[_Union[AssistantMessage, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultMessage, _Mapping]] = ..., custom: _Optional[_Union[CustomMessage, _Mapping]] = ..., session_entry: _Optional[_Union[SessionEntry, _Mapping]] = ..., session_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, user: _Optional[_Union[UserMessage, _Mapping]] = ..., assistant: _Optional[_Union[AssistantMessage, _Mapping]] = ..., tool_result: _Optional[_Union[ToolResultMessage, _Mapping]] = ..., custom: _Optional[_Union[CustomMessage, _Mapping]] = ...) -> None: ...

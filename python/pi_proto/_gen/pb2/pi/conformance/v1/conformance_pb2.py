@@ -26,54 +26,61 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from ...ai.v1 import context_pb2 as pi_dot_ai_dot_v1_dot_context__pb2
 from ...ai.v1 import event_pb2 as pi_dot_ai_dot_v1_dot_event__pb2
 from ...ai.v1 import message_pb2 as pi_dot_ai_dot_v1_dot_message__pb2
+from ...ai.v1 import model_pb2 as pi_dot_ai_dot_v1_dot_model__pb2
 from ...ai.v1 import service_pb2 as pi_dot_ai_dot_v1_dot_service__pb2
+from ...ai.v1 import transcript_pb2 as pi_dot_ai_dot_v1_dot_transcript__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pi/conformance/v1/conformance.proto\x12\x11pi.conformance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x16pi/ai/v1/message.proto\x1a\x16pi/ai/v1/service.proto\"6\n\x05Suite\x12-\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x17.pi.conformance.v1.CaseR\x05\x63\x61ses\"\xe2\x02\n\x04\x43\x61se\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x31\n\x04wire\x18\x03 \x01(\x0b\x32\x1b.pi.conformance.v1.WireCaseH\x00R\x04wire\x12=\n\x08validate\x18\x04 \x01(\x0b\x32\x1f.pi.conformance.v1.ValidateCaseH\x00R\x08validate\x12\x37\n\x06stream\x18\x05 \x01(\x0b\x32\x1d.pi.conformance.v1.StreamCaseH\x00R\x06stream\x12\x37\n\x06\x63lient\x18\x06 \x01(\x0b\x32\x1d.pi.conformance.v1.ClientCaseH\x00R\x06\x63lient\x12\x38\n\x07pi_json\x18\x07 \x01(\x0b\x32\x1d.pi.conformance.v1.PiJsonCaseH\x00R\x06piJsonB\x06\n\x04kind\"\x83\x01\n\x08WireCase\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n\x06\x62inary\x18\x02 \x01(\x0cR\x06\x62inary\x12*\n\x04json\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04json\x12\x1f\n\x0bjson_binary\x18\x04 \x01(\x0cR\njsonBinary\"C\n\tViolation\x12\x1d\n\nfield_path\x18\x01 \x01(\tR\tfieldPath\x12\x17\n\x07rule_id\x18\x02 \x01(\tR\x06ruleId\"\xa0\x02\n\x0cValidateCase\x12\x33\n\x07request\x18\x01 \x01(\x0b\x32\x17.pi.ai.v1.StreamRequestH\x00R\x07request\x12\x32\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextH\x00R\x07\x63ontext\x12\x32\n\x07message\x18\x03 \x01(\x0b\x32\x16.pi.ai.v1.AgentMessageH\x00R\x07message\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x14.pi.ai.v1.ModelEventH\x00R\x05\x65vent\x12<\n\nviolations\x18\x05 \x03(\x0b\x32\x1c.pi.conformance.v1.ViolationR\nviolationsB\x07\n\x05input\"\x87\x01\n\rStreamFailure\x12\x1f\n\x0b\x65vent_index\x18\x01 \x01(\rR\neventIndex\x12\x17\n\x07rule_id\x18\x02 \x01(\tR\x06ruleId\x12<\n\nviolations\x18\x03 \x03(\x0b\x32\x1c.pi.conformance.v1.ViolationR\nviolations\"\xec\x01\n\nStreamCase\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.pi.ai.v1.ModelEventR\x06\x65vents\x12<\n\x07success\x18\x02 \x01(\x0b\x32 .pi.conformance.v1.StreamSuccessH\x00R\x07success\x12<\n\x07\x66\x61ilure\x18\x03 \x01(\x0b\x32 .pi.conformance.v1.StreamFailureH\x00R\x07\x66\x61ilure\x12*\n\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytesB\x08\n\x06\x65xpect\"{\n\rStreamSuccess\x12\x36\n\x08partials\x18\x01 \x03(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x08partials\x12\x32\n\x06result\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x06result\"\xed\x01\n\nClientCase\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x17.pi.ai.v1.StreamRequestR\x07request\x12\x37\n\x06server\x18\x02 \x03(\x0b\x32\x1f.pi.conformance.v1.ServerActionR\x06server\x12\x39\n\x06\x63lient\x18\x03 \x01(\x0b\x32!.pi.conformance.v1.ClientSettingsR\x06\x63lient\x12\x38\n\x06\x65xpect\x18\x04 \x01(\x0b\x32 .pi.conformance.v1.ClientOutcomeR\x06\x65xpect\"\xe9\x01\n\x0cServerAction\x12,\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.pi.ai.v1.ModelEventH\x00R\x05\x65vent\x12\x16\n\x05\x66rame\x18\x02 \x01(\x0cH\x00R\x05\x66rame\x12\x33\n\x06status\x18\x03 \x01(\x0b\x32\x19.pi.conformance.v1.StatusH\x00R\x06status\x12\x1b\n\x08sleep_ms\x18\x04 \x01(\rH\x00R\x07sleepMs\x12\x37\n\x07headers\x18\x05 \x01(\x0b\x32\x1b.pi.conformance.v1.MetadataH\x00R\x07headersB\x08\n\x06\x61\x63tion\"o\n\x06Status\x12\x12\n\x04\x63ode\x18\x01 \x01(\tR\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x37\n\x08trailers\x18\x03 \x01(\x0b\x32\x1b.pi.conformance.v1.MetadataR\x08trailers\"\x8a\x01\n\x08Metadata\x12\x42\n\x07\x65ntries\x18\x01 \x03(\x0b\x32(.pi.conformance.v1.Metadata.EntriesEntryR\x07\x65ntries\x1a:\n\x0c\x45ntriesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\xb5\x01\n\x0e\x43lientSettings\x12\x1f\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\rR\ndeadlineMs\x12.\n\x13\x63\x61ncel_after_events\x18\x02 \x01(\rR\x11\x63\x61ncelAfterEvents\x12&\n\x0f\x63\x61ncel_after_ms\x18\x03 \x01(\rR\rcancelAfterMs\x12*\n\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytes\"\xef\x01\n\rClientOutcome\x12,\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonR\x06reason\x12\x16\n\x06\x65vents\x18\x02 \x01(\rR\x06\x65vents\x12!\n\x0bstatus_code\x18\x03 \x01(\tH\x00R\nstatusCode\x12\x36\n\x04rule\x18\x04 \x01(\x0b\x32 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x12\x32\n\x06result\x18\x05 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n\x07\x66\x61ilure\"\xc9\x01\n\nPiJsonCase\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12.\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentMessageH\x00R\x05\x65ntry\x12\x32\n\x07\x63ontext\x18\x03 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextH\x00R\x07\x63ontext\x12\x1f\n\nerror_path\x18\x04 \x01(\tH\x00R\terrorPath\x12\x18\n\x07written\x18\x05 \x01(\tR\x07writtenB\x08\n\x06\x65xpect\"\x8e\x01\n\rKnownFailures\x12;\n\x08\x66\x61ilures\x18\x01 \x03(\x0b\x32\x1f.pi.conformance.v1.KnownFailureR\x08\x66\x61ilures\x12@\n\x0bunsupported\x18\x02 \x03(\x0b\x32\x1e.pi.conformance.v1.UnsupportedR\x0bunsupported\":\n\x0cKnownFailure\x12\x12\n\x04\x63\x61se\x18\x01 \x01(\tR\x04\x63\x61se\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"9\n\x0bUnsupported\x12\x12\n\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reasonb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pi/conformance/v1/conformance.proto\x12\x11pi.conformance.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x16pi/ai/v1/message.proto\x1a\x14pi/ai/v1/model.proto\x1a\x16pi/ai/v1/service.proto\x1a\x19pi/ai/v1/transcript.proto\"6\n\x05Suite\x12-\n\x05\x63\x61ses\x18\x01 \x03(\x0b\x32\x17.pi.conformance.v1.CaseR\x05\x63\x61ses\"\xde\x03\n\x04\x43\x61se\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x31\n\x04wire\x18\x03 \x01(\x0b\x32\x1b.pi.conformance.v1.WireCaseH\x00R\x04wire\x12=\n\x08validate\x18\x04 \x01(\x0b\x32\x1f.pi.conformance.v1.ValidateCaseH\x00R\x08validate\x12\x37\n\x06stream\x18\x05 \x01(\x0b\x32\x1d.pi.conformance.v1.StreamCaseH\x00R\x06stream\x12\x37\n\x06\x63lient\x18\x06 \x01(\x0b\x32\x1d.pi.conformance.v1.ClientCaseH\x00R\x06\x63lient\x12\x38\n\x07pi_json\x18\x07 \x01(\x0b\x32\x1d.pi.conformance.v1.PiJsonCaseH\x00R\x06piJson\x12\x31\n\x04\x63ost\x18\x08 \x01(\x0b\x32\x1b.pi.conformance.v1.CostCaseH\x00R\x04\x63ost\x12G\n\x0cpartial_json\x18\t \x01(\x0b\x32\".pi.conformance.v1.PartialJsonCaseH\x00R\x0bpartialJsonB\x06\n\x04kind\"\x83\x01\n\x08WireCase\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n\x06\x62inary\x18\x02 \x01(\x0cR\x06\x62inary\x12*\n\x04json\x18\x03 \x01(\x0b\x32\x16.google.protobuf.ValueR\x04json\x12\x1f\n\x0bjson_binary\x18\x04 \x01(\x0cR\njsonBinary\"C\n\tViolation\x12\x1d\n\nfield_path\x18\x01 \x01(\tR\tfieldPath\x12\x17\n\x07rule_id\x18\x02 \x01(\tR\x06ruleId\"\xfc\x02\n\x0cValidateCase\x12\x33\n\x07request\x18\x01 \x01(\x0b\x32\x17.pi.ai.v1.StreamRequestH\x00R\x07request\x12\x32\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextH\x00R\x07\x63ontext\x12\x32\n\x07message\x18\x03 \x01(\x0b\x32\x16.pi.ai.v1.AgentMessageH\x00R\x07message\x12,\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x14.pi.ai.v1.ModelEventH\x00R\x05\x65vent\x12\x31\n\x05\x65ntry\x18\x06 \x01(\x0b\x32\x19.pi.ai.v1.TranscriptEntryH\x00R\x05\x65ntry\x12\'\n\x05model\x18\x07 \x01(\x0b\x32\x0f.pi.ai.v1.ModelH\x00R\x05model\x12<\n\nviolations\x18\x05 \x03(\x0b\x32\x1c.pi.conformance.v1.ViolationR\nviolationsB\x07\n\x05input\"\x87\x01\n\rStreamFailure\x12\x1f\n\x0b\x65vent_index\x18\x01 \x01(\rR\neventIndex\x12\x17\n\x07rule_id\x18\x02 \x01(\tR\x06ruleId\x12<\n\nviolations\x18\x03 \x03(\x0b\x32\x1c.pi.conformance.v1.ViolationR\nviolations\"\xec\x01\n\nStreamCase\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.pi.ai.v1.ModelEventR\x06\x65vents\x12<\n\x07success\x18\x02 \x01(\x0b\x32 .pi.conformance.v1.StreamSuccessH\x00R\x07success\x12<\n\x07\x66\x61ilure\x18\x03 \x01(\x0b\x32 .pi.conformance.v1.StreamFailureH\x00R\x07\x66\x61ilure\x12*\n\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytesB\x08\n\x06\x65xpect\"{\n\rStreamSuccess\x12\x36\n\x08partials\x18\x01 \x03(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x08partials\x12\x32\n\x06result\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x06result\"\xed\x01\n\nClientCase\x12\x31\n\x07request\x18\x01 \x01(\x0b\x32\x17.pi.ai.v1.StreamRequestR\x07request\x12\x37\n\x06server\x18\x02 \x03(\x0b\x32\x1f.pi.conformance.v1.ServerActionR\x06server\x12\x39\n\x06\x63lient\x18\x03 \x01(\x0b\x32!.pi.conformance.v1.ClientSettingsR\x06\x63lient\x12\x38\n\x06\x65xpect\x18\x04 \x01(\x0b\x32 .pi.conformance.v1.ClientOutcomeR\x06\x65xpect\"\xe9\x01\n\x0cServerAction\x12,\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x14.pi.ai.v1.ModelEventH\x00R\x05\x65vent\x12\x16\n\x05\x66rame\x18\x02 \x01(\x0cH\x00R\x05\x66rame\x12\x33\n\x06status\x18\x03 \x01(\x0b\x32\x19.pi.conformance.v1.StatusH\x00R\x06status\x12\x1b\n\x08sleep_ms\x18\x04 \x01(\rH\x00R\x07sleepMs\x12\x37\n\x07headers\x18\x05 \x01(\x0b\x32\x1b.pi.conformance.v1.MetadataH\x00R\x07headersB\x08\n\x06\x61\x63tion\"o\n\x06Status\x12\x12\n\x04\x63ode\x18\x01 \x01(\tR\x04\x63ode\x12\x18\n\x07message\x18\x02 \x01(\tR\x07message\x12\x37\n\x08trailers\x18\x03 \x01(\x0b\x32\x1b.pi.conformance.v1.MetadataR\x08trailers\"\x8a\x01\n\x08Metadata\x12\x42\n\x07\x65ntries\x18\x01 \x03(\x0b\x32(.pi.conformance.v1.Metadata.EntriesEntryR\x07\x65ntries\x1a:\n\x0c\x45ntriesEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\"\xb5\x01\n\x0e\x43lientSettings\x12\x1f\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\rR\ndeadlineMs\x12.\n\x13\x63\x61ncel_after_events\x18\x02 \x01(\rR\x11\x63\x61ncelAfterEvents\x12&\n\x0f\x63\x61ncel_after_ms\x18\x03 \x01(\rR\rcancelAfterMs\x12*\n\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytes\"\xef\x01\n\rClientOutcome\x12,\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonR\x06reason\x12\x16\n\x06\x65vents\x18\x02 \x01(\rR\x06\x65vents\x12!\n\x0bstatus_code\x18\x03 \x01(\tH\x00R\nstatusCode\x12\x36\n\x04rule\x18\x04 \x01(\x0b\x32 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x12\x32\n\x06result\x18\x05 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n\x07\x66\x61ilure\"\xcc\x01\n\nPiJsonCase\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x31\n\x05\x65ntry\x18\x02 \x01(\x0b\x32\x19.pi.ai.v1.TranscriptEntryH\x00R\x05\x65ntry\x12\x32\n\x07\x63ontext\x18\x03 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextH\x00R\x07\x63ontext\x12\x1f\n\nerror_path\x18\x04 \x01(\tH\x00R\terrorPath\x12\x18\n\x07written\x18\x05 \x01(\tR\x07writtenB\x08\n\x06\x65xpect\"\x80\x01\n\x08\x43ostCase\x12)\n\x05rates\x18\x01 \x01(\x0b\x32\x13.pi.ai.v1.ModelCostR\x05rates\x12%\n\x05usage\x18\x02 \x01(\x0b\x32\x0f.pi.ai.v1.UsageR\x05usage\x12\"\n\x04\x63ost\x18\x03 \x01(\x0b\x32\x0e.pi.ai.v1.CostR\x04\x63ost\"C\n\x0fPartialJsonCase\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x1c\n\tcompleted\x18\x02 \x01(\tR\tcompleted\"\x8e\x01\n\rKnownFailures\x12;\n\x08\x66\x61ilures\x18\x01 \x03(\x0b\x32\x1f.pi.conformance.v1.KnownFailureR\x08\x66\x61ilures\x12@\n\x0bunsupported\x18\x02 \x03(\x0b\x32\x1e.pi.conformance.v1.UnsupportedR\x0bunsupported\":\n\x0cKnownFailure\x12\x12\n\x04\x63\x61se\x18\x01 \x01(\tR\x04\x63\x61se\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\"9\n\x0bUnsupported\x12\x12\n\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reasonB$\n io.github.piproto.conformance.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.conformance.v1.conformance_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n io.github.piproto.conformance.v1P\001'
   _globals['_METADATA_ENTRIESENTRY']._loaded_options = None
   _globals['_METADATA_ENTRIESENTRY']._serialized_options = b'8\001'
-  _globals['_SUITE']._serialized_start=182
-  _globals['_SUITE']._serialized_end=236
-  _globals['_CASE']._serialized_start=239
-  _globals['_CASE']._serialized_end=593
-  _globals['_WIRECASE']._serialized_start=596
-  _globals['_WIRECASE']._serialized_end=727
-  _globals['_VIOLATION']._serialized_start=729
-  _globals['_VIOLATION']._serialized_end=796
-  _globals['_VALIDATECASE']._serialized_start=799
-  _globals['_VALIDATECASE']._serialized_end=1087
-  _globals['_STREAMFAILURE']._serialized_start=1090
-  _globals['_STREAMFAILURE']._serialized_end=1225
-  _globals['_STREAMCASE']._serialized_start=1228
-  _globals['_STREAMCASE']._serialized_end=1464
-  _globals['_STREAMSUCCESS']._serialized_start=1466
-  _globals['_STREAMSUCCESS']._serialized_end=1589
-  _globals['_CLIENTCASE']._serialized_start=1592
-  _globals['_CLIENTCASE']._serialized_end=1829
-  _globals['_SERVERACTION']._serialized_start=1832
-  _globals['_SERVERACTION']._serialized_end=2065
-  _globals['_STATUS']._serialized_start=2067
-  _globals['_STATUS']._serialized_end=2178
-  _globals['_METADATA']._serialized_start=2181
-  _globals['_METADATA']._serialized_end=2319
-  _globals['_METADATA_ENTRIESENTRY']._serialized_start=2261
-  _globals['_METADATA_ENTRIESENTRY']._serialized_end=2319
-  _globals['_CLIENTSETTINGS']._serialized_start=2322
-  _globals['_CLIENTSETTINGS']._serialized_end=2503
-  _globals['_CLIENTOUTCOME']._serialized_start=2506
-  _globals['_CLIENTOUTCOME']._serialized_end=2745
-  _globals['_PIJSONCASE']._serialized_start=2748
-  _globals['_PIJSONCASE']._serialized_end=2949
-  _globals['_KNOWNFAILURES']._serialized_start=2952
-  _globals['_KNOWNFAILURES']._serialized_end=3094
-  _globals['_KNOWNFAILURE']._serialized_start=3096
-  _globals['_KNOWNFAILURE']._serialized_end=3154
-  _globals['_UNSUPPORTED']._serialized_start=3156
-  _globals['_UNSUPPORTED']._serialized_end=3213
+  _globals['_SUITE']._serialized_start=231
+  _globals['_SUITE']._serialized_end=285
+  _globals['_CASE']._serialized_start=288
+  _globals['_CASE']._serialized_end=766
+  _globals['_WIRECASE']._serialized_start=769
+  _globals['_WIRECASE']._serialized_end=900
+  _globals['_VIOLATION']._serialized_start=902
+  _globals['_VIOLATION']._serialized_end=969
+  _globals['_VALIDATECASE']._serialized_start=972
+  _globals['_VALIDATECASE']._serialized_end=1352
+  _globals['_STREAMFAILURE']._serialized_start=1355
+  _globals['_STREAMFAILURE']._serialized_end=1490
+  _globals['_STREAMCASE']._serialized_start=1493
+  _globals['_STREAMCASE']._serialized_end=1729
+  _globals['_STREAMSUCCESS']._serialized_start=1731
+  _globals['_STREAMSUCCESS']._serialized_end=1854
+  _globals['_CLIENTCASE']._serialized_start=1857
+  _globals['_CLIENTCASE']._serialized_end=2094
+  _globals['_SERVERACTION']._serialized_start=2097
+  _globals['_SERVERACTION']._serialized_end=2330
+  _globals['_STATUS']._serialized_start=2332
+  _globals['_STATUS']._serialized_end=2443
+  _globals['_METADATA']._serialized_start=2446
+  _globals['_METADATA']._serialized_end=2584
+  _globals['_METADATA_ENTRIESENTRY']._serialized_start=2526
+  _globals['_METADATA_ENTRIESENTRY']._serialized_end=2584
+  _globals['_CLIENTSETTINGS']._serialized_start=2587
+  _globals['_CLIENTSETTINGS']._serialized_end=2768
+  _globals['_CLIENTOUTCOME']._serialized_start=2771
+  _globals['_CLIENTOUTCOME']._serialized_end=3010
+  _globals['_PIJSONCASE']._serialized_start=3013
+  _globals['_PIJSONCASE']._serialized_end=3217
+  _globals['_COSTCASE']._serialized_start=3220
+  _globals['_COSTCASE']._serialized_end=3348
+  _globals['_PARTIALJSONCASE']._serialized_start=3350
+  _globals['_PARTIALJSONCASE']._serialized_end=3417
+  _globals['_KNOWNFAILURES']._serialized_start=3420
+  _globals['_KNOWNFAILURES']._serialized_end=3562
+  _globals['_KNOWNFAILURE']._serialized_start=3564
+  _globals['_KNOWNFAILURE']._serialized_end=3622
+  _globals['_UNSUPPORTED']._serialized_start=3624
+  _globals['_UNSUPPORTED']._serialized_end=3681
 # @@protoc_insertion_point(module_scope)

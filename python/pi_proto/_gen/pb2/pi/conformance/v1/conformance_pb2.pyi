@@ -2,7 +2,9 @@ from google.protobuf import struct_pb2 as _struct_pb2
 from ...ai.v1 import context_pb2 as _context_pb2
 from ...ai.v1 import event_pb2 as _event_pb2
 from ...ai.v1 import message_pb2 as _message_pb2
+from ...ai.v1 import model_pb2 as _model_pb2
 from ...ai.v1 import service_pb2 as _service_pb2
+from ...ai.v1 import transcript_pb2 as _transcript_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -18,7 +20,7 @@ class Suite(_message.Message):
     def __init__(self, cases: _Optional[_Iterable[_Union[Case, _Mapping]]] = ...) -> None: ...
 
 class Case(_message.Message):
-    __slots__ = ("name", "description", "wire", "validate", "stream", "client", "pi_json")
+    __slots__ = ("name", "description", "wire", "validate", "stream", "client", "pi_json", "cost", "partial_json")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     WIRE_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +28,8 @@ class Case(_message.Message):
     STREAM_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     PI_JSON_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_JSON_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     wire: WireCase
@@ -33,7 +37,9 @@ class Case(_message.Message):
     stream: StreamCase
     client: ClientCase
     pi_json: PiJsonCase
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., wire: _Optional[_Union[WireCase, _Mapping]] = ..., validate: _Optional[_Union[ValidateCase, _Mapping]] = ..., stream: _Optional[_Union[StreamCase, _Mapping]] = ..., client: _Optional[_Union[ClientCase, _Mapping]] = ..., pi_json: _Optional[_Union[PiJsonCase, _Mapping]] = ...) -> None: ...
+    cost: CostCase
+    partial_json: PartialJsonCase
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., wire: _Optional[_Union[WireCase, _Mapping]] = ..., validate: _Optional[_Union[ValidateCase, _Mapping]] = ..., stream: _Optional[_Union[StreamCase, _Mapping]] = ..., client: _Optional[_Union[ClientCase, _Mapping]] = ..., pi_json: _Optional[_Union[PiJsonCase, _Mapping]] = ..., cost: _Optional[_Union[CostCase, _Mapping]] = ..., partial_json: _Optional[_Union[PartialJsonCase, _Mapping]] = ...) -> None: ...
 
 class WireCase(_message.Message):
     __slots__ = ("type", "binary", "json", "json_binary")
@@ -56,18 +62,22 @@ class Violation(_message.Message):
     def __init__(self, field_path: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
 
 class ValidateCase(_message.Message):
-    __slots__ = ("request", "context", "message", "event", "violations")
+    __slots__ = ("request", "context", "message", "event", "entry", "model", "violations")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
     request: _service_pb2.StreamRequest
     context: _context_pb2.AgentContext
     message: _message_pb2.AgentMessage
     event: _event_pb2.ModelEvent
+    entry: _transcript_pb2.TranscriptEntry
+    model: _model_pb2.Model
     violations: _containers.RepeatedCompositeFieldContainer[Violation]
-    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., message: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
+    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., message: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., model: _Optional[_Union[_model_pb2.Model, _Mapping]] = ..., violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
 
 class StreamFailure(_message.Message):
     __slots__ = ("event_index", "rule_id", "violations")
@@ -182,11 +192,29 @@ class PiJsonCase(_message.Message):
     ERROR_PATH_FIELD_NUMBER: _ClassVar[int]
     WRITTEN_FIELD_NUMBER: _ClassVar[int]
     text: str
-    entry: _message_pb2.AgentMessage
+    entry: _transcript_pb2.TranscriptEntry
     context: _context_pb2.AgentContext
     error_path: str
     written: str
-    def __init__(self, text: _Optional[str] = ..., entry: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., written: _Optional[str] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., written: _Optional[str] = ...) -> None: ...
+
+class CostCase(_message.Message):
+    __slots__ = ("rates", "usage", "cost")
+    RATES_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    rates: _model_pb2.ModelCost
+    usage: _message_pb2.Usage
+    cost: _message_pb2.Cost
+    def __init__(self, rates: _Optional[_Union[_model_pb2.ModelCost, _Mapping]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., cost: _Optional[_Union[_message_pb2.Cost, _Mapping]] = ...) -> None: ...
+
+class PartialJsonCase(_message.Message):
+    __slots__ = ("text", "completed")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    completed: str
+    def __init__(self, text: _Optional[str] = ..., completed: _Optional[str] = ...) -> None: ...
 
 class KnownFailures(_message.Message):
     __slots__ = ("failures", "unsupported")
