@@ -53,6 +53,13 @@ const DefaultMaxMessageBytes = 64 << 20
 //   - size-limit: the UTF-8 bytes of every delta so far (text, thinking and tool call arguments)
 //     stay within MaxMessageBytes.
 //
+// While a tool call streams, its raw_arguments hold the argument text so far and its
+// arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
+// a cut string is closed, a cut number or literal finished, an unfinished member dropped, open
+// containers closed; "{}" when the text cannot become an object), read incrementally, so a call
+// streamed in many small deltas is scanned in linear time. A non-terminal event that carries
+// usage sets the partial's usage, after the event is applied.
+//
 // The partial is one live message updated in place, as in pi: an event's Partial shows the
 // message after that event, until the next event changes it (clone it with proto.Clone to keep
 // a snapshot). Deltas are appended without copying the text received so far, so a long answer
@@ -68,6 +75,9 @@ type Accumulator struct {
 	received int64 // bytes of UTF-8 over every delta so far
 	started  bool
 	blocks   []*openBlock // per block of Partial.Content
+	// argumentsOnDemand leaves arguments_json of a streaming tool call unset until
+	// completeArguments: for a partial that is read only when its stream fails.
+	argumentsOnDemand bool
 }
 
 // openBlock is the state of one block of the partial: whether it is still open, and the text its
@@ -76,6 +86,8 @@ type openBlock struct {
 	open bool
 	text strings.Builder
 	last string // the string last stored in the block; anything else means the caller replaced it
+	// For a tool call: the completion of its argument text into arguments_json, read as it grows.
+	arguments *argumentsCompletion
 }
 
 // NewAccumulator returns an Accumulator with an empty partial and the default size limit.
@@ -105,6 +117,16 @@ func (a *Accumulator) Close(event *aiv1.ModelEvent) {
 // apply applies event to the partial; without check, the size limit and the terminal rules
 // are left out (for events that an Accumulator has already accepted).
 func (a *Accumulator) apply(event *aiv1.ModelEvent, check bool) error {
+	if err := a.applyEvent(event, check); err != nil {
+		return err
+	}
+	if usage := event.GetUsage(); usage != nil && !IsTerminal(event) {
+		a.Partial.Usage = usage // the sender's usage changed with this event
+	}
+	return nil
+}
+
+func (a *Accumulator) applyEvent(event *aiv1.ModelEvent, check bool) error {
 	index := a.Count
 	a.Count++
 	kind := EventKind(event)
@@ -173,7 +195,11 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 			return broken("next-index", "content_index %d, where the next block is %d", at, len(content))
 		}
 		a.Partial.Content = append(content, newBlock(event))
-		a.blocks = append(a.blocks, &openBlock{open: true})
+		state := &openBlock{open: true}
+		if member == "tool_call" && !a.argumentsOnDemand {
+			state.arguments = &argumentsCompletion{}
+		}
+		a.blocks = append(a.blocks, state)
 		return nil
 	}
 	if int64(at) >= int64(len(content)) {
@@ -203,6 +229,9 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		case *aiv1.AssistantContent_ToolCall:
 			raw := state.append(block.ToolCall.GetRawArguments(), delta)
 			block.ToolCall.RawArguments = &raw
+			if state.arguments != nil {
+				block.ToolCall.ArgumentsJson = state.arguments.update(raw)
+			}
 		}
 		return nil
 	}
@@ -232,7 +261,18 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	state.open = false
 	state.text = strings.Builder{}
 	state.last = ""
+	state.arguments = nil
 	return nil
+}
+
+// completeArguments sets arguments_json of every tool call still streaming, for an Accumulator
+// that leaves them to be completed on demand.
+func (a *Accumulator) completeArguments() {
+	for at, state := range a.blocks {
+		if call := a.Partial.GetContent()[at].GetToolCall(); call != nil && state.open {
+			call.ArgumentsJson = (&argumentsCompletion{}).update(call.GetRawArguments())
+		}
+	}
 }
 
 func (a *Accumulator) limit() int64 {
@@ -286,6 +326,9 @@ func (b *openBlock) append(current, delta string) string {
 	if current != b.last {
 		b.text.Reset()
 		b.text.WriteString(current)
+		if b.arguments != nil {
+			b.arguments = &argumentsCompletion{} // the text is another: read it from its start
+		}
 	}
 	b.text.WriteString(delta)
 	b.last = b.text.String()

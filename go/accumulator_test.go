@@ -87,7 +87,7 @@ func TestThePartialAtEachStepOfTheSeedsEventTable(t *testing.T) {
 		t.Fatalf("text_delta: %q", got)
 	}
 	streaming := callAt(t, steps["toolcall_delta"], 1)
-	if streaming.Id != "call_1" || streaming.Name != "read" || streaming.ArgumentsJson != "{}" || streaming.GetRawArguments() != `{"path":"README.md"}` {
+	if streaming.Id != "call_1" || streaming.Name != "read" || streaming.ArgumentsJson != `{"path":"README.md"}` || streaming.GetRawArguments() != `{"path":"README.md"}` {
 		t.Fatalf("toolcall_delta: %v", streaming)
 	}
 	assertJSONEqual(t, callAt(t, steps["toolcall_end"], 1).ArgumentsJson, map[string]any{"path": "README.md"})
@@ -305,24 +305,39 @@ func TestStartKeepsANegativeZeroOfTheHeader(t *testing.T) {
 
 func TestMarshalCanonicalWritesFieldsInNumberOrder(t *testing.T) {
 	bound(t)
-	entry := &aiv1.AgentMessage{
-		Role:        &aiv1.AgentMessage_Custom{Custom: &aiv1.CustomMessage{Role: "bashExecution", FieldsJson: "{}"}},
+	entry := &aiv1.TranscriptEntry{
+		Entry: &aiv1.TranscriptEntry_Message{Message: &aiv1.AgentMessage{
+			Role: &aiv1.AgentMessage_Custom{Custom: &aiv1.CustomMessage{Role: "bashExecution", FieldsJson: "{}"}},
+		}},
 		SessionJson: `{"type":"message"}`,
 	}
 	canonical, err := piproto.MarshalCanonical(entry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if canonical[0] != 0x22 { // field 4 (custom), length-delimited
+	if canonical[0] != 0x0a { // field 1 (message), length-delimited
 		t.Fatalf("canonical bytes start %x", canonical[:2])
 	}
 	written, _ := proto.Marshal(entry)
-	if written[0] != 0x32 { // proto.Marshal puts session_json (6) before the oneof member
+	if written[0] != 0x1a { // proto.Marshal puts session_json (3) before the oneof member
 		t.Fatalf("proto.Marshal now writes %x first: update the README and MarshalCanonical's comment", written[:2])
 	}
-	again := &aiv1.AgentMessage{}
+	again := &aiv1.TranscriptEntry{}
 	if err := proto.Unmarshal(canonical, again); err != nil || !proto.Equal(again, entry) {
 		t.Fatalf("read back %v: %v", again, err)
+	}
+}
+
+func TestMarshalCanonicalWritesMapEntriesInKeyOrder(t *testing.T) {
+	bound(t)
+	options := &aiv1.GenerationOptions{Headers: map[string]string{"x-c": "3", "x-a": "1", "x-b": "2"}}
+	canonical, err := piproto.MarshalCanonical(options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := bytes.Index(canonical, []byte("x-a")), bytes.Index(canonical, []byte("x-b")), bytes.Index(canonical, []byte("x-c"))
+	if a < 0 || a > b || b > c {
+		t.Fatalf("entries at %d, %d, %d", a, b, c)
 	}
 }
 

@@ -68,6 +68,7 @@ func NewAssistantMessageEventStream() *AssistantMessageEventStream {
 func NewAssistantMessageEventStreamWithLimit(maxMessageBytes int64) *AssistantMessageEventStream {
 	received := NewAccumulator()
 	received.MaxMessageBytes = maxMessageBytes
+	received.argumentsOnDemand = true // the consumers' side completes them for every event
 	return &AssistantMessageEventStream{
 		events: NewEventStream(IsTerminal, func(event *aiv1.ModelEvent) *aiv1.AssistantMessage {
 			message, _ := TerminalMessage(event)
@@ -118,6 +119,7 @@ func (s *AssistantMessageEventStream) fail(reason aiv1.StopReason, errorMessage 
 		return
 	}
 	s.failure = failure
+	s.received.completeArguments()
 	message := s.received.Partial
 	message.StopReason = reason
 	message.ErrorMessage = &errorMessage

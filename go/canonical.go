@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// MarshalCanonical encodes message with its fields in field-number order at every level, then
-// its unknown fields: the bytes most protobuf runtimes write, and those of the conformance
+// MarshalCanonical encodes message with its fields in field-number order at every level, map
+// entries sorted by key, then its unknown fields: the bytes most protobuf runtimes write, and those of the conformance
 // corpus's wire cases.
 //
 // proto.Marshal writes the same fields, which decode to the same message, but puts the members of

@@ -137,6 +137,7 @@ func (c *Client) Target() string {
 }
 
 type streamConfig struct {
+	provider   string
 	model      string
 	generation *aiv1.GenerationOptions
 	coalesce   bool
@@ -147,9 +148,22 @@ type streamConfig struct {
 // StreamOption configures one call of [Client.Stream].
 type StreamOption func(*streamConfig)
 
-// WithModel names the model to call; without it, the server's default model answers.
+// WithModel names the model to call by its id, as its provider names it; without it, the
+// server's default model answers. With two providers serving the same id, add [WithProvider].
 func WithModel(id string) StreamOption {
 	return func(config *streamConfig) { config.model = id }
+}
+
+// WithProvider names the provider serving the model, as pi names a model by provider and id;
+// without it, the only provider that serves the id answers.
+func WithProvider(provider string) StreamOption {
+	return func(config *streamConfig) { config.provider = provider }
+}
+
+// WithModelOf names a model of the catalog ([Client.ListModels], [Client.GetModel]) by its
+// provider and id.
+func WithModelOf(model *aiv1.Model) StreamOption {
+	return func(config *streamConfig) { config.provider, config.model = model.GetProvider(), model.GetId() }
 }
 
 // WithGeneration sets the call's generation options; without it, the model's defaults apply.
@@ -191,8 +205,9 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 		option(&config)
 	}
 	events := NewAssistantMessageEventStreamWithLimit(c.maxMessageBytes)
-	request, err := proto.Marshal(&aiv1.StreamRequest{
-		Model: config.model, Context: agentContext, Options: config.generation, CoalesceDeltas: config.coalesce,
+	request, err := (proto.MarshalOptions{Deterministic: true}).Marshal(&aiv1.StreamRequest{ // map entries in key order
+		Provider: config.provider, Model: config.model, Context: agentContext, Options: config.generation,
+		CoalesceDeltas: config.coalesce,
 	})
 	if err != nil {
 		events.failStatus("INVALID_ARGUMENT", "invalid request: "+err.Error())

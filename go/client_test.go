@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -139,14 +140,107 @@ func TestTheClientSendsTheRequestItIsGiven(t *testing.T) {
 		headers <- metadataOf(stream)
 		return sendFrames(stream, 0, wire(t, eventsOf(readmeTurn(), 100)...)...)
 	})
-	options := &aiv1.GenerationOptions{Temperature: proto.Float64(0.5), MaxTokens: proto.Int64(100)}
+	options := &aiv1.GenerationOptions{
+		Temperature: proto.Float64(0.5),
+		MaxTokens:   proto.Int64(100),
+		Reasoning:   aiv1.ThinkingLevel_THINKING_LEVEL_HIGH,
+		ToolChoice:  &aiv1.ToolChoice{Mode: aiv1.ToolChoiceMode_TOOL_CHOICE_MODE_TOOL, Tool: "read"},
+		Headers:     map[string]string{"x-b": "2", "x-a": "1"},
+	}
 	newClient(t, fake.target).Stream(testContext(t), userContext("hi"),
-		piproto.WithModel("m1"), piproto.WithGeneration(options), piproto.WithCoalesceDeltas(true),
-		piproto.WithMetadata("x-case", "one")).Result(testContext(t))
-	want := &aiv1.StreamRequest{Model: "m1", Context: userContext("hi"), Options: options, CoalesceDeltas: true}
+		piproto.WithProvider("anthropic"), piproto.WithModel("m1"), piproto.WithGeneration(options),
+		piproto.WithCoalesceDeltas(true), piproto.WithMetadata("x-case", "one")).Result(testContext(t))
+	want := &aiv1.StreamRequest{Provider: "anthropic", Model: "m1", Context: userContext("hi"), Options: options, CoalesceDeltas: true}
 	assertProtoEqual(t, <-received, want)
 	if got := (<-headers).Get("x-case"); !slices.Equal(got, []string{"one"}) {
 		t.Fatalf("x-case %v", got)
+	}
+}
+
+func TestAModelOfTheCatalogIsNamedByItsProviderAndID(t *testing.T) {
+	bound(t)
+	received := make(chan *aiv1.StreamRequest, 1)
+	fake := startFake(t, func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		received <- request
+		return sendFrames(stream, 0, wire(t, eventsOf(readmeTurn(), 100)...)...)
+	})
+	model := &aiv1.Model{Id: "claude-opus-4-5", Provider: "anthropic", Name: "Claude Opus 4.5"}
+	newClient(t, fake.target).Stream(testContext(t), userContext("hi"), piproto.WithModelOf(model)).Result(testContext(t))
+	if request := <-received; request.Provider != "anthropic" || request.Model != "claude-opus-4-5" {
+		t.Fatalf("provider %q, model %q", request.Provider, request.Model)
+	}
+}
+
+// catalog is what the catalog fake serves: one id served by two providers, and another.
+func catalog() []*aiv1.Model {
+	return []*aiv1.Model{
+		{Id: "opus", Provider: "anthropic", Name: "Opus", Cost: &aiv1.ModelCost{Input: 5, Output: 25}},
+		{Id: "opus", Provider: "bedrock", Name: "Opus on Bedrock"},
+		{Id: "gpt", Provider: "openai", Input: []aiv1.InputKind{aiv1.InputKind_INPUT_KIND_TEXT, aiv1.InputKind_INPUT_KIND_IMAGE}},
+	}
+}
+
+func TestListModelsListsTheCatalogOrOneProvidersPart(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	client := newClient(t, startCatalog(t, catalog()...).target)
+	every, err := client.ListModels(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertProtoEqual(t, &aiv1.ListModelsResponse{Models: every}, &aiv1.ListModelsResponse{Models: catalog()})
+	bedrock, err := client.ListModels(ctx, "bedrock")
+	if err != nil || len(bedrock) != 1 || bedrock[0].Name != "Opus on Bedrock" {
+		t.Fatalf("bedrock's: %v, %v", bedrock, err)
+	}
+}
+
+func TestGetModelFindsAModelByIDAndProvider(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	client := newClient(t, startCatalog(t, catalog()...).target)
+	model, err := client.GetModel(ctx, "opus", "bedrock")
+	if err != nil || model.Name != "Opus on Bedrock" {
+		t.Fatalf("bedrock's opus: %v, %v", model, err)
+	}
+	if model, err = client.GetModel(ctx, "gpt", ""); err != nil || model.Provider != "openai" {
+		t.Fatalf("gpt: %v, %v", model, err)
+	}
+}
+
+func TestACatalogCallThatFailsIsACallErrorWithItsStatusCode(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	_, err := newClient(t, startCatalog(t, catalog()...).target).GetModel(ctx, "opus", "openai")
+	var failed *piproto.CallError
+	if !errors.As(err, &failed) || failed.StatusCode != "NOT_FOUND" || failed.Method != "GetModel" ||
+		!strings.Contains(failed.Detail, "anthropic/opus") || status.Code(err) != codes.NotFound {
+		t.Fatalf("error %v", err)
+	}
+	// A server without the catalog methods, and no server at all.
+	_, err = newClient(t, readmeServer(t, 0).target).ListModels(ctx, "")
+	if !errors.As(err, &failed) || failed.StatusCode != "UNIMPLEMENTED" || failed.Method != "ListModels" {
+		t.Fatalf("error %v", err)
+	}
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := listener.Addr().String()
+	_ = listener.Close()
+	if _, err = newClient(t, gone).ListModels(ctx, ""); !errors.As(err, &failed) || failed.StatusCode != "UNAVAILABLE" {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestCatalogCallsSendTheToken(t *testing.T) {
+	bound(t)
+	fake := startCatalog(t, catalog()...)
+	if _, err := newClient(t, fake.target, piproto.WithToken("s3cret")).ListModels(testContext(t), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.headersSeen().Get("authorization"); !slices.Equal(got, []string{"Bearer s3cret"}) {
+		t.Fatalf("authorization %v", got)
 	}
 }
 
@@ -173,16 +267,19 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 	if piproto.TextOf(steps[2]) != "我先读取项目说明" || piproto.TextOf(steps[3]) != "我先读取项目说明。" {
 		t.Fatalf("texts %q, %q", piproto.TextOf(steps[2]), piproto.TextOf(steps[3]))
 	}
-	var raw []string
+	var raw, arguments []string
 	for _, index := range []int{6, 7, 8} {
 		call := callAt(t, steps[index], 1)
-		if call.Id != "call_1" || call.Name != "read" || call.ArgumentsJson != "{}" {
+		if call.Id != "call_1" || call.Name != "read" {
 			t.Fatalf("step %d: %v", index, call)
 		}
-		raw = append(raw, call.GetRawArguments())
+		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.ArgumentsJson)
 	}
 	if want := []string{`{"path":`, `{"path":"README.`, `{"path":"README.md"}`}; !slices.Equal(raw, want) {
 		t.Fatalf("raw arguments %q", raw)
+	}
+	if want := []string{`{}`, `{"path":"README."}`, `{"path":"README.md"}`}; !slices.Equal(arguments, want) {
+		t.Fatalf("arguments %q", arguments)
 	}
 	assertProtoEqual(t, steps[10], readmeTurn())
 }

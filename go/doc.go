@@ -1,5 +1,6 @@
 // Package piproto is pi-proto for Go: the pi.ai.v1 message IR generated from ../proto (package
-// [aiv1]), its validation, a small event-stream runtime, and a gRPC client of ModelService.Stream.
+// [aiv1]), its validation, a small event-stream runtime, [CalculateCost], and a gRPC client of
+// ModelService.
 //
 // [Violations] and [Check] enforce the schema's rules: its protovalidate (buf.validate) rules,
 // then the JSON text rules of the fields marked with the pi.ai.v1.json option. [EventStream] is
@@ -9,6 +10,7 @@
 // fails: every failure becomes the stream's one error event, so iterating the stream ends and
 // [AssistantMessageEventStream.Result] always gives a message, while
 // [AssistantMessageEventStream.Failure] says what went wrong in structured form.
+// [Client.ListModels] and [Client.GetModel] read the server's model catalog.
 //
 // [aiv1]: github.com/pi-proto/pi-proto/go/gen/pi/ai/v1
 package piproto

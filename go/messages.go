@@ -11,10 +11,10 @@ import (
 // TextOf is the message's text blocks joined with newlines, in order; other blocks are skipped.
 //
 // A lossy projection for display, search and summaries: the message itself is left untouched.
-// It takes a *UserMessage, *AssistantMessage, *ToolResultMessage or an *AgentMessage wrapping
-// one; a custom message or session entry (kept verbatim, not modelled) has no text blocks, and
-// neither has anything else, nor an AgentMessage with no role set ([Unwrap] tells that one
-// apart with [ErrNoRole]).
+// It takes a *UserMessage, *AssistantMessage, *ToolResultMessage, or an *AgentMessage or
+// *TranscriptEntry wrapping one; a custom message or session entry (kept verbatim, not modelled)
+// has no text blocks, and neither has anything else, nor a wrapper with nothing set ([Unwrap]
+// tells that one apart with [ErrNoRole] or [ErrNoEntry]).
 func TextOf(message proto.Message) string {
 	inner, err := Unwrap(message)
 	if err != nil {
@@ -47,10 +47,23 @@ func TextOf(message proto.Message) string {
 // ErrNoRole is what [Unwrap] returns for an AgentMessage whose role oneof is not set.
 var ErrNoRole = errors.New("AgentMessage has no role set")
 
-// Unwrap is the role-specific message inside a transcript entry (or the message itself when it
-// is not an *AgentMessage): a *UserMessage, *AssistantMessage, *ToolResultMessage,
-// *CustomMessage or *SessionEntry.
+// ErrNoEntry is what [Unwrap] returns for a TranscriptEntry whose entry oneof is not set.
+var ErrNoEntry = errors.New("TranscriptEntry has no entry set")
+
+// Unwrap is the role-specific message inside an *AgentMessage or a *TranscriptEntry (or the
+// message itself when it is neither): a *UserMessage, *AssistantMessage, *ToolResultMessage,
+// *CustomMessage, or, for a transcript entry that holds no message, its *SessionEntry.
 func Unwrap(message proto.Message) (proto.Message, error) {
+	if record, ok := message.(*aiv1.TranscriptEntry); ok {
+		switch entry := record.GetEntry().(type) {
+		case *aiv1.TranscriptEntry_Message:
+			message = entry.Message
+		case *aiv1.TranscriptEntry_SessionEntry:
+			return entry.SessionEntry, nil
+		default:
+			return nil, ErrNoEntry
+		}
+	}
 	entry, ok := message.(*aiv1.AgentMessage)
 	if !ok {
 		return message, nil
@@ -64,8 +77,6 @@ func Unwrap(message proto.Message) (proto.Message, error) {
 		return role.ToolResult, nil
 	case *aiv1.AgentMessage_Custom:
 		return role.Custom, nil
-	case *aiv1.AgentMessage_SessionEntry:
-		return role.SessionEntry, nil
 	}
 	return nil, ErrNoRole
 }

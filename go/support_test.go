@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
@@ -206,10 +208,64 @@ type fakeServer struct {
 	target      string
 	server      *grpc.Server
 	connections atomic.Int32
+	headers     atomic.Pointer[metadata.MD] // of the call received last
+}
+
+// headersSeen is the metadata of the call the server received last.
+func (f *fakeServer) headersSeen() metadata.MD {
+	if seen := f.headers.Load(); seen != nil {
+		return *seen
+	}
+	return nil
+}
+
+// serveCatalog answers a ListModels or GetModel request from models, as the reference server
+// does; it returns neither reply nor error for another method.
+func serveCatalog(models []*aiv1.Model, method string, data []byte) ([]byte, error) {
+	switch method {
+	case aiv1.ModelService_ListModels_FullMethodName:
+		request := &aiv1.ListModelsRequest{}
+		if err := proto.Unmarshal(data, request); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		reply := &aiv1.ListModelsResponse{}
+		for _, model := range models {
+			if request.Provider == "" || request.Provider == model.Provider {
+				reply.Models = append(reply.Models, model)
+			}
+		}
+		return proto.Marshal(reply)
+	case aiv1.ModelService_GetModel_FullMethodName:
+		request := &aiv1.GetModelRequest{}
+		if err := proto.Unmarshal(data, request); err != nil {
+			return nil, status.Error(codes.InvalidArgument, err.Error())
+		}
+		var served []string
+		for _, model := range models {
+			if model.Id == request.Id && (request.Provider == "" || request.Provider == model.Provider) {
+				return proto.Marshal(&aiv1.GetModelResponse{Model: model})
+			}
+			served = append(served, model.Provider+"/"+model.Id)
+		}
+		return nil, status.Errorf(codes.NotFound, "no model %s/%s; served: %s", request.Provider, request.Id, strings.Join(served, ", "))
+	}
+	return nil, nil
 }
 
 // startFake starts a fake server; options may add TLS credentials.
 func startFake(t testing.TB, play script, options ...grpc.ServerOption) *fakeServer {
+	t.Helper()
+	return startServing(t, play, nil, options...)
+}
+
+// startCatalog starts a fake server whose ListModels and GetModel serve models, and whose Stream
+// plays readmeTurn.
+func startCatalog(t testing.TB, models ...*aiv1.Model) *fakeServer {
+	t.Helper()
+	return startServing(t, playing(wire(t, eventsOf(readmeTurn(), 8)...), 0, codes.OK, ""), models)
+}
+
+func startServing(t testing.TB, play script, models []*aiv1.Model, options ...grpc.ServerOption) *fakeServer {
 	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -220,12 +276,22 @@ func startFake(t testing.TB, play script, options ...grpc.ServerOption) *fakeSer
 		grpc.ForceServerCodecV2(bytesCodec{}),
 		grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
 			method, _ := grpc.MethodFromServerStream(stream)
-			if method != aiv1.ModelService_Stream_FullMethodName {
-				return status.Errorf(codes.Unimplemented, "no method %s", method)
-			}
+			headers := metadataOf(stream)
+			fake.headers.Store(&headers)
 			var data []byte
 			if err := stream.RecvMsg(&data); err != nil {
 				return err
+			}
+			if models != nil {
+				if reply, err := serveCatalog(models, method, data); reply != nil || err != nil {
+					if err == nil {
+						err = stream.SendMsg(reply)
+					}
+					return err
+				}
+			}
+			if method != aiv1.ModelService_Stream_FullMethodName {
+				return status.Errorf(codes.Unimplemented, "no method %s", method)
 			}
 			request := &aiv1.StreamRequest{}
 			if err := proto.Unmarshal(data, request); err != nil {

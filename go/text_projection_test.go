@@ -62,7 +62,7 @@ func TestTheTextProjectionTestFailsWhenToolNamesLeak(t *testing.T) {
 	}
 }
 
-func TestTextOfAcceptsEveryRoleAndTheTranscriptWrapper(t *testing.T) {
+func TestTextOfAcceptsEveryRoleAndTheWrappersOfAMessage(t *testing.T) {
 	bound(t)
 	user := &aiv1.UserMessage{Content: []*aiv1.UserContent{
 		{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: "a"}}},
@@ -84,6 +84,9 @@ func TestTextOfAcceptsEveryRoleAndTheTranscriptWrapper(t *testing.T) {
 		{assistantMessage([]*aiv1.AssistantContent{thinking("hidden", nil, nil)}), ""},
 		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_Custom{Custom: &aiv1.CustomMessage{Role: "bashExecution", FieldsJson: "{}"}}}, ""},
 		{&aiv1.AgentMessage{}, ""},
+		{&aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_Message{Message: &aiv1.AgentMessage{Role: &aiv1.AgentMessage_User{User: user}}}}, "a\nb"},
+		{&aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_SessionEntry{SessionEntry: &aiv1.SessionEntry{Type: "model_change", FieldsJson: "{}"}}}, ""},
+		{&aiv1.TranscriptEntry{}, ""},
 	} {
 		if got := piproto.TextOf(case_.message); got != case_.want {
 			t.Errorf("TextOf(%v) = %q, want %q", case_.message, got, case_.want)
@@ -91,5 +94,12 @@ func TestTextOfAcceptsEveryRoleAndTheTranscriptWrapper(t *testing.T) {
 	}
 	if _, err := piproto.Unwrap(&aiv1.AgentMessage{}); !errors.Is(err, piproto.ErrNoRole) || err.Error() != "AgentMessage has no role set" {
 		t.Fatalf("Unwrap: %v", err)
+	}
+	if _, err := piproto.Unwrap(&aiv1.TranscriptEntry{}); !errors.Is(err, piproto.ErrNoEntry) {
+		t.Fatalf("Unwrap of an empty transcript entry: %v", err)
+	}
+	session := &aiv1.SessionEntry{Type: "model_change", FieldsJson: "{}"}
+	if inner, err := piproto.Unwrap(&aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_SessionEntry{SessionEntry: session}}); inner != session || err != nil {
+		t.Fatalf("Unwrap of a session entry: %v, %v", inner, err)
 	}
 }

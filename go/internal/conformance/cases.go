@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -74,6 +75,10 @@ func runValidate(c *conformancev1.ValidateCase) string {
 		input = member.Message
 	case *conformancev1.ValidateCase_Event:
 		input = member.Event
+	case *conformancev1.ValidateCase_Entry:
+		input = member.Entry
+	case *conformancev1.ValidateCase_Model:
+		input = member.Model
 	default:
 		return "the case sets no input"
 	}
@@ -149,6 +154,7 @@ func runClient(c *conformancev1.ClientCase, name, server string) string {
 	}
 	defer func() { _ = client.Close() }()
 	options := []piproto.StreamOption{
+		piproto.WithProvider(request.GetProvider()),
 		piproto.WithModel(request.GetModel()),
 		piproto.WithCoalesceDeltas(request.GetCoalesceDeltas()),
 		piproto.WithMetadata("pi-conformance-case", name),
@@ -206,6 +212,49 @@ func runClient(c *conformancev1.ClientCase, name, server string) string {
 	}
 	if want := expect.GetResult(); want != nil {
 		return sameResult(result, want)
+	}
+	return ""
+}
+
+func runCost(c *conformancev1.CostCase) string {
+	got, want := piproto.CalculateCost(c.GetRates(), c.GetUsage()), c.GetCost()
+	parts := func(cost *aiv1.Cost) []uint64 {
+		return []uint64{
+			math.Float64bits(cost.GetInput()), math.Float64bits(cost.GetOutput()), math.Float64bits(cost.GetCacheRead()),
+			math.Float64bits(cost.GetCacheWrite()), math.Float64bits(cost.GetTotal()),
+		}
+	}
+	if !slices.Equal(parts(got), parts(want)) {
+		return fmt.Sprintf("costs %v", got)
+	}
+	return ""
+}
+
+// runPartialJSON streams the text into a tool call through the public accumulator, as one delta
+// and then one character at a time, and compares the partial's arguments_json both times.
+func runPartialJSON(c *conformancev1.PartialJsonCase) string {
+	whole := []string{c.GetText()}
+	var characters []string
+	for _, char := range c.GetText() {
+		characters = append(characters, string(char))
+	}
+	for _, deltas := range [][]string{whole, characters} {
+		accumulator := piproto.NewAccumulator()
+		events := []*aiv1.ModelEvent{
+			{Event: &aiv1.ModelEvent_Start{Start: &aiv1.StartEvent{Header: &aiv1.AssistantMessage{}}}},
+			{Event: &aiv1.ModelEvent_ToolcallStart{ToolcallStart: &aiv1.ToolCallStartEvent{Id: "c", Name: "n"}}},
+		}
+		for _, delta := range deltas {
+			events = append(events, &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallDelta{ToolcallDelta: &aiv1.ToolCallDeltaEvent{Delta: delta}}})
+		}
+		for index, event := range events {
+			if err := accumulator.Apply(event); err != nil {
+				return fmt.Sprintf("event %d: %v", index, err)
+			}
+		}
+		if got := accumulator.Partial.GetContent()[0].GetToolCall().GetArgumentsJson(); got != c.GetCompleted() {
+			return fmt.Sprintf("completes as %q from %d deltas", got, len(deltas))
+		}
 	}
 	return ""
 }

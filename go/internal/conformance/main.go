@@ -129,7 +129,8 @@ func readProtoJSON(path string, message proto.Message) error {
 	return nil
 }
 
-// kindOf is the member name of Case.kind: "wire", "validate", "stream", "client" or "pi_json".
+// kindOf is the member name of Case.kind: "wire", "validate", "stream", "client", "pi_json",
+// "cost" or "partial_json".
 func kindOf(c *conformancev1.Case) string {
 	field := c.ProtoReflect().WhichOneof(c.ProtoReflect().Descriptor().Oneofs().ByName("kind"))
 	if field == nil {
@@ -157,6 +158,10 @@ func outcome(c *conformancev1.Case, server string) string {
 			done <- runStream(kind.Stream)
 		case *conformancev1.Case_Client:
 			done <- runClient(kind.Client, c.GetName(), server)
+		case *conformancev1.Case_Cost:
+			done <- runCost(kind.Cost)
+		case *conformancev1.Case_PartialJson:
+			done <- runPartialJSON(kind.PartialJson)
 		case *conformancev1.Case_PiJson:
 			done <- "the Go runtime has no pi-JSON codec"
 		default:
