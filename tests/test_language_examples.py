@@ -14,7 +14,7 @@ EXAMPLES = {  # language fence: the test file holding the example between its ma
     "ts": ROOT / "typescript" / "test" / "client.test.ts",
     "go": ROOT / "go" / "client_test.go",
     "rust": ROOT / "rust" / "tests" / "client.rs",
-    "java": ROOT / "java" / "src" / "test" / "java" / "pi" / "proto" / "ClientTest.java",
+    "java": ROOT / "java" / "src" / "test" / "java" / "io" / "github" / "piproto" / "ClientTest.java",
 }
 
 

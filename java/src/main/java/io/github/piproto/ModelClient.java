@@ -1,0 +1,308 @@
+package io.github.piproto;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.github.piproto.ai.v1.AgentContext;
+import io.github.piproto.ai.v1.GetModelRequest;
+import io.github.piproto.ai.v1.GetModelResponse;
+import io.github.piproto.ai.v1.ListModelsRequest;
+import io.github.piproto.ai.v1.Model;
+import io.github.piproto.ai.v1.ModelEvent;
+import io.github.piproto.ai.v1.ModelServiceGrpc;
+import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.StreamRequest;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Context;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.MetadataUtils;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client of {@code pi.ai.v1.ModelService} over one gRPC channel.
+ *
+ * <p>Every failure becomes the stream's one {@code error} event, carrying everything received
+ * before it, and the stream's {@code failure()} says which it was: a non-OK status or transport
+ * failure is ERROR with the status description (the code name if it has none), failure = the status
+ * code; an undecodable event, an event that breaks the stream rules, or a stream that closes
+ * without a terminal event ("stream ended without a terminal event") is ERROR, failure = the rule
+ * ({@code event-decode}, the rule broken, {@code terminal-missing}); {@code cancel()} on the
+ * returned stream is ABORTED "cancelled", with no failure.
+ *
+ * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
+ * whose deltas add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
+ * rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes} change
+ * both.
+ *
+ * <p>The catalog calls, {@link #listModels} and {@link #getModel}, are plain blocking calls with a
+ * deadline of {@link #CATALOG_TIMEOUT}; they throw {@link CallException} with the status code.
+ */
+public final class ModelClient implements AutoCloseable {
+  /** The largest single event the client accepts, in bytes. */
+  public static final int MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
+
+  /** The deadline of a call that sets none: longer than a server's usual stream limit. */
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(15);
+
+  /** The deadline of a catalog call, {@link #listModels} or {@link #getModel}. */
+  public static final Duration CATALOG_TIMEOUT = Duration.ofSeconds(30);
+
+  /**
+   * The generated Stream method, receiving each event as bytes: the client decodes them itself, so
+   * an undecodable event is reported with its index.
+   */
+  private static final MethodDescriptor<StreamRequest, byte[]> STREAM =
+      ModelServiceGrpc.getStreamMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
+
+  private final ManagedChannel channel;
+  private final Duration defaultTimeout;
+  private final long maxMessageBytes;
+
+  /** A client of the server at {@code target} (host:port), over plaintext HTTP/2. */
+  public ModelClient(String target) {
+    this(
+        Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
+            .maxInboundMessageSize(MAX_RECEIVE_BYTES)
+            .build());
+  }
+
+  /** A client over a channel of your own (TLS, interceptors, ...); {@link #close} shuts it down. */
+  public ModelClient(ManagedChannel channel) {
+    this(channel, DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  private ModelClient(ManagedChannel channel, Duration defaultTimeout, long maxMessageBytes) {
+    this.channel = channel;
+    this.defaultTimeout = defaultTimeout;
+    this.maxMessageBytes = maxMessageBytes;
+  }
+
+  /**
+   * This client, on the same channel, with {@code timeout} as the deadline of calls that set none;
+   * null for no deadline.
+   */
+  public ModelClient withDefaultTimeout(Duration timeout) {
+    return new ModelClient(channel, timeout, maxMessageBytes);
+  }
+
+  /**
+   * This client, on the same channel, ending a stream whose deltas add up to more than {@code
+   * bytes} bytes of UTF-8 (rule {@code size-limit}).
+   */
+  public ModelClient withMaxMessageBytes(long bytes) {
+    if (bytes < 0) {
+      throw new IllegalArgumentException("maxMessageBytes must not be negative");
+    }
+    return new ModelClient(channel, defaultTimeout, bytes);
+  }
+
+  /**
+   * Start one call with the server's default model and options; the stream's {@code partial()}
+   * rebuilds the message as its events are taken.
+   */
+  public AssistantMessageEventStream stream(AgentContext context) {
+    return stream(StreamRequest.newBuilder().setContext(context).build());
+  }
+
+  /**
+   * Start one call of the model {@code model} (its id) of {@code provider}, as pi names a model; an
+   * empty provider leaves it to the server to find the only provider that serves the model, an
+   * empty model id asks for the server's default model.
+   */
+  public AssistantMessageEventStream stream(String provider, String model, AgentContext context) {
+    return stream(
+        StreamRequest.newBuilder()
+            .setProvider(provider)
+            .setModel(model)
+            .setContext(context)
+            .build());
+  }
+
+  /** Start one call of {@code request}, with the client's default deadline. */
+  public AssistantMessageEventStream stream(StreamRequest request) {
+    return stream(request, null, new Metadata());
+  }
+
+  /**
+   * Start one call of {@code request}.
+   *
+   * @param timeout the call's deadline, after which the stream ends with ERROR (DEADLINE_EXCEEDED);
+   *     null for the client's default
+   */
+  public AssistantMessageEventStream stream(StreamRequest request, Duration timeout) {
+    return stream(request, timeout, new Metadata());
+  }
+
+  /**
+   * Start one call of {@code request}, sending {@code headers} as request metadata.
+   *
+   * @param timeout the call's deadline; null for the client's default
+   */
+  public AssistantMessageEventStream stream(
+      StreamRequest request, Duration timeout, Metadata headers) {
+    AssistantMessageEventStream events = new AssistantMessageEventStream(maxMessageBytes);
+    Duration deadline = timeout != null ? timeout : defaultTimeout;
+    CallOptions options =
+        deadline == null
+            ? CallOptions.DEFAULT
+            : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+    Channel target =
+        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+    events.drive(stream -> receive(stream, target, request, options));
+    return events;
+  }
+
+  /** Every model the server serves, in its catalog order. */
+  public List<Model> listModels() {
+    return listModels("");
+  }
+
+  /**
+   * The models of {@code provider} the server serves, in its catalog order; every provider's when
+   * empty.
+   *
+   * @throws CallException if the call ends with a status other than OK
+   */
+  public List<Model> listModels(String provider) {
+    ListModelsRequest request = ListModelsRequest.newBuilder().setProvider(provider).build();
+    try {
+      return catalog().listModels(request).getModelsList();
+    } catch (StatusRuntimeException error) {
+      throw CallException.of(error.getStatus());
+    }
+  }
+
+  /** The model {@code id} of the only provider that serves it. */
+  public Model getModel(String id) {
+    return getModel(id, "");
+  }
+
+  /**
+   * The model {@code id} of {@code provider} (empty: the only provider that serves it).
+   *
+   * @throws CallException if the call ends with a status other than OK: NOT_FOUND when the server
+   *     does not serve the model
+   */
+  public Model getModel(String id, String provider) {
+    GetModelRequest request = GetModelRequest.newBuilder().setProvider(provider).setId(id).build();
+    GetModelResponse response;
+    try {
+      response = catalog().getModel(request);
+    } catch (StatusRuntimeException error) {
+      throw CallException.of(error.getStatus());
+    }
+    if (!response.hasModel()) {
+      throw new CallException("INTERNAL", "the server answered GetModel without a model");
+    }
+    return response.getModel();
+  }
+
+  private ModelServiceGrpc.ModelServiceBlockingStub catalog() {
+    return ModelServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(CATALOG_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** Shut the channel down; streams still open end with an ERROR event. */
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void receive(
+      AssistantMessageEventStream events,
+      Channel target,
+      StreamRequest request,
+      CallOptions options)
+      throws InterruptedException {
+    // The call belongs to this context: cancelling it ends the call wherever the loop stands.
+    Context.CancellableContext call = Context.current().withCancellation();
+    Context outer = call.attach();
+    try {
+      Iterator<byte[]> messages =
+          ClientCalls.blockingServerStreamingCall(target, STREAM, options, request);
+      for (int index = 0; messages.hasNext(); index++) {
+        byte[] data = messages.next();
+        ModelEvent event;
+        try {
+          event = ModelEvent.parseFrom(data);
+        } catch (InvalidProtocolBufferException | RuntimeException error) {
+          // Untrusted bytes: whatever goes wrong reading them is this one rule.
+          String detail =
+              "cannot decode a ModelEvent from %d bytes: %s"
+                  .formatted(data.length, error.getMessage());
+          events.fail(new StreamProtocolException(index, "event-decode", detail));
+          return;
+        }
+        events.send(event); // waits while the consumers are behind
+        if (events.isDone()) {
+          return; // anything after the terminal event is ignored: the call is cancelled below
+        }
+      }
+      events.endWithoutTerminal();
+    } catch (StreamProtocolException broken) {
+      events.fail(broken);
+    } catch (RuntimeException error) {
+      Status status = Status.fromThrowable(error);
+      String code = status.getCode().name();
+      String description = status.getDescription();
+      String message = description == null || description.isEmpty() ? code : description;
+      events.fail(StopReason.STOP_REASON_ERROR, message, StreamFailure.ofStatus(code, message));
+    } finally {
+      call.detach(outer);
+      call.cancel(null);
+    }
+  }
+
+  /** Requests encoded with their map entries in key order, as the schema asks. */
+  private static final class SortedMaps implements MethodDescriptor.Marshaller<StreamRequest> {
+    @Override
+    public InputStream stream(StreamRequest value) {
+      return new ByteArrayInputStream(Wire.toBytes(value));
+    }
+
+    @Override
+    public StreamRequest parse(InputStream stream) {
+      try {
+        return StreamRequest.parseFrom(stream);
+      } catch (IOException error) {
+        throw new UncheckedIOException(error);
+      }
+    }
+  }
+
+  /** Messages as the bytes they travel in. */
+  private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException error) {
+        throw new UncheckedIOException(error);
+      }
+    }
+  }
+}

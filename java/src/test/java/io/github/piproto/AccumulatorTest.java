@@ -1,0 +1,286 @@
+package io.github.piproto;
+
+import static io.github.piproto.Fixtures.TEST_TIMEOUT_SECONDS;
+import static io.github.piproto.Fixtures.assistantMessage;
+import static io.github.piproto.Fixtures.done;
+import static io.github.piproto.Fixtures.error;
+import static io.github.piproto.Fixtures.start;
+import static io.github.piproto.Fixtures.text;
+import static io.github.piproto.Fixtures.textDelta;
+import static io.github.piproto.Fixtures.textEnd;
+import static io.github.piproto.Fixtures.textStart;
+import static io.github.piproto.Fixtures.thinking;
+import static io.github.piproto.Fixtures.thinkingDelta;
+import static io.github.piproto.Fixtures.thinkingStart;
+import static io.github.piproto.Fixtures.toolCall;
+import static io.github.piproto.Fixtures.toolCallDelta;
+import static io.github.piproto.Fixtures.toolCallEnd;
+import static io.github.piproto.Fixtures.toolCallStart;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.piproto.ai.v1.AssistantContent;
+import io.github.piproto.ai.v1.AssistantMessage;
+import io.github.piproto.ai.v1.DoneEvent;
+import io.github.piproto.ai.v1.ModelEvent;
+import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.TextContent;
+import io.github.piproto.ai.v1.TextEndEvent;
+import io.github.piproto.ai.v1.Usage;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The stream rules, as (event index, rule id), and the partial they rebuild. */
+class AccumulatorTest {
+  private static final StopReason STOP = StopReason.STOP_REASON_STOP;
+  private static final StopReason TOOL_USE = StopReason.STOP_REASON_TOOL_USE;
+  private static final StopReason ERROR = StopReason.STOP_REASON_ERROR;
+
+  /** Apply the events until one breaks a rule; return that rule as "index rule-id". */
+  private static String firstBroken(ModelEvent... events) {
+    return firstBroken(new Accumulator(), events);
+  }
+
+  private static String firstBroken(Accumulator accumulator, ModelEvent... events) {
+    StreamProtocolException error =
+        assertThrows(
+            StreamProtocolException.class,
+            () -> {
+              for (ModelEvent event : events) {
+                accumulator.apply(event);
+              }
+            });
+    return error.eventIndex() + " " + error.ruleId();
+  }
+
+  private static AssistantMessage failed(AssistantContent... content) {
+    return assistantMessage(ERROR, content);
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void eventKindAndStart() {
+    assertEquals("0 event-kind", firstBroken(ModelEvent.getDefaultInstance()));
+    assertEquals("0 start-first", firstBroken(textStart(0)));
+    assertEquals("1 start-once", firstBroken(start(), start()));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void blockRules() {
+    assertEquals("1 next-index", firstBroken(start(), textStart(1)));
+    assertEquals("1 block-exists", firstBroken(start(), textDelta(4, "x")));
+    assertEquals("1 block-exists", firstBroken(start(), textDelta(-1, "x"))); // uint32 max
+    assertEquals("2 block-kind", firstBroken(start(), textStart(0), thinkingDelta(0, "x")));
+    assertEquals("3 block-open", firstBroken(start(), textStart(0), textEnd(0), textDelta(0, "x")));
+    assertEquals(
+        "2 tool-call-id",
+        firstBroken(
+            start(), toolCallStart(0, "call_1", "read"), toolCallEnd(0, "call_2", "read", "{}")));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aBrokenRuleLeavesThePartialAsItWas() {
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "kept"));
+    assertEquals("3 block-kind", firstBroken(accumulator, thinkingDelta(0, "x")));
+    assertEquals("kept", Messages.textOf(accumulator.partial()));
+    assertEquals(4, accumulator.count());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void theTerminalEventIsValidatedAsAWhole() {
+    StreamProtocolException error =
+        assertThrows(
+            StreamProtocolException.class,
+            () -> {
+              Accumulator accumulator = new Accumulator();
+              accumulator.apply(start());
+              accumulator.apply(toolCallStart(0, "call_1", "read"));
+              accumulator.apply(toolCallEnd(0, "call_1", "read", "{}"));
+              accumulator.apply(
+                  done(STOP, assistantMessage(TOOL_USE, toolCall("call_1", "read", "[1]"))));
+            });
+    assertEquals(3, error.eventIndex());
+    assertEquals("terminal-valid", error.ruleId());
+    // protovalidate reports every violation; the JSON text rules wait until those all hold.
+    assertEquals(
+        List.of("done done.reason_matches_message"),
+        error.violations().stream()
+            .map(found -> found.fieldPath() + " " + found.ruleId())
+            .toList());
+
+    ModelEvent noMessage =
+        ModelEvent.newBuilder().setDone(DoneEvent.newBuilder().setReason(STOP)).build();
+    assertEquals("1 terminal-valid", firstBroken(start(), noMessage));
+    assertEquals("1 terminal-valid", firstBroken(start(), done(ERROR, failed())));
+    assertEquals(
+        "0 terminal-valid",
+        firstBroken(error(ERROR, failed(toolCall("call_1", "read", "{\"a\":NaN}")))));
+    assertEquals(
+        "3 terminal-agrees",
+        firstBroken(
+            start(),
+            textStart(0),
+            textEnd(0),
+            done(TOOL_USE, assistantMessage(TOOL_USE, toolCall("call_1", "read", "{}")))));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void deltasAreCountedInBytesOfUtf8AgainstTheLimit() {
+    Accumulator accumulator = new Accumulator(10);
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "一二三")); // 9 bytes
+    accumulator.apply(thinkingStart(1));
+    assertEquals("4 size-limit", firstBroken(accumulator, thinkingDelta(1, "ab")));
+    assertEquals("一二三", Messages.textOf(accumulator.partial()));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aFailedCallMaySendItsTerminalEventAlone() {
+    AssistantMessage message = failed().toBuilder().setErrorMessage("refused").build();
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(error(ERROR, message));
+    assertSame(message, accumulator.partial());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void thePartialIsRebuiltAtEveryStep() {
+    AssistantMessage message =
+        assistantMessage(
+                TOOL_USE,
+                thinking("让我想想 🤔"),
+                text("我先读取项目说明。"),
+                toolCall("call_1", "read", "{\"path\":\"README.md\"}"))
+            .toBuilder()
+            .setUsage(Usage.newBuilder().setInput(18).setOutput(12).setTotalTokens(30))
+            .build();
+    Accumulator accumulator = new Accumulator();
+    List<ModelEvent> applied = Events.eventsOf(message, 4);
+    List<AssistantMessage> partials = new ArrayList<>();
+    for (ModelEvent event : applied) {
+      accumulator.apply(event);
+      assertFalse(event.hasPartial());
+      partials.add(accumulator.partial());
+    }
+    List<String> texts = new ArrayList<>();
+    List<String> raw = new ArrayList<>();
+    List<String> live = new ArrayList<>();
+    for (int index = 0; index < applied.size(); index++) {
+      ModelEvent event = applied.get(index);
+      AssistantMessage partial = partials.get(index);
+      if (event.hasTextDelta()) {
+        texts.add(Messages.textOf(partial));
+      }
+      if (event.hasToolcallDelta()) {
+        live.add(partial.getContent(2).getToolCall().getArgumentsJson());
+        raw.add(partial.getContent(2).getToolCall().getRawArguments());
+      }
+    }
+    // Each partial is a message of its own: later events do not change it.
+    assertEquals(List.of("我先读取", "我先读取项目说明", "我先读取项目说明。"), texts);
+    assertEquals(
+        List.of(
+            "{\"pa",
+            "{\"path\":",
+            "{\"path\":\"REA",
+            "{\"path\":\"README.",
+            "{\"path\":\"README.md\"}"),
+        raw);
+    assertEquals(
+        List.of(
+            "{}", "{}", "{\"path\":\"REA\"}", "{\"path\":\"README.\"}", "{\"path\":\"README.md\"}"),
+        live);
+    assertEquals("让我想想 🤔", partials.get(4).getContent(0).getThinking().getThinking());
+    assertTrue(partials.get(0).getContentList().isEmpty());
+    assertEquals("scripted-v1", partials.get(0).getModel());
+
+    assertSame(message, partials.get(partials.size() - 1));
+    assertSame(message, accumulator.partial());
+    assertEquals(applied.size(), accumulator.count());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void endEventsSetSignaturesAndTheFinishedToolCall() {
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "hi"));
+    ModelEvent signed =
+        ModelEvent.newBuilder()
+            .setTextEnd(TextEndEvent.newBuilder().setContentIndex(0).setTextSignature("sig"))
+            .build();
+    accumulator.apply(signed);
+    TextContent text = accumulator.partial().getContent(0).getText();
+    assertEquals("hi", text.getText());
+    assertEquals("sig", text.getTextSignature());
+
+    accumulator.apply(toolCallStart(1, "call_1", "read"));
+    accumulator.apply(toolCallDelta(1, "{\"path\": \"README.md\"}"));
+    accumulator.apply(toolCallEnd(1, "call_1", "read", "{\"path\":\"README.md\"}"));
+    assertEquals(
+        toolCall("call_1", "read", "{\"path\":\"README.md\"}"),
+        accumulator.partial().getContent(1));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void theEventsOfAMessageRebuildIt() {
+    AssistantMessage message =
+        assistantMessage(STOP, text("𝄞 😀 𠀀 and more"), thinking(""), text("")).toBuilder()
+            .setErrorMessage("kept")
+            .build();
+    Accumulator accumulator = new Accumulator();
+    for (ModelEvent event : Events.eventsOf(message, 3)) {
+      accumulator.apply(event);
+    }
+    assertSame(message, accumulator.partial());
+    assertThrows(IllegalArgumentException.class, () -> Events.eventsOf(message, 0));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anEventCarryingUsageSetsThePartialsUsage() {
+    Usage early = Usage.newBuilder().setInput(1200).setTotalTokens(1200).build();
+    Usage later = Usage.newBuilder().setInput(1200).setOutput(7).setTotalTokens(1207).build();
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start().toBuilder().setUsage(early).build());
+    assertEquals(early, accumulator.partial().getUsage());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textDelta(0, "hi").toBuilder().setUsage(later).build());
+    assertEquals(later, accumulator.partial().getUsage());
+    assertEquals("hi", Messages.textOf(accumulator.partial()));
+    accumulator.apply(textEnd(0)); // no usage: it did not change
+    assertEquals(later, accumulator.partial().getUsage());
+
+    // A terminal event's message carries its own usage; the event's is not applied to it.
+    AssistantMessage message = assistantMessage(STOP, text("hi"));
+    accumulator.apply(done(STOP, message).toBuilder().setUsage(later).build());
+    assertSame(message, accumulator.partial());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aRefusedEventLeavesTheUsageAsItWas() {
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    Usage usage = Usage.newBuilder().setOutput(3).build();
+    ModelEvent outOfPlace = textDelta(0, "x").toBuilder().setUsage(usage).build();
+    assertThrows(StreamProtocolException.class, () -> accumulator.apply(outOfPlace));
+    assertEquals(Usage.getDefaultInstance(), accumulator.partial().getUsage());
+  }
+}
