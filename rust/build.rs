@@ -13,15 +13,21 @@ use protox::file::{
 };
 
 const PROTO_ROOT: &str = "../proto";
-const FILES: [&str; 7] = [
+const FILES: [&str; 9] = [
     "pi/ai/v1/json.proto",
     "pi/ai/v1/content.proto",
     "pi/ai/v1/message.proto",
+    "pi/ai/v1/transcript.proto",
     "pi/ai/v1/context.proto",
     "pi/ai/v1/event.proto",
+    "pi/ai/v1/model.proto",
     "pi/ai/v1/service.proto",
     "pi/conformance/v1/conformance.proto",
 ];
+/// The map fields, generated as BTreeMaps: they encode their entries in key order, as every
+/// runtime does, so a message has one encoding. (pbjson-build matches the message's path.)
+const HEADERS: &str = ".pi.ai.v1.GenerationOptions.headers";
+const HEADERS_MESSAGE: &str = ".pi.ai.v1.GenerationOptions";
 /// The descriptor set the runtime decodes into its pool: our files and everything they import,
 /// with their options (the validation rules) and without source info.
 const DESCRIPTOR_SET: &str = "pi_proto_descriptors.bin";
@@ -62,11 +68,12 @@ fn generate_types(all: &prost_types::FileDescriptorSet) -> Result<(), Box<dyn st
     for file in &files.file {
         json.register_file_descriptor(file.clone());
     }
-    json.build(&[".pi.ai.v1"])?;
+    json.btree_map([HEADERS_MESSAGE]).build(&[".pi.ai.v1"])?;
 
     let mut builder = tonic_prost_build::configure()
         .build_server(false)
-        .build_transport(false);
+        .build_transport(false)
+        .btree_map(HEADERS);
     for file in &files.file {
         for message in &file.message_type {
             let name = format!("{}.{}", file.package(), message.name());

@@ -20,11 +20,18 @@
 //!
 //! A receiver adds `terminal-missing` (the events ended without a terminal event) and
 //! `event-decode` (bytes that are not a ModelEvent); see [`crate::EventStream`].
+//!
+//! While a tool call streams, its `raw_arguments` is the text so far and its `arguments_json`
+//! that text completed into a JSON object ([`crate::complete_arguments`]), kept up to date
+//! incrementally. A non-terminal event that carries `usage` sets the partial's usage once it is
+//! applied (a terminal event's message carries its own).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
 use crate::events::{event_kind, terminal_message};
+use crate::partial_json::Completion;
 use crate::v1::assistant_content::Block;
 use crate::v1::model_event::Event;
 use crate::v1::{
@@ -88,6 +95,8 @@ pub struct Accumulator {
     received_bytes: u64,
     started: bool,
     open: Vec<bool>, // per block: not yet ended
+    /// Per tool call still streaming, by content index: its arguments' completion.
+    completions: HashMap<u32, Completion>,
 }
 
 impl Default for Accumulator {
@@ -106,6 +115,7 @@ impl Accumulator {
             received_bytes: 0,
             started: false,
             open: Vec::new(),
+            completions: HashMap::new(),
         }
     }
 
@@ -146,7 +156,7 @@ impl Accumulator {
             index,
             kind: event_kind(event),
         };
-        match body {
+        let applied = match body {
             Event::Done(done) => self.finish(&rule, event, done.message.as_ref()),
             Event::Error(error) => self.finish(&rule, event, error.message.as_ref()),
             Event::Start(start) => {
@@ -165,7 +175,14 @@ impl Accumulator {
             }
             _ if !self.started => Err(rule.broken("start-first", "a stream opens with start")),
             block_event => self.apply_block(&rule, block_event),
+        };
+        if let (Ok(()), Some(usage)) = (&applied, &event.usage)
+            && !matches!(body, Event::Done(_) | Event::Error(_))
+        {
+            // The sender's usage changed with this event.
+            Arc::make_mut(&mut self.partial).usage = Some(usage.clone());
         }
+        applied
     }
 
     /// Make the message of a terminal event built from this partial the partial, without the
@@ -187,7 +204,7 @@ impl Accumulator {
                 self.open_block(rule, start.content_index, thinking)
             }
             Event::ToolcallStart(start) => {
-                // Until the call ends, its arguments are an empty object and the text so far.
+                // Until the call ends, its arguments are the text so far, and its completion.
                 let call = ToolCall {
                     id: start.id.clone(),
                     name: start.name.clone(),
@@ -195,7 +212,10 @@ impl Accumulator {
                     raw_arguments: Some(String::new()),
                     ..Default::default()
                 };
-                self.open_block(rule, start.content_index, Block::ToolCall(call))
+                self.open_block(rule, start.content_index, Block::ToolCall(call))?;
+                let completion = Completion::default();
+                self.completions.insert(start.content_index, completion);
+                Ok(())
             }
             Event::TextDelta(delta) => {
                 self.append(rule, delta.content_index, Kind::Text, &delta.delta)
@@ -239,6 +259,7 @@ impl Accumulator {
                     return Err(rule.broken("tool-call-id", detail));
                 }
                 *block = Block::ToolCall(call);
+                self.completions.remove(&at);
                 Ok(())
             }
             Event::Start(_) | Event::Done(_) | Event::Error(_) => {
@@ -284,10 +305,19 @@ impl Accumulator {
             return Err(rule.broken("size-limit", detail));
         }
         self.received_bytes = received;
+        let mut completion = self.completions.remove(&at);
         match self.block(rule, at, kind, false)? {
             Block::Text(text) => text.text.push_str(delta),
             Block::Thinking(thinking) => thinking.thinking.push_str(delta),
-            Block::ToolCall(call) => call.raw_arguments.get_or_insert_default().push_str(delta),
+            Block::ToolCall(call) => {
+                let raw = call.raw_arguments.get_or_insert_default();
+                raw.push_str(delta);
+                let completion = completion.get_or_insert_default();
+                completion.update(raw, &mut call.arguments_json);
+            }
+        }
+        if let Some(completion) = completion {
+            self.completions.insert(at, completion);
         }
         Ok(())
     }

@@ -1,5 +1,7 @@
-//! The gRPC client of `pi.ai.v1.ModelService/Stream`: streams whose iteration never fails.
+//! The gRPC client of `pi.ai.v1.ModelService`: streams whose iteration never fails, and the
+//! model catalog (`ListModels`, `GetModel`).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -17,17 +19,27 @@ use tonic::{Code, Response, Status};
 
 use crate::accumulator::{DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
 use crate::event_stream::{EventStream, StreamFailure};
-use crate::v1::{AgentContext, GenerationOptions, ModelEvent, StreamRequest};
+use crate::v1::model_service_client::ModelServiceClient;
+use crate::v1::{
+    AgentContext, GenerationOptions, GetModelRequest, ListModelsRequest, Model, ModelEvent,
+    StreamRequest,
+};
 
 /// The deadline of a call that sets none: 15 minutes, longer than a server's usual stream limit.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// The deadline of a catalog call (`list_models`, `get_model`) unless the client sets another.
+pub const DEFAULT_CATALOG_TIMEOUT: Duration = Duration::from_secs(30);
 
 const STREAM_METHOD: &str = "/pi.ai.v1.ModelService/Stream";
 
 /// What one call may set besides its context.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
-    /// The model id to call; empty for the server's default model.
+    /// The provider of the model, as pi names a model by provider and id; empty for the only
+    /// provider that serves `model`.
+    pub provider: String,
+    /// The model id to call, as its provider names it; empty for the server's default model.
     pub model: String,
     /// Options for this call; `None` for the model's defaults.
     pub generation: Option<GenerationOptions>,
@@ -37,8 +49,55 @@ pub struct CallOptions {
     /// [`ModelClient::with_default_timeout`]). Passing it ends the stream with ERROR, failure
     /// status `DEADLINE_EXCEEDED`.
     pub timeout: Option<Duration>,
-    /// Request metadata (ASCII keys and values), e.g. `("authorization", "Bearer ...")`.
+    /// Request metadata (ASCII keys and values), e.g. `("authorization", "Bearer ...")`, added
+    /// to the client's own ([`ModelClient::with_metadata`]), replacing its value of the same key.
     pub metadata: Vec<(String, String)>,
+}
+
+/// A catalog call (`list_models`, `get_model`) that ended with a status other than OK.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    /// The status code's name, e.g. `NOT_FOUND` or `UNAVAILABLE`.
+    pub code: &'static str,
+    /// The status message (the server's NOT_FOUND names the models it serves); may be empty.
+    pub message: String,
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            formatter.write_str(self.code)
+        } else {
+            write!(formatter, "{}: {}", self.code, self.message)
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+impl From<&Status> for CallError {
+    /// For a failure of the transport (tonic's own status, e.g. "tcp connect error"), the root
+    /// cause is appended to the message ("Connection refused").
+    fn from(status: &Status) -> Self {
+        let mut message = status.message().to_owned();
+        let mut root = std::error::Error::source(status);
+        while let Some(cause) = root.and_then(std::error::Error::source) {
+            root = Some(cause);
+        }
+        if let Some(cause) = root.map(ToString::to_string)
+            && !message.contains(&cause)
+        {
+            message = if message.is_empty() {
+                cause
+            } else {
+                format!("{message}: {cause}")
+            };
+        }
+        Self {
+            code: code_name(status.code()),
+            message,
+        }
+    }
 }
 
 /// A client of `pi.ai.v1.ModelService` over one HTTP/2 channel (plaintext); cheap to clone.
@@ -53,7 +112,9 @@ pub struct CallOptions {
 pub struct ModelClient {
     channel: Channel,
     default_timeout: Option<Duration>,
+    catalog_timeout: Option<Duration>,
     max_message_bytes: u64,
+    metadata: Vec<(String, String)>,
 }
 
 impl ModelClient {
@@ -70,8 +131,24 @@ impl ModelClient {
         Ok(Self {
             channel: Endpoint::from_shared(uri)?.connect_lazy(),
             default_timeout: Some(DEFAULT_TIMEOUT),
+            catalog_timeout: Some(DEFAULT_CATALOG_TIMEOUT),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            metadata: Vec::new(),
         })
+    }
+
+    /// The same client, sending `key: value` (ASCII) with every call, e.g. `authorization`.
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.push((key.into(), value.into()));
+        self
+    }
+
+    /// The same client with another deadline for catalog calls; `None` for no deadline.
+    #[must_use]
+    pub fn with_catalog_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.catalog_timeout = timeout;
+        self
     }
 
     /// The same client with another deadline for calls that set none; `None` for no deadline.
@@ -93,30 +170,25 @@ impl ModelClient {
     /// call is read as the stream is consumed (or by [`EventStream::result`]).
     pub fn stream(&self, context: AgentContext, options: CallOptions) -> EventStream {
         let request = StreamRequest {
+            provider: options.provider,
             model: options.model,
             context: Some(context),
             options: options.generation,
             coalesce_deltas: options.coalesce_deltas,
         };
-        let mut request = tonic::Request::new(request);
         let timeout = options.timeout.or(self.default_timeout);
-        if let Some(limit) = timeout {
-            request.set_timeout(limit); // for the server; ours is Call::deadline
-        }
         let events = EventStream::new().with_max_message_bytes(self.max_message_bytes);
-        for (key, value) in options.metadata {
-            let key = MetadataKey::from_bytes(key.as_bytes());
-            let value = MetadataValue::try_from(value.as_str());
-            let (Ok(key), Ok(value)) = (key, value) else {
-                let message = "request metadata must be ASCII keys and values".to_owned();
+        // The timeout is for the server; ours is Call::deadline.
+        let request = match self.request(request, timeout, &options.metadata) {
+            Ok(request) => request,
+            Err(error) => {
                 events.fail_with(StreamFailure::Status {
-                    code: "INVALID_ARGUMENT",
-                    message,
+                    code: error.code,
+                    message: error.message,
                 });
                 return events;
-            };
-            request.metadata_mut().insert(key, value);
-        }
+            }
+        };
         // A terminal event carries the whole message: room for the deltas twice, and then some.
         let largest_event = self
             .max_message_bytes
@@ -139,6 +211,63 @@ impl ModelClient {
         };
         events.read_from(Box::pin(call));
         events
+    }
+
+    /// The models the server serves, in its catalog's order; only `provider`'s unless it is
+    /// empty.
+    pub async fn list_models(&self, provider: &str) -> Result<Vec<Model>, CallError> {
+        let request = ListModelsRequest {
+            provider: provider.to_owned(),
+        };
+        let request = self.request(request, self.catalog_timeout, &[])?;
+        let mut service = ModelServiceClient::new(self.channel.clone());
+        let response = service.list_models(request).await;
+        Ok(response
+            .map_err(|status| CallError::from(&status))?
+            .into_inner()
+            .models)
+    }
+
+    /// The model `id` of `provider` (empty for the only provider that serves it); NOT_FOUND,
+    /// naming what the server serves, when it does not serve that model.
+    pub async fn get_model(&self, id: &str, provider: &str) -> Result<Model, CallError> {
+        let request = GetModelRequest {
+            provider: provider.to_owned(),
+            id: id.to_owned(),
+        };
+        let request = self.request(request, self.catalog_timeout, &[])?;
+        let mut service = ModelServiceClient::new(self.channel.clone());
+        let response = service.get_model(request).await;
+        let response = response.map_err(|status| CallError::from(&status))?;
+        response.into_inner().model.ok_or_else(|| CallError {
+            code: "INTERNAL",
+            message: "the server answered GetModel without a model".to_owned(),
+        })
+    }
+
+    /// A request with the call's deadline and the client's metadata, then the call's.
+    fn request<T>(
+        &self,
+        message: T,
+        timeout: Option<Duration>,
+        metadata: &[(String, String)],
+    ) -> Result<tonic::Request<T>, CallError> {
+        let mut request = tonic::Request::new(message);
+        if let Some(limit) = timeout {
+            request.set_timeout(limit);
+        }
+        for (key, value) in self.metadata.iter().chain(metadata) {
+            let key = MetadataKey::from_bytes(key.as_bytes());
+            let value = MetadataValue::try_from(value.as_str());
+            let (Ok(key), Ok(value)) = (key, value) else {
+                return Err(CallError {
+                    code: "INVALID_ARGUMENT",
+                    message: "request metadata must be ASCII keys and values".to_owned(),
+                });
+            };
+            request.metadata_mut().insert(key, value);
+        }
+        Ok(request)
     }
 }
 
@@ -235,27 +364,10 @@ impl Decoder for BytesDecoder {
     }
 }
 
-/// The failure of a call that a status ended. For a failure of the transport (tonic's own
-/// status, e.g. "tcp connect error"), the root cause is appended ("Connection refused").
+/// The failure of a call that a status ended.
 fn status_failure(status: &Status) -> StreamFailure {
-    let mut message = status.message().to_owned();
-    let mut root = std::error::Error::source(status);
-    while let Some(cause) = root.and_then(std::error::Error::source) {
-        root = Some(cause);
-    }
-    if let Some(cause) = root.map(ToString::to_string)
-        && !message.contains(&cause)
-    {
-        message = if message.is_empty() {
-            cause
-        } else {
-            format!("{message}: {cause}")
-        };
-    }
-    StreamFailure::Status {
-        code: code_name(status.code()),
-        message,
-    }
+    let CallError { code, message } = CallError::from(status);
+    StreamFailure::Status { code, message }
 }
 
 /// The gRPC name of a status code, as every gRPC runtime spells it.

@@ -433,7 +433,7 @@ impl State {
                 reason: reason as i32,
                 message: Some(message),
             })),
-            partial: None,
+            ..Default::default()
         };
         self.accumulator.close(&event);
         self.failure = failure;

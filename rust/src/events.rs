@@ -135,7 +135,7 @@ fn block_events(events: &mut Vec<ModelEvent>, index: u32, content: &AssistantCon
 fn event(event: Event) -> ModelEvent {
     ModelEvent {
         event: Some(event),
-        partial: None,
+        ..Default::default()
     }
 }
 

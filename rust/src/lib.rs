@@ -1,5 +1,6 @@
 //! pi-proto for Rust: the `pi.ai.v1` types generated from `../proto`, their validation, the
-//! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService/Stream`.
+//! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService` (Stream and the model
+//! catalog).
 //!
 //! - [`v1`]: every message, with prost's binary encoding, pbjson's ProtoJSON (serde) and
 //!   prost-reflect's descriptors.
@@ -7,8 +8,12 @@
 //! - [`EventStream`]: the events of one model call, ending at the first `done` or `error` event;
 //!   [`EventStream::result`] is the message that event carries, [`EventStream::partial`] the
 //!   message rebuilt so far, [`EventStream::failure`] why the receiver ended it, if it did.
-//! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules.
-//! - [`ModelClient`]: streams a call; every failure becomes the stream's final `error` event.
+//! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules; a
+//!   streaming tool call's arguments are completed into a JSON object ([`complete_arguments`]).
+//! - [`ModelClient`]: streams a call, naming the model by provider and id; every failure becomes
+//!   the stream's final `error` event. [`ModelClient::list_models`] and
+//!   [`ModelClient::get_model`] read the server's catalog.
+//! - [`calculate_cost`]: what a call's usage costs at a model's rates, as pi computes it.
 //! - [`text_of`]: a message's text blocks joined with newlines; [`user_message`] and the
 //!   `From` conversions into [`v1::AgentMessage`] build a context.
 
@@ -22,18 +27,22 @@ pub mod v1 {
 
 mod accumulator;
 mod client;
+mod cost;
 mod descriptors;
 mod event_stream;
 mod events;
 mod json_text;
 mod messages;
+mod partial_json;
 mod validate;
 
 pub use accumulator::{Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
-pub use client::{CallOptions, DEFAULT_TIMEOUT, ModelClient};
+pub use client::{CallError, CallOptions, DEFAULT_CATALOG_TIMEOUT, DEFAULT_TIMEOUT, ModelClient};
+pub use cost::{Rates, calculate_cost};
 pub use event_stream::{EventStream, Next, Source, StreamFailure};
 pub use events::{event_kind, events_of, is_terminal, terminal_message};
 pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
 pub use messages::{TextBlocks, text_of, user_message};
+pub use partial_json::complete_arguments;
 pub use prost_reflect::ReflectMessage;
 pub use validate::{ValidationError, Violation, check, violations};

@@ -5,8 +5,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::v1::agent_message::Role;
 use crate::v1::{
-    AgentMessage, AssistantMessage, TextContent, ToolResultMessage, UserContent, UserMessage,
-    assistant_content, tool_result_content, user_content,
+    AgentMessage, AssistantMessage, TextContent, ToolResultMessage, TranscriptEntry, UserContent,
+    UserMessage, assistant_content, tool_result_content, transcript_entry, user_content,
 };
 
 /// A user message holding one text block, timestamped now.
@@ -35,7 +35,6 @@ impl From<UserMessage> for AgentMessage {
     fn from(message: UserMessage) -> Self {
         Self {
             role: Some(Role::User(message)),
-            ..Default::default()
         }
     }
 }
@@ -44,7 +43,6 @@ impl From<AssistantMessage> for AgentMessage {
     fn from(message: AssistantMessage) -> Self {
         Self {
             role: Some(Role::Assistant(message)),
-            ..Default::default()
         }
     }
 }
@@ -53,7 +51,6 @@ impl From<ToolResultMessage> for AgentMessage {
     fn from(message: ToolResultMessage) -> Self {
         Self {
             role: Some(Role::ToolResult(message)),
-            ..Default::default()
         }
     }
 }
@@ -113,8 +110,17 @@ impl TextBlocks for AgentMessage {
             Some(Role::User(message)) => message.text_blocks(),
             Some(Role::Assistant(message)) => message.text_blocks(),
             Some(Role::ToolResult(message)) => message.text_blocks(),
-            // Custom messages and session entries are kept verbatim, not modelled: no text blocks.
-            Some(Role::Custom(_) | Role::SessionEntry(_)) | None => Vec::new(),
+            // Custom messages are kept verbatim, not modelled: no text blocks.
+            Some(Role::Custom(_)) | None => Vec::new(),
+        }
+    }
+}
+
+impl TextBlocks for TranscriptEntry {
+    fn text_blocks(&self) -> Vec<&str> {
+        match &self.entry {
+            Some(transcript_entry::Entry::Message(message)) => message.text_blocks(),
+            Some(transcript_entry::Entry::SessionEntry(_)) | None => Vec::new(),
         }
     }
 }

@@ -1,13 +1,16 @@
 //! The accumulator rebuilds the partial message in place, at a cost linear in the stream's
-//! length, and refuses an event that breaks a rule with a structured error.
+//! length, with a streaming tool call's arguments completed and the sender's usage, and refuses
+//! an event that breaks a rule with a structured error.
 
 mod support;
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AssistantContent, StopReason, TextStartEvent, ThinkingContent, assistant_content,
+    AssistantContent, AssistantMessage, ModelEvent, StartEvent, StopReason, TextStartEvent,
+    ThinkingContent, ToolCall, ToolCallDeltaEvent, ToolCallStartEvent, Usage, assistant_content,
 };
 use pi_proto::{Accumulator, StreamProtocolError, event_kind, events_of, text_of};
 use support::{
@@ -131,7 +134,7 @@ fn the_partial_at_each_step_of_the_readme_turn() {
         else {
             panic!("block 1 is a tool call");
         };
-        assert_eq!(streaming.arguments_json, "{}");
+        assert_eq!(streaming.arguments_json, r#"{"path":"README.md"}"#);
         assert_eq!(
             streaming.raw_arguments.as_deref(),
             Some(r#"{"path":"README.md"}"#)
@@ -231,5 +234,152 @@ fn a_stream_of_200000_deltas_costs_linear_time() {
         }
         assert_eq!(text_of(accumulator.partial()), deltas.concat());
         assert_eq!(accumulator.count(), deltas.len() + 2);
+    });
+}
+
+/// The tool call of an accumulator whose stream is `start, toolcall_start` and then deltas.
+fn streaming_call(accumulator: &Accumulator) -> ToolCall {
+    match &accumulator.partial().content[0].block {
+        Some(assistant_content::Block::ToolCall(call)) => call.clone(),
+        other => panic!("not a tool call: {other:?}"),
+    }
+}
+
+fn tool_call_opening() -> Accumulator {
+    let mut accumulator = Accumulator::default();
+    let start = event(Event::Start(StartEvent {
+        header: Some(AssistantMessage::default()),
+    }));
+    let call = event(Event::ToolcallStart(ToolCallStartEvent {
+        content_index: 0,
+        id: "call_1".to_owned(),
+        name: "write".to_owned(),
+    }));
+    for event in [start, call] {
+        accumulator.apply(&event).expect("a valid stream");
+    }
+    accumulator
+}
+
+fn argument_delta(delta: &str) -> ModelEvent {
+    event(Event::ToolcallDelta(ToolCallDeltaEvent {
+        content_index: 0,
+        delta: delta.to_owned(),
+    }))
+}
+
+#[test]
+fn a_streaming_tool_call_shows_its_arguments_so_far_completed_into_an_object() {
+    bounded(|| {
+        let mut accumulator = tool_call_opening();
+        let steps = [
+            (r#"{"path": "src/"#, r#"{"path": "src/"}"#),
+            (
+                r#"main.rs", "lines": [1, 2"#,
+                r#"{"path": "src/main.rs", "lines": [1, 2]}"#,
+            ),
+            (r#"0.5e"#, r#"{"path": "src/main.rs", "lines": [1, 20.5]}"#),
+            (
+                r#"1], "dry": tr"#,
+                r#"{"path": "src/main.rs", "lines": [1, 20.5e1], "dry": true}"#,
+            ),
+            (
+                r#"ue, "no"#,
+                r#"{"path": "src/main.rs", "lines": [1, 20.5e1], "dry": true}"#,
+            ),
+            (
+                r#"": null} "#,
+                r#"{"path": "src/main.rs", "lines": [1, 20.5e1], "dry": true, "no": null} "#,
+            ),
+        ];
+        let mut raw = String::new();
+        for (delta, completed) in steps {
+            accumulator
+                .apply(&argument_delta(delta))
+                .expect("a valid stream");
+            raw.push_str(delta);
+            let call = streaming_call(&accumulator);
+            assert_eq!(call.raw_arguments.as_deref(), Some(raw.as_str()));
+            assert_eq!(call.arguments_json, completed, "after {raw:?}");
+        }
+        // Text that cannot be an object's shows an empty one, whatever follows.
+        for delta in ["x", "}"] {
+            accumulator
+                .apply(&argument_delta(delta))
+                .expect("a valid stream");
+            assert_eq!(streaming_call(&accumulator).arguments_json, "{}");
+        }
+    });
+}
+
+#[test]
+fn a_200_kb_argument_in_20_character_deltas_completes_in_linear_time() {
+    bounded(|| {
+        let lines: Vec<String> = (0..4500)
+            .map(|index| format!(r#"{{"line": {index}, "text": "行 {index:05} \"quoted\""}}"#))
+            .collect();
+        let text = format!(r#"{{"path": "big.json", "rows": [{}]}}"#, lines.join(", "));
+        let chars: Vec<char> = text.chars().collect();
+        assert!(text.len() > 200_000, "{} bytes", text.len());
+        let mut accumulator = tool_call_opening();
+        let started = Instant::now();
+        for piece in chars.chunks(20) {
+            let delta: String = piece.iter().collect();
+            accumulator
+                .apply(&argument_delta(&delta))
+                .expect("a valid stream");
+        }
+        let took = started.elapsed();
+        println!(
+            "{} bytes in {} deltas: {took:?}",
+            text.len(),
+            chars.len().div_ceil(20)
+        );
+        assert_eq!(streaming_call(&accumulator).arguments_json, text);
+        // Reading the whole text again at each delta would read 1 GB here: seconds, not
+        // milliseconds.
+        assert!(took.as_millis() < 500, "took {took:?}");
+    });
+}
+
+#[test]
+fn usage_carried_by_an_event_becomes_the_partials_after_the_event() {
+    bounded(|| {
+        let mut accumulator = Accumulator::default();
+        let mut events = opening();
+        let usage = |output| Usage {
+            input: 12,
+            output,
+            total_tokens: 12 + output,
+            ..Default::default()
+        };
+        events[0].usage = Some(usage(0));
+        for event in &events {
+            accumulator.apply(event).expect("a valid stream");
+        }
+        assert_eq!(accumulator.partial().usage, Some(usage(0)));
+
+        let mut delta = text_delta(0, "先");
+        delta.usage = Some(usage(3));
+        accumulator.apply(&delta).expect("a valid stream");
+        assert_eq!(accumulator.partial().usage, Some(usage(3)));
+        // An event without usage leaves it as it is.
+        accumulator
+            .apply(&text_delta(0, "读"))
+            .expect("a valid stream");
+        assert_eq!(accumulator.partial().usage, Some(usage(3)));
+        // A refused event changes nothing, its usage included.
+        let mut refused = text_delta(7, "x");
+        refused.usage = Some(usage(9));
+        accumulator.apply(&refused).expect_err("no block 7");
+        assert_eq!(accumulator.partial().usage, Some(usage(3)));
+
+        // A terminal event's message carries its own usage.
+        let mut finished = assistant_message(vec![text("先读")], StopReason::Stop);
+        finished.usage = Some(usage(4));
+        let mut last = done(finished.clone());
+        last.usage = Some(usage(99));
+        accumulator.apply(&last).expect("a valid stream");
+        assert_eq!(accumulator.partial(), &finished);
     });
 }

@@ -1,17 +1,21 @@
 //! The client against a fake server in this process: the events in order with the partial
-//! rebuilt, the request and its defaults, and every failure as one final `error` event with a
-//! structured failure.
+//! rebuilt, the request and its defaults, every failure as one final `error` event with a
+//! structured failure, and the model catalog.
 
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_proto::v1::{AgentContext, AssistantMessage, ModelEvent, StopReason, assistant_content};
-use pi_proto::{
-    CallOptions, ModelClient, StreamFailure, event_kind, events_of, terminal_message, text_of,
-    user_message,
+use pi_proto::v1::{
+    AgentContext, AssistantMessage, GetModelRequest, ListModelsRequest, Model, ModelCost,
+    ModelEvent, StopReason, assistant_content,
 };
+use pi_proto::{
+    CallError, CallOptions, ModelClient, StreamFailure, event_kind, events_of, terminal_message,
+    text_of, user_message,
+};
+use prost::Message;
 use support::fake_server::{Action, FakeServer};
 use support::{assistant_message, collect, kinds, text, tool_call, within};
 
@@ -95,6 +99,7 @@ async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
         let server = FakeServer::start(playing(&sent)).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let options = CallOptions {
+            provider: "scripted".to_owned(),
             model: "scripted-v1".to_owned(),
             metadata: vec![("x-trace".to_owned(), "42".to_owned())],
             ..Default::default()
@@ -112,7 +117,8 @@ async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
             Some(assistant_content::Block::ToolCall(call)) => call.clone(),
             other => panic!("not a tool call: {other:?}"),
         };
-        // toolcall_start, then deltas of `{"path":"README.md"}`: raw text so far, `{}` arguments.
+        // toolcall_start, then deltas of `{"path":"README.md"}`: the raw text so far, and the
+        // arguments it completes into.
         let streaming: Vec<_> = partials[5..10]
             .iter()
             .map(|partial| call_at(partial))
@@ -131,7 +137,17 @@ async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
                 r#"{"path":"README.md"}"#
             ]
         );
-        assert!(streaming.iter().all(|call| call.arguments_json == "{}"));
+        let arguments: Vec<_> = streaming.iter().map(|call| &call.arguments_json).collect();
+        assert_eq!(
+            arguments,
+            [
+                "{}",
+                "{}",
+                r#"{"path":"R"}"#,
+                r#"{"path":"README"}"#,
+                r#"{"path":"README.md"}"#
+            ]
+        );
         assert_eq!(
             call_at(&partials[10]).arguments_json,
             r#"{"path":"README.md"}"#
@@ -140,6 +156,8 @@ async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
 
         let received = server.received();
         assert_eq!(received.len(), 1);
+        assert_eq!(received[0].path, "/pi.ai.v1.ModelService/Stream");
+        assert_eq!(received[0].request.provider, "scripted");
         assert_eq!(received[0].request.model, "scripted-v1");
         let context = received[0].request.context.clone().expect("a context");
         assert_eq!(context.messages.len(), 1);
@@ -314,6 +332,99 @@ async fn nothing_listening_is_an_unavailable_error_event() {
             ),
             "{failure:?}"
         );
+    })
+    .await;
+}
+
+fn catalog() -> Vec<Model> {
+    let model = |provider: &str, id: &str| Model {
+        id: id.to_owned(),
+        name: id.to_uppercase(),
+        provider: provider.to_owned(),
+        cost: Some(ModelCost {
+            input: 3.0,
+            output: 15.0,
+            ..Default::default()
+        }),
+        context_window: 200_000,
+        ..Default::default()
+    };
+    vec![
+        model("anthropic", "claude-sonnet-4-5"),
+        model("openrouter", "claude-sonnet-4-5"),
+        model("openai", "gpt-5"),
+    ]
+}
+
+#[tokio::test]
+async fn the_catalog_lists_the_models_and_finds_one_by_provider_and_id() {
+    within(async {
+        let server = FakeServer::with_catalog(Vec::new(), catalog()).await;
+        let client = ModelClient::new(&server.target)
+            .expect("a valid target")
+            .with_metadata("authorization", "Bearer token");
+
+        assert_eq!(client.list_models("").await, Ok(catalog()));
+        let openrouter = client.list_models("openrouter").await.expect("served");
+        assert_eq!(openrouter, catalog()[1..2]);
+        let found = client.get_model("claude-sonnet-4-5", "openrouter").await;
+        assert_eq!(found, Ok(catalog()[1].clone()));
+
+        let received = server.received();
+        let paths: Vec<_> = received.iter().map(|call| call.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/pi.ai.v1.ModelService/ListModels",
+                "/pi.ai.v1.ModelService/ListModels",
+                "/pi.ai.v1.ModelService/GetModel"
+            ]
+        );
+        let listed = ListModelsRequest::decode(received[1].body.clone()).unwrap();
+        assert_eq!(listed.provider, "openrouter");
+        let asked = GetModelRequest::decode(received[2].body.clone()).unwrap();
+        assert_eq!(
+            (asked.provider.as_str(), asked.id.as_str()),
+            ("openrouter", "claude-sonnet-4-5")
+        );
+        assert!(
+            received
+                .iter()
+                .all(|call| call.headers["authorization"] == "Bearer token")
+        );
+        // Catalog calls have a deadline of their own: 30 seconds.
+        assert_eq!(received[0].headers["grpc-timeout"], "30000000u");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_model_not_served_is_an_error_with_the_status_code() {
+    within(async {
+        let server = FakeServer::with_catalog(Vec::new(), catalog()).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+
+        let missing = client.get_model("gpt-5", "anthropic").await;
+        let expected = CallError {
+            code: "NOT_FOUND",
+            message: "no such model".to_owned(),
+        };
+        assert_eq!(missing, Err(expected));
+        assert_eq!(missing.unwrap_err().to_string(), "NOT_FOUND: no such model");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_catalog_call_to_nothing_listening_is_unavailable() {
+    within(async {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap().to_string();
+        drop(listener);
+        let client = ModelClient::new(&target).expect("a valid target");
+
+        let error = client.list_models("").await.expect_err("nothing listens");
+        assert_eq!(error.code, "UNAVAILABLE", "{error}");
     })
     .await;
 }

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{self, StopReason};
-use pi_proto::{CallOptions, EventStream, ModelClient, StreamFailure, StreamProtocolError};
+use pi_proto::{
+    Accumulator, CallOptions, EventStream, ModelClient, StreamFailure, StreamProtocolError,
+};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage};
 use serde::{Serialize, de::DeserializeOwned};
@@ -44,8 +46,9 @@ fn run_wire(case: &pb::WireCase) -> Outcome {
     by_type! {
         TextContent, ThinkingContent, ImageContent, ToolCall, UserContent, AssistantContent,
         ToolResultContent, Cost, Usage, UserMessage, AssistantMessage, ToolResultMessage,
-        CustomMessage, SessionEntry, AgentMessage, Tool, AgentContext, GenerationOptions,
-        StreamRequest, StartEvent, TextStartEvent, TextDeltaEvent, TextEndEvent,
+        CustomMessage, SessionEntry, AgentMessage, TranscriptEntry, Tool, AgentContext,
+        GenerationOptions, ThinkingBudgets, ToolChoice, StreamRequest, Model, ModelCost,
+        ListModelsRequest, ListModelsResponse, GetModelRequest, GetModelResponse, StartEvent, TextStartEvent, TextDeltaEvent, TextEndEvent,
         ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolCallStartEvent,
         ToolCallDeltaEvent, ToolCallEndEvent, DoneEvent, ErrorEvent, ModelEvent, JsonText
     }
@@ -121,6 +124,8 @@ fn run_validate(case: &pb::ValidateCase) -> Outcome {
         Some(Input::Context(message)) => pi_proto::violations(message),
         Some(Input::Message(message)) => pi_proto::violations(message),
         Some(Input::Event(message)) => pi_proto::violations(message),
+        Some(Input::Entry(message)) => pi_proto::violations(message),
+        Some(Input::Model(message)) => pi_proto::violations(message),
         None => return Err("the case has no input".into()),
     };
     same_violations(&found, &case.violations)
@@ -192,6 +197,77 @@ fn same_failure(expected: &pb::StreamFailure, got: &StreamProtocolError) -> Outc
     same_violations(&got.violations, &expected.violations)
 }
 
+fn run_cost(case: &pb::CostCase) -> Outcome {
+    let usage = case.usage.clone().unwrap_or_default();
+    let got = pi_proto::calculate_cost(&case.rates.clone().unwrap_or_default(), &usage);
+    let want = case.cost.clone().unwrap_or_default();
+    let parts = |cost: &v1::Cost| {
+        [
+            cost.input,
+            cost.output,
+            cost.cache_read,
+            cost.cache_write,
+            cost.total,
+        ]
+    };
+    // Compared as doubles, exactly.
+    if parts(&got) == parts(&want) {
+        Ok(())
+    } else {
+        Err(format!(
+            "costs {:?}, expected {:?}",
+            parts(&got),
+            parts(&want)
+        ))
+    }
+}
+
+/// The text streamed into a tool call as one delta, then a character at a time, through the
+/// accumulator: the partial's arguments_json is the completion.
+fn run_partial_json(case: &pb::PartialJsonCase) -> Outcome {
+    let one: Vec<String> = vec![case.text.clone()];
+    let each: Vec<String> = case.text.chars().map(String::from).collect();
+    for deltas in [one, each] {
+        let mut accumulator = Accumulator::default();
+        let start = Event::Start(v1::StartEvent {
+            header: Some(v1::AssistantMessage::default()),
+        });
+        let call = Event::ToolcallStart(v1::ToolCallStartEvent {
+            content_index: 0,
+            id: "c".into(),
+            name: "n".into(),
+        });
+        let mut events = vec![start, call];
+        events.extend(deltas.iter().map(|delta| {
+            Event::ToolcallDelta(v1::ToolCallDeltaEvent {
+                content_index: 0,
+                delta: delta.clone(),
+            })
+        }));
+        for event in events {
+            let event = v1::ModelEvent {
+                event: Some(event),
+                ..Default::default()
+            };
+            accumulator
+                .apply(&event)
+                .map_err(|error| error.to_string())?;
+        }
+        let block = accumulator.partial().content[0].block.clone();
+        let Some(v1::assistant_content::Block::ToolCall(call)) = block else {
+            return Err("the partial has no tool call".into());
+        };
+        if call.arguments_json != case.completed {
+            let count = deltas.len();
+            return Err(format!(
+                "completes as {:?} from {count} deltas",
+                call.arguments_json
+            ));
+        }
+    }
+    Ok(())
+}
+
 async fn run_client(case: &pb::ClientCase, name: &str, server: &str) -> Outcome {
     let settings = case.client.clone().unwrap_or_default();
     let request = case.request.clone().unwrap_or_else(one_message_request);
@@ -200,6 +276,7 @@ async fn run_client(case: &pb::ClientCase, name: &str, server: &str) -> Outcome 
         client = client.with_max_message_bytes(settings.max_message_bytes);
     }
     let options = CallOptions {
+        provider: request.provider,
         model: request.model,
         generation: request.options,
         coalesce_deltas: request.coalesce_deltas,
@@ -293,6 +370,8 @@ fn outcome(case: &pb::Case, server: Option<&str>, runtime: &tokio::runtime::Runt
                 .unwrap_or_else(|_| Err("took longer than 30 s".into()))
         }),
         Kind::PiJson(_) => Err("no pi-JSON codec".into()),
+        Kind::Cost(body) => run_cost(body),
+        Kind::PartialJson(body) => run_partial_json(body),
     }
 }
 
@@ -303,6 +382,8 @@ fn kind_name(case: &pb::Case) -> &'static str {
         Some(Kind::Stream(_)) => "stream",
         Some(Kind::Client(_)) => "client",
         Some(Kind::PiJson(_)) => "pi_json",
+        Some(Kind::Cost(_)) => "cost",
+        Some(Kind::PartialJson(_)) => "partial_json",
         None => "",
     }
 }

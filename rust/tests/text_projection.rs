@@ -4,7 +4,7 @@ mod support;
 
 use pi_proto::text_of;
 use pi_proto::v1::agent_message::Role;
-use pi_proto::v1::{AgentMessage, CustomMessage, StopReason};
+use pi_proto::v1::{AgentMessage, CustomMessage, StopReason, TranscriptEntry, transcript_entry};
 use support::{assistant_message, bounded, text, tool_call};
 
 #[test]
@@ -35,16 +35,19 @@ fn text_of_an_agent_message_is_the_text_of_the_message_it_wraps() {
         let assistant = assistant_message(vec![text("a"), text("b")], StopReason::Stop);
         let wrapped = AgentMessage {
             role: Some(Role::Assistant(assistant)),
-            ..Default::default()
         };
         assert_eq!(text_of(&wrapped), "a\nb");
+        let entry = TranscriptEntry {
+            entry: Some(transcript_entry::Entry::Message(wrapped)),
+            session_json: r#"{"type":"message"}"#.to_owned(),
+        };
+        assert_eq!(text_of(&entry), "a\nb");
 
         let custom = AgentMessage {
             role: Some(Role::Custom(CustomMessage {
                 role: "bashExecution".to_owned(),
                 fields_json: r#"{"output":"ok"}"#.to_owned(),
             })),
-            ..Default::default()
         };
         assert_eq!(text_of(&custom), "");
         assert_eq!(text_of(&assistant_message(vec![], StopReason::Stop)), "");

@@ -25,7 +25,6 @@ fn tool_result(details_json: Option<&str>) -> AgentMessage {
             details_json: details_json.map(str::to_owned),
             ..Default::default()
         })),
-        ..Default::default()
     }
 }
 
@@ -63,6 +62,7 @@ fn every_broken_rule_is_reported_with_its_path() {
             options: Some(GenerationOptions {
                 temperature: Some(3.0),
                 max_tokens: Some(0),
+                ..Default::default()
             }),
             ..Default::default()
         };

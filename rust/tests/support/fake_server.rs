@@ -1,13 +1,17 @@
 //! A fake `pi.ai.v1.ModelService` on a raw HTTP/2 server (h2), in the test's own process: every
-//! call plays the same script of events, raw frames, pauses and a final status, and the server
-//! keeps each request it received with its headers.
+//! Stream call plays the same script of events, raw frames, pauses and a final status,
+//! ListModels and GetModel answer from a catalog, and the server keeps each request it received
+//! with its path and headers.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Response};
-use pi_proto::v1::{ModelEvent, StreamRequest};
+use pi_proto::v1::{
+    GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse, Model, ModelEvent,
+    StreamRequest,
+};
 use prost::Message;
 use tokio::net::TcpListener;
 
@@ -32,6 +36,11 @@ impl Action {
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub struct Received {
+    /// The method, e.g. `/pi.ai.v1.ModelService/Stream`.
+    pub path: String,
+    /// The request message, undecoded.
+    pub body: Bytes,
+    /// For a Stream call, the request; default otherwise.
     pub request: StreamRequest,
     pub headers: HeaderMap,
 }
@@ -47,20 +56,28 @@ impl FakeServer {
     /// Start a server that answers every call with `script`, then status OK unless the script
     /// ends with a status of its own.
     pub async fn start(script: Vec<Action>) -> Self {
+        Self::with_catalog(script, Vec::new()).await
+    }
+
+    /// Start a server that also serves `catalog` to ListModels and GetModel.
+    pub async fn with_catalog(script: Vec<Action>, catalog: Vec<Model>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let target = listener.local_addr().expect("an address").to_string();
         let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(script);
-        let log = received.clone();
+        let service = Arc::new(Service {
+            script,
+            catalog,
+            log: received.clone(),
+        });
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
-                let (script, log) = (script.clone(), log.clone());
+                let service = service.clone();
                 tokio::spawn(async move {
                     let Ok(mut connection) = h2::server::handshake(socket).await else {
                         return;
                     };
                     while let Some(Ok((request, respond))) = connection.accept().await {
-                        tokio::spawn(play(request, respond, script.clone(), log.clone()));
+                        tokio::spawn(answer(request, respond, service.clone()));
                     }
                 });
             }
@@ -74,12 +91,17 @@ impl FakeServer {
     }
 }
 
-/// Answer one call: read the request, then play the script.
-async fn play(
+struct Service {
+    script: Vec<Action>,
+    catalog: Vec<Model>,
+    log: Arc<Mutex<Vec<Received>>>,
+}
+
+/// Answer one call: read the request, then play the script or answer from the catalog.
+async fn answer(
     request: http::Request<h2::RecvStream>,
     mut respond: h2::server::SendResponse<Bytes>,
-    script: Arc<Vec<Action>>,
-    log: Arc<Mutex<Vec<Received>>>,
+    service: Arc<Service>,
 ) -> Result<(), h2::Error> {
     let (parts, mut body) = request.into_parts();
     let mut bytes = BytesMut::new();
@@ -89,8 +111,18 @@ async fn play(
         bytes.extend_from_slice(&chunk);
     }
     // One gRPC message: a flag byte, a 4-byte length, then the message.
-    let request = StreamRequest::decode(bytes.get(5..).unwrap_or_default()).unwrap_or_default();
-    log.lock().expect("not poisoned").push(Received {
+    let bytes = bytes.freeze();
+    let body = bytes.slice(5.min(bytes.len())..);
+    let path = parts.uri.path().to_owned();
+    let stream = path.ends_with("/Stream");
+    let request = if stream {
+        StreamRequest::decode(body.clone()).unwrap_or_default()
+    } else {
+        StreamRequest::default()
+    };
+    service.log.lock().expect("not poisoned").push(Received {
+        path: path.clone(),
+        body: body.clone(),
         request,
         headers: parts.headers,
     });
@@ -101,7 +133,14 @@ async fn play(
         .body(())
         .expect("a valid response");
     let mut send = respond.send_response(response, false)?;
-    for action in script.iter() {
+    if !stream {
+        let (reply, code, message) = service.catalog_answer(&path, body);
+        if let Some(reply) = reply {
+            send.send_data(framed(&reply), false)?;
+        }
+        return send.send_trailers(status(code, message));
+    }
+    for action in service.script.iter() {
         match action {
             Action::Send(bytes) => send.send_data(framed(bytes), false)?,
             Action::Sleep(pause) => tokio::time::sleep(*pause).await,
@@ -109,6 +148,41 @@ async fn play(
         }
     }
     send.send_trailers(status(0, ""))
+}
+
+impl Service {
+    /// The reply to a catalog call, and its status.
+    fn catalog_answer(&self, path: &str, body: Bytes) -> (Option<Vec<u8>>, u32, &'static str) {
+        let serves =
+            |model: &Model, provider: &str| provider.is_empty() || model.provider == provider;
+        if path.ends_with("/ListModels") {
+            let request = ListModelsRequest::decode(body).unwrap_or_default();
+            let models = self
+                .catalog
+                .iter()
+                .filter(|model| serves(model, &request.provider))
+                .cloned()
+                .collect();
+            return (Some(ListModelsResponse { models }.encode_to_vec()), 0, "");
+        }
+        if path.ends_with("/GetModel") {
+            let request = GetModelRequest::decode(body).unwrap_or_default();
+            let found = self
+                .catalog
+                .iter()
+                .find(|model| model.id == request.id && serves(model, &request.provider));
+            return match found {
+                Some(model) => {
+                    let reply = GetModelResponse {
+                        model: Some(model.clone()),
+                    };
+                    (Some(reply.encode_to_vec()), 0, "")
+                }
+                None => (None, 5, "no such model"),
+            };
+        }
+        (None, 12, "no such method")
+    }
 }
 
 fn framed(message: &[u8]) -> Bytes {

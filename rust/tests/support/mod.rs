@@ -40,7 +40,7 @@ pub fn bounded<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> 
 pub fn event(event: Event) -> ModelEvent {
     ModelEvent {
         event: Some(event),
-        partial: None,
+        ..Default::default()
     }
 }
 
