@@ -1,10 +1,10 @@
 /**
  * The accumulator: applies a stream's events, in order, to the partial message they describe.
  *
- * It follows the Python runtime rule for rule and message for message, so a partial rebuilt from
- * the wire is the partial the sender had (the stream contract in service.proto, rule 4). It also
- * enforces the event-sequence rules; an event that breaks one throws StreamProtocolError naming
- * the event's index and the rule:
+ * Server-side code, the client and the tests share it, so a partial rebuilt from the wire is the
+ * partial the sender had (the stream contract in service.proto, rule 4). It also enforces the
+ * stream rules; an event that breaks one throws a StreamProtocolError carrying the event's index
+ * and the rule's id:
  *
  * - `event-kind`: an event has exactly one kind set.
  * - `start-first`: a stream opens with `start` (a call that failed before it started may consist
@@ -13,10 +13,19 @@
  * - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
  *   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
  *   started with.
- * - `terminal-message`: a `done` or `error` event carries a message; `terminal-reason`: `done`
- *   has STOP, LENGTH or TOOL_USE and `error` has ERROR or ABORTED, equal to the message's stop
- *   reason; `terminal-agrees`: the message has the blocks that were streamed, in number and kind;
- *   `message-valid`: the message passes the message rules of `checkAssistant`.
+ * - `size-limit`: the deltas received (text, thinking and tool call arguments) add up to at most
+ *   `maxMessageBytes` bytes of UTF-8.
+ * - `terminal-valid`: a `done` or `error` event, as a whole ModelEvent, passes the schema's rules
+ *   (its reason, a message whose stop reason equals it, every rule of that message); the error
+ *   lists the violations, with paths from the event (`done.message.content[0].tool_call.id`).
+ * - `terminal-agrees`: the terminal message has the blocks that were streamed, in number and kind.
+ *
+ * Receivers add `terminal-missing` (the events ended without a terminal event) and
+ * `event-decode` (bytes that are not a ModelEvent); see the client.
+ *
+ * While a tool call streams, its `rawArguments` hold the text so far and its `argumentsJson` that
+ * text completed into a JSON object (partial-json.ts). A non-terminal event that carries `usage`
+ * sets the partial's usage (a terminal event's message carries its own).
  */
 
 import { create } from "@bufbuild/protobuf";
@@ -26,30 +35,43 @@ import {
   type ToolCall,
   ToolCallSchema,
 } from "./gen/pi/ai/v1/content_pb.js";
-import type { ModelEvent } from "./gen/pi/ai/v1/event_pb.js";
-import { type AssistantMessage, AssistantMessageSchema, StopReason } from "./gen/pi/ai/v1/message_pb.js";
+import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
+import { type AssistantMessage, AssistantMessageSchema } from "./gen/pi/ai/v1/message_pb.js";
 import { eventKind } from "./events.js";
-import { DEFAULT_LIMITS, type Limits, ValidationError, checkAssistant } from "./validate.js";
+import { ArgumentsCompletion } from "./partial-json.js";
+import { type Violation, describeViolation, violations } from "./validate.js";
 
-/** An event that does not fit the stream received so far, naming its index and the rule. */
+/** The most a receiver accumulates from deltas unless told otherwise: 64 MiB of UTF-8. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** An event that does not fit the stream received so far: its index, the rule it breaks and why. */
 export class StreamProtocolError extends Error {
   override name = "StreamProtocolError";
-}
 
-const DONE_REASONS = [StopReason.STOP, StopReason.LENGTH, StopReason.TOOL_USE];
-const ERROR_REASONS = [StopReason.ERROR, StopReason.ABORTED];
+  constructor(
+    /** The index of the offending event, from 0; for `terminal-missing`, the number of events. */
+    readonly eventIndex: number,
+    /** The id of the broken rule, e.g. "block-exists". */
+    readonly ruleId: string,
+    /** What is wrong, in words. */
+    readonly detail: string,
+    /** For `terminal-valid`: the terminal event's violations, with paths from the ModelEvent. */
+    readonly violations: readonly Violation[] = [],
+  ) {
+    super(`event ${eventIndex} breaks rule ${ruleId}: ${detail}`);
+  }
+}
 
 type BlockCase = NonNullable<AssistantContent["block"]["case"]>;
 type BlockEvent = Exclude<ModelEvent["event"], { case: "start" | "done" | "error" | undefined }>;
 
-// Each block event's block, and that block's name in the messages.
+// Each block event family's block, and that block's name in the details.
 const BLOCK_OF_EVENT: Record<string, BlockCase> = { text: "text", thinking: "thinking", toolcall: "toolCall" };
-const BLOCK_NAMES: Record<BlockCase, string> = { text: "text", thinking: "thinking", toolCall: "tool call" };
-const MEMBER_NAMES: Record<BlockCase | "none", string> = {
+const BLOCK_NAMES: Record<BlockCase | "none", string> = {
   text: "text",
   thinking: "thinking",
-  toolCall: "tool_call",
-  none: "none",
+  toolCall: "tool call",
+  none: "empty",
 };
 
 /**
@@ -59,12 +81,18 @@ const MEMBER_NAMES: Record<BlockCase | "none", string> = {
  * message after that event, until the next event changes it.
  */
 export class Accumulator {
+  /** The message as rebuilt from the events applied so far. */
   partial: AssistantMessage = create(AssistantMessageSchema);
+  /** How many events have been applied (or refused). */
   count = 0;
+  /** The bytes of UTF-8 received in deltas so far. */
+  receivedBytes = 0;
   private started = false;
   private readonly open: boolean[] = []; // per block: not yet ended
+  private readonly completions = new Map<number, ArgumentsCompletion>(); // per tool call still streaming
 
-  constructor(readonly limits: Readonly<Limits> = DEFAULT_LIMITS) {}
+  /** `maxMessageBytes`: the most bytes of UTF-8 the deltas may add up to (rule `size-limit`). */
+  constructor(readonly maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES) {}
 
   /** Apply `event` to the partial, set `event.partial`, and return the event. */
   apply(event: ModelEvent): ModelEvent {
@@ -72,25 +100,27 @@ export class Accumulator {
     const index = this.count;
     this.count += 1;
     const body = event.event;
-    if (body.case === undefined) {
-      throw new StreamProtocolError(`event ${index} breaks rule 'event-kind': no event kind is set`);
-    }
-    const broken = (rule: string, detail: string): StreamProtocolError =>
-      new StreamProtocolError(`event ${index} (${kind}) breaks rule '${rule}': ${detail}`);
+    const broken = (rule: string, detail: string, found: readonly Violation[] = []): StreamProtocolError =>
+      new StreamProtocolError(index, rule, kind ? `${kind}: ${detail}` : detail, found);
+    if (body.case === undefined) throw broken("event-kind", "the event has no kind set");
     if (body.case === "done" || body.case === "error") {
-      this.finish(broken, kind, body.value.reason, body.value.message);
+      this.finish(broken, event);
     } else if (body.case === "start") {
       if (this.started || index > 0) {
-        throw broken(this.started ? "start-once" : "start-first", "start must be the first event");
+        throw broken(this.started ? "start-once" : "start-first", "start comes first, and only once");
       }
       this.started = true;
       const header = body.value.header ?? create(AssistantMessageSchema);
       this.partial = { ...header, content: [...header.content] };
-      this.open.splice(0, this.open.length, ...header.content.map(() => false));
+      this.open.length = header.content.length; // the header's blocks are whole: none is open
+      this.open.fill(false);
     } else if (!this.started) {
       throw broken("start-first", "a stream opens with start");
     } else {
       this.applyBlock(broken, kind, body);
+    }
+    if (event.usage !== undefined && body.case !== "done" && body.case !== "error") {
+      this.partial.usage = event.usage; // the sender's usage changed with this event
     }
     event.partial = this.partial;
     return event;
@@ -117,30 +147,40 @@ export class Accumulator {
     const at = body.value.contentIndex;
     if (step === "start") {
       if (at !== content.length) {
-        throw broken("next-index", `content_index ${at} must open the next block, ${content.length}`);
+        throw broken("next-index", `opens block ${at}, but the next block is ${content.length}`);
       }
       content.push(newBlock(body));
       this.open.push(true);
+      if (body.case === "toolcallStart") this.completions.set(at, new ArgumentsCompletion());
       return;
     }
-    if (at >= content.length) {
-      throw broken("block-exists", `content_index ${at} refers to no block (the message has ${content.length})`);
-    }
+    if (at >= content.length) throw broken("block-exists", `block ${at} does not exist (there are ${content.length})`);
     const block = content[at]!.block;
     if (block.case !== member) {
-      throw broken("block-kind", `block ${at} is not a ${BLOCK_NAMES[member]} block`);
+      const kind = BLOCK_NAMES[block.case ?? "none"];
+      throw broken("block-kind", `block ${at} is a ${kind} block, not a ${BLOCK_NAMES[member]} block`);
     }
-    if (!this.open[at]) {
-      throw broken("block-open", `block ${at} has already ended`);
-    }
+    if (!this.open[at]) throw broken("block-open", `block ${at} has already ended`);
     switch (body.case) {
       case "textDelta":
       case "thinkingDelta":
-      case "toolcallDelta":
-        append(block, body.value.delta);
+      case "toolcallDelta": {
+        const delta = body.value.delta;
+        this.receivedBytes += Buffer.byteLength(delta, "utf8");
+        if (this.receivedBytes > this.maxMessageBytes) {
+          throw broken("size-limit", `the deltas add up to more than ${this.maxMessageBytes} bytes`);
+        }
+        if (block.case === "text") block.value.text += delta;
+        else if (block.case === "thinking") block.value.thinking += delta;
+        else if (block.case === "toolCall") {
+          block.value.rawArguments = (block.value.rawArguments ?? "") + delta;
+          block.value.argumentsJson = this.completions.get(at)!.push(delta);
+        }
         return;
+      }
     }
     this.open[at] = false;
+    this.completions.delete(at);
     if (body.case === "textEnd" && block.case === "text") {
       if (body.value.textSignature !== undefined) block.value.textSignature = body.value.textSignature;
     } else if (body.case === "thinkingEnd" && block.case === "thinking") {
@@ -149,45 +189,33 @@ export class Accumulator {
     } else if (body.case === "toolcallEnd" && block.case === "toolCall") {
       const call: ToolCall = body.value.toolCall ?? create(ToolCallSchema);
       if (call.id !== block.value.id) {
-        throw broken(
-          "tool-call-id",
-          `tool call ${at} started as ${pythonRepr(block.value.id)} but ends as ${pythonRepr(call.id)}`,
-        );
+        const [started, ends] = [block.value.id, call.id].map((id) => JSON.stringify(id));
+        throw broken("tool-call-id", `tool call ${at} started with id ${started} but ends with ${ends}`);
       }
       content[at] = create(AssistantContentSchema, { block: { case: "toolCall", value: call } });
     }
   }
 
   private finish(
-    broken: (rule: string, detail: string) => StreamProtocolError,
-    kind: string,
-    reason: StopReason,
-    message: AssistantMessage | undefined,
+    broken: (rule: string, detail: string, found?: readonly Violation[]) => StreamProtocolError,
+    event: ModelEvent,
   ): void {
-    if (message === undefined) throw broken("terminal-message", "carries no message");
-    const allowed = kind === "done" ? DONE_REASONS : ERROR_REASONS;
-    if (!allowed.includes(reason) || message.stopReason !== reason) {
-      throw broken(
-        "terminal-reason",
-        `reason ${reasonName(reason)} with a message stopped by ${reasonName(message.stopReason)}; ` +
-          `${kind} takes ${allowed.map(reasonName).join(", ")}, equal in both`,
-      );
-    }
+    // The event alone, as the sender built it: a partial attached here is not the sender's.
+    const terminal = create(ModelEventSchema, { event: event.event });
+    const found = violations(ModelEventSchema, terminal);
+    if (found.length > 0) throw broken("terminal-valid", found.map(describeViolation).join("; "), found);
+    const body = event.event;
+    if (body.case !== "done" && body.case !== "error") return;
+    const message = body.value.message!; // required, so present once the event is valid
     if (this.started) {
-      const streamed = this.partial.content.map(memberOf);
-      const final = message.content.map(memberOf);
+      const streamed = this.partial.content.map((item) => BLOCK_NAMES[item.block.case ?? "none"]);
+      const final = message.content.map((item) => BLOCK_NAMES[item.block.case ?? "none"]);
       if (streamed.join() !== final.join()) {
         throw broken(
           "terminal-agrees",
-          `the message has blocks ${pythonList(final)}, the stream built ${pythonList(streamed)}`,
+          `the message has blocks [${final.join(", ")}], the stream built [${streamed.join(", ")}]`,
         );
       }
-    }
-    try {
-      checkAssistant(message, "message", this.limits);
-    } catch (error) {
-      if (error instanceof ValidationError) throw broken("message-valid", error.message);
-      throw error;
     }
     this.partial = message;
   }
@@ -207,42 +235,4 @@ function newBlock(body: BlockEvent): AssistantContent {
     default:
       throw new Error(`${body.case} opens no block`);
   }
-}
-
-function append(block: AssistantContent["block"], delta: string): void {
-  if (block.case === "text") block.value.text += delta;
-  else if (block.case === "thinking") block.value.thinking += delta;
-  else if (block.case === "toolCall") block.value.rawArguments = (block.value.rawArguments ?? "") + delta;
-}
-
-function memberOf(content: AssistantContent): string {
-  return MEMBER_NAMES[content.block.case ?? "none"];
-}
-
-function reasonName(reason: StopReason): string {
-  return StopReason[reason] ?? String(reason);
-}
-
-/** A list of names as Python prints it: ['text', 'tool_call']. */
-function pythonList(names: string[]): string {
-  return `[${names.map((name) => `'${name}'`).join(", ")}]`;
-}
-
-/** A string as Python's repr() prints it, so ids in messages read the same in both runtimes. */
-function pythonRepr(value: string): string {
-  const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const char of value) {
-    const code = char.codePointAt(0)!;
-    if (char === "\\" || char === quote) out += `\\${char}`;
-    else if (char === "\n") out += "\\n";
-    else if (char === "\r") out += "\\r";
-    else if (char === "\t") out += "\\t";
-    else if (char !== " " && /[\p{C}\p{Z}]/u.test(char)) {
-      if (code < 0x100) out += `\\x${code.toString(16).padStart(2, "0")}`;
-      else if (code < 0x10000) out += `\\u${code.toString(16).padStart(4, "0")}`;
-      else out += `\\U${code.toString(16).padStart(8, "0")}`;
-    } else out += char;
-  }
-  return out + quote;
 }

@@ -1,23 +1,42 @@
-/** The gRPC client: streams of ModelEvents whose iteration never throws. */
+/**
+ * The gRPC client of pi.ai.v1.ModelService: streams of ModelEvents whose iteration never throws,
+ * and the model catalog (ListModels, GetModel).
+ */
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { type CallOptions, Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import {
+  type CallOptions as ConnectCallOptions,
+  Code,
+  ConnectError,
+  createClient,
+  type Client,
+  type Transport,
+} from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { AgentContextSchema } from "./gen/pi/ai/v1/context_pb.js";
 import type { ModelEvent } from "./gen/pi/ai/v1/event_pb.js";
 import { StopReason } from "./gen/pi/ai/v1/message_pb.js";
+import type { Model } from "./gen/pi/ai/v1/model_pb.js";
 import {
+  GetModelRequestSchema,
   type GenerationOptionsSchema,
+  ListModelsRequestSchema,
   ModelService,
   type StreamRequest,
   StreamRequestSchema,
 } from "./gen/pi/ai/v1/service_pb.js";
 import { StreamProtocolError } from "./accumulator.js";
-import { AssistantMessageEventStream } from "./assistant-message-event-stream.js";
+import { AssistantMessageEventStream, type StreamOptions } from "./assistant-message-event-stream.js";
 import { isTerminal } from "./events.js";
-import { DEFAULT_LIMITS, type Limits, ValidationError, checkRequest } from "./validate.js";
+import { violations } from "./validate.js";
 
-/** How long the trailers may take after the terminal event before the call is cut (as in Python). */
+/** The deadline of a stream that sets none: 15 minutes, longer than the server's own stream limit. */
+export const DEFAULT_TIMEOUT_MS = 15 * 60 * 1000;
+
+/** The deadline of a catalog call (listModels, getModel) that sets none: 30 seconds. */
+export const DEFAULT_UNARY_TIMEOUT_MS = 30 * 1000;
+
+/** How long the trailers may take after the terminal event before the call is cut. */
 const TRAILER_GRACE_MS = 1000;
 
 /** How to reach the server. */
@@ -29,22 +48,46 @@ export interface TransportOptions {
   ca?: string | Uint8Array;
 }
 
-/** Options of one model call. */
-export interface StreamModelOptions extends TransportOptions {
-  /** The model id to call; empty or absent for the server's default model. */
-  model?: string;
-  /** Generation options for this call; absent for the model's defaults. */
-  generation?: MessageInitShape<typeof GenerationOptionsSchema>;
-  /** The call's deadline in milliseconds; passing it ends the stream with ERROR. */
+/** Options of any call: how to reach the server, and what goes with the call. */
+export interface CallOptions extends TransportOptions {
+  /**
+   * The call's deadline in milliseconds from its start; Infinity for none. A stream's default is
+   * 15 minutes (DEFAULT_TIMEOUT_MS), passing it ends the stream with ERROR (status
+   * DEADLINE_EXCEEDED); a catalog call's is 30 seconds (DEFAULT_UNARY_TIMEOUT_MS).
+   */
   timeoutMs?: number;
-  /** Aborting it cancels the call, like `cancel()`: the stream ends with ABORTED. */
+  /** Aborting it cancels the call: a stream ends with ABORTED, a catalog call fails with CANCELED. */
   signal?: AbortSignal;
   /** Request metadata sent with the call. */
-  headers?: CallOptions["headers"];
+  headers?: ConnectCallOptions["headers"];
   /** Sent as `authorization: Bearer <token>` (in place of any authorization in `headers`). */
   token?: string;
-  /** The bounds `checkRequest` applies before anything is sent; the server's defaults if absent. */
-  limits?: Readonly<Limits>;
+}
+
+/** Options of one model call. */
+export interface StreamModelOptions extends CallOptions, StreamOptions {
+  /** The provider serving the model, as pi names a model; empty or absent for the only one serving it. */
+  provider?: string;
+  /** The model's id, as its provider names it; empty or absent for the server's default model. */
+  model?: string;
+  /** pi's call options (temperature, reasoning, tool choice, headers...); absent for the model's defaults. */
+  generation?: MessageInitShape<typeof GenerationOptionsSchema>;
+  /** Let the server merge deltas that wait while this client reads slower than the model writes. */
+  coalesceDeltas?: boolean;
+}
+
+/** A catalog call (listModels, getModel) that ended with a status other than OK. */
+export class CallError extends Error {
+  override name = "CallError";
+
+  constructor(
+    /** The gRPC status code's name, e.g. "NOT_FOUND", "UNAVAILABLE". */
+    readonly statusCode: string,
+    /** The status message. */
+    readonly detail: string,
+  ) {
+    super(`${statusCode}: ${detail}`);
+  }
 }
 
 /** The events of one call, plus the response metadata the server sent with them. */
@@ -90,28 +133,38 @@ function sharedTransport(target: string, options: TransportOptions): Transport {
  * connection this process keeps to it; or a transport of your own); the events arrive with
  * `partial` rebuilt.
  *
- * Every failure becomes the stream's `error` event, carrying everything received before it: a
- * request that breaks the message rules is ERROR "invalid request: ..." and is never sent; a
- * non-OK status or transport failure is ERROR with the status message; a stream that closes
- * without a terminal event is ERROR "stream ended without a terminal event"; `cancel()` on the
- * returned stream, or aborting `options.signal`, is ABORTED.
+ * Every failure becomes the stream's one `error` event, carrying everything received before it,
+ * and `failure` on the stream says which it was: a request that breaks the schema's rules is never
+ * sent (status INVALID_ARGUMENT, as a server would answer); a non-OK status or transport failure
+ * is ERROR with the status message (its status code); an event that breaks a stream rule, bytes
+ * that are no ModelEvent (`event-decode`) and a call that ends without a terminal event
+ * (`terminal-missing`) are ERROR (the rule); `cancel()` on the returned stream, from any task, or
+ * aborting `options.signal` is ABORTED (no failure).
  */
 export function streamModel(
   target: string | Transport,
   context: MessageInitShape<typeof AgentContextSchema>,
   options: StreamModelOptions = {},
 ): ModelCallStream {
-  const events = new ModelCallStream();
+  const events = new ModelCallStream({ maxMessageBytes: options.maxMessageBytes });
   const request = create(StreamRequestSchema, {
+    provider: options.provider ?? "",
     model: options.model ?? "",
     context,
     options: options.generation,
+    coalesceDeltas: options.coalesceDeltas ?? false,
   });
-  try {
-    checkRequest(request, options.limits ?? DEFAULT_LIMITS);
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
-    events.fail(StopReason.ERROR, `invalid request: ${error.message}`);
+  const headers = request.options?.headers;
+  if (headers !== undefined) {
+    // Map entries are encoded in key order, as every runtime encodes them. (An object keeps
+    // integer-like keys first whatever is done; no HTTP header is named by digits alone.)
+    const sorted = Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    request.options = { ...request.options!, headers: Object.fromEntries(sorted) }; // the caller's stays as it is
+  }
+  const broken = violations(StreamRequestSchema, request);
+  if (broken.length > 0) {
+    const detail = `invalid request: ${broken.map((item) => `${item.fieldPath}: ${item.detail}`).join("; ")}`;
+    events.fail(StopReason.ERROR, detail, { kind: "status", statusCode: "INVALID_ARGUMENT", detail });
     return events;
   }
   const transport = typeof target === "string" ? sharedTransport(target, options) : target;
@@ -125,9 +178,6 @@ export function streamModel(
   return events;
 }
 
-/** A call that failed with a status or in transport, worded for the `error` event. */
-class CallFailure extends Error {}
-
 async function receive(
   events: ModelCallStream,
   client: Client<typeof ModelService>,
@@ -140,18 +190,22 @@ async function receive(
     if (terminal !== undefined) await events.send(terminal);
   } catch (error) {
     if (signal.aborted) return; // cancel() has already ended the stream
-    if (error instanceof StreamProtocolError || error instanceof CallFailure) {
-      events.fail(StopReason.ERROR, error.message);
-    } else {
-      throw error;
+    if (error instanceof StreamProtocolError) {
+      events.failRule(error);
+      return;
     }
+    const status = ConnectError.from(error); // UNKNOWN for a failure that is not a status
+    const statusCode = codeName(status.code);
+    const detail = status.rawMessage || statusCode;
+    events.fail(StopReason.ERROR, detail, { kind: "status", statusCode, detail });
   }
 }
 
 /**
  * Pass the call's events on to `events`, except the terminal one, which is returned once the
  * call has ended: by then the trailers are in place, so a consumer that has the terminal event
- * has all the metadata too.
+ * has all the metadata too. Throws a StreamProtocolError for an event that breaks a rule or does
+ * not decode, and a ConnectError for any other failure of the call.
  */
 async function relay(
   events: ModelCallStream,
@@ -163,53 +217,137 @@ async function relay(
   const call = new AbortController();
   const abort = (): void => call.abort();
   signal.addEventListener("abort", abort, { once: true });
-  const headers = new Headers(options.headers);
-  if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
+  const headers = requestHeaders(options);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let terminal: ModelEvent | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
   let received = 0;
+  let reading = false;
+  let finished = false; // the call's messages were read to their end, or reading them failed
+  const stream = client.stream(request, {
+    signal: call.signal,
+    timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : undefined,
+    headers,
+    onHeader: (sent) => (events.headers = sent),
+    onTrailer: (sent) => (events.trailers = sent),
+  });
+  const messages = stream[Symbol.asyncIterator]();
   try {
-    const stream = client.stream(request, {
-      signal: call.signal,
-      timeoutMs: options.timeoutMs,
-      headers,
-      onHeader: (sent) => (events.headers = sent),
-      onTrailer: (sent) => (events.trailers = sent),
-    });
-    for await (const event of stream) {
+    for (;;) {
+      reading = true;
+      const next = await messages.next();
+      reading = false;
+      if (next.done === true) break;
       received += 1;
       if (terminal !== undefined) continue; // anything sent after the terminal event is ignored
-      if (isTerminal(event)) {
-        terminal = event;
+      if (isTerminal(next.value)) {
+        terminal = next.value;
         // The trailers follow the terminal event at once; a server that holds on is cut off.
         grace = setTimeout(abort, TRAILER_GRACE_MS);
       } else {
-        await events.send(event); // waits while the consumer is behind
+        await events.send(next.value); // waits while the consumer is behind
       }
     }
+    finished = true;
   } catch (error) {
+    finished = reading;
+    if (error instanceof StreamProtocolError) throw error;
     if (terminal !== undefined || signal.aborted) return terminal;
-    if (error instanceof ConnectError) throw new CallFailure(statusMessage(error, received));
-    throw error;
+    const failure = ConnectError.from(error);
+    if (undecodable(failure)) {
+      throw new StreamProtocolError(received, "event-decode", `the bytes are not a ModelEvent: ${failure.rawMessage}`);
+    }
+    throw failure;
   } finally {
     clearTimeout(grace);
     signal.removeEventListener("abort", abort);
     call.abort(); // the call is over for us: release its HTTP/2 stream if the server has not
+    // connect clears its deadline timer only once a read sees the call end; a call left early
+    // would otherwise keep the process alive until its deadline.
+    if (!finished) void drain(messages);
   }
   return terminal;
 }
 
-function statusMessage(error: ConnectError, received: number): string {
-  // A status from the server carries its trailers; a message we could not decode has none.
-  const undecodable = "parse binary: ";
-  if (
-    error.code === Code.Internal &&
-    error.rawMessage.startsWith(undecodable) &&
-    !error.metadata.has("grpc-status")
-  ) {
-    return `event ${received}: cannot decode ModelEvent: ${error.rawMessage.slice(undecodable.length)}`;
+/**
+ * The models the server at `target` serves, in its catalog order; only `provider`'s when given.
+ * Rejects with a CallError carrying the status code.
+ */
+export async function listModels(
+  target: string | Transport,
+  provider = "",
+  options: CallOptions = {},
+): Promise<Model[]> {
+  const request = create(ListModelsRequestSchema, { provider });
+  const reply = await unary(target, options, (client, call) => client.listModels(request, call));
+  return reply.models;
+}
+
+/**
+ * One model of the catalog of the server at `target`, by its id and (when more than one provider
+ * serves that id) its provider. Rejects with a CallError carrying the status code: NOT_FOUND, with
+ * what is served, when the server does not serve it.
+ */
+export async function getModel(
+  target: string | Transport,
+  id: string,
+  provider = "",
+  options: CallOptions = {},
+): Promise<Model> {
+  const request = create(GetModelRequestSchema, { provider, id });
+  const broken = violations(GetModelRequestSchema, request);
+  if (broken.length > 0) {
+    throw new CallError("INVALID_ARGUMENT", broken.map((item) => `${item.fieldPath}: ${item.detail}`).join("; "));
   }
-  return error.rawMessage || codeName(error.code);
+  const reply = await unary(target, options, (client, call) => client.getModel(request, call));
+  if (reply.model === undefined) throw new CallError("INTERNAL", "the server answered GetModel without a model");
+  return reply.model;
+}
+
+type UnaryOptions = { timeoutMs?: number; signal?: AbortSignal; headers: Headers };
+
+/** Make one unary call; a failure becomes a CallError. */
+async function unary<T>(
+  target: string | Transport,
+  options: CallOptions,
+  call: (client: Client<typeof ModelService>, options: UnaryOptions) => Promise<T>,
+): Promise<T> {
+  const transport = typeof target === "string" ? sharedTransport(target, options) : target;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_UNARY_TIMEOUT_MS;
+  try {
+    return await call(createClient(ModelService, transport), {
+      timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : undefined,
+      signal: options.signal,
+      headers: requestHeaders(options),
+    });
+  } catch (error) {
+    const status = ConnectError.from(error);
+    throw new CallError(codeName(status.code), status.rawMessage || codeName(status.code));
+  }
+}
+
+/** The request metadata of a call: `headers`, and the bearer token. */
+function requestHeaders(options: CallOptions): Headers {
+  const headers = new Headers(options.headers);
+  if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
+  return headers;
+}
+
+/** Read what is left of an aborted call, to its end. */
+async function drain(messages: AsyncIterator<unknown>): Promise<void> {
+  try {
+    while ((await messages.next()).done !== true);
+  } catch {
+    // the abort, as expected
+  }
+}
+
+/** Whether connect failed to decode a message, rather than the server sending a status. */
+function undecodable(error: ConnectError): boolean {
+  // A status from the server carries its trailers; a message connect could not parse has none.
+  return (
+    error.code === Code.Internal && error.rawMessage.startsWith("parse binary: ") && !error.metadata.has("grpc-status")
+  );
 }
 
 /** `target` as a base URL: a URL is kept, host:port gets `scheme`. */

@@ -1,17 +1,22 @@
 /**
  * EventStream: an async-iterable queue of events that also yields a final result.
  *
- * `push()` queues an event (`send()` first waits for room below `highWater`); a terminal event,
- * as `isTerminal` says, resolves `result()` with `extractResult(event)` and ends iteration once
- * it has been consumed, with no `end()` needed.
- * Anything pushed after a terminal event is ignored. `end(result)` ends the stream early and
- * releases every waiting consumer; without a result, `result()` keeps waiting.
+ * `push()` hands an event to the consumer that has waited longest, or queues it when none waits,
+ * as pi's EventStream does: several consumers of one stream take turns (with A and B both
+ * waiting, A gets e0, e2, e4 and B gets e1, e3, e5). `send()` first waits for room below
+ * `highWater`. A terminal event, as `isTerminal` says, resolves `result()` with
+ * `extractResult(event)` and ends iteration once it has been consumed, with no `end()` needed;
+ * anything pushed after it is ignored. `end(result)` ends the stream early and releases every
+ * waiting consumer; without a result, `result()` keeps waiting.
  */
 export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, undefined> {
   // A head index instead of Array.shift(), which copies: a long answer stays linear in time.
   private queue: T[] = [];
   private head = 0;
-  private waiters: Array<() => void> = [];
+  // Consumers waiting for an event, longest first. Events are handed to them, never raced for,
+  // so the queue holds events only while nobody waits.
+  private readers: Array<(item: IteratorResult<T, undefined>) => void> = [];
+  private writers: Array<() => void> = []; // producers in send(), waiting for room
   private ended = false;
   private resolved = false;
   private resolveResult!: (result: R) => void;
@@ -41,15 +46,17 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     return this.queue.length - this.head;
   }
 
-  /** Queue an event for the consumers; a no-op once the stream has ended. */
+  /** Hand an event to the longest-waiting consumer, or queue it; a no-op once the stream has ended. */
   push(event: T): void {
     if (this.ended) return;
     if (this.isTerminal(event)) {
       this.ended = true;
       this.resolve(this.extractResult(event));
     }
-    this.queue.push(event);
-    this.wake();
+    const reader = this.readers.shift();
+    if (reader !== undefined) reader({ done: false, value: event });
+    else this.queue.push(event);
+    if (this.ended) this.release();
   }
 
   /**
@@ -57,7 +64,9 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
    * of its consumer instead of filling memory.
    */
   async send(event: T): Promise<void> {
-    while (this.queued >= this.highWater && !this.ended) await this.wait();
+    while (this.queued >= this.highWater && !this.ended) {
+      await new Promise<void>((resolve) => this.writers.push(resolve));
+    }
     this.push(event);
   }
 
@@ -65,7 +74,7 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
   end(result?: R): void {
     this.ended = true;
     if (result !== undefined) this.resolve(result);
-    this.wake();
+    this.release();
   }
 
   /** The final result, once a terminal event or `end(result)` has provided it. */
@@ -77,11 +86,13 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     return this;
   }
 
-  async next(): Promise<IteratorResult<T, undefined>> {
-    while (this.queued === 0) {
-      if (this.ended) return { done: true, value: undefined };
-      await this.wait();
-    }
+  next(): Promise<IteratorResult<T, undefined>> {
+    if (this.queued > 0) return Promise.resolve({ done: false, value: this.take() });
+    if (this.ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve) => this.readers.push(resolve));
+  }
+
+  private take(): T {
     const event = this.queue[this.head] as T;
     this.head += 1;
     if (this.head === this.queue.length) {
@@ -91,8 +102,8 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
       this.queue.splice(0, this.head); // a consumer that never quite catches up
       this.head = 0;
     }
-    if (this.waiters.length > 0) this.wake(); // a producer in send() may be waiting for room
-    return { done: false, value: event };
+    if (this.writers.length > 0 && this.queued < this.highWater) this.wakeWriters();
+    return event;
   }
 
   private resolve(result: R): void {
@@ -101,13 +112,17 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     this.resolveResult(result);
   }
 
-  private wait(): Promise<void> {
-    return new Promise<void>((resolve) => this.waiters.push(resolve));
+  /** The stream has ended: waiting consumers see the end, waiting producers go on (to a no-op push). */
+  private release(): void {
+    const readers = this.readers;
+    this.readers = [];
+    for (const reader of readers) reader({ done: true, value: undefined });
+    this.wakeWriters();
   }
 
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const wake of waiters) wake();
+  private wakeWriters(): void {
+    const writers = this.writers;
+    this.writers = [];
+    for (const wake of writers) wake();
   }
 }

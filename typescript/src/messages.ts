@@ -4,12 +4,11 @@ import type {
   AgentMessage,
   AssistantMessage,
   CustomMessage,
-  SessionEntry,
   ToolResultMessage,
   UserMessage,
 } from "./gen/pi/ai/v1/message_pb.js";
 
-/** A user, assistant or tool result message, or a transcript entry wrapping one. */
+/** A user, assistant or tool result message, or an AgentMessage wrapping one. */
 export type AnyMessage = UserMessage | AssistantMessage | ToolResultMessage | AgentMessage;
 
 /**
@@ -27,10 +26,8 @@ export function textOf(message: AnyMessage): string {
   return texts.join("\n");
 }
 
-/** The role-specific message inside a transcript entry (or the message itself). */
-export function unwrap(
-  message: AnyMessage,
-): UserMessage | AssistantMessage | ToolResultMessage | CustomMessage | SessionEntry {
+/** The role-specific message inside an AgentMessage (or the message itself). */
+export function unwrap(message: AnyMessage): UserMessage | AssistantMessage | ToolResultMessage | CustomMessage {
   if (message.$typeName !== "pi.ai.v1.AgentMessage") return message;
   if (message.role.case === undefined) throw new Error("AgentMessage has no role set");
   return message.role.value;

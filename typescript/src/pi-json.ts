@@ -1,23 +1,24 @@
 /**
  * pi-JSON: the transcript shape pi writes (`role`/`type` discriminators, camelCase, "toolUse").
  *
- * The codec of the Python runtime, rule for rule and message for message. It is lossless on what
- * pi writes: reading and writing back gives JSON equal to the original. Keys the schema does not
- * model go to the object's `extraJson` (JSON object text) and are written back from it, and so
- * does an explicit empty `tools` list. Messages of other roles become CustomMessage; pi session
- * lines keep their envelope in `sessionJson`, and entries without a message become SessionEntry.
- * The course's reduced shapes (no `api`, no cache counts) are read too, and written back in pi's
- * full shape. `*Json` fields hold compact JSON text, as JSON.stringify writes it.
+ * It is lossless on what pi writes: reading and writing back with JSON.stringify gives the same
+ * text. Keys the schema does not model go to the object's `extraJson` (JSON object text) and are
+ * written back from it, and so does an explicit empty `tools` list. A key the writer always writes
+ * but the object lacked (an older pi's usage without `totalTokens`, a tool result without
+ * `toolName`, the course's reduced shape without `api` or cache counts) is listed in `extraJson`
+ * under "$absent", and the writer leaves it out again. Messages of other roles become
+ * CustomMessage. A line of a pi session file is a TranscriptEntry: a message keeps its entry's
+ * envelope in `sessionJson`, and an entry without a message is a SessionEntry. `*Json` fields hold
+ * compact JSON text, as JSON.stringify writes it.
  *
- * Numbers: JSON.parse has one number type, so a cost written `1.0` reads as 1, and the Python
- * rule that keeps such a float in `extra_json` (to write `1.0` back) cannot apply here; nor is it
- * needed for JSON that JavaScript writes, since JSON.stringify writes 1.0 as 1 anyway. An
- * `extraJson` in which Python kept such a value is written back all the same (as 1). The int64
- * fields (timestamps, token counts) are bigint: they are read from JSON numbers that are safe
- * integers (JSON.parse rounds larger ones), and written back while they are safe integers.
+ * Numbers: JSON.parse has one number type, so a cost written `1.0` reads as 1 and is written back
+ * as 1, as JSON.stringify (and so pi) writes it. The int64 fields (timestamps, token counts) are
+ * bigint: they are read from JSON numbers that are safe integers (JSON.parse rounds larger ones),
+ * and written back while they are safe integers.
  *
- * Bad input throws PiJsonError naming the path of the offending value, e.g.
- * `message.content[1].type: an assistant block is 'text', 'thinking' or 'toolCall', got 'video'`.
+ * Bad input throws PiJsonError with the `path` of the offending value from the object read, e.g.
+ * `content[1].type` for a message, `message.content[0].text` for a session line, "" for the object
+ * itself. Errors in writing name the field by its message type, e.g. `UserMessage.timestamp`.
  */
 
 import { clone, create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
@@ -50,12 +51,26 @@ import {
   type UserMessage,
   UserMessageSchema,
 } from "./gen/pi/ai/v1/message_pb.js";
+import { type TranscriptEntry, TranscriptEntrySchema } from "./gen/pi/ai/v1/transcript_pb.js";
 import { eventKind } from "./events.js";
-import { pyJsonPrefix, pyRepr } from "./py-text.js";
 
-/** pi-JSON that does not describe a valid message, with the path of the bad value. */
+/** pi-JSON that does not describe a valid message: the `path` of the bad value, and what is wrong. */
 export class PiJsonError extends Error {
   override name = "PiJsonError";
+
+  constructor(
+    /** Where the bad value is, from the object read: `content[1].type`; "" for the object itself. */
+    readonly path: string,
+    /** What is wrong with it. */
+    readonly detail: string,
+  ) {
+    super(`${path || "the value"}: ${detail}`);
+  }
+}
+
+/** The path of `key` inside the value at `where`. */
+function at(where: string, key: string): string {
+  return where ? `${where}.${key}` : key;
 }
 
 const STOP_REASONS = new Map<string, StopReason>([
@@ -78,18 +93,22 @@ type JsonRecord = Record<string, unknown>;
 // --- reading -------------------------------------------------------------------------------------
 
 const MISSING = Symbol("missing");
+/** The key of `extraJson` that lists the keys an object lacked, which the writer leaves out. */
+export const ABSENT_KEY = "$absent";
 
 /** Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras. */
 class Reader {
   readonly obj: JsonRecord;
   readonly extra = new Map<string, unknown>();
+  /** The keys the writer writes that this object lacks, in the order they were read. */
+  private readonly absent: string[] = [];
   private readonly seen = new Set<string>();
 
   constructor(
     value: unknown,
     readonly where: string,
   ) {
-    if (!isObject(value)) throw new PiJsonError(`${where}: expected an object, got ${typeName(value)}`);
+    if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
     this.obj = value;
   }
 
@@ -99,12 +118,18 @@ class Reader {
   }
 
   private fail(key: string, expected: string, value: unknown, note = ""): PiJsonError {
-    return new PiJsonError(`${this.where}.${key}: expected ${expected}, got ${describe(value)}${note}`);
+    return new PiJsonError(at(this.where, key), `expected ${expected}, got ${describe(value)}${note}`);
+  }
+
+  /** The value that stands for a missing key, which is then listed as absent. */
+  private lacking<T>(key: string, fallback: T): T {
+    this.absent.push(key);
+    return fallback;
   }
 
   string(key: string, fallback?: string): string {
     const value = this.take(key);
-    if (value === MISSING && fallback !== undefined) return fallback;
+    if (value === MISSING && fallback !== undefined) return this.lacking(key, fallback);
     if (typeof value !== "string") throw this.fail(key, "a string", value);
     return value;
   }
@@ -115,7 +140,7 @@ class Reader {
 
   boolean(key: string, fallback?: boolean): boolean {
     const value = this.take(key);
-    if (value === MISSING && fallback !== undefined) return fallback;
+    if (value === MISSING && fallback !== undefined) return this.lacking(key, fallback);
     if (typeof value !== "boolean") throw this.fail(key, "a boolean", value);
     return value;
   }
@@ -126,7 +151,7 @@ class Reader {
 
   integer(key: string): bigint {
     const value = this.take(key);
-    if (value === MISSING) return 0n;
+    if (value === MISSING) return this.lacking(key, 0n);
     if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
     if (typeof value === "bigint" && value >= INT64_MIN && value <= INT64_MAX) return value;
     if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 2 ** 63) {
@@ -138,9 +163,9 @@ class Reader {
 
   number(key: string): number {
     const value = this.take(key);
-    if (value === MISSING) return 0;
+    if (value === MISSING) return this.lacking(key, 0);
     if (typeof value !== "number" || !Number.isFinite(value)) throw this.fail(key, "a number", value);
-    // Python keeps a float written `1.0` in extra_json; after JSON.parse, 1.0 and 1 are one value.
+    // After JSON.parse, 1.0 and 1 are one value, written back as JSON.stringify writes it: 1.
     return value;
   }
 
@@ -148,12 +173,12 @@ class Reader {
     const value = this.take(key);
     if (value === MISSING && fallback !== undefined) return fallback;
     if (!Array.isArray(value)) throw this.fail(key, "a list", value);
-    return value.map((item: unknown, index) => read(item, `${this.where}.${key}[${index}]`));
+    return value.map((item: unknown, index) => read(item, `${at(this.where, key)}[${index}]`));
   }
 
   child<T>(key: string, read: Read<T>): T | undefined {
     const value = this.take(key);
-    return value === MISSING ? undefined : read(value, `${this.where}.${key}`);
+    return value === MISSING ? undefined : read(value, at(this.where, key));
   }
 
   /** A value kept as JSON text; absent stays absent. */
@@ -161,21 +186,27 @@ class Reader {
     const value = this.take(key);
     if (value === MISSING) return undefined;
     if (objectOnly && !isObject(value)) throw this.fail(key, "an object", value);
-    return dumpJson(value, `${this.where}.${key}`);
+    return dumpJson(value, at(this.where, key));
   }
 
-  /** The keys nobody read, and the values kept verbatim, as JSON object text. */
+  /** An object kept as JSON text; "{}" when absent (and the writer leaves it out again). */
+  objectText(key: string): string {
+    return this.jsonText(key, true) ?? this.lacking(key, "{}");
+  }
+
+  /** The keys nobody read, the values kept verbatim and the keys that were absent, as JSON object text. */
   extraJson(): string {
     for (const key of Object.keys(this.obj)) {
       if (!this.seen.has(key) && has(this.obj, key)) this.extra.set(key, this.obj[key]);
     }
+    if (this.absent.length > 0) this.extra.set(ABSENT_KEY, this.absent);
     return this.extra.size > 0 ? dumpJson(Object.fromEntries(this.extra), this.where) : "";
   }
 }
 
 /** Convert one pi-JSON message: user, assistant, toolResult, or any other role (kept as is). */
-export function messageFromPi(value: unknown, where = "message"): AgentMessage {
-  if (!isObject(value)) throw new PiJsonError(`${where}: expected an object, got ${typeName(value)}`);
+export function messageFromPi(value: unknown, where = ""): AgentMessage {
+  if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
   const role = value["role"];
   if (role === "user") return create(AgentMessageSchema, { role: { case: "user", value: userFromPi(value, where) } });
   if (role === "assistant") {
@@ -188,20 +219,19 @@ export function messageFromPi(value: unknown, where = "message"): AgentMessage {
     const fieldsJson = dumpJson(without(value, "role"), where);
     return create(AgentMessageSchema, { role: { case: "custom", value: { role, fieldsJson } } });
   }
-  throw new PiJsonError(
-    `${where}.role: expected a role such as 'user', 'assistant' or 'toolResult', got ${pyRepr(role)}`,
-  );
+  const roles = '"user", "assistant" or "toolResult"';
+  throw new PiJsonError(at(where, "role"), `expected a role such as ${roles}, got ${describe(role)}`);
 }
 
 /** Convert one pi-JSON assistant message. */
-export function assistantFromPi(value: unknown, where = "message"): AssistantMessage {
+export function assistantFromPi(value: unknown, where = ""): AssistantMessage {
   const read = new Reader(value, where);
   read.string("role");
-  const reasonName = read.string("stopReason", ""); // absent only on a partial still streaming
+  const reasonName = read.optionalString("stopReason") ?? ""; // absent only on a partial still streaming
   if (reasonName && !STOP_REASONS.has(reasonName)) {
-    throw new PiJsonError(`${where}.stopReason: expected one of ${REASON_LIST}, got ${pyRepr(reasonName)}`);
+    throw new PiJsonError(at(where, "stopReason"), `expected one of ${REASON_LIST}, got ${JSON.stringify(reasonName)}`);
   }
-  // One statement per field, in the order Python reads them: the first bad value is the one named.
+  // One statement per field, in pi's key order: the first bad value is the one named.
   const content = read.items("content", assistantBlock);
   const api = read.string("api", "");
   const provider = read.string("provider", "");
@@ -224,7 +254,7 @@ export function assistantFromPi(value: unknown, where = "message"): AssistantMes
 }
 
 /** Convert a pi-JSON context: systemPrompt, messages and tools. */
-export function contextFromPi(value: unknown, where = "context"): AgentContext {
+export function contextFromPi(value: unknown, where = ""): AgentContext {
   const read = new Reader(value, where);
   const systemPrompt = read.optionalString("systemPrompt");
   const messages = read.items("messages", messageFromPi);
@@ -237,20 +267,22 @@ export function contextFromPi(value: unknown, where = "context"): AgentContext {
 }
 
 /** Convert one line of a pi session file, or one bare pi-JSON message. */
-export function entryFromPi(value: unknown, where = "entry"): AgentMessage {
-  if (!isObject(value)) throw new PiJsonError(`${where}: expected an object, got ${typeName(value)}`);
-  if (Object.hasOwn(value, "role")) return messageFromPi(value, where);
+export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
+  if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
+  if (Object.hasOwn(value, "role")) {
+    return create(TranscriptEntrySchema, { entry: { case: "message", value: messageFromPi(value, where) } });
+  }
   const kind = value["type"];
   if (kind === "message" && Object.hasOwn(value, "message")) {
-    const message = messageFromPi(value["message"], `${where}.message`);
-    message.sessionJson = dumpJson(without(value, "message"), where);
-    return message;
+    const message = messageFromPi(value["message"], at(where, "message"));
+    const sessionJson = dumpJson(without(value, "message"), where);
+    return create(TranscriptEntrySchema, { entry: { case: "message", value: message }, sessionJson });
   }
   if (typeof kind === "string" && kind) {
     const fieldsJson = dumpJson(without(value, "type"), where);
-    return create(AgentMessageSchema, { role: { case: "sessionEntry", value: { type: kind, fieldsJson } } });
+    return create(TranscriptEntrySchema, { entry: { case: "sessionEntry", value: { type: kind, fieldsJson } } });
   }
-  throw new PiJsonError(`${where}: neither a message (no 'role') nor a session entry (no 'type')`);
+  throw new PiJsonError(where, 'neither a message (it has no "role") nor a session entry (it has no "type")');
 }
 
 function userFromPi(value: JsonRecord, where: string): UserMessage {
@@ -294,7 +326,7 @@ function toolResultFromPi(value: JsonRecord, where: string): ToolResultMessage {
 }
 
 function blockType(value: unknown, where: string): unknown {
-  if (!isObject(value)) throw new PiJsonError(`${where}: expected an object, got ${typeName(value)}`);
+  if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
   return value["type"];
 }
 
@@ -317,13 +349,14 @@ function assistantBlock(value: unknown, where: string): AssistantContent {
     read.string("type");
     const id = read.string("id");
     const name = read.string("name");
-    const argumentsJson = read.jsonText("arguments", true) ?? "{}";
+    const argumentsJson = read.objectText("arguments");
     const rawArguments = read.optionalString("rawArguments");
     const thoughtSignature = read.optionalString("thoughtSignature");
     const call = { id, name, argumentsJson, rawArguments, thoughtSignature, extraJson: read.extraJson() };
     return create(AssistantContentSchema, { block: { case: "toolCall", value: call } });
   }
-  throw new PiJsonError(`${where}.type: an assistant block is 'text', 'thinking' or 'toolCall', got ${pyRepr(kind)}`);
+  const kinds = '"text", "thinking" or "toolCall"';
+  throw new PiJsonError(at(where, "type"), `an assistant block is ${kinds}, not ${describe(kind)}`);
 }
 
 type MediaBlock = { case: "text"; value: TextContent } | { case: "image"; value: ImageContent };
@@ -335,17 +368,16 @@ function mediaBlock(value: unknown, where: string): MediaBlock {
     const read = new Reader(value, where);
     read.string("type");
     const encoded = read.string("data");
-    const problem = base64Problem(encoded);
-    if (problem !== undefined) throw new PiJsonError(`${where}.data: not valid base64: ${problem}`);
     const data = Buffer.from(encoded, "base64");
+    // Buffer skips what is not base64; only text that encodes back the same is kept unchanged.
     if (data.toString("base64") !== encoded) {
-      throw new PiJsonError(`${where}.data: not canonical base64 (padded, standard alphabet), so it would change`);
+      throw new PiJsonError(at(where, "data"), "not canonical base64 (standard alphabet, padded), so it would change");
     }
     const mimeType = read.string("mimeType");
     const image = create(ImageContentSchema, { data, mimeType, extraJson: read.extraJson() });
     return { case: "image", value: image };
   }
-  throw new PiJsonError(`${where}.type: expected 'text' or 'image', got ${pyRepr(kind)}`);
+  throw new PiJsonError(at(where, "type"), `a block here is "text" or "image", not ${describe(kind)}`);
 }
 
 function textFromPi(value: unknown, where: string): TextContent {
@@ -381,47 +413,13 @@ function toolFromPi(value: unknown, where: string): Tool {
   const read = new Reader(value, where);
   const name = read.string("name");
   const description = read.string("description", "");
-  const parametersJson = read.jsonText("parameters", true) ?? "{}";
+  const parametersJson = read.objectText("parameters");
   return create(ToolSchema, { name, description, parametersJson, extraJson: read.extraJson() });
-}
-
-/**
- * Why `text` is not base64 as Python's `b64decode(text, validate=True)` reads it, in its words;
- * undefined when it is.
- */
-function base64Problem(text: string): string | undefined {
-  if (text.startsWith("=")) return "Leading padding not allowed";
-  let quad = 0; // position within the current group of four characters
-  let decoded = 0; // whole bytes the characters so far give
-  let pads = 0;
-  let padding = false;
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text[index]!;
-    if (char === "=") {
-      padding = true;
-      if (quad >= 2) {
-        pads += 1;
-        if (quad + pads >= 4) return index + 1 < text.length ? "Excess data after padding" : undefined;
-      }
-      continue;
-    }
-    if (!/[A-Za-z0-9+/]/.test(char)) return "Only base64 data is allowed";
-    if (padding) return "Discontinuous padding not allowed";
-    pads = 0;
-    if (quad > 0) decoded += 1;
-    quad = (quad + 1) % 4;
-  }
-  if (quad === 1) {
-    const characters = Math.floor(decoded / 3) * 4 + 1;
-    const rule = `number of data characters (${characters}) cannot be 1 more than a multiple of 4`;
-    return `Invalid base64-encoded string: ${rule}`;
-  }
-  return quad === 0 ? undefined : "Incorrect padding";
 }
 
 // --- writing -------------------------------------------------------------------------------------
 
-/** Convert a message to its pi-JSON object (a session entry's own object for SessionEntry). */
+/** Convert a message to its pi-JSON object. */
 export function messageToPi(message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage): JsonObject {
   switch (message.$typeName) {
     case "pi.ai.v1.UserMessage":
@@ -441,16 +439,19 @@ export function messageToPi(message: AgentMessage | UserMessage | AssistantMessa
       return toolResultToPi(role.value);
     case "custom":
       return { role: role.value.role, ...jsonObject(role.value.fieldsJson, "CustomMessage.fields_json") };
-    case "sessionEntry":
-      return { type: role.value.type, ...jsonObject(role.value.fieldsJson, "SessionEntry.fields_json") };
   }
-  throw new PiJsonError("AgentMessage: no role is set");
+  throw new PiJsonError("AgentMessage.role", "no role is set");
 }
 
-/** Convert a transcript entry back to its line: a session entry if it came from one. */
-export function entryToPi(message: AgentMessage): JsonObject {
-  const out = messageToPi(message);
-  if (message.sessionJson) return { ...jsonObject(message.sessionJson, "AgentMessage.session_json"), message: out };
+/** Convert a transcript entry back to its line: a session file's entry if it came from one. */
+export function entryToPi(entry: TranscriptEntry): JsonObject {
+  const body = entry.entry;
+  if (body.case === "sessionEntry") {
+    return { type: body.value.type, ...jsonObject(body.value.fieldsJson, "SessionEntry.fields_json") };
+  }
+  if (body.case !== "message") throw new PiJsonError("TranscriptEntry.entry", "no entry is set");
+  const out = messageToPi(body.value);
+  if (entry.sessionJson) return { ...jsonObject(entry.sessionJson, "TranscriptEntry.session_json"), message: out };
   return out;
 }
 
@@ -466,8 +467,8 @@ export function assistantToPi(message: AssistantMessage): JsonObject {
   if (message.usage !== undefined) out["usage"] = usageToPi(message.usage);
   const reason = STOP_REASON_NAMES.get(message.stopReason);
   if (reason !== undefined) out["stopReason"] = reason;
-  if (message.errorMessage !== undefined) out["errorMessage"] = message.errorMessage;
   out["timestamp"] = int64ToPi(message.timestamp, "AssistantMessage.timestamp");
+  if (message.errorMessage !== undefined) out["errorMessage"] = message.errorMessage; // pi sets it last, once the call failed
   return withExtra(out, message.extraJson, "AssistantMessage");
 }
 
@@ -534,7 +535,7 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
       return withExtra(out, call.extraJson, "ToolCall");
     }
   }
-  throw new PiJsonError("AssistantContent: no block is set");
+  throw new PiJsonError("AssistantContent.block", "no block is set");
 }
 
 function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]): JsonObject {
@@ -547,7 +548,7 @@ function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]
       return withExtra({ type: "image", data, mimeType: image.mimeType }, image.extraJson, "ImageContent");
     }
   }
-  throw new PiJsonError("content: no block is set");
+  throw new PiJsonError("content.block", "no block is set");
 }
 
 function textToPi(block: TextContent): JsonObject {
@@ -585,20 +586,29 @@ function toolToPi(tool: Tool): JsonObject {
 /** An int64 as a JSON number; one beyond 2^53 would change on the way, so it is refused. */
 function int64ToPi(value: bigint, where: string): number {
   if (value < SAFE_MIN || value > SAFE_MAX) {
-    throw new PiJsonError(`${where}: ${value} is beyond 2^53, so a JavaScript JSON number cannot hold it exactly`);
+    throw new PiJsonError(where, `${value} is beyond 2^53, so a JavaScript JSON number cannot hold it exactly`);
   }
   return Number(value);
 }
 
+/** `out` with the object's extras: the keys it kept, and without the keys it lacked. */
 function withExtra(out: JsonObject, extraJson: string, where: string): JsonObject {
+  if (!extraJson) return out;
+  const extra = jsonObject(extraJson, `${where}.extra_json`);
+  const absent = extra[ABSENT_KEY];
+  if (Object.hasOwn(extra, ABSENT_KEY)) {
+    if (!Array.isArray(absent)) throw new PiJsonError(`${where}.extra_json`, `${ABSENT_KEY} is not a list of keys`);
+    for (const key of absent) if (typeof key === "string") delete out[key];
+    delete extra[ABSENT_KEY];
+  }
   // Spreading defines each key as an own property ("__proto__" included); a key already written
-  // keeps its place and takes the extra's value, as Python's dict.update does.
-  return extraJson ? { ...out, ...jsonObject(extraJson, `${where}.extra_json`) } : out;
+  // keeps its place and takes the extra's value.
+  return { ...out, ...extra };
 }
 
 function jsonObject(text: string, where: string): JsonObject {
   const value = parseJson(text, where);
-  if (!isObject(value)) throw new PiJsonError(`${where}: expected a JSON object, got ${typeName(value)}`);
+  if (!isObject(value)) throw new PiJsonError(where, `expected a JSON object, got ${typeName(value)}`);
   return value as JsonObject;
 }
 
@@ -606,7 +616,7 @@ function parseJson(text: string, where: string): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
-    throw new PiJsonError(`${where}: not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PiJsonError(where, `not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -616,9 +626,9 @@ function dumpJson(value: unknown, where: string): string {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    throw new PiJsonError(`${where}: not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new PiJsonError(where, `not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (text === undefined) throw new PiJsonError(`${where}: not JSON: ${typeof value}`);
+  if (text === undefined) throw new PiJsonError(where, `not JSON: ${typeof value}`);
   return text;
 }
 
@@ -636,17 +646,20 @@ function isObject(value: unknown): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
 }
 
-/** The JSON type's name as the Python runtime words it. */
+/** The JSON type's name, with its article. */
 function typeName(value: unknown): string {
-  if (isObject(value)) return "object";
-  if (Array.isArray(value)) return "list";
+  if (isObject(value)) return "an object";
+  if (Array.isArray(value)) return "an array";
   if (value === null) return "null";
-  return typeof value === "string" || typeof value === "boolean" ? typeof value : "number";
+  if (value === undefined) return "nothing";
+  return typeof value === "string" ? "a string" : typeof value === "boolean" ? "a boolean" : "a number";
 }
 
+/** A value in an error: its type, and the start of its JSON. */
 function describe(value: unknown): string {
-  if (value === MISSING) return "nothing (the key is missing)";
-  return `${typeName(value)} ${pyJsonPrefix(value, 40)}`;
+  if (value === MISSING || value === undefined) return "nothing (the key is missing)";
+  const text = JSON.stringify(value) ?? String(value);
+  return `${typeName(value)}, ${text.length > 40 ? `${text.slice(0, 40)}...` : text}`;
 }
 
 // --- events --------------------------------------------------------------------------------------
@@ -657,25 +670,25 @@ type Family = keyof typeof FAMILIES;
 type EventInit = MessageInitShape<typeof ModelEventSchema>["event"];
 
 /** Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial. */
-export function eventFromPi(value: unknown, where = "event"): ModelEvent {
+export function eventFromPi(value: unknown, where = ""): ModelEvent {
   const read = new Reader(value, where);
   const kind = read.string("type");
   if (kind === "done" || kind === "error") {
     const reasonName = read.string("reason");
     const reason = STOP_REASONS.get(reasonName);
     if (reason === undefined) {
-      throw new PiJsonError(`${where}.reason: expected one of ${REASON_LIST}, got ${pyRepr(reasonName)}`);
+      throw new PiJsonError(at(where, "reason"), `expected one of ${REASON_LIST}, got ${JSON.stringify(reasonName)}`);
     }
     const key = kind === "done" ? "message" : "error";
     const message = read.child(key, assistantFromPi);
-    if (message === undefined) throw new PiJsonError(`${where}.${key}: required`);
+    if (message === undefined) throw new PiJsonError(at(where, key), "required");
     noExtra(read);
     return create(ModelEventSchema, { event: { case: kind, value: { reason, message } } });
   }
 
   const partial = read.child("partial", assistantFromPi);
   if (partial === undefined) {
-    throw new PiJsonError(`${where}.partial: required (pi sends the partial message with every event)`);
+    throw new PiJsonError(at(where, "partial"), "required (pi sends the partial message with every event)");
   }
   if (kind === "start") {
     noExtra(read);
@@ -686,16 +699,16 @@ export function eventFromPi(value: unknown, where = "event"): ModelEvent {
   const family = (split < 0 ? kind : kind.slice(0, split)) as Family;
   const step = split < 0 ? "" : kind.slice(split + 1);
   if (!Object.hasOwn(FAMILIES, family) || !["start", "delta", "end"].includes(step)) {
-    throw new PiJsonError(`${where}.type: not a pi event type: ${pyRepr(kind)}`);
+    throw new PiJsonError(at(where, "type"), `not a pi event type: ${JSON.stringify(kind)}`);
   }
   const index = read.integer("contentIndex");
   if (index < 0n || index >= BigInt(partial.content.length)) {
-    throw new PiJsonError(`${where}.contentIndex: ${index} is not a block of the partial message`);
+    throw new PiJsonError(at(where, "contentIndex"), `${index} is not a block of the partial message`);
   }
   const contentIndex = Number(index);
   const block = partial.content[contentIndex]!.block;
   if (block.case !== FAMILIES[family]) {
-    throw new PiJsonError(`${where}.contentIndex: block ${index} of the partial is not a ${family} block`);
+    throw new PiJsonError(at(where, "contentIndex"), `block ${index} of the partial is not a ${family} block`);
   }
   const event = blockEvent(read, family, step, block, contentIndex);
   noExtra(read);
@@ -730,10 +743,12 @@ function blockEvent(
     const { id, name } = block.value;
     if (step === "start") return { case: "toolcallStart", value: { contentIndex, id, name } };
     const call = read.child("toolCall", assistantBlock);
-    if (call?.block.case !== "toolCall") throw new PiJsonError(`${read.where}.toolCall: required, a toolCall block`);
+    if (call?.block.case !== "toolCall") {
+      throw new PiJsonError(at(read.where, "toolCall"), "required, a toolCall block");
+    }
     return { case: "toolcallEnd", value: { contentIndex, toolCall: call.block.value } };
   }
-  throw new PiJsonError(`${read.where}.contentIndex: block ${contentIndex} of the partial has no block set`);
+  throw new PiJsonError(at(read.where, "contentIndex"), `block ${contentIndex} of the partial has no block set`);
 }
 
 /** Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`. */
@@ -742,20 +757,20 @@ export function eventToPi(event: ModelEvent): JsonObject {
   const body = event.event;
   if (body.case === "done" || body.case === "error") {
     const reason = STOP_REASON_NAMES.get(body.value.reason);
-    if (reason === undefined) throw new PiJsonError(`${kind}.reason: must be set`);
-    if (body.value.message === undefined) throw new PiJsonError(`${kind}.message: required`);
+    if (reason === undefined) throw new PiJsonError(`${kind}.reason`, "must be set");
+    if (body.value.message === undefined) throw new PiJsonError(`${kind}.message`, "required");
     const message = assistantToPi(body.value.message);
     return body.case === "done" ? { type: "done", reason, message } : { type: "error", reason, error: message };
   }
   if (body.case === "start") {
     const partial = event.partial ?? body.value.header;
-    if (partial === undefined) throw new PiJsonError("start: neither a partial nor a header is set");
+    if (partial === undefined) throw new PiJsonError("start", "neither a partial nor a header is set");
     return { type: "start", partial: assistantToPi(partial) };
   }
-  if (body.case === undefined) throw new PiJsonError("ModelEvent: no event kind is set");
+  if (body.case === undefined) throw new PiJsonError("ModelEvent.event", "no event kind is set");
   const partial = event.partial;
   if (partial === undefined) {
-    throw new PiJsonError(`${kind}: pi-JSON events carry the partial message; apply the event with an Accumulator`);
+    throw new PiJsonError(kind, "pi-JSON events carry the partial message; apply the event with an Accumulator");
   }
   const contentIndex = body.value.contentIndex;
   const out: JsonObject = { type: kind, contentIndex };
@@ -770,7 +785,7 @@ export function eventToPi(event: ModelEvent): JsonObject {
   } else if (body.case === "textEnd" || body.case === "thinkingEnd") {
     const block = partial.content[contentIndex]?.block;
     if (block === undefined) {
-      throw new PiJsonError(`${kind}.content_index: ${contentIndex} is not a block of the partial`);
+      throw new PiJsonError(`${kind}.content_index`, `${contentIndex} is not a block of the partial`);
     }
     out["content"] = block.case === "text" ? block.value.text : block.case === "thinking" ? block.value.thinking : "";
   }
@@ -781,7 +796,8 @@ export function eventToPi(event: ModelEvent): JsonObject {
 /** `text_end`/`thinking_end` repeat the block's content, which must be what the partial holds. */
 function endContent(read: Reader, held: string, index: number): void {
   if (read.string("content") !== held) {
-    throw new PiJsonError(`${read.where}.content: differs from block ${index} of the partial, so it cannot be rebuilt`);
+    const detail = `differs from block ${index} of the partial, so it cannot be rebuilt`;
+    throw new PiJsonError(at(read.where, "content"), detail);
   }
 }
 
@@ -789,6 +805,6 @@ function noExtra(read: Reader): void {
   const extra = read.extraJson();
   if (extra) {
     const [key] = Object.keys(JSON.parse(extra) as JsonRecord);
-    throw new PiJsonError(`${read.where}: unknown field ${pyRepr(key)}`);
+    throw new PiJsonError(at(read.where, key!), "not a field of this event");
   }
 }

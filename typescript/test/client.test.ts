@@ -1,25 +1,28 @@
-// The gRPC client against Python's `pi-proto serve`: the README round trip, cancellation,
-// deadlines, status errors and servers that are gone.
+// The gRPC client against an in-process fake server: the README round trip, the partial at each
+// step, cancellation, deadlines, statuses and servers that are gone.
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { clone, create, toJson } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import {
   AgentContextSchema,
   type AssistantMessage,
   AssistantMessageSchema,
   type AssistantMessageEventStream,
+  DEFAULT_TIMEOUT_MS,
   type ModelEvent,
-  ModelEventSchema,
   StopReason,
+  type StreamFailure,
+  type StreamRequest,
   ToolResultMessageSchema,
   createModelTransport,
   eventKind,
   streamModel,
   textOf,
 } from "pi-proto";
-import { TEST_TIMEOUT, userContext } from "./support/messages.js";
-import { type Server, runPiProto, startServer } from "./support/server.js";
+import { TEST_TIMEOUT, assistantMessage, eventsOf, text, toolCall, userContext } from "./support/messages.js";
+import { type FakeServer, hang, play, startFakeServer } from "./support/fake-server.js";
 
 const README_KINDS = [
   "start",
@@ -34,17 +37,39 @@ const README_KINDS = [
   "toolcall_end",
   "done",
 ];
+const MODEL = "scripted-v1";
 
-let fast: Server; // the README round trip, deltas of 8 characters, no delay
-let slow: Server; // the same, 0.3 s before each event
+/** The scripted model's answer: read the README first; once its content is there, name the title. */
+function answer(request: StreamRequest): AssistantMessage {
+  const last = request.context?.messages.at(-1)?.role;
+  if (last?.case === "toolResult") {
+    return assistantMessage([text("README 的标题就是项目名：pi-proto。")], { timestamp: 1020n });
+  }
+  return assistantMessage([text("我先读取项目说明。"), toolCall("call_1", "read", { path: "README.md" })], {
+    stopReason: StopReason.TOOL_USE,
+    timestamp: 1010n,
+  });
+}
+
+function scripted(delayMs: number) {
+  return (request: StreamRequest, context: HandlerContext): AsyncIterable<ModelEvent> => {
+    if (request.model && request.model !== MODEL) {
+      throw new ConnectError(`unknown model ${request.model}: this server plays ${MODEL}`, Code.InvalidArgument);
+    }
+    return play(eventsOf(answer(request), 8), context, delayMs);
+  };
+}
+
+let fast: FakeServer; // the README round trip, deltas of 8 characters, no delay
+let slow: FakeServer; // the same, 40 ms before each event
 
 before(async () => {
-  [fast, slow] = await Promise.all([startServer(), startServer("--delay", "0.3")]);
-}, { timeout: TEST_TIMEOUT });
+  [fast, slow] = await Promise.all([startFakeServer(scripted(0)), startFakeServer(scripted(40))]);
+});
 
 after(async () => {
-  await Promise.all([fast?.stop(), slow?.stop()]);
-}, { timeout: TEST_TIMEOUT });
+  await Promise.all([fast?.close(), slow?.close()]);
+});
 
 async function drain(events: AssistantMessageEventStream): Promise<[ModelEvent[], AssistantMessage]> {
   const seen: ModelEvent[] = [];
@@ -56,6 +81,10 @@ function toolCallOf(message: AssistantMessage, index: number) {
   const block = message.content[index]?.block;
   assert.equal(block?.case, "toolCall");
   return block.value;
+}
+
+function statusOf(failure: StreamFailure | undefined): string | undefined {
+  return failure?.kind === "status" ? failure.statusCode : undefined;
 }
 
 test("the README example", { timeout: TEST_TIMEOUT }, async () => {
@@ -72,26 +101,18 @@ test("the README example", { timeout: TEST_TIMEOUT }, async () => {
   // README example: end
   assert.deepEqual(kinds, README_KINDS);
   assert.equal(textOf(message), "我先读取项目说明。");
+  assert.equal(events.failure, undefined);
 });
 
-test("the README round trip: the same events as pi-proto stream --json", { timeout: TEST_TIMEOUT }, async () => {
-  const [[seen, message], printed] = await Promise.all([
-    drain(streamModel(fast.target, userContext("hi"))),
-    runPiProto("stream", "--json", "--target", fast.target, "hi"),
-  ]);
-
+test("the terminal event carries the result, and every event its partial", { timeout: TEST_TIMEOUT }, async () => {
+  const [seen, message] = await drain(streamModel(fast.target, userContext("hi")));
   assert.deepEqual(seen.map(eventKind), README_KINDS);
-  const wire = seen.map((event) => toJson(ModelEventSchema, { ...event, partial: undefined }));
-  const python = printed.trimEnd().split("\n").map((line) => JSON.parse(line) as unknown);
-  assert.deepEqual(wire, python);
-
   assert.ok(seen.every((event) => event.partial !== undefined));
   const last = seen.at(-1)!.event;
   assert.ok(last.case === "done");
   assert.equal(last.value.message, message);
   assert.equal(seen.at(-1)!.partial, message);
   assert.equal(message.stopReason, StopReason.TOOL_USE);
-  assert.equal(textOf(message), "我先读取项目说明。");
   const call = toolCallOf(message, 1);
   assert.deepEqual([call.id, call.name], ["call_1", "read"]);
   assert.deepEqual(JSON.parse(call.argumentsJson), { path: "README.md" });
@@ -107,15 +128,20 @@ test("the partial is rebuilt at every step", { timeout: TEST_TIMEOUT }, async ()
   const partial = (index: number): AssistantMessage => steps[index]![1];
 
   assert.deepEqual(partial(0).content, []);
-  assert.equal(partial(0).model, "scripted-v1");
+  assert.equal(partial(0).model, MODEL);
   assert.equal(textOf(partial(2)), "我先读取项目说明");
   assert.equal(textOf(partial(3)), "我先读取项目说明。");
-  const raw = [6, 7, 8].map((index) => {
+  const streamed = [6, 7, 8].map((index) => {
     const call = toolCallOf(partial(index), 1);
-    assert.deepEqual([call.id, call.name, call.argumentsJson], ["call_1", "read", "{}"]);
-    return call.rawArguments;
+    assert.deepEqual([call.id, call.name], ["call_1", "read"]);
+    return [call.rawArguments, call.argumentsJson];
   });
-  assert.deepEqual(raw, ['{"path":', '{"path":"README.', '{"path":"README.md"}']);
+  // The text so far, and its completion into a JSON object.
+  assert.deepEqual(streamed, [
+    ['{"path":', "{}"],
+    ['{"path":"README.', '{"path":"README."}'],
+    ['{"path":"README.md"}', '{"path":"README.md"}'],
+  ]);
   assert.equal(toolCallOf(partial(9), 1).argumentsJson, '{"path":"README.md"}');
   assert.equal(partial(10).stopReason, StopReason.TOOL_USE);
 });
@@ -149,10 +175,36 @@ test("cancel() after the first event ends the stream with ABORTED", { timeout: T
   assert.equal(eventKind(first.value!), "start");
   events.cancel();
   const [rest, message] = await drain(events);
-  assert.equal(eventKind(rest.at(-1)!), "error");
+  assert.deepEqual(rest.map(eventKind), ["error"]);
   assert.equal(message.stopReason, StopReason.ABORTED);
   assert.equal(message.errorMessage, "cancelled");
-  assert.equal(message.model, "scripted-v1"); // the header received before the cancellation is kept
+  assert.equal(message.model, MODEL); // the header received before the cancellation is kept
+  assert.equal(events.failure, undefined); // a cancel is the caller's, not a failure
+});
+
+test("cancel() from another task while the consumer waits for the next event", { timeout: TEST_TIMEOUT }, async () => {
+  const hanging = await startFakeServer(async function* (request, context) {
+    yield* play(eventsOf(answer(request)).slice(0, 3), context);
+    await hang(context);
+  });
+  try {
+    const events = streamModel(hanging.target, userContext("hi"));
+    const waiting = events.result(); // another task waits for the final message
+    const kinds: string[] = [];
+    const consumer = (async () => {
+      for await (const event of events) kinds.push(eventKind(event)); // blocks after three events
+    })();
+    const timer = setTimeout(() => events.cancel(), 100);
+    await consumer;
+    clearTimeout(timer);
+    assert.deepEqual(kinds, ["start", "text_start", "text_delta", "error"]);
+    const message = await waiting;
+    assert.equal(message.stopReason, StopReason.ABORTED);
+    assert.equal(textOf(message), "我先读取项目说明");
+    assert.equal(events.failure, undefined);
+  } finally {
+    await hanging.close();
+  }
 });
 
 test("aborting the caller's signal ends the stream with ABORTED", { timeout: TEST_TIMEOUT }, async () => {
@@ -169,56 +221,83 @@ test("aborting the caller's signal ends the stream with ABORTED", { timeout: TES
   assert.equal(aborted.stopReason, StopReason.ABORTED);
 });
 
-test("a deadline that passes ends the stream with ERROR", { timeout: TEST_TIMEOUT }, async () => {
-  const [seen, message] = await drain(streamModel(slow.target, userContext("hi"), { timeoutMs: 100 }));
-  assert.deepEqual(seen.map(eventKind), ["error"]);
+test("a deadline that passes ends the stream with ERROR, DEADLINE_EXCEEDED", { timeout: TEST_TIMEOUT }, async () => {
+  const events = streamModel(slow.target, userContext("hi"), { timeoutMs: 100 });
+  const [seen, message] = await drain(events);
+  assert.equal(seen.at(-1)!.event.case, "error");
+  assert.ok(seen.length < README_KINDS.length);
   assert.equal(message.stopReason, StopReason.ERROR);
   assert.ok(message.errorMessage);
+  assert.equal(statusOf(events.failure), "DEADLINE_EXCEEDED");
 });
 
-test("a status error becomes an ERROR event with the raw status message", { timeout: TEST_TIMEOUT }, async () => {
-  const [seen, message] = await drain(streamModel(fast.target, userContext("hi"), { model: "gpt-9" }));
+test("a call without a deadline of its own gets 15 minutes", { timeout: TEST_TIMEOUT }, async () => {
+  await streamModel(fast.target, userContext("hi")).result();
+  await streamModel(fast.target, userContext("hi"), { timeoutMs: 5000 }).result();
+  await streamModel(fast.target, userContext("hi"), { timeoutMs: Infinity }).result();
+  assert.equal(DEFAULT_TIMEOUT_MS, 15 * 60 * 1000);
+  assert.deepEqual(fast.deadlines.slice(-3), [DEFAULT_TIMEOUT_MS, 5000, undefined]);
+});
+
+test("a status becomes one ERROR event with the status message and code", { timeout: TEST_TIMEOUT }, async () => {
+  const events = streamModel(fast.target, userContext("hi"), { model: "gpt-9" });
+  const [seen, message] = await drain(events);
   assert.deepEqual(seen.map(eventKind), ["error"]);
   assert.equal(message.stopReason, StopReason.ERROR);
-  assert.equal(message.errorMessage, "unknown model 'gpt-9': this server plays 'scripted-v1'");
+  assert.equal(message.errorMessage, `unknown model gpt-9: this server plays ${MODEL}`);
+  assert.equal(statusOf(events.failure), "INVALID_ARGUMENT");
+});
+
+test("a status that reads like a decoding failure is still the server's status", { timeout: TEST_TIMEOUT }, async () => {
+  const server = await startFakeServer(() => {
+    throw new ConnectError("parse binary: the server says so", Code.Internal);
+  });
+  try {
+    const events = streamModel(server.target, userContext("hi"));
+    const [seen, message] = await drain(events);
+    assert.deepEqual(seen.map(eventKind), ["error"]);
+    assert.equal(message.errorMessage, "parse binary: the server says so");
+    assert.equal(statusOf(events.failure), "INTERNAL");
+  } finally {
+    await server.close();
+  }
 });
 
 test("no server is an ERROR event, not an exception", { timeout: TEST_TIMEOUT }, async () => {
-  const gone = await startServer();
-  await gone.stop();
-  const [seen, message] = await drain(streamModel(gone.target, userContext("hi")));
+  const gone = await startFakeServer(scripted(0));
+  await gone.close();
+  const events = streamModel(gone.target, userContext("hi"));
+  const [seen, message] = await drain(events);
   assert.deepEqual(seen.map(eventKind), ["error"]);
   assert.equal(message.stopReason, StopReason.ERROR);
   assert.ok(message.errorMessage);
+  assert.equal(statusOf(events.failure), "UNAVAILABLE");
 });
 
-test("a server killed mid-stream gives the client an ERROR event", { timeout: TEST_TIMEOUT }, async () => {
-  const server = await startServer("--delay", "0.3");
+test("a connection cut mid-stream gives the client an ERROR event", { timeout: TEST_TIMEOUT }, async () => {
+  const server = await startFakeServer(scripted(40));
   try {
     const events = streamModel(server.target, userContext("hi"));
     assert.equal(eventKind((await events.next()).value!), "start");
-    await server.stop("SIGKILL");
+    server.drop();
     const [rest, message] = await drain(events);
     assert.equal(eventKind(rest.at(-1)!), "error");
     assert.equal(message.stopReason, StopReason.ERROR);
     assert.ok(message.errorMessage);
+    assert.equal(events.failure?.kind, "status");
   } finally {
-    await server.stop("SIGKILL");
+    await server.close();
   }
 });
 
-test("a server shutting down mid-stream ends it with ABORTED", { timeout: TEST_TIMEOUT }, async () => {
-  const server = await startServer("--delay", "0.3");
-  try {
-    const events = streamModel(server.target, userContext("hi"));
-    assert.equal(eventKind((await events.next()).value!), "start");
-    const stopped = server.stop("SIGTERM");
-    const [rest, message] = await drain(events);
-    await stopped;
-    assert.equal(eventKind(rest.at(-1)!), "error");
-    assert.equal(message.stopReason, StopReason.ABORTED);
-    assert.equal(message.errorMessage, "the server is shutting down");
-  } finally {
-    await server.stop("SIGKILL");
-  }
+test("deltas beyond maxMessageBytes end the stream (rule size-limit)", { timeout: TEST_TIMEOUT }, async () => {
+  const events = streamModel(fast.target, userContext("hi"), { maxMessageBytes: 30 });
+  const [seen, message] = await drain(events);
+  // "我先读取项目说明" is 24 bytes of UTF-8; the next delta, "。", takes the text to 27, and the
+  // first 8 characters of the arguments past 30.
+  assert.deepEqual(seen.map(eventKind), [...README_KINDS.slice(0, 6), "error"]);
+  assert.equal(message.stopReason, StopReason.ERROR);
+  const failure = events.failure;
+  assert.ok(failure?.kind === "rule");
+  assert.deepEqual([failure.eventIndex, failure.ruleId], [6, "size-limit"]);
 });

@@ -8,6 +8,7 @@ import {
   EventStream,
   type ModelEvent,
   StopReason,
+  type StreamFailure,
   eventKind,
   terminalMessage,
   textOf,
@@ -113,6 +114,27 @@ test("cancel() without a producer ends the stream with ABORTED", { timeout: TEST
   const message = await stream.result();
   assert.equal(message.stopReason, StopReason.ABORTED);
   assert.equal(message.errorMessage, "cancelled");
+  assert.equal(stream.failure, undefined); // a cancel is not a failure of the stream
+});
+
+test("cancel() from another task reaches a consumer waiting for the next event", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new AssistantMessageEventStream();
+  stream.drive(async (signal) => {
+    stream.push(start());
+    await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true })); // a model that hangs
+  });
+  const waiting = stream.result(); // a task waiting for the final message
+  const kinds: string[] = [];
+  const consumer = (async () => {
+    for await (const item of stream) kinds.push(eventKind(item)); // blocks after "start"
+  })();
+  const timer = setTimeout(() => stream.cancel(), 20); // another task, while the consumer waits
+  await consumer; // nothing throws, and iteration ends
+  clearTimeout(timer);
+  assert.deepEqual(kinds, ["start", "error"]);
+  const message = await waiting;
+  assert.equal(message.stopReason, StopReason.ABORTED);
+  assert.equal(stream.failure, undefined);
 });
 
 test("cancel() aborts a driven producer; what it pushes later is not delivered", { timeout: TEST_TIMEOUT }, async () => {
@@ -154,10 +176,48 @@ test("a driven producer that stops early or throws becomes an ERROR event", { ti
 
   const invalid = new AssistantMessageEventStream();
   invalid.drive(async () => invalid.push(event({ case: "textDelta", value: { contentIndex: 2, delta: "x" } })));
-  assert.equal(
-    (await invalid.result()).errorMessage,
-    "StreamProtocolError: event 0 (text_delta) breaks rule 'start-first': a stream opens with start",
-  );
+  assert.equal((await invalid.result()).stopReason, StopReason.ERROR);
+  assert.deepEqual(invalid.failure && pick(invalid.failure), { kind: "rule", eventIndex: 0, ruleId: "start-first" });
+
+  assert.deepEqual(quiet.failure && pick(quiet.failure), { kind: "rule", eventIndex: 1, ruleId: "terminal-missing" });
+  assert.equal(broken.failure, undefined); // neither a status nor a stream rule
+});
+
+function pick(failure: StreamFailure): Record<string, unknown> {
+  return failure.kind === "rule"
+    ? { kind: failure.kind, eventIndex: failure.eventIndex, ruleId: failure.ruleId }
+    : { kind: failure.kind, statusCode: failure.statusCode };
+}
+
+test("consumers take turns: each event goes to the consumer that has waited longest", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>((n) => n < 0, String);
+  const seen: Record<string, number[]> = { a: [], b: [] };
+  const consume = async (name: string): Promise<void> => {
+    for await (const n of stream) {
+      seen[name]!.push(n);
+      await nextTurn(); // each consumer does some work per event
+    }
+  };
+  const consumers = [consume("a"), consume("b")]; // a waits first, then b
+  await nextTurn();
+  for (let n = 0; n < 6; n += 1) {
+    stream.push(n);
+    await nextTurn();
+    await nextTurn();
+  }
+  stream.push(-1);
+  await Promise.all(consumers);
+  assert.deepEqual(seen["a"], [0, 2, 4, -1]);
+  assert.deepEqual(seen["b"], [1, 3, 5]);
+
+  // An event handed to a waiting consumer is its own: a consumer that asks later waits its turn.
+  const fair = new EventStream<number, string>((n) => n < 0, String);
+  const first = fair.next();
+  fair.push(10);
+  const later = fair.next();
+  fair.push(11);
+  assert.deepEqual(await first, { done: false, value: 10 });
+  assert.deepEqual(await later, { done: false, value: 11 });
 });
 
 test("send() waits for room below highWater; push() does not", { timeout: TEST_TIMEOUT }, async () => {

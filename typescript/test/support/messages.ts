@@ -1,4 +1,4 @@
-/** Builders for test messages and the events that stream them (as the Python `events_of` does). */
+/** Builders for test messages and the events that stream them. */
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -69,7 +69,7 @@ export function event(init: MessageInitShape<typeof ModelEventSchema>["event"]):
 
 /**
  * The events that stream `message`: start, each block's start/deltas/end, then the terminal
- * event carrying `message` itself. Deltas hold `size` characters (code points, as in Python).
+ * event carrying `message` itself. Deltas hold `size` characters (code points).
  */
 export function eventsOf(message: AssistantMessage, size = 8): ModelEvent[] {
   const { api, provider, model, timestamp } = message;
