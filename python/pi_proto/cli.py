@@ -1,4 +1,4 @@
-"""The `pi-proto` command: serve a scripted model, stream from a server, or run the demo."""
+"""The `pi-proto` command: serve models, stream from a server, or run the demo."""
 
 from __future__ import annotations
 
@@ -18,17 +18,25 @@ from .convert import convert
 from .demo import run_demo
 from .events import FAILED
 from .messages import agent_message, user_message
+from .providers import ProviderModel, load_models
 from .render import describe_model, print_json_lines, print_live
 from .scripted import ScriptedModel
 from .server import ModelServer, ServerLimits, Tls
+from .stream import ServedModel
 from .wire import to_json
 
 
 async def serve(args: argparse.Namespace) -> int:
     if args.conformance is not None:
         return await serve_conformance(args)
-    options = {"delta_size": args.delta_size, "delay": args.delay}
-    model = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
+    if args.models is not None and args.script is not None:
+        raise ValueError("--models and --script go apart: serve real models or a script")
+    models: ServedModel | list[ProviderModel]
+    if args.models is not None:
+        models = load_models(args.models)
+    else:
+        options = {"delta_size": args.delta_size, "delay": args.delay}
+        models = ScriptedModel.from_file(args.script, **options) if args.script else ScriptedModel.readme(**options)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise ValueError("--tls-cert and --tls-key go together")
     tls = None if args.tls_cert is None else Tls.from_files(args.tls_cert, args.tls_key)
@@ -46,7 +54,7 @@ async def serve(args: argparse.Namespace) -> int:
         max_queued_bytes=args.max_queued_bytes,
     )
     server = ModelServer(
-        model,
+        models,
         host=args.host,
         port=args.port,
         reflection=not args.no_reflection,
@@ -59,7 +67,9 @@ async def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     await server.start()
-    print(f"listening on {server.target}", flush=True)
+    print(f"listening on {server.target}", flush=True)  # the one line scripts wait for
+    served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in server.models)
+    print(f"pi-proto serve: serving {served}", file=sys.stderr, flush=True)
     await stop.wait()
     await server.stop(grace=args.grace)
     return 0
@@ -154,9 +164,15 @@ def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="pi-proto", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve_cmd = commands.add_parser("serve", help="serve a scripted model over gRPC until SIGINT/SIGTERM")
+    serve_cmd = commands.add_parser("serve", help="serve models over gRPC until SIGINT/SIGTERM")
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
     serve_cmd.add_argument("--port", type=int, default=50051, help="port; 0 picks a free one (default: %(default)s)")
+    serve_cmd.add_argument(
+        "--models",
+        type=Path,
+        metavar="FILE",
+        help="serve the real models of this pi models.json (needs their API keys)",
+    )
     serve_cmd.add_argument("--script", type=Path, help="JSON list of pi-JSON assistant turns (default: README trip)")
     serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
     serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")

@@ -1,0 +1,62 @@
+"""Real models behind ModelService: pi's four provider APIs, configured by pi's models.json.
+
+`load_models(path)` reads the catalog into `ProviderModel`s, which a `ModelServer` serves like any
+other model: each call runs the provider's official SDK and streams pi's events from its answer.
+The SDKs come with the `providers` extra (`pip install 'pi-proto[providers]'`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Protocol, cast
+
+from .._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
+from ..messages import now_ms
+from ..stream import AssistantMessageEventStream
+from .call import Call, run
+from .catalog import APIS, CatalogError, ModelConfig, load_catalog
+
+__all__ = ["APIS", "CatalogError", "ModelConfig", "ProviderModel", "load_models"]
+
+
+class ProviderApi(Protocol):
+    """What a provider module offers: a stream for a call, and words for what it raised."""
+
+    stream: Callable[[Call], Awaitable[None]]
+    describe: Callable[[BaseException], str]
+
+
+def provider_api(api: str) -> ProviderApi:
+    """The module that speaks `api`; raises CatalogError when its SDK is not installed."""
+    try:
+        module: ModuleType = importlib.import_module(f".{api.replace('-', '_')}", __name__)  # imported when first used
+    except ModuleNotFoundError as error:
+        raise CatalogError(f"the {api} API needs the {error.name} package: pip install 'pi-proto[providers]'") from None
+    return cast(ProviderApi, module)
+
+
+class ProviderModel:
+    """A model of the catalog, served by calling its provider."""
+
+    def __init__(self, config: ModelConfig, *, clock: Callable[[], int] = now_ms) -> None:
+        self.config = config
+        self.api = provider_api(config.info.api)
+        self._clock = clock  # the start event's timestamp, in ms; tests pin it
+
+    @property
+    def info(self) -> Model:
+        return self.config.info
+
+    def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
+        events = AssistantMessageEventStream()
+        call = Call(self.config, context, options, events, self._clock)
+        events.drive(run(call, self.api.stream, self.api.describe))
+        return events
+
+
+def load_models(path: Path) -> list[ProviderModel]:
+    """The models of a models.json, ready to serve; raises CatalogError naming what is wrong."""
+    return [ProviderModel(config) for config in load_catalog(path)]

@@ -1,0 +1,317 @@
+"""anthropic-messages: the Anthropic Messages API, through the official `anthropic` SDK.
+
+The mapping is pi-ai's (packages/ai/src/providers/anthropic.ts): text, thinking (with its
+signature, which arrives in signature deltas) and redacted thinking blocks, tool_use blocks whose
+input streams as JSON deltas, usage from message_start and message_delta (input, output, cache
+read and cache write; the total is their sum), and stop reasons end_turn, pause_turn and
+stop_sequence → STOP, max_tokens → LENGTH, tool_use → TOOL_USE, refusal and sensitive → ERROR.
+Reasoning takes a token budget (pi's levels and budgets), prompt caching marks the system prompt
+and the last user turn (one hour for `long` on api.anthropic.com), and tool call ids from other
+providers are rewritten to Anthropic's pattern.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+import httpx2
+
+from .._gen.types.pi.ai.v1 import (
+    AssistantContent,
+    CacheRetention,
+    InputKind,
+    StopReason,
+    ThinkingLevel,
+    ToolChoiceMode,
+    ToolResultContent,
+    UserContent,
+)
+from ..messages import tool_call_arguments
+from .call import Call, ProviderError, RetryLater, retry_after
+from .transform import transform_messages
+
+STOP_REASONS = {
+    "end_turn": StopReason.STOP,
+    "pause_turn": StopReason.STOP,
+    "stop_sequence": StopReason.STOP,
+    "max_tokens": StopReason.LENGTH,
+    "tool_use": StopReason.TOOL_USE,
+    "refusal": StopReason.ERROR,
+    "sensitive": StopReason.ERROR,
+}
+# Models that take an effort instead of a reasoning budget, and pi's levels as efforts.
+ADAPTIVE_THINKING = ("opus-4-6", "opus-4.6")
+EFFORTS = {
+    ThinkingLevel.MINIMAL: "low",
+    ThinkingLevel.LOW: "low",
+    ThinkingLevel.MEDIUM: "medium",
+    ThinkingLevel.HIGH: "high",
+    ThinkingLevel.XHIGH: "max",
+}
+BETAS = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
+RETRYABLE = (429, 500, 502, 503, 504, 529)
+
+
+async def stream(call: Call) -> None:
+    """Run one Messages call and tell `call` what it streams."""
+    client = anthropic.AsyncAnthropic(
+        api_key=call.model.api_key or None,
+        base_url=call.model.info.base_url,
+        max_retries=0,  # run() retries, within max_retry_delay_ms
+        default_headers={"anthropic-beta": ",".join(BETAS), **call.headers()},
+    )
+    try:
+        try:
+            request = body(call)
+            typed = {name: request.pop(name) for name in ("model", "messages", "max_tokens")}
+            # The rest goes as it is: the SDK does not type every field pi sends (temperature).
+            events = await client.messages.create(**typed, stream=True, extra_body=request)
+        except anthropic.APIStatusError as error:
+            if error.status_code in RETRYABLE:
+                raise RetryLater(retry_after(error.response.headers), describe(error)) from None
+            raise
+        await call.start()
+        reader = _Reader(call)
+        async with events:
+            async for event in events:
+                await reader.apply(event)
+    finally:
+        await client.close()  # also when cancelled: the provider sees the connection close
+
+
+class _Reader:
+    """One stream's blocks: the provider's block index → (kind, our content index), and signatures."""
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.blocks: dict[int, tuple[str, int]] = {}
+        self.signatures: dict[int, str] = {}
+
+    async def apply(self, event: Any) -> None:
+        call = self.call
+        if event.type == "message_start":
+            _usage(call, event.message.usage)
+        elif event.type == "content_block_start":
+            await self._open(event.index, event.content_block)
+        elif event.type == "content_block_delta" and event.index in self.blocks:
+            index, delta = self.blocks[event.index][1], event.delta
+            if delta.type == "text_delta":
+                await call.text(index, delta.text)
+            elif delta.type == "thinking_delta":
+                await call.thinking(index, delta.thinking)
+            elif delta.type == "signature_delta":
+                self.signatures[index] = self.signatures.get(index, "") + delta.signature
+            elif delta.type == "input_json_delta":
+                await call.tool_arguments(index, delta.partial_json)
+        elif event.type == "content_block_stop" and event.index in self.blocks:
+            kind, index = self.blocks.pop(event.index)
+            if kind == "text":
+                await call.close_text(index)
+            elif kind == "thinking":
+                await call.close_thinking(index, self.signatures.pop(index, None))
+            else:
+                await call.close_tool_call(index)
+        elif event.type == "message_delta":
+            if (reason := event.delta.stop_reason) is not None:
+                if reason not in STOP_REASONS:
+                    raise ProviderError(f"the provider stopped for a reason pi does not know: {reason!r}")
+                call.stop_reason = STOP_REASONS[reason]
+                if call.stop_reason == StopReason.ERROR:
+                    call.refusal = f"the model stopped with stop reason {reason!r}"
+            _usage(call, event.usage)
+
+    async def _open(self, provider_index: int, block: Any) -> None:
+        call = self.call
+        if block.type == "text":
+            self.blocks[provider_index] = ("text", index := await call.open_text())
+            await call.text(index, block.text)
+        elif block.type == "thinking":
+            self.blocks[provider_index] = ("thinking", index := await call.open_thinking())
+            await call.thinking(index, block.thinking)
+        elif block.type == "redacted_thinking":  # whole at once: the encrypted reasoning is its signature
+            index = await call.open_thinking()
+            await call.close_thinking(index, block.data, redacted=True)
+        elif block.type == "tool_use":
+            self.blocks[provider_index] = ("tool_call", await call.open_tool_call(block.id, block.name))
+
+
+def _usage(call: Call, usage: Any) -> None:
+    """Anthropic's counts so far; message_delta may leave some out (proxies do), which keep their value."""
+
+    def count(name: str, previous: int) -> int:
+        value = getattr(usage, name, None)
+        return previous if value is None else int(value)
+
+    before = call.usage
+    call.set_usage(
+        input=count("input_tokens", before.input),
+        output=count("output_tokens", before.output),
+        cache_read=count("cache_read_input_tokens", before.cache_read),
+        cache_write=count("cache_creation_input_tokens", before.cache_write),
+    )
+
+
+def body(call: Call) -> dict[str, Any]:
+    """The Messages request body for a call, as pi's buildParams makes it; the call's
+    provider options go on top."""
+    info = call.model.info
+    options = call.options
+    cache = _cache_control(call)
+    out: dict[str, Any] = {
+        "model": info.id,
+        "messages": _messages(call, cache),
+        "max_tokens": call.max_tokens(),
+    }
+    if call.context.system_prompt:
+        out["system"] = [
+            {"type": "text", "text": call.context.system_prompt, **({"cache_control": cache} if cache else {})}
+        ]
+    if options.temperature is not None:
+        out["temperature"] = options.temperature
+    if call.context.tools:
+        out["tools"] = [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": {"type": "object", **_schema(tool.parameters_json)},
+            }
+            for tool in call.context.tools
+        ]
+    if options.reasoning != ThinkingLevel.UNSPECIFIED and info.reasoning:
+        if any(name in info.id for name in ADAPTIVE_THINKING):  # the model decides how much to think
+            out["thinking"] = {"type": "adaptive"}
+            out["output_config"] = {"effort": EFFORTS[options.reasoning]}
+        else:
+            out["max_tokens"], budget = call.thinking_budget()
+            out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if isinstance(user_id := call.metadata().get("user_id"), str):
+        out["metadata"] = {"user_id": user_id}
+    if (choice := options.tool_choice) is not None:
+        out["tool_choice"] = {
+            ToolChoiceMode.AUTO: {"type": "auto"},
+            ToolChoiceMode.NONE: {"type": "none"},
+            ToolChoiceMode.REQUIRED: {"type": "any"},
+            ToolChoiceMode.TOOL: {"type": "tool", "name": choice.tool},
+        }[choice.mode]
+    out.update(call.provider_options())
+    return out
+
+
+def _schema(parameters_json: str) -> dict[str, Any]:
+    schema = json.loads(parameters_json or "{}")
+    return {"properties": schema.get("properties", {}), "required": schema.get("required", [])}
+
+
+def _cache_control(call: Call) -> dict[str, str] | None:
+    retention = call.options.cache_retention
+    if retention == CacheRetention.NONE:
+        return None
+    if retention == CacheRetention.LONG and "api.anthropic.com" in call.model.info.base_url:
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def normalize_id(call_id: str) -> str:
+    """A tool call id in Anthropic's pattern: letters, digits, _ and -; at most 64 characters."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id)[:64]
+
+
+def _messages(call: Call, cache: dict[str, str] | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    messages = transform_messages(call.context.messages, call.model.info, normalize_id)
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if (user := message.user) is not None:
+            blocks = _media(user.content, call)
+            if blocks:
+                out.append({"role": "user", "content": blocks})
+        elif (assistant := message.assistant) is not None:
+            blocks = _assistant(assistant.content)
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        elif message.tool_result is not None:
+            results = []
+            while index < len(messages) and (result := messages[index].tool_result) is not None:
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": result.tool_call_id,
+                        "content": _result_content(result.content, call),
+                        "is_error": result.is_error,
+                    }
+                )
+                index += 1
+            out.append({"role": "user", "content": results})
+            continue
+        index += 1
+    if cache and out and out[-1]["role"] == "user":
+        out[-1]["content"][-1]["cache_control"] = cache
+    return out
+
+
+def _media(content: Sequence[UserContent | ToolResultContent], call: Call) -> list[dict[str, Any]]:
+    """Text and image blocks; blank text is left out, and images when the model takes none."""
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if (plain := block.text) is not None:
+            if plain.text.strip():
+                blocks.append({"type": "text", "text": plain.text})
+        elif (image := block.image) is not None and InputKind.IMAGE in call.model.info.input:
+            data = base64.b64encode(image.data).decode("ascii")
+            blocks.append({"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": data}})
+    return blocks
+
+
+def _result_content(content: Sequence[ToolResultContent], call: Call) -> str | list[dict[str, Any]]:
+    """A tool result's content: its text lines as one string, or blocks when it holds an image."""
+    if not any(block.image is not None for block in content):
+        return "\n".join(block.text.text for block in content if block.text is not None)
+    blocks = _media(content, call)
+    if not any(block["type"] == "text" for block in blocks):
+        blocks.insert(0, {"type": "text", "text": "(see attached image)"})
+    return blocks
+
+
+def _assistant(content: Sequence[AssistantContent]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if (plain := block.text) is not None:
+            if plain.text.strip():
+                blocks.append({"type": "text", "text": plain.text})
+        elif (thinking := block.thinking) is not None:
+            if thinking.redacted:
+                blocks.append({"type": "redacted_thinking", "data": thinking.thinking_signature or ""})
+            elif not thinking.thinking.strip():
+                continue
+            elif thinking.thinking_signature:
+                blocks.append(
+                    {"type": "thinking", "thinking": thinking.thinking, "signature": thinking.thinking_signature}
+                )
+            else:  # reasoning without its signature (a cut stream) goes back as text
+                blocks.append({"type": "text", "text": thinking.thinking})
+        elif (tool := block.tool_call) is not None:
+            blocks.append({"type": "tool_use", "id": tool.id, "name": tool.name, "input": tool_call_arguments(tool)})
+    return blocks
+
+
+def describe(error: BaseException) -> str:
+    """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
+    if isinstance(error, anthropic.APIStatusError):
+        body = error.body if isinstance(error.body, dict) else {}
+        detail = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
+        kind = detail.get("type") or type(error).__name__
+        message = detail.get("message") or error.message
+        if error.status_code == 200:  # an `error` event in the middle of the stream
+            return f"the provider failed mid-stream with {kind}: {message}"
+        return f"the provider answered {error.status_code} {kind}: {message}"
+    if isinstance(error, anthropic.APIConnectionError):
+        return f"cannot reach the provider: {error.__cause__ or error}"
+    if isinstance(error, httpx2.HTTPError):
+        return f"the connection to the provider broke: {error}"
+    return f"{type(error).__name__}: {error}"

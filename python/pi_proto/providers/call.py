@@ -1,0 +1,287 @@
+"""One provider call: what it was asked, and the message it builds, sent as events as it grows.
+
+Each provider API reads its stream and tells a `Call` what happened (a block opened, text
+arrived, usage changed, the stop reason); the Call sends pi's events with the right indexes, puts
+a usage change on the next event, and ends the stream with exactly one terminal event. Failures
+are events, never exceptions: `run` turns whatever the provider raised into an `error` event that
+keeps everything streamed before it, with a message free of the model's secrets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from .._gen.types.pi.ai.v1 import (
+    AgentContext,
+    AssistantMessage,
+    Cost,
+    DoneEvent,
+    GenerationOptions,
+    ModelEvent,
+    StartEvent,
+    StopReason,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingLevel,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    Usage,
+)
+from ..cost import calculate_cost
+from ..messages import now_ms
+from ..partial_json import complete
+from ..stream import AssistantMessageEventStream
+from .catalog import ModelConfig
+
+# pi's defaults (simple-options.ts): output tokens when the call says none, and reasoning budgets.
+DEFAULT_OUTPUT_TOKENS = 32_000
+THINKING_BUDGETS = {
+    ThinkingLevel.MINIMAL: 1024,
+    ThinkingLevel.LOW: 2048,
+    ThinkingLevel.MEDIUM: 8192,
+    ThinkingLevel.HIGH: 16384,
+    ThinkingLevel.XHIGH: 16384,  # pi clamps xhigh to high for budgets
+}
+MIN_OUTPUT_TOKENS = 1024
+DEFAULT_MAX_RETRY_DELAY_MS = 60_000
+RETRIES = 2
+BACKOFF_SECONDS = 1.0  # per attempt, when the provider does not say how long to wait
+
+
+class ProviderError(Exception):
+    """A failure to report as the stream's error event, already worded for the client."""
+
+
+class RetryLater(Exception):
+    """The provider asks to be called again (a 429 or 5xx), after `seconds` if it says when."""
+
+    def __init__(self, seconds: float | None, detail: str) -> None:
+        super().__init__(detail)
+        self.seconds = seconds
+        self.detail = detail
+
+
+class Call:
+    """The running call: its request, and the message it builds (pi's `output`)."""
+
+    def __init__(
+        self,
+        model: ModelConfig,
+        context: AgentContext,
+        options: GenerationOptions | None,
+        events: AssistantMessageEventStream,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.model = model
+        self.clock = clock
+        self.context = context
+        self.options = options or GenerationOptions()
+        self.events = events
+        self.stop_reason = StopReason.STOP
+        self.usage = Usage(cost=Cost())
+        self._usage_changed = False
+        self.started = False  # the provider answered and the stream opened
+        self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
+        self.refusal: str | None = None  # why the provider stopped with an error stop reason
+
+    # --- what the provider tells the call -------------------------------------------------------
+
+    async def start(self) -> None:
+        """The provider answered: the stream opens."""
+        info = self.model.info
+        header = AssistantMessage(
+            api=info.api, provider=info.provider, model=info.id, usage=Usage(), timestamp=self.clock()
+        )
+        self.started = True
+        await self._send(ModelEvent(start=StartEvent(header=header)))
+
+    async def open_text(self) -> int:
+        index = self._next_index()
+        await self._send(ModelEvent(text_start=TextStartEvent(content_index=index)))
+        return index
+
+    async def text(self, index: int, delta: str) -> None:
+        if delta:
+            await self._send(ModelEvent(text_delta=TextDeltaEvent(content_index=index, delta=delta)))
+
+    async def close_text(self, index: int, signature: str | None = None) -> None:
+        await self._send(ModelEvent(text_end=TextEndEvent(content_index=index, text_signature=signature)))
+
+    async def open_thinking(self) -> int:
+        index = self._next_index()
+        await self._send(ModelEvent(thinking_start=ThinkingStartEvent(content_index=index)))
+        return index
+
+    async def thinking(self, index: int, delta: str) -> None:
+        if delta:
+            await self._send(ModelEvent(thinking_delta=ThinkingDeltaEvent(content_index=index, delta=delta)))
+
+    async def close_thinking(self, index: int, signature: str | None = None, *, redacted: bool | None = None) -> None:
+        event = ThinkingEndEvent(content_index=index, thinking_signature=signature, redacted=redacted)
+        await self._send(ModelEvent(thinking_end=event))
+
+    async def open_tool_call(self, call_id: str, name: str) -> int:
+        index = self._next_index()
+        await self._send(ModelEvent(toolcall_start=ToolCallStartEvent(content_index=index, id=call_id, name=name)))
+        return index
+
+    async def tool_arguments(self, index: int, delta: str) -> None:
+        if delta:
+            await self._send(ModelEvent(toolcall_delta=ToolCallDeltaEvent(content_index=index, delta=delta)))
+
+    async def close_tool_call(self, index: int, *, thought_signature: str | None = None) -> None:
+        """End a tool call with the arguments streamed for it, which must be a JSON object.
+
+        Arguments that are not are kept as raw text, with their completion for a reader: fine when
+        the call stops for its length, an error otherwise (checked when it ends).
+        """
+        block = self.events.partial.content[index].tool_call
+        assert block is not None
+        raw = block.raw_arguments or ""
+        call = ToolCall(id=block.id, name=block.name, thought_signature=thought_signature)
+        try:
+            arguments = json.loads(raw or "{}")
+        except ValueError:
+            arguments = None
+        if isinstance(arguments, dict):
+            call.arguments_json = raw or "{}"
+        else:
+            call.arguments_json, call.raw_arguments = complete(raw), raw
+            self._broken_calls.append(f"tool call {block.id!r} ({block.name}) has arguments that are not a JSON object")
+        await self._send(ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=call)))
+
+    def set_usage(self, *, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> None:
+        """The provider's token counts so far; the cost comes from the model's rates, as pi computes it."""
+        usage = Usage(
+            input=input,
+            output=output,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            total_tokens=input + output + cache_read + cache_write,
+        )
+        usage.cost = calculate_cost(self.model.info, usage)
+        if usage != self.usage:
+            self.usage, self._usage_changed = usage, True
+
+    async def finish(self) -> None:
+        """The provider's stream ended: the terminal event, done or (for a refusal) error."""
+        if not self.started:
+            await self.start()
+        message = copy.deepcopy(self.events.partial)
+        message.usage = self.usage
+        if self._broken_calls and self.stop_reason != StopReason.LENGTH:
+            raise ProviderError("; ".join(self._broken_calls))
+        if self.stop_reason == StopReason.ERROR:
+            raise ProviderError(self.refusal or "the provider ended the call with an error")
+        message.stop_reason = self.stop_reason
+        await self.events.send(ModelEvent(done=DoneEvent(reason=self.stop_reason, message=message)))
+
+    async def fail(self, message: str) -> None:
+        """End the stream with an error event keeping what was streamed, and the latest usage; a
+        call that failed before the provider answered still says which model it was."""
+        if not self.started:
+            await self.start()
+        self.events.partial.usage = self.usage
+        self.events.fail(StopReason.ERROR, self.model.scrub(message))
+
+    # --- what the provider reads from the call ----------------------------------------------------
+
+    def max_tokens(self) -> int:
+        """The output limit to ask for: the call's, or pi's default capped by the model's."""
+        return self.options.max_tokens or min(
+            self.model.info.max_tokens or DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
+        )
+
+    def thinking_budget(self) -> tuple[int, int]:
+        """(max tokens, reasoning budget) for budget-based reasoning, as pi's adjustMaxTokensForThinking."""
+        level = self.options.reasoning
+        budgets = self.options.thinking_budgets
+        custom = None
+        if budgets is not None:
+            custom = {
+                ThinkingLevel.MINIMAL: budgets.minimal,
+                ThinkingLevel.LOW: budgets.low,
+                ThinkingLevel.MEDIUM: budgets.medium,
+                ThinkingLevel.HIGH: budgets.high,
+                ThinkingLevel.XHIGH: budgets.high,
+            }.get(level)
+        budget = custom if custom is not None else THINKING_BUDGETS[level]
+        limit = self.model.info.max_tokens or DEFAULT_OUTPUT_TOKENS
+        max_tokens = min(self.max_tokens() + budget, limit)
+        if max_tokens <= budget:
+            budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
+        return max_tokens, budget
+
+    def headers(self) -> dict[str, str]:
+        """Headers for the provider: the catalog's, then the call's on top, as pi merges them."""
+        return {**self.model.headers, **self.options.headers}
+
+    def metadata(self) -> dict[str, Any]:
+        return json.loads(self.options.metadata_json) if self.options.metadata_json else {}
+
+    def provider_options(self) -> dict[str, Any]:
+        return json.loads(self.options.provider_options_json) if self.options.provider_options_json else {}
+
+    # --- internals -----------------------------------------------------------------------------------
+
+    def _next_index(self) -> int:
+        return len(self.events.partial.content)
+
+    async def _send(self, event: ModelEvent) -> None:
+        if self._usage_changed:
+            event.usage, self._usage_changed = self.usage, False
+        await self.events.send(event)
+
+
+async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: Callable[[BaseException], str]) -> None:
+    """Run a provider's stream for a call, retrying what the provider asks to retry, and end the
+    stream with one terminal event whatever happens (a cancel is left to the stream: ABORTED)."""
+    cap_ms = call.options.max_retry_delay_ms
+    cap = (DEFAULT_MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms) / 1000
+    for attempt in range(RETRIES + 1):
+        try:
+            await stream(call)
+            await call.finish()
+            return
+        except RetryLater as later:
+            delay = BACKOFF_SECONDS * (attempt + 1) if later.seconds is None else later.seconds
+            if call.started or attempt == RETRIES:
+                message = later.detail
+            elif cap and delay > cap:
+                message = (
+                    f"{later.detail}; the provider asks to retry after {delay:g} s, longer than "
+                    f"max_retry_delay_ms ({cap * 1000:g} ms)"
+                )
+            else:
+                await asyncio.sleep(delay)
+                continue
+            await call.fail(message)
+            return
+        except ProviderError as error:
+            await call.fail(str(error))
+            return
+        except Exception as error:  # the SDK's or the connection's: still one error event, worded
+            await call.fail(describe(error))
+            return
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds the provider asks to wait before a retry (retry-after-ms or Retry-After), if it says."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name) if headers is not None else None
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue  # an HTTP date: left to the backoff
+    return None

@@ -1,0 +1,131 @@
+"""pi's models.json: providers with their base URL, API, key, headers and compatibility switches,
+and the models each serves; read into the models `pi-proto serve --models FILE` serves.
+
+The format is pi's own (packages/coding-agent/docs/models.md in pi-mono), so a pi user's file
+works as it is. `apiKey` and header values are resolved as pi resolves them: `!command` runs the
+command and takes its output, a name of a set environment variable takes its value, anything else
+is used as written. Resolved secrets stay on the server: they are never logged, never put in an
+error, and never part of what ListModels shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._gen.types.pi.ai.v1 import InputKind, Model, ModelCost
+
+APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
+# What pi assumes for a model that leaves these out (models.md, "Model Configuration").
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MAX_TOKENS = 16_384
+_INPUTS = {"text": InputKind.TEXT, "image": InputKind.IMAGE}
+
+
+class CatalogError(ValueError):
+    """A models.json that cannot be served, naming the file and the entry."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One served model: what clients see (`info`), and what reaches its provider."""
+
+    info: Model
+    api_key: str = field(repr=False)  # resolved; never shown
+    headers: Mapping[str, str] = field(repr=False, default_factory=dict)
+    compat: Mapping[str, Any] = field(default_factory=dict)
+    auth_header: bool = False  # also send `Authorization: Bearer <key>`
+
+    def scrub(self, text: str) -> str:
+        """`text` with every secret of this model replaced, for errors that leave the server."""
+        for secret in (self.api_key, *self.headers.values()):
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+
+def load_catalog(path: Path) -> list[ModelConfig]:
+    """Every model of a models.json, in file order; raises CatalogError naming what is wrong."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CatalogError(f"{path}: cannot read models.json: {error}") from None
+    providers = document.get("providers") if isinstance(document, dict) else None
+    if not isinstance(providers, dict):
+        raise CatalogError(f'{path}: expected an object with a "providers" object')
+    models: list[ModelConfig] = []
+    for name, provider in providers.items():
+        where = f"{path}: providers.{name}"
+        if not isinstance(provider, dict):
+            raise CatalogError(f"{where}: expected an object")
+        # A provider without "models" only adjusts pi's built-in models, which are not served here.
+        models += [
+            _model(name, provider, entry, f"{where}.models[{index}]")
+            for index, entry in enumerate(provider.get("models", []))
+        ]
+    if not models:
+        raise CatalogError(f'{path}: no models (pi\'s built-in models are not served; list each model under "models")')
+    return models
+
+
+def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str) -> ModelConfig:
+    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
+        raise CatalogError(f'{where}: a model needs an "id"')
+    api = entry.get("api", provider.get("api"))
+    if api not in APIS:
+        raise CatalogError(f"{where}.api: {api!r} is not one of {', '.join(APIS)}")
+    base_url = entry.get("baseUrl", provider.get("baseUrl"))
+    if not isinstance(base_url, str) or not base_url:
+        raise CatalogError(f'{where}: no "baseUrl" for the model or its provider')
+    cost = entry.get("cost", {})
+    try:
+        info = Model(
+            id=entry["id"],
+            name=str(entry.get("name", entry["id"])),
+            api=api,
+            provider=provider_name,
+            base_url=base_url,
+            reasoning=bool(entry.get("reasoning", False)),
+            input=[_INPUTS[kind] for kind in entry.get("input", ["text"])],
+            cost=ModelCost(
+                input=float(cost.get("input", 0)),
+                output=float(cost.get("output", 0)),
+                cache_read=float(cost.get("cacheRead", 0)),
+                cache_write=float(cost.get("cacheWrite", 0)),
+            ),
+            context_window=int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
+            max_tokens=int(entry.get("maxTokens", DEFAULT_MAX_TOKENS)),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise CatalogError(f"{where}: {type(error).__name__}: {error}") from None
+    headers = {**provider.get("headers", {}), **entry.get("headers", {})}
+    provider_where = where.rsplit(".models", 1)[0]
+    if "apiKey" not in provider:  # pi requires it too; servers that ignore it take any value
+        raise CatalogError(f'{provider_where}: no "apiKey" (a literal, an environment variable\'s name, or !command)')
+    return ModelConfig(
+        info=info,
+        api_key=resolve(provider["apiKey"], f"{provider_where}.apiKey"),
+        headers={key: resolve(value, f"{where}.headers.{key}") for key, value in headers.items()},
+        compat={**provider.get("compat", {}), **entry.get("compat", {})},
+        auth_header=bool(provider.get("authHeader", False)),
+    )
+
+
+def resolve(spec: Any, where: str) -> str:
+    """A configured value as pi resolves it: `!command`, an environment variable's name, or itself."""
+    if not isinstance(spec, str):
+        raise CatalogError(f"{where}: expected a string")
+    if spec.startswith("!"):
+        try:
+            done = subprocess.run(spec[1:], shell=True, capture_output=True, text=True, timeout=30, check=False)
+        except subprocess.TimeoutExpired:
+            raise CatalogError(f"{where}: the command took longer than 30 s") from None
+        if done.returncode != 0:
+            raise CatalogError(f"{where}: the command failed with exit code {done.returncode}")
+        return done.stdout.strip()
+    return os.environ.get(spec, spec)

@@ -1,0 +1,95 @@
+"""pi's transformMessages: a context replayed to a model, whatever model wrote it.
+
+Reasoning and signatures go back only to the model that made them (same provider, API and model
+id); to another model, reasoning becomes plain text, redacted reasoning and thought signatures
+are dropped. Tool call ids can be rewritten for a provider's rules, and results follow their
+call's new id. Failed and aborted assistant turns are left out, and a tool call left without a
+result gets a synthetic error result, so every provider accepts the transcript.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from .._gen.types.pi.ai.v1 import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    Model,
+    StopReason,
+    TextContent,
+    ToolCall,
+)
+from ..messages import now_ms, text, tool_result_message
+
+NO_RESULT = "No result provided"
+
+
+def transform_messages(
+    messages: list[AgentMessage], model: Model, normalize_id: Callable[[str], str] | None = None
+) -> list[AgentMessage]:
+    """The messages as `model` should see them (see the module docstring); custom roles are dropped."""
+    renamed: dict[str, str] = {}
+    out: list[AgentMessage] = []
+    pending: list[ToolCall] = []
+    answered: set[str] = set()
+
+    def close_pending() -> None:
+        nonlocal pending
+        for call in pending:
+            if call.id not in answered:
+                result = tool_result_message(call.id, call.name, NO_RESULT, is_error=True, timestamp=now_ms())
+                out.append(AgentMessage(tool_result=result))
+        pending = []
+        answered.clear()
+
+    for message in messages:
+        if (assistant := message.assistant) is not None:
+            close_pending()
+            if assistant.stop_reason in (StopReason.ERROR, StopReason.ABORTED):
+                continue  # an unfinished turn: the model retries from the last whole one
+            replayed = _replayed(assistant, model, normalize_id, renamed)
+            pending = [block.tool_call for block in replayed.content if block.tool_call is not None]
+            out.append(AgentMessage(assistant=replayed))
+        elif (result := message.tool_result) is not None:
+            answered.add(renamed.get(result.tool_call_id, result.tool_call_id))
+            if result.tool_call_id in renamed:
+                result = copy.copy(result)
+                result.tool_call_id = renamed[result.tool_call_id]
+            out.append(AgentMessage(tool_result=result))
+        elif message.user is not None:
+            close_pending()
+            out.append(message)
+    return out
+
+
+def same_model(message: AssistantMessage, model: Model) -> bool:
+    """Whether `model` wrote the message: its signatures and reasoning are valid for it."""
+    return (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+
+
+def _replayed(
+    message: AssistantMessage, model: Model, normalize_id: Callable[[str], str] | None, renamed: dict[str, str]
+) -> AssistantMessage:
+    own = same_model(message, model)
+    content: list[AssistantContent] = []
+    for block in message.content:
+        if (thinking := block.thinking) is not None:
+            if own:
+                content.append(block)
+            elif not thinking.redacted and thinking.thinking.strip():
+                content.append(AssistantContent(text=text(thinking.thinking)))
+        elif (plain := block.text) is not None:
+            content.append(block if own else AssistantContent(text=TextContent(text=plain.text)))
+        elif (call := block.tool_call) is not None:
+            if not own:
+                call = copy.copy(call)
+                call.thought_signature = None
+                if normalize_id is not None and (new_id := normalize_id(call.id)) != call.id:
+                    renamed[call.id] = new_id
+                    call.id = new_id
+            content.append(AssistantContent(tool_call=call))
+    replayed = copy.copy(message)
+    replayed.content = content
+    return replayed

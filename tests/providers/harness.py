@@ -1,0 +1,124 @@
+"""What every provider's tests share: a served model on the replay server, a call through our
+gRPC server and client, an outline of the events to compare, and the cases other runtimes replay.
+
+Each provider's test module lists its `CASES`; `python -m tests.providers.corpus` turns them into
+conformance client cases, so every runtime's client meets the same provider-backed streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pi_proto as pp
+from pi_proto.client import ModelClient
+from pi_proto.providers import ProviderModel
+from pi_proto.providers.catalog import ModelConfig
+from pi_proto.server import ModelServer
+
+from .replay import RECORDINGS, ReplayServer
+
+# A key that must never leave the server; a provider echoing it in an error must not leak it.
+SECRET = "sk-test-9f8e7d6c5b4a3210"
+CLOCK_MS = 1_764_000_000_000  # every call's start timestamp, so streams compare exactly
+
+
+def hi() -> pp.AgentContext:
+    return pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=CLOCK_MS - 1000))])
+
+
+@dataclass(frozen=True)
+class ProviderCase:
+    """A provider answering one call: the recordings it replies with, in order, and the call."""
+
+    name: str
+    api: str
+    replies: tuple[str, ...]  # recording file names under recordings/<api>/, one per request
+    context: pp.AgentContext = field(default_factory=hi)
+    options: pp.GenerationOptions | None = None
+    cut_after: int | None = None  # the last reply drops the connection after this many events
+
+    def recording(self, name: str) -> Path:
+        return RECORDINGS / self.api / name
+
+
+def served_model(info: pp.Model, **config: object) -> ProviderModel:
+    """`info` served with the test key, a pinned clock, and any other ModelConfig fields."""
+    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS)  # type: ignore[arg-type]
+
+
+async def call_through_server(
+    model: ProviderModel, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+) -> list[pp.ModelEvent]:
+    """One call to `model` through a ModelServer and our client: every event the client yields."""
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
+        return [event async for event in client.stream(context, options=options)]
+
+
+async def play(case: ProviderCase, info: pp.Model) -> tuple[list[pp.ModelEvent], ReplayServer]:
+    """Run `case` on a fresh replay server; `info.base_url` is replaced by the server's."""
+    async with ReplayServer() as replay:
+        for index, name in enumerate(case.replies):
+            last = index == len(case.replies) - 1
+            replay.reply(case.recording(name), cut_after=case.cut_after if last else None)
+        info = dataclasses.replace(info, base_url=replay.base_url)
+        events = await call_through_server(served_model(info), case.context, case.options)
+    return events, replay
+
+
+async def cancel_while_streaming(
+    info: pp.Model, recording: Path, *, provider_events: int, client_events: int
+) -> tuple[list[pp.ModelEvent], bool]:
+    """Cancel a call once the client has `client_events` events, while the provider, having sent
+    `provider_events` events, still holds the stream open; returns the events the client yields
+    and whether the provider saw its connection close."""
+    async with ReplayServer() as replay:
+        replay.reply(recording, hang_after=provider_events)
+        info = dataclasses.replace(info, base_url=replay.base_url)
+        async with ModelServer(served_model(info)) as server, ModelClient(server.target) as client:
+            stream = client.stream(hi())
+            events = []
+            async with asyncio.timeout(10):
+                async for event in stream:
+                    events.append(event)
+                    if len(events) == client_events:
+                        stream.cancel()
+        try:
+            await asyncio.wait_for(replay.client_closed.wait(), 5)
+        except TimeoutError:
+            return events, False
+    return events, True
+
+
+def final_message(events: list[pp.ModelEvent]) -> pp.AssistantMessage:
+    """The message the terminal event carries; fails when the last event is not terminal."""
+    terminal = events[-1].done or events[-1].error
+    assert terminal is not None, "the last event is not terminal"
+    assert terminal.message is not None
+    return terminal.message
+
+
+def outline(events: list[pp.ModelEvent]) -> list[str]:
+    """The events in a line each: kind, content index and payload, and usage where it changed."""
+    return [_line(event) for event in events]
+
+
+def _line(event: pp.ModelEvent) -> str:
+    kind, body = next((name, value) for name, value in event.to_dict().items() if name not in ("partial", "usage"))
+    if kind in ("done", "error"):
+        line = f"{kind} {body['reason'].removeprefix('STOP_REASON_')}"
+    else:
+        parts = [kind, str(body.pop("contentIndex", 0))] if kind != "start" else [kind]
+        parts += [f"{key}={value!r}" for key, value in body.items() if kind != "start"]
+        line = " ".join(parts)
+    if event.usage is not None:
+        usage = event.usage
+        line += f" usage={usage.input}/{usage.output}/{usage.cache_read}/{usage.cache_write}"
+    return line
+
+
+def leaks(events: list[pp.ModelEvent]) -> bool:
+    """Whether the test key appears anywhere in the events."""
+    return any(SECRET.encode() in bytes(event) for event in events)

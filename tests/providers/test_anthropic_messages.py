@@ -1,0 +1,409 @@
+"""anthropic-messages: the official SDK against recorded Messages streams, through our server."""
+
+from __future__ import annotations
+
+import pytest
+
+import pi_proto as pp
+from pi_proto.providers import call as call_module
+
+from .harness import CLOCK_MS, SECRET, ProviderCase, cancel_while_streaming, final_message, leaks, outline, play
+from .replay import RECORDINGS
+
+pytestmark = pytest.mark.timeout(30)
+
+API = "anthropic-messages"
+INFO = pp.Model(
+    id="claude-sonnet-4-5",
+    name="Claude Sonnet 4.5",
+    api=API,
+    provider="anthropic",
+    base_url="http://replaced-by-the-replay-server",
+    reasoning=True,
+    input=[pp.InputKind.TEXT, pp.InputKind.IMAGE],
+    cost=pp.ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
+    context_window=200_000,
+    max_tokens=64_000,
+)
+
+
+def case(name: str, *replies: str, **fields: object) -> ProviderCase:
+    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
+
+
+CASES = [
+    case("text"),
+    case("thinking", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
+    case("redacted-thinking"),
+    case("tool-call-fragments"),
+    case("two-tool-calls"),
+    case("cache-usage"),
+    case("length"),
+    case("refusal"),
+    case("invalid-tool-arguments"),
+    case("overloaded-mid-stream"),
+    case("cut-mid-stream", "text.http", cut_after=4),
+    case("error-401"),
+    case("error-404"),
+    case("error-429-long"),
+    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+]
+BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without a Retry-After wait 1 s per attempt; these tests need not."""
+    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
+
+
+async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
+    events, _ = await play(BY_NAME[name], INFO)
+    assert not leaks(events)
+    return events, final_message(events)
+
+
+def cost(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> pp.Cost:
+    """What the usage costs at INFO's rates, computed as pi's calculateCost does."""
+    parts = [3 / 1e6 * input, 15 / 1e6 * output, 0.3 / 1e6 * cache_read, 3.75 / 1e6 * cache_write]
+    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
+
+
+def usage(input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> pp.Usage:
+    return pp.Usage(
+        input=input,
+        output=output,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        total_tokens=input + output + cache_read + cache_write,
+        cost=cost(input, output, cache_read, cache_write),
+    )
+
+
+def message(
+    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
+) -> pp.AssistantMessage:
+    return pp.AssistantMessage(
+        content=list(content),
+        api=API,
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        usage=usage,
+        stop_reason=stop,
+        error_message=error,
+        timestamp=CLOCK_MS,
+    )
+
+
+def text(value: str) -> pp.AssistantContent:
+    return pp.AssistantContent(text=pp.TextContent(text=value))
+
+
+def tool_call(call_id: str, name: str, arguments: str, raw: str | None = None) -> pp.AssistantContent:
+    return pp.AssistantContent(
+        tool_call=pp.ToolCall(id=call_id, name=name, arguments_json=arguments, raw_arguments=raw)
+    )
+
+
+async def test_text_streams_each_delta_with_usage_and_cost() -> None:
+    events, final = await run("text")
+    assert outline(events) == [
+        "start",
+        "textStart 0 usage=25/1/0/0",
+        "textDelta 0 delta='Hello'",
+        "textDelta 0 delta='! 你好，'",
+        "textDelta 0 delta='how can I help?'",
+        "textEnd 0",
+        "done STOP",
+    ]
+    assert final == message(text("Hello! 你好，how can I help?"), usage=usage(25, 15), stop=pp.StopReason.STOP)
+
+
+async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
+    events, final = await run("thinking")
+    signature = (
+        "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYdsRgk8sKZdA9O8w1jrCCbMp7PBIOH0dn7gQYlVOebZSUbFZgGmk0LY"
+    )
+    assert outline(events) == [
+        "start",
+        "thinkingStart 0 usage=40/3/0/0",
+        "thinkingDelta 0 delta='27 * 453: 27 * 400 = 10800, '",
+        "thinkingDelta 0 delta='27 * 53 = 1431; total 12231.'",
+        f"thinkingEnd 0 thinkingSignature={signature!r}",
+        "textStart 1",
+        "textDelta 1 delta='27 × 453 = 12231.'",
+        "textEnd 1",
+        "done STOP",
+    ]
+    thinking = pp.ThinkingContent(
+        thinking="27 * 453: 27 * 400 = 10800, 27 * 53 = 1431; total 12231.", thinking_signature=signature
+    )
+    assert final == message(
+        pp.AssistantContent(thinking=thinking), text("27 × 453 = 12231."), usage=usage(40, 61), stop=pp.StopReason.STOP
+    )
+
+
+async def test_redacted_thinking_is_a_whole_block_whose_signature_is_the_encrypted_data() -> None:
+    events, final = await run("redacted-thinking")
+    data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB4URj"
+    assert outline(events) == [
+        "start",
+        "thinkingStart 0 usage=31/2/0/0",
+        f"thinkingEnd 0 thinkingSignature={data!r} redacted=True",
+        "textStart 1",
+        "textDelta 1 delta='Done.'",
+        "textEnd 1",
+        "done STOP",
+    ]
+    redacted = pp.AssistantContent(thinking=pp.ThinkingContent(thinking_signature=data, redacted=True))
+    assert final == message(redacted, text("Done."), usage=usage(31, 20), stop=pp.StopReason.STOP)
+
+
+async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
+    events, final = await run("tool-call-fragments")
+    arguments = '{"location": "San Francisco, CA", "unit": "fahrenheit", "days": [1, 2]}'
+    assert outline(events) == [
+        "start",
+        "textStart 0 usage=472/2/0/0",
+        "textDelta 0 delta='Let me check the weather.'",
+        "textEnd 0",
+        "toolcallStart 1 id='toolu_01T1x1fJ34qAmk2tNTrN7Up6' name='get_weather'",
+        *[
+            f"toolcallDelta 1 delta={fragment!r}"
+            for fragment in (
+                '{"loc',
+                'ation": "San',
+                " Francisc",
+                'o, CA", ',
+                '"unit": "fah',
+                'renheit", "days": [',
+                "1, 2",
+                "]}",
+            )
+        ],
+        "toolcallEnd 1 toolCall={'id': 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', 'name': 'get_weather', "
+        f"'argumentsJson': {arguments!r}}}",
+        "done TOOL_USE",
+    ]
+    assert final == message(
+        text("Let me check the weather."),
+        tool_call("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", arguments),
+        usage=usage(472, 89),
+        stop=pp.StopReason.TOOL_USE,
+    )
+
+
+async def test_two_tool_calls_in_one_turn() -> None:
+    events, final = await run("two-tool-calls")
+    assert [line.split(" usage")[0] for line in outline(events)] == [
+        "start",
+        "toolcallStart 0 id='toolu_01A09q90qw90lq917835lq9' name='read'",
+        'toolcallDelta 0 delta=\'{"path": "README.md"}\'',
+        "toolcallEnd 0 toolCall={'id': 'toolu_01A09q90qw90lq917835lq9', 'name': 'read', "
+        "'argumentsJson': '{\"path\": \"README.md\"}'}",
+        "toolcallStart 1 id='toolu_01B19r91rx91mr928946mr0' name='read'",
+        'toolcallDelta 1 delta=\'{"path": "Make\'',
+        "toolcallDelta 1 delta='file\"}'",
+        "toolcallEnd 1 toolCall={'id': 'toolu_01B19r91rx91mr928946mr0', 'name': 'read', "
+        "'argumentsJson': '{\"path\": \"Makefile\"}'}",
+        "done TOOL_USE",
+    ]
+    assert final == message(
+        tool_call("toolu_01A09q90qw90lq917835lq9", "read", '{"path": "README.md"}'),
+        tool_call("toolu_01B19r91rx91mr928946mr0", "read", '{"path": "Makefile"}'),
+        usage=usage(472, 74),
+        stop=pp.StopReason.TOOL_USE,
+    )
+
+
+async def test_cache_read_and_write_are_counted_and_priced() -> None:
+    events, final = await run("cache-usage")
+    assert outline(events)[1] == "textStart 0 usage=12/1/24000/1800"
+    assert final.usage == usage(12, 9, cache_read=24000, cache_write=1800)
+    assert final.usage.total_tokens == 25821
+
+
+async def test_max_tokens_is_a_length_stop() -> None:
+    events, final = await run("length")
+    assert outline(events)[-1] == "done LENGTH"
+    assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
+
+
+async def test_a_refusal_ends_with_an_error_that_keeps_the_text() -> None:
+    events, final = await run("refusal")
+    assert outline(events)[-1] == "error ERROR"
+    assert final == message(
+        text("I can't help"),
+        usage=usage(22, 4),
+        stop=pp.StopReason.ERROR,
+        error="the model stopped with stop reason 'refusal'",
+    )
+
+
+async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw() -> None:
+    events, final = await run("invalid-tool-arguments")
+    assert outline(events)[-1] == "error ERROR"
+    raw = '{"path": "README.md", oops}'
+    assert final.content == [tool_call("toolu_01C29s92sy92ns939057ns1", "read", "{}", raw=raw)]
+    assert (
+        final.error_message
+        == "tool call 'toolu_01C29s92sy92ns939057ns1' (read) has arguments that are not a JSON object"
+    )
+
+
+async def test_an_error_event_mid_stream_keeps_what_came_before() -> None:
+    events, final = await run("overloaded-mid-stream")
+    assert outline(events) == [
+        "start",
+        "textStart 0 usage=30/1/0/0",
+        "textDelta 0 delta='Partial answer'",
+        "error ERROR",
+    ]
+    assert final == message(
+        text("Partial answer"),
+        usage=usage(30, 1),
+        stop=pp.StopReason.ERROR,
+        error="the provider failed mid-stream with overloaded_error: Overloaded",
+    )
+
+
+async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
+    events, final = await run("cut-mid-stream")
+    assert outline(events) == ["start", "textStart 0 usage=25/1/0/0", "textDelta 0 delta='Hello'", "error ERROR"]
+    assert final.content == [text("Hello")]
+    assert final.error_message == (
+        "the connection to the provider broke: peer closed connection without sending complete message body "
+        "(incomplete chunked read)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("error-401", "the provider answered 401 authentication_error: invalid x-api-key: ***"),
+        ("error-404", "the provider answered 404 not_found_error: model: claude-nonexistent"),
+        (
+            "error-429-long",
+            "the provider answered 429 rate_limit_error: Number of request tokens has exceeded your per-minute "
+            "rate limit; the provider asks to retry after 120 s, longer than max_retry_delay_ms (60000 ms)",
+        ),
+        ("error-500", "the provider answered 500 api_error: Internal server error"),
+    ],
+)
+async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
+    events, final = await run(name)
+    assert outline(events) == ["start", "error ERROR"]
+    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+
+
+async def test_a_short_retry_after_is_waited_for_and_the_call_retried() -> None:
+    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
+    assert len(replay.requests) == 2
+    assert outline(events)[-1] == "done STOP"
+
+
+async def test_a_500_is_retried_twice_before_it_fails() -> None:
+    _, replay = await play(BY_NAME["error-500"], INFO)
+    assert len(replay.requests) == 3
+
+
+async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
+    events, closed = await cancel_while_streaming(
+        INFO, RECORDINGS / API / "text.http", provider_events=4, client_events=3
+    )
+    assert closed, "the provider never saw its connection close"
+    assert outline(events) == ["start", "textStart 0 usage=25/1/0/0", "textDelta 0 delta='Hello'", "error ABORTED"]
+
+
+async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
+    options = pp.GenerationOptions(
+        temperature=0.5,
+        max_tokens=1000,
+        reasoning=pp.ThinkingLevel.LOW,
+        tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
+        cache_retention=pp.CacheRetention.LONG,
+        metadata_json='{"user_id": "user-7"}',
+        headers={"x-trace": "abc"},
+    )
+    context = pp.AgentContext(
+        system_prompt="Be brief.",
+        messages=[pp.agent_message(pp.user_message("hi"))],
+        tools=[
+            pp.Tool(
+                name="read",
+                description="Read a file",
+                parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
+            )
+        ],
+    )
+    _, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    request = replay.requests[0]
+    assert request.path == "/v1/messages"
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    assert request.headers["x-trace"] == "abc"
+    assert request.body == {
+        "model": "claude-sonnet-4-5",
+        "stream": True,
+        "max_tokens": 1000 + 2048,
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "temperature": 0.5,
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
+        ],
+        "tools": [
+            {
+                "name": "read",
+                "description": "Read a file",
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            }
+        ],
+        "tool_choice": {"type": "tool", "name": "read"},
+        "metadata": {"user_id": "user-7"},
+    }
+
+
+async def test_a_context_another_provider_wrote_is_replayed_as_pi_replays_it() -> None:
+    openai_turn = pp.assistant_message(
+        pp.thinking("The user wants a file.", signature='{"type":"reasoning","id":"rs_1","encrypted_content":"gAAA"}'),
+        pp.text("Reading it.", signature="msg_1"),
+        pp.tool_call("call_abc|fc_123", "read", {"path": "README.md"}),
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        stop_reason=pp.StopReason.TOOL_USE,
+        timestamp=1,
+    )
+    context = pp.AgentContext(
+        messages=[
+            pp.agent_message(pp.user_message("read the readme", timestamp=1)),
+            pp.agent_message(openai_turn),
+            pp.agent_message(pp.tool_result_message("call_abc|fc_123", "read", "# pi-proto", "line 2", timestamp=1)),
+            pp.agent_message(pp.user_message("summarise it", timestamp=1)),
+        ]
+    )
+    _, replay = await play(ProviderCase("replayed", API, ("text.http",), context=context), INFO)
+    assert replay.requests[0].body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "read the readme"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "The user wants a file."},
+                {"type": "text", "text": "Reading it."},
+                {"type": "tool_use", "id": "call_abc_fc_123", "name": "read", "input": {"path": "README.md"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_abc_fc_123",
+                    "content": "# pi-proto\nline 2",
+                    "is_error": False,
+                }
+            ],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "summarise it", "cache_control": {"type": "ephemeral"}}]},
+    ]

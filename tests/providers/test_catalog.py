@@ -1,0 +1,183 @@
+"""pi's models.json read into served models: defaults, value resolution, and clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pi_proto as pp
+from pi_proto.providers import CatalogError, load_models
+from pi_proto.providers.catalog import load_catalog
+
+
+def write(tmp_path: Path, document: Any) -> Path:
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_pis_minimal_example_gets_pis_defaults(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "providers": {
+                "ollama": {
+                    "baseUrl": "http://localhost:11434/v1",
+                    "api": "openai-completions",
+                    "apiKey": "ollama",
+                    "models": [{"id": "llama3.1:8b"}, {"id": "qwen2.5-coder:7b"}],
+                }
+            }
+        },
+    )
+    first, second = load_catalog(path)
+    assert first.info == pp.Model(
+        id="llama3.1:8b",
+        name="llama3.1:8b",
+        api="openai-completions",
+        provider="ollama",
+        base_url="http://localhost:11434/v1",
+        reasoning=False,
+        input=[pp.InputKind.TEXT],
+        cost=pp.ModelCost(),
+        context_window=128_000,
+        max_tokens=16_384,
+    )
+    assert first.api_key == "ollama"
+    assert second.info.id == "qwen2.5-coder:7b"
+
+
+def test_model_fields_override_the_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROXY_KEY", "sk-from-the-environment")
+    path = write(
+        tmp_path,
+        {
+            "providers": {
+                "proxy": {
+                    "baseUrl": "https://proxy.example.com/v1",
+                    "api": "anthropic-messages",
+                    "apiKey": "PROXY_KEY",
+                    "headers": {"x-team": "core", "x-secret": "!printf 'from a command'"},
+                    "compat": {"supportsStore": False},
+                    "models": [
+                        {
+                            "id": "claude-sonnet-4-5",
+                            "name": "Sonnet via proxy",
+                            "api": "openai-completions",
+                            "baseUrl": "https://other.example.com/v1",
+                            "reasoning": True,
+                            "input": ["text", "image"],
+                            "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+                            "contextWindow": 200000,
+                            "maxTokens": 64000,
+                            "headers": {"x-team": "models"},
+                            "compat": {"maxTokensField": "max_tokens"},
+                        }
+                    ],
+                }
+            }
+        },
+    )
+    (model,) = load_catalog(path)
+    assert model.info.api == "openai-completions"
+    assert model.info.base_url == "https://other.example.com/v1"
+    assert model.info.input == [pp.InputKind.TEXT, pp.InputKind.IMAGE]
+    assert model.info.cost == pp.ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75)
+    assert model.api_key == "sk-from-the-environment"
+    assert dict(model.headers) == {"x-team": "models", "x-secret": "from a command"}
+    assert dict(model.compat) == {"supportsStore": False, "maxTokensField": "max_tokens"}
+
+
+def test_secrets_are_not_in_the_models_repr_and_are_scrubbed_from_errors(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "providers": {
+                "p": {
+                    "baseUrl": "http://x",
+                    "api": "openai-responses",
+                    "apiKey": "sk-literal-secret",
+                    "headers": {"x-key": "header-secret"},
+                    "models": [{"id": "m"}],
+                }
+            }
+        },
+    )
+    (model,) = load_catalog(path)
+    assert "secret" not in repr(model)
+    assert model.scrub("bad key sk-literal-secret, header header-secret") == "bad key ***, header ***"
+
+
+def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "providers": {
+                "anthropic": {"baseUrl": "https://my-proxy.example.com/v1"},
+                "local": {
+                    "baseUrl": "http://l/v1",
+                    "api": "openai-completions",
+                    "apiKey": "k",
+                    "models": [{"id": "a"}],
+                },
+            }
+        },
+    )
+    assert [model.info.provider for model in load_catalog(path)] == ["local"]
+
+
+@pytest.mark.parametrize(
+    ("document", "error"),
+    [
+        ("not json", "cannot read models.json"),
+        ([], 'expected an object with a "providers" object'),
+        ({"providers": {}}, "no models (pi's built-in models are not served"),
+        (
+            {"providers": {"p": {"apiKey": "k", "baseUrl": "u", "models": [{}]}}},
+            'providers.p.models[0]: a model needs an "id"',
+        ),
+        (
+            {"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "bedrock", "models": [{"id": "m"}]}}},
+            "providers.p.models[0].api: 'bedrock' is not one of",
+        ),
+        (
+            {"providers": {"p": {"apiKey": "k", "api": "openai-completions", "models": [{"id": "m"}]}}},
+            'providers.p.models[0]: no "baseUrl"',
+        ),
+        (
+            {"providers": {"p": {"baseUrl": "u", "api": "openai-completions", "models": [{"id": "m"}]}}},
+            'providers.p: no "apiKey"',
+        ),
+        (
+            {
+                "providers": {
+                    "p": {
+                        "apiKey": "k",
+                        "baseUrl": "u",
+                        "api": "openai-completions",
+                        "models": [{"id": "m", "input": ["audio"]}],
+                    }
+                }
+            },
+            "providers.p.models[0]: KeyError: 'audio'",
+        ),
+        (
+            {
+                "providers": {
+                    "p": {"apiKey": "!exit 3", "baseUrl": "u", "api": "openai-completions", "models": [{"id": "m"}]}
+                }
+            },
+            "providers.p.apiKey: the command failed with exit code 3",
+        ),
+    ],
+)
+def test_a_catalog_that_cannot_be_served_says_what_and_where(tmp_path: Path, document: Any, error: str) -> None:
+    path = tmp_path / "models.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    with pytest.raises(CatalogError) as caught:
+        load_models(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert error in str(caught.value)
