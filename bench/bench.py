@@ -7,7 +7,9 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 3. the bytes of a stream: growth with its length, overhead per delta, and the partial resent;
 4. the codec on a real pi session: ours ÷ upb or json alone, both directions;
 5. the client's peak memory over a 100,000-delta stream ÷ the final message's size;
-6. 64 consumers slower than the model, with adaptive coalescing on and off.
+6. 64 consumers slower than the model, with adaptive coalescing on and off;
+7. a provider-backed stream (`serve --models` on a recorded Anthropic stream) ÷ the same recording
+   read by the provider's SDK alone.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -35,6 +37,7 @@ from pi_proto.pi_json import entry_from_pi, entry_to_pi
 from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
 from pi_proto.wire import to_upb
 
+from .providers import provider_stream
 from .workloads import ROOT, our_server, serving, text_turn
 
 SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
@@ -388,10 +391,15 @@ def chart(figures: list[Figure], path: Path) -> None:
     figure_.savefig(path, dpi=110)
 
 
+def provider_backed(deltas: int = 10_000) -> list[Figure]:
+    ours, alone = provider_stream(deltas)
+    return [figure("7 provider-backed", "events/s, serve --models ÷ the provider's SDK alone", ours, "events/s", alone)]
+
+
 def main() -> int:
     started = time.perf_counter()
     figures: list[Figure] = []
-    for section in (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory):
+    for section in (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory, provider_backed):
         figures.extend(section())
         print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     info = machine()
