@@ -130,10 +130,6 @@ conformance: setup ts-setup ## Run every runtime over the corpus (CORPUS=dir for
 .PHONY: test
 test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance ## Everything CI runs.
 
-.PHONY: vectors
-vectors: setup ## Regenerate the golden wire vectors in tests/vectors from their case list.
-	python -m tests.vectors.generate
-
 FUZZ_SECONDS ?= 600
 .PHONY: fuzz
 fuzz: setup ## Fuzz decode + validate with atheris for FUZZ_SECONDS (default 600).

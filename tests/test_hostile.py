@@ -110,14 +110,15 @@ def test_every_truncation_of_a_vector_is_a_decode_error_or_a_shorter_message(cas
 def test_random_messages_round_trip_identically_through_both_runtimes(data: st.DataObject) -> None:
     cls = data.draw(st.sampled_from(CLASSES))
     message = data.draw(messages(cls))
-    encoded = bytes(message)
+    # Map entries have no order on the wire; both runtimes agree once it is fixed (key order).
+    encoded = pp.encode(message)
     official = wire.to_upb(message)
-    assert official.SerializeToString() == encoded
-    assert pp.encode(message) == encoded
-    assert bytes(cls.parse(encoded)) == encoded
+    assert official.SerializeToString(deterministic=True) == encoded
+    assert cls.parse(bytes(message)) == message
+    assert pp.decode(cls, bytes(message)) == message  # betterproto2's encoder, read by upb
     assert pp.decode(cls, encoded) == message
     assert json.loads(pp.to_json(message)) == message.to_dict()
-    assert json_format.ParseDict(message.to_dict(), type(official)()).SerializeToString() == encoded
+    assert json_format.ParseDict(message.to_dict(), type(official)()).SerializeToString(deterministic=True) == encoded
 
 
 @PROPERTY
