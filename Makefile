@@ -14,7 +14,12 @@ PB2_DIR := python/pi_proto/_gen/pb2/pi/ai/v1
 # comes from the build.buf:protovalidate jar on Maven Central (no buf registry is reachable).
 PROTOVALIDATE_VERSION := 1.3.0
 VALIDATE_PROTO := build/proto-deps/buf/validate/validate.proto
-BASELINE := proto/baseline/pi-ai-v1.binpb
+# The schema image of the last released version, which `buf breaking` compares against.
+BASELINE := $(wildcard proto/baseline/pi-proto-*.binpb)
+# One version for every artifact; `make set-version V=x.y.z` writes it into each manifest.
+VERSION := $(shell cat VERSION)
+DIST := $(CURDIR)/dist
+SCHEMA := pi-proto-schema-$(VERSION)
 TS := typescript
 TS_BIN := $(CURDIR)/$(TS)/node_modules/.bin
 
@@ -97,10 +102,10 @@ format: setup ## Apply ruff and buf formatting.
 	ruff format python tests fuzz bench
 	buf format --write proto
 
-.PHONY: baseline
-baseline: setup proto-deps ## Record the current schema as the wire-compatibility baseline (once per major version).
-	mkdir -p $(dir $(BASELINE))
-	buf build proto --exclude-source-info -o $(BASELINE)
+.PHONY: release-baseline
+release-baseline: setup proto-deps ## At a release: make this version's schema the one `buf breaking` compares against.
+	rm -f proto/baseline/pi-proto-*.binpb
+	buf build proto --exclude-source-info -o proto/baseline/pi-proto-$(VERSION).binpb
 
 .PHONY: pytest
 pytest: setup ## Run the Python tests only.
@@ -147,6 +152,35 @@ bench: $(VENV)/.bench-installed ## Measure throughput, wire bytes, codec and mem
 .PHONY: load
 load: setup ## 64 concurrent streams x 2,000 events against one server: nothing lost or reordered.
 	python -m bench.load --streams 64 --events 2000
+
+# --- artifacts ------------------------------------------------------------------------------------
+
+.PHONY: dist
+dist: dist-python dist-schema ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
+
+.PHONY: dist-python
+dist-python: setup ## The Python wheel and sdist.
+	mkdir -p $(DIST)
+	python -m build --no-isolation --outdir $(DIST) . >/dev/null
+
+# The .proto files (with the protovalidate schema they import), a buf.yaml, and a descriptor set
+# with every import, for generating clients in languages we do not ship.
+.PHONY: dist-schema
+dist-schema: setup proto-deps ## The schema archive: .proto files, buf.yaml, descriptor set.
+	rm -rf build/$(SCHEMA) && mkdir -p build/$(SCHEMA)/proto $(DIST)
+	cp -r proto/pi build/proto-deps/buf build/$(SCHEMA)/proto/
+	cp LICENSE build/$(SCHEMA)/
+	printf 'version: v2\nmodules:\n  - path: proto\n' > build/$(SCHEMA)/buf.yaml
+	buf build build/$(SCHEMA) -o build/$(SCHEMA)/pi-proto.binpb
+	tar -C build -czf $(DIST)/$(SCHEMA).tar.gz $(SCHEMA)
+
+# A consumer's first steps with each artifact, in a folder outside the repository.
+.PHONY: consumers
+consumers: consumer-python ## Install each built artifact as a user would and run its README example.
+
+.PHONY: consumer-python
+consumer-python: dist-python
+	bash python/consumer/run.sh $(DIST)
 
 .PHONY: demo
 demo: setup ## Play the README round trip over gRPC as a tiny agent loop.

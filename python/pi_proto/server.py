@@ -1,4 +1,4 @@
-"""The gRPC server: pi.ai.v1.ModelService over any Model, with health checks and reflection."""
+"""The gRPC server: pi.ai.v1.ModelService over any Model (with health checks and reflection when installed)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection as grpc_reflection
-from grpc_reflection.v1alpha import reflection_pb2
 
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
@@ -37,7 +35,6 @@ from .wire import DecodeError, EncodeError, M, encode, fill_upb, from_upb, parse
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
-REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
 # A request larger than this is checked and converted in a worker thread, so the event loop keeps
 # serving other streams and health checks meanwhile; at most LARGE_AT_ONCE of them at a time.
 LARGE_REQUEST_BYTES = 256 * 1024
@@ -200,7 +197,8 @@ class ModelServer:
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        reflection: bool = True,
+        health: bool | None = None,
+        reflection: bool | None = None,
         tls: Tls | None = None,
         token: str | None = None,
         limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
@@ -225,12 +223,10 @@ class ModelServer:
             "GetModel": grpc.unary_unary_rpc_method_handler(self._get_model),
         }
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
-        self._health = health.aio.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
-        if reflection:
-            services = (SERVICE, health.SERVICE_NAME, grpc_reflection.SERVICE_NAME, REFLECTION_V1)
-            grpc_reflection.enable_server_reflection(services, self._server)
-            self._server.add_generic_rpc_handlers((_reflection_v1(services),))
+        introspection = _introspection(health, reflection)
+        self._health = None if introspection is None or health is False else introspection.Health(self._server, SERVICE)
+        if introspection is not None and reflection is not False:
+            introspection.add_reflection(self._server, SERVICE)
 
     @property
     def target(self) -> str:
@@ -261,14 +257,15 @@ class ModelServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
         await self._server.start()
-        await self._health.set("", health_pb2.HealthCheckResponse.SERVING)
-        await self._health.set(SERVICE, health_pb2.HealthCheckResponse.SERVING)
+        if self._health is not None:
+            await self._health.serving()
         return self.target
 
     async def stop(self, grace: float = 5.0) -> None:
         """Abort in-flight streams with an ABORTED event, then stop within `grace` seconds."""
         self._stopping = True
-        await self._health.enter_graceful_shutdown()
+        if self._health is not None:
+            await self._health.shutting_down()
         for events in list(self._active):
             events.cancel("the server is shutting down")
         await self._server.stop(grace)
@@ -375,15 +372,18 @@ class ModelServer:
         raise AssertionError("abort raises")
 
 
-def _reflection_v1(services: tuple[str, ...]) -> grpc.GenericRpcHandler:
-    """grpc.reflection.v1, served by the v1alpha servicer: the two have the same messages on the wire."""
-    servicer = grpc_reflection.aio.ReflectionServicer(services)
-    handler: grpc.RpcMethodHandler[Any, Any] = grpc.stream_stream_rpc_method_handler(
-        servicer.ServerReflectionInfo,
-        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
-        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
-    )
-    return grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": handler})
+def _introspection(health: bool | None, reflection: bool | None) -> ModuleType | None:
+    """The health and reflection module when it is installed (the `cli` extra); None when it is
+    not and neither was asked for by name."""
+    if health is False and reflection is False:
+        return None
+    try:
+        from . import introspection
+    except ModuleNotFoundError as error:
+        if health or reflection:
+            raise ImportError(f"health checks and reflection need {error.name}: pip install 'pi-proto[cli]'") from None
+        return None
+    return introspection
 
 
 async def _echo_metadata(context: grpc.aio.ServicerContext[bytes, bytes], metadata: dict[str, str | bytes]) -> None:

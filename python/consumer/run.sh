@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A new user's first steps with the wheel, in a folder outside the repository: the library alone
+# runs the README's Python examples; the command says it needs the `cli` extra; with the extra it
+# serves and streams the README trip.
+# Usage: python/consumer/run.sh DIST (the folder `make dist-python` filled)
+set -euo pipefail
+DIST="$(cd "$1" && pwd)"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+VERSION="$(cat "$ROOT/VERSION")"
+export PIP_CONSTRAINT="$ROOT/constraints.txt" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_QUIET=1
+work="$(mktemp -d)"
+server=""
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work"
+
+# README install: begin
+python3 -m venv .venv
+.venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl"            # the library
+# README install: end
+.venv/bin/python "$HERE/readme_examples.py" "$ROOT/README.md"
+
+if .venv/bin/pi-proto serve --port 0 2>err.txt; then
+  echo "pi-proto ran without its extra" >&2; exit 1
+fi
+grep -q "pip install 'pi-proto\[cli\]'" err.txt || { cat err.txt >&2; exit 1; }
+
+# README install: begin
+.venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl[cli]"       # and the command
+# README install: end
+.venv/bin/pi-proto serve --port 0 >served.txt 2>/dev/null &
+server=$!
+for _ in $(seq 100); do grep -q "listening on" served.txt 2>/dev/null && break; sleep 0.1; done
+target="$(sed -n 's/^listening on //p' served.txt)"
+.venv/bin/pi-proto stream --target "$target" "请读取 README" >streamed.txt
+grep -q "我先读取项目说明。" streamed.txt || { cat streamed.txt >&2; exit 1; }
+echo "python: the wheel installs, its README examples run, and pi-proto serves and streams"
