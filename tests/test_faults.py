@@ -128,5 +128,6 @@ async def test_a_slow_reader_does_not_grow_server_memory() -> None:
         events.cancel()
         await drain(events)
     assert deepest <= model.streams[0].high_water
-    # The model was held back: what it produced is bounded by the transport's buffers, not the turn.
-    assert produced < 10_000, produced
+    # The model was held back: what it produced is bounded by the transport's buffers (about 100 KiB:
+    # some 14,000 one-character deltas, batched), not by the turn's 50,000.
+    assert produced < 20_000, produced

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -22,9 +24,9 @@ from ._gen.types.pi.ai.v1 import (
     StreamRequest,
 )
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from .server import SERVICE, STREAM_METHOD
+from .server import BATCHED_METHOD, SERVICE, STREAM_METHOD
 from .stream import AssistantMessageEventStream, StreamFailure
-from .wire import EncodeError, decode, encode, from_upb, parse
+from .wire import DecodeError, EncodeError, decode, encode, from_upb, parse
 
 Metadata = Sequence[tuple[str, str | bytes]]
 Unary = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
@@ -58,9 +60,15 @@ class ModelCallStream(AssistantMessageEventStream):
         call: grpc.aio.UnaryStreamCall[bytes, bytes] | None = None,
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        fallback: Callable[[], grpc.aio.UnaryStreamCall[bytes, bytes]] | None = None,
     ) -> None:
         super().__init__(max_message_bytes=max_message_bytes)
         self._call = call
+        # Set while `call` is a StreamBatched call: how to make the Stream call that replaces it
+        # when the server does not have StreamBatched.
+        self._fallback = fallback
+        self._batch: deque[bytes] = deque()  # the events of the last batch not applied yet
+        self._batch_error: DecodeError | None = None  # what cut that batch short, after its events
         self._pulling = asyncio.Lock()
         self._received = 0
         self._cancelled = False
@@ -104,33 +112,53 @@ class ModelCallStream(AssistantMessageEventStream):
             return ()
 
     async def _pull(self, *, ahead: bool = False) -> None:
-        """Read one message from the call into the stream, or end the stream with an error event.
+        """Apply the next event of the batch at hand, or read one message from the call; a failure
+        ends the stream with an error event.
 
-        Only when no event waits, unless `ahead`: result() reads on while events wait.
+        Only when no event waits, unless `ahead`: result() reads on while events wait. A batch is
+        applied an event at a time, as it is consumed, so each event's partial is the message as
+        of that event.
         """
         async with self._pulling:
             if (self._queue and not ahead) or self.done or self._call is None:
                 return
-            try:
-                data = await self._call.read()
-                if not isinstance(data, bytes):  # grpc.aio.EOF
-                    self.end_without_terminal()
-                    return
-                self._apply(data)
-            except grpc.aio.AioRpcError as error:
-                code = error.code().name
-                self.fail(StopReason.ERROR, error.details() or code, StreamFailure(error.details() or code, code))
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if self._cancelled and (current is None or current.cancelling() == 0):
-                    return  # cancel() from another task: the stream already holds its ABORTED event
-                self.cancel()
-                raise
+            if self._batch:
+                self._apply(self._batch.popleft())
+            elif self._batch_error is not None:
+                failure = StreamProtocolError(
+                    self._received, "event-decode", f"cannot decode the batch: {self._batch_error}"
+                )
+                self.fail(StopReason.ERROR, str(failure), StreamFailure.of_rule(failure))
+            else:
+                await self._read()
             if self.done:
                 asyncio.get_running_loop().call_later(AFTER_TERMINAL_SECONDS, self._call.cancel)
 
+    async def _read(self) -> None:
+        assert self._call is not None
+        try:
+            data = await self._call.read()
+            if not isinstance(data, bytes):  # grpc.aio.EOF
+                self.end_without_terminal()
+            elif self._fallback is None:
+                self._apply(data)
+            else:
+                self._batch_error = _split_batch(data, self._batch)
+        except grpc.aio.AioRpcError as error:
+            if self._fallback is not None and self._received == 0 and error.code() == grpc.StatusCode.UNIMPLEMENTED:
+                self._call, self._fallback = self._fallback(), None  # a server without StreamBatched
+                return
+            code = error.code().name
+            self.fail(StopReason.ERROR, error.details() or code, StreamFailure(error.details() or code, code))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._cancelled and (current is None or current.cancelling() == 0):
+                return  # cancel() from another task: the stream already holds its ABORTED event
+            self.cancel()
+            raise
+
     def _apply(self, data: bytes) -> None:
-        """Decode one message and apply it; whatever the bytes hold, a failure ends the stream."""
+        """Decode one event and apply it; whatever the bytes hold, a failure ends the stream."""
         index, self._received = self._received, self._received + 1
         try:
             event = from_upb(parse(ModelEvent, data), ModelEvent)
@@ -143,6 +171,46 @@ class ModelCallStream(AssistantMessageEventStream):
             self.push(event)
         except StreamProtocolError as error:
             self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+
+
+def _split_batch(data: bytes, events: deque[bytes]) -> DecodeError | None:
+    """Append the bytes of each event of a StreamBatchedResponse to `events`, skipping other
+    fields; at the first malformed field, stop and return what is wrong (the events before it
+    are in)."""
+    position, end = 0, len(data)
+    try:
+        while position < end:
+            key, position = _varint(data, position)
+            field, wire_type = key >> 3, key & 7
+            if wire_type == 2:
+                size, position = _varint(data, position)
+                if position + size > end:
+                    raise DecodeError(f"a field of {size} bytes runs past the end of the {end}-byte message")
+                if field == 1:
+                    events.append(data[position : position + size])
+                position += size
+            elif wire_type == 0:
+                _, position = _varint(data, position)
+            elif wire_type in (1, 5) and position + (8 if wire_type == 1 else 4) <= end:
+                position += 8 if wire_type == 1 else 4
+            else:
+                raise DecodeError(f"field {field} (wire type {wire_type}) is cut short or not one this message holds")
+    except DecodeError as error:
+        return error
+    return None
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise DecodeError(f"a varint at byte {position} is cut short or too long")
+        byte = data[position]
+        value |= (byte & 0x7F) << shift
+        position += 1
+        if byte < 0x80:
+            return value, position
+        shift += 7
 
 
 class ModelClient:
@@ -171,8 +239,10 @@ class ModelClient:
         default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         channel_options: Sequence[tuple[str, Any]] = (),
+        batched: bool = True,
     ) -> None:
         self.target = target
+        self.batched = batched
         self.default_timeout = default_timeout
         self.max_message_bytes = max_message_bytes
         options = [("grpc.max_receive_message_length", max_receive_bytes), *channel_options]
@@ -183,6 +253,7 @@ class ModelClient:
             self._channel = grpc.aio.secure_channel(target, credentials, options=options)
         self._authorization: Metadata = () if token is None else (("authorization", f"Bearer {token}"),)
         self._stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(STREAM_METHOD)
+        self._batched: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(BATCHED_METHOD)
         self._list: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/ListModels")
         self._get: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/GetModel")
 
@@ -247,9 +318,15 @@ class ModelClient:
             events = ModelCallStream()
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
-        call = self._stream(
-            request,
-            timeout=self.default_timeout if timeout is None else timeout,
-            metadata=(*self._authorization, *metadata),
-        )
-        return ModelCallStream(call, max_message_bytes=self.max_message_bytes)
+        seconds = self.default_timeout if timeout is None else timeout
+        deadline = None if seconds is None else time.monotonic() + seconds
+        headers = (*self._authorization, *metadata)
+
+        def plain() -> grpc.aio.UnaryStreamCall[bytes, bytes]:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            return self._stream(request, timeout=left, metadata=headers)
+
+        if not self.batched:
+            return ModelCallStream(plain(), max_message_bytes=self.max_message_bytes)
+        call = self._batched(request, timeout=seconds, metadata=headers)
+        return ModelCallStream(call, max_message_bytes=self.max_message_bytes, fallback=plain)

@@ -27,7 +27,7 @@ from ._gen.types.pi.ai.v1 import (
     ThinkingDeltaEvent,
     ToolCallDeltaEvent,
 )
-from .events import EVENT_KINDS, event_kind
+from .events import EVENT_KINDS, event_kind, is_terminal
 from .gate import Gate
 from .stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from .validate import ValidationError, check
@@ -35,6 +35,11 @@ from .wire import DecodeError, EncodeError, M, encode, fill_upb, from_upb, parse
 
 SERVICE = "pi.ai.v1.ModelService"
 STREAM_METHOD = f"/{SERVICE}/Stream"
+BATCHED_METHOD = f"/{SERVICE}/StreamBatched"
+# A batch takes the events waiting behind the first until it holds this many bytes: big enough
+# that a saturated stream costs a few messages per thousand events, small enough to stay far
+# below any client's message limit.
+BATCH_BYTES = 16 * 1024
 # A request larger than this is checked and converted in a worker thread, so the event loop keeps
 # serving other streams and health checks meanwhile; at most LARGE_AT_ONCE of them at a time.
 LARGE_REQUEST_BYTES = 256 * 1024
@@ -202,6 +207,7 @@ class ModelServer:
         tls: Tls | None = None,
         token: str | None = None,
         limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
+        flush_window: float = 0.0,
     ) -> None:
         self.models = list(models) if isinstance(models, Sequence) else [models]
         if not self.models:
@@ -209,6 +215,7 @@ class ModelServer:
         self.host = host
         self.port = port
         self.limits = limits
+        self.flush_window = flush_window  # seconds a batch waits for more events; 0 sends at once
         self._tls = tls
         self._active: set[AssistantMessageEventStream] = set()
         self._stopping = False
@@ -219,6 +226,7 @@ class ModelServer:
         )
         methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
             "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
+            "StreamBatched": grpc.unary_stream_rpc_method_handler(self._stream_batched),
             "ListModels": grpc.unary_unary_rpc_method_handler(self._list_models),
             "GetModel": grpc.unary_unary_rpc_method_handler(self._get_model),
         }
@@ -321,6 +329,14 @@ class ModelServer:
         return from_upb(upb, cls)
 
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        """ModelService.Stream: one event per message."""
+        await self._play(data, context, batched=False)
+
+    async def _stream_batched(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        """ModelService.StreamBatched: the events waiting together in one message."""
+        await self._play(data, context, batched=True)
+
+    async def _play(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes], *, batched: bool) -> None:
         request = await self._request(data, context)
         try:
             model = self.find(request.provider, request.model)
@@ -336,18 +352,34 @@ class ModelServer:
         handler = asyncio.current_task()
         assert handler is not None
         deadline = asyncio.get_running_loop().call_later(self.limits.stream_timeout, self._time_out, events, handler)
+        merge = request.coalesce_deltas
         try:
             await _echo_metadata(context, dict(context.invocation_metadata() or ()))
             if self._stopping:
                 events.cancel("the server is shutting down")
             async for event in events:
-                if request.coalesce_deltas:
+                if merge:
                     event = coalesce(event, events)
-                await context.write(wire_event(event))
+                if batched:
+                    await context.write(await self._batch(event, events, merge))
+                else:
+                    await context.write(wire_event(event))
         finally:
             deadline.cancel()
             events.cancel()  # a no-op after the terminal event; stops the model if the client left
             self._active.discard(events)
+
+    async def _batch(self, first: ModelEvent, events: AssistantMessageEventStream, merge: bool) -> bytes:
+        """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
+        window, if the server has one), up to BATCH_BYTES."""
+        batch = bytearray()
+        _add_event(batch, wire_event(first))
+        if self.flush_window and not is_terminal(first) and events.peek() is None:
+            await asyncio.sleep(self.flush_window)
+        while len(batch) < BATCH_BYTES and events.peek() is not None:
+            waiting = events.take()
+            _add_event(batch, wire_event(coalesce(waiting, events) if merge else waiting))
+        return bytes(batch)
 
     def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any]) -> None:
         """End a stream that ran out of time: an ERROR event for a client that reads, and soon after,
@@ -370,6 +402,17 @@ class ModelServer:
         except (DecodeError, ValidationError) as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         raise AssertionError("abort raises")
+
+
+def _add_event(batch: bytearray, event: bytes) -> None:
+    """Append one event to a StreamBatchedResponse's bytes: field 1, length-delimited."""
+    batch.append(0x0A)
+    size = len(event)
+    while size > 0x7F:
+        batch.append(size & 0x7F | 0x80)
+        size >>= 7
+    batch.append(size)
+    batch += event
 
 
 def _introspection(health: bool | None, reflection: bool | None) -> ModuleType | None:

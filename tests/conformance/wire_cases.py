@@ -239,6 +239,15 @@ CASES: list[Case] = [
     ),
     Case("get_model_request", pp.GetModelRequest(provider="anthropic", id="claude-opus-4-5")),
     Case("get_model_response", pp.GetModelResponse(model=MODEL)),
+    Case(
+        "stream_batched_response",
+        pp.StreamBatchedResponse(
+            events=[
+                pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=1, delta="我先")),
+                pp.ModelEvent(text_end=pp.TextEndEvent(content_index=1)),
+            ]
+        ),
+    ),
     # The twelve event kinds, their bodies, and edge cases.
     Case("start_event", pp.StartEvent(header=HEADER)),
     Case("text_start_event", pp.TextStartEvent(content_index=1)),

@@ -752,6 +752,53 @@ func (x *GetModelResponse) GetModel() *Model {
 	return nil
 }
 
+// StreamBatchedResponse carries consecutive events of one stream, in order.
+type StreamBatchedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events; never empty. A receiver applies them one by one and counts each for event
+	// indexes, exactly as if they had arrived in messages of their own.
+	Events        []*ModelEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamBatchedResponse) Reset() {
+	*x = StreamBatchedResponse{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamBatchedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamBatchedResponse) ProtoMessage() {}
+
+func (x *StreamBatchedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamBatchedResponse.ProtoReflect.Descriptor instead.
+func (*StreamBatchedResponse) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *StreamBatchedResponse) GetEvents() []*ModelEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_pi_ai_v1_service_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_service_proto_rawDesc = "" +
@@ -811,7 +858,9 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x17\n" +
 	"\x02id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\"9\n" +
 	"\x10GetModelResponse\x12%\n" +
-	"\x05model\x18\x01 \x01(\v2\x0f.pi.ai.v1.ModelR\x05model*\xb1\x01\n" +
+	"\x05model\x18\x01 \x01(\v2\x0f.pi.ai.v1.ModelR\x05model\"O\n" +
+	"\x15StreamBatchedResponse\x126\n" +
+	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events*\xb1\x01\n" +
 	"\rThinkingLevel\x12\x1e\n" +
 	"\x1aTHINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16THINKING_LEVEL_MINIMAL\x10\x01\x12\x16\n" +
@@ -829,9 +878,10 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x1bCACHE_RETENTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_RETENTION_NONE\x10\x01\x12\x19\n" +
 	"\x15CACHE_RETENTION_SHORT\x10\x02\x12\x18\n" +
-	"\x14CACHE_RETENTION_LONG\x10\x032\xd5\x01\n" +
+	"\x14CACHE_RETENTION_LONG\x10\x032\xa2\x02\n" +
 	"\fModelService\x129\n" +
-	"\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12G\n" +
+	"\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12K\n" +
+	"\rStreamBatched\x12\x17.pi.ai.v1.StreamRequest\x1a\x1f.pi.ai.v1.StreamBatchedResponse0\x01\x12G\n" +
 	"\n" +
 	"ListModels\x12\x1b.pi.ai.v1.ListModelsRequest\x1a\x1c.pi.ai.v1.ListModelsResponse\x12A\n" +
 	"\bGetModel\x12\x19.pi.ai.v1.GetModelRequest\x1a\x1a.pi.ai.v1.GetModelResponseBN\n" +
@@ -850,46 +900,50 @@ func file_pi_ai_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_pi_ai_v1_service_proto_goTypes = []any{
-	(ThinkingLevel)(0),         // 0: pi.ai.v1.ThinkingLevel
-	(ToolChoiceMode)(0),        // 1: pi.ai.v1.ToolChoiceMode
-	(CacheRetention)(0),        // 2: pi.ai.v1.CacheRetention
-	(*GenerationOptions)(nil),  // 3: pi.ai.v1.GenerationOptions
-	(*ThinkingBudgets)(nil),    // 4: pi.ai.v1.ThinkingBudgets
-	(*ToolChoice)(nil),         // 5: pi.ai.v1.ToolChoice
-	(*StreamRequest)(nil),      // 6: pi.ai.v1.StreamRequest
-	(*ListModelsRequest)(nil),  // 7: pi.ai.v1.ListModelsRequest
-	(*ListModelsResponse)(nil), // 8: pi.ai.v1.ListModelsResponse
-	(*GetModelRequest)(nil),    // 9: pi.ai.v1.GetModelRequest
-	(*GetModelResponse)(nil),   // 10: pi.ai.v1.GetModelResponse
-	nil,                        // 11: pi.ai.v1.GenerationOptions.HeadersEntry
-	(*AgentContext)(nil),       // 12: pi.ai.v1.AgentContext
-	(*Model)(nil),              // 13: pi.ai.v1.Model
-	(*ModelEvent)(nil),         // 14: pi.ai.v1.ModelEvent
+	(ThinkingLevel)(0),            // 0: pi.ai.v1.ThinkingLevel
+	(ToolChoiceMode)(0),           // 1: pi.ai.v1.ToolChoiceMode
+	(CacheRetention)(0),           // 2: pi.ai.v1.CacheRetention
+	(*GenerationOptions)(nil),     // 3: pi.ai.v1.GenerationOptions
+	(*ThinkingBudgets)(nil),       // 4: pi.ai.v1.ThinkingBudgets
+	(*ToolChoice)(nil),            // 5: pi.ai.v1.ToolChoice
+	(*StreamRequest)(nil),         // 6: pi.ai.v1.StreamRequest
+	(*ListModelsRequest)(nil),     // 7: pi.ai.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),    // 8: pi.ai.v1.ListModelsResponse
+	(*GetModelRequest)(nil),       // 9: pi.ai.v1.GetModelRequest
+	(*GetModelResponse)(nil),      // 10: pi.ai.v1.GetModelResponse
+	(*StreamBatchedResponse)(nil), // 11: pi.ai.v1.StreamBatchedResponse
+	nil,                           // 12: pi.ai.v1.GenerationOptions.HeadersEntry
+	(*AgentContext)(nil),          // 13: pi.ai.v1.AgentContext
+	(*Model)(nil),                 // 14: pi.ai.v1.Model
+	(*ModelEvent)(nil),            // 15: pi.ai.v1.ModelEvent
 }
 var file_pi_ai_v1_service_proto_depIdxs = []int32{
 	0,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
 	4,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
 	5,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
 	2,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
-	11, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
+	12, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
 	1,  // 5: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
-	12, // 6: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
+	13, // 6: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
 	3,  // 7: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
-	13, // 8: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
-	13, // 9: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
-	6,  // 10: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
-	7,  // 11: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
-	9,  // 12: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
-	14, // 13: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
-	8,  // 14: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
-	10, // 15: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	14, // 8: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
+	14, // 9: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
+	15, // 10: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
+	6,  // 11: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
+	6,  // 12: pi.ai.v1.ModelService.StreamBatched:input_type -> pi.ai.v1.StreamRequest
+	7,  // 13: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
+	9,  // 14: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
+	15, // 15: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
+	11, // 16: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
+	8,  // 17: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
+	10, // 18: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
+	15, // [15:19] is the sub-list for method output_type
+	11, // [11:15] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_service_proto_init() }
@@ -909,7 +963,7 @@ func file_pi_ai_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_service_proto_rawDesc), len(file_pi_ai_v1_service_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,9 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ModelService_Stream_FullMethodName     = "/pi.ai.v1.ModelService/Stream"
-	ModelService_ListModels_FullMethodName = "/pi.ai.v1.ModelService/ListModels"
-	ModelService_GetModel_FullMethodName   = "/pi.ai.v1.ModelService/GetModel"
+	ModelService_Stream_FullMethodName        = "/pi.ai.v1.ModelService/Stream"
+	ModelService_StreamBatched_FullMethodName = "/pi.ai.v1.ModelService/StreamBatched"
+	ModelService_ListModels_FullMethodName    = "/pi.ai.v1.ModelService/ListModels"
+	ModelService_GetModel_FullMethodName      = "/pi.ai.v1.ModelService/GetModel"
 )
 
 // ModelServiceClient is the client API for ModelService service.
@@ -60,7 +61,17 @@ type ModelServiceClient interface {
 	// in-process streams and transcripts, and a wrapper would add bytes and an allocation to every
 	// event.
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelEvent], error)
+	// StreamBatched is Stream with the events that are ready together sent in one message: under
+	// the same contract, a fast model costs one message per batch instead of one per event, which
+	// is what bounds a gRPC stream's rate. The server never holds an event back to fill a batch
+	// unless it was started with a flush window. Our clients call it first, and fall back to
+	// Stream on UNIMPLEMENTED; Stream stays for grpcurl, buf curl and other servers.
+	// The request is Stream's, so a client switches without building another.
+	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	StreamBatched(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamBatchedResponse], error)
 	// ListModels lists the models the server serves, with what a client needs to choose one: the
 	// input it takes, its context window and output limit, and what its tokens cost.
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
@@ -94,6 +105,25 @@ func (c *modelServiceClient) Stream(ctx context.Context, in *StreamRequest, opts
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamClient = grpc.ServerStreamingClient[ModelEvent]
+
+func (c *modelServiceClient) StreamBatched(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamBatchedResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ModelService_ServiceDesc.Streams[1], ModelService_StreamBatched_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StreamRequest, StreamBatchedResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_StreamBatchedClient = grpc.ServerStreamingClient[StreamBatchedResponse]
 
 func (c *modelServiceClient) ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -151,7 +181,17 @@ type ModelServiceServer interface {
 	// in-process streams and transcripts, and a wrapper would add bytes and an allocation to every
 	// event.
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	Stream(*StreamRequest, grpc.ServerStreamingServer[ModelEvent]) error
+	// StreamBatched is Stream with the events that are ready together sent in one message: under
+	// the same contract, a fast model costs one message per batch instead of one per event, which
+	// is what bounds a gRPC stream's rate. The server never holds an event back to fill a batch
+	// unless it was started with a flush window. Our clients call it first, and fall back to
+	// Stream on UNIMPLEMENTED; Stream stays for grpcurl, buf curl and other servers.
+	// The request is Stream's, so a client switches without building another.
+	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	StreamBatched(*StreamRequest, grpc.ServerStreamingServer[StreamBatchedResponse]) error
 	// ListModels lists the models the server serves, with what a client needs to choose one: the
 	// input it takes, its context window and output limit, and what its tokens cost.
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
@@ -169,6 +209,9 @@ type UnimplementedModelServiceServer struct{}
 
 func (UnimplementedModelServiceServer) Stream(*StreamRequest, grpc.ServerStreamingServer[ModelEvent]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedModelServiceServer) StreamBatched(*StreamRequest, grpc.ServerStreamingServer[StreamBatchedResponse]) error {
+	return status.Error(codes.Unimplemented, "method StreamBatched not implemented")
 }
 func (UnimplementedModelServiceServer) ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
@@ -207,6 +250,17 @@ func _ModelService_Stream_Handler(srv interface{}, stream grpc.ServerStream) err
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamServer = grpc.ServerStreamingServer[ModelEvent]
+
+func _ModelService_StreamBatched_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StreamRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ModelServiceServer).StreamBatched(m, &grpc.GenericServerStream[StreamRequest, StreamBatchedResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_StreamBatchedServer = grpc.ServerStreamingServer[StreamBatchedResponse]
 
 func _ModelService_ListModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListModelsRequest)
@@ -264,6 +318,11 @@ var ModelService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Stream",
 			Handler:       _ModelService_Stream_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "StreamBatched",
+			Handler:       _ModelService_StreamBatched_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -7,7 +7,7 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { AgentContext } from "./context_pb.js";
 import { file_pi_ai_v1_context } from "./context_pb.js";
-import type { ModelEventSchema } from "./event_pb.js";
+import type { ModelEvent, ModelEventSchema } from "./event_pb.js";
 import { file_pi_ai_v1_event } from "./event_pb.js";
 import { file_pi_ai_v1_json } from "./json_pb.js";
 import type { Model } from "./model_pb.js";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKxBQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2Vuc0INCgtfc2Vzc2lvbl9pZEIVChNfbWF4X3JldHJ5X2RlbGF5X21zIq0BCg9UaGlua2luZ0J1ZGdldHMSHQoHbWluaW1hbBgBIAEoA0IHukgEIgIoAEgAiAEBEhkKA2xvdxgCIAEoA0IHukgEIgIoAEgBiAEBEhwKBm1lZGl1bRgDIAEoA0IHukgEIgIoAEgCiAEBEhoKBGhpZ2gYBCABKANCB7pIBCICKABIA4gBAUIKCghfbWluaW1hbEIGCgRfbG93QgkKB19tZWRpdW1CBwoFX2hpZ2gi1gEKClRvb2xDaG9pY2USMgoEbW9kZRgBIAEoDjIYLnBpLmFpLnYxLlRvb2xDaG9pY2VNb2RlQgq6SAeCAQQQASAAEgwKBHRvb2wYAiABKAk6hQG6SIEBGn8KFnRvb2xfY2hvaWNlLnRvb2xfbmFtZWQSPmEgdG9vbCBpcyBuYW1lZCBleGFjdGx5IHdoZW4gdGhlIG1vZGUgaXMgVE9PTF9DSE9JQ0VfTU9ERV9UT09MGiUodGhpcy5tb2RlID09IDQpID09ICh0aGlzLnRvb2wgIT0gJycpIqgBCg1TdHJlYW1SZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEi8KB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRCBrpIA8gBARIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIEhAKCHByb3ZpZGVyGAUgASgJIiUKEUxpc3RNb2RlbHNSZXF1ZXN0EhAKCHByb3ZpZGVyGAEgASgJIjUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgZtb2RlbHMYASADKAsyDy5waS5haS52MS5Nb2RlbCI4Cg9HZXRNb2RlbFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSEwoCaWQYAiABKAlCB7pIBHICEAEiMgoQR2V0TW9kZWxSZXNwb25zZRIeCgVtb2RlbBgBIAEoCzIPLnBpLmFpLnYxLk1vZGVsKrEBCg1UaGlua2luZ0xldmVsEh4KGlRISU5LSU5HX0xFVkVMX1VOU1BFQ0lGSUVEEAASGgoWVEhJTktJTkdfTEVWRUxfTUlOSU1BTBABEhYKElRISU5LSU5HX0xFVkVMX0xPVxACEhkKFVRISU5LSU5HX0xFVkVMX01FRElVTRADEhcKE1RISU5LSU5HX0xFVkVMX0hJR0gQBBIYChRUSElOS0lOR19MRVZFTF9YSElHSBAFKqIBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBAEKoABCg5DYWNoZVJldGVudGlvbhIfChtDQUNIRV9SRVRFTlRJT05fVU5TUEVDSUZJRUQQABIYChRDQUNIRV9SRVRFTlRJT05fTk9ORRABEhkKFUNBQ0hFX1JFVEVOVElPTl9TSE9SVBACEhgKFENBQ0hFX1JFVEVOVElPTl9MT05HEAMy1QEKDE1vZGVsU2VydmljZRI5CgZTdHJlYW0SFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0GhQucGkuYWkudjEuTW9kZWxFdmVudDABEkcKCkxpc3RNb2RlbHMSGy5waS5haS52MS5MaXN0TW9kZWxzUmVxdWVzdBocLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJBCghHZXRNb2RlbBIZLnBpLmFpLnYxLkdldE1vZGVsUmVxdWVzdBoaLnBpLmFpLnYxLkdldE1vZGVsUmVzcG9uc2VCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKxBQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2Vuc0INCgtfc2Vzc2lvbl9pZEIVChNfbWF4X3JldHJ5X2RlbGF5X21zIq0BCg9UaGlua2luZ0J1ZGdldHMSHQoHbWluaW1hbBgBIAEoA0IHukgEIgIoAEgAiAEBEhkKA2xvdxgCIAEoA0IHukgEIgIoAEgBiAEBEhwKBm1lZGl1bRgDIAEoA0IHukgEIgIoAEgCiAEBEhoKBGhpZ2gYBCABKANCB7pIBCICKABIA4gBAUIKCghfbWluaW1hbEIGCgRfbG93QgkKB19tZWRpdW1CBwoFX2hpZ2gi1gEKClRvb2xDaG9pY2USMgoEbW9kZRgBIAEoDjIYLnBpLmFpLnYxLlRvb2xDaG9pY2VNb2RlQgq6SAeCAQQQASAAEgwKBHRvb2wYAiABKAk6hQG6SIEBGn8KFnRvb2xfY2hvaWNlLnRvb2xfbmFtZWQSPmEgdG9vbCBpcyBuYW1lZCBleGFjdGx5IHdoZW4gdGhlIG1vZGUgaXMgVE9PTF9DSE9JQ0VfTU9ERV9UT09MGiUodGhpcy5tb2RlID09IDQpID09ICh0aGlzLnRvb2wgIT0gJycpIqgBCg1TdHJlYW1SZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEi8KB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRCBrpIA8gBARIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIEhAKCHByb3ZpZGVyGAUgASgJIiUKEUxpc3RNb2RlbHNSZXF1ZXN0EhAKCHByb3ZpZGVyGAEgASgJIjUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgZtb2RlbHMYASADKAsyDy5waS5haS52MS5Nb2RlbCI4Cg9HZXRNb2RlbFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSEwoCaWQYAiABKAlCB7pIBHICEAEiMgoQR2V0TW9kZWxSZXNwb25zZRIeCgVtb2RlbBgBIAEoCzIPLnBpLmFpLnYxLk1vZGVsIkcKFVN0cmVhbUJhdGNoZWRSZXNwb25zZRIuCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50Qgi6SAWSAQIIASqxAQoNVGhpbmtpbmdMZXZlbBIeChpUSElOS0lOR19MRVZFTF9VTlNQRUNJRklFRBAAEhoKFlRISU5LSU5HX0xFVkVMX01JTklNQUwQARIWChJUSElOS0lOR19MRVZFTF9MT1cQAhIZChVUSElOS0lOR19MRVZFTF9NRURJVU0QAxIXChNUSElOS0lOR19MRVZFTF9ISUdIEAQSGAoUVEhJTktJTkdfTEVWRUxfWEhJR0gQBSqiAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQAxIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQBCqAAQoOQ2FjaGVSZXRlbnRpb24SHwobQ0FDSEVfUkVURU5USU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0FDSEVfUkVURU5USU9OX05PTkUQARIZChVDQUNIRV9SRVRFTlRJT05fU0hPUlQQAhIYChRDQUNIRV9SRVRFTlRJT05fTE9ORxADMqICCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwARJLCg1TdHJlYW1CYXRjaGVkEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBofLnBpLmFpLnYxLlN0cmVhbUJhdGNoZWRSZXNwb25zZTABEkcKCkxpc3RNb2RlbHMSGy5waS5haS52MS5MaXN0TW9kZWxzUmVxdWVzdBocLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJBCghHZXRNb2RlbBIZLnBpLmFpLnYxLkdldE1vZGVsUmVxdWVzdBoaLnBpLmFpLnYxLkdldE1vZGVsUmVzcG9uc2VCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
 
 /**
  * GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
@@ -330,6 +330,28 @@ export const GetModelResponseSchema: GenMessage<GetModelResponse> = /*@__PURE__*
   messageDesc(file_pi_ai_v1_service, 7);
 
 /**
+ * StreamBatchedResponse carries consecutive events of one stream, in order.
+ *
+ * @generated from message pi.ai.v1.StreamBatchedResponse
+ */
+export type StreamBatchedResponse = Message<"pi.ai.v1.StreamBatchedResponse"> & {
+  /**
+   * The events; never empty. A receiver applies them one by one and counts each for event
+   * indexes, exactly as if they had arrived in messages of their own.
+   *
+   * @generated from field: repeated pi.ai.v1.ModelEvent events = 1;
+   */
+  events: ModelEvent[];
+};
+
+/**
+ * Describes the message pi.ai.v1.StreamBatchedResponse.
+ * Use `create(StreamBatchedResponseSchema)` to create a new message.
+ */
+export const StreamBatchedResponseSchema: GenMessage<StreamBatchedResponse> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 8);
+
+/**
  * ThinkingLevel is how much a model reasons before it answers, as pi's ThinkingLevel.
  *
  * @generated from enum pi.ai.v1.ThinkingLevel
@@ -510,6 +532,7 @@ export const ModelService: GenService<{
    * in-process streams and transcripts, and a wrapper would add bytes and an allocation to every
    * event.
    * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
    *
    * @generated from rpc pi.ai.v1.ModelService.Stream
    */
@@ -517,6 +540,23 @@ export const ModelService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamRequestSchema;
     output: typeof ModelEventSchema;
+  },
+  /**
+   * StreamBatched is Stream with the events that are ready together sent in one message: under
+   * the same contract, a fast model costs one message per batch instead of one per event, which
+   * is what bounds a gRPC stream's rate. The server never holds an event back to fill a batch
+   * unless it was started with a flush window. Our clients call it first, and fall back to
+   * Stream on UNIMPLEMENTED; Stream stays for grpcurl, buf curl and other servers.
+   * The request is Stream's, so a client switches without building another.
+   * buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   *
+   * @generated from rpc pi.ai.v1.ModelService.StreamBatched
+   */
+  streamBatched: {
+    methodKind: "server_streaming";
+    input: typeof StreamRequestSchema;
+    output: typeof StreamBatchedResponseSchema;
   },
   /**
    * ListModels lists the models the server serves, with what a client needs to choose one: the

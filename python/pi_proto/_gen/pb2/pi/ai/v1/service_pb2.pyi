@@ -143,3 +143,9 @@ class GetModelResponse(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     model: _model_pb2.Model
     def __init__(self, model: _Optional[_Union[_model_pb2.Model, _Mapping]] = ...) -> None: ...
+
+class StreamBatchedResponse(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.ModelEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.ModelEvent, _Mapping]]] = ...) -> None: ...

@@ -28,6 +28,7 @@ __all__ = (
     "SessionEntry",
     "StartEvent",
     "StopReason",
+    "StreamBatchedResponse",
     "StreamRequest",
     "TextContent",
     "TextDeltaEvent",
@@ -1022,6 +1023,22 @@ class StartEvent(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "StartEvent", StartEvent)
+
+
+@dataclass(eq=False, repr=False)
+class StreamBatchedResponse(betterproto2.Message):
+    """
+    StreamBatchedResponse carries consecutive events of one stream, in order.
+    """
+
+    events: "list[ModelEvent]" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, repeated=True)
+    """
+    The events; never empty. A receiver applies them one by one and counts each for event
+    indexes, exactly as if they had arrived in messages of their own.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "StreamBatchedResponse", StreamBatchedResponse)
 
 
 @dataclass(eq=False, repr=False)
