@@ -18,8 +18,15 @@ from google.protobuf import json_format
 
 from ._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
 from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest
-from ._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ClientCase, KnownFailures, Metadata, Suite
-from .server import SERVICE
+from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
+    Case,
+    ClientCase,
+    KnownFailures,
+    Metadata,
+    ServerAction,
+    Suite,
+)
+from .server import SERVICE, add_batched_event
 
 CASE_HEADER = "pi-conformance-case"
 
@@ -83,8 +90,11 @@ class ConformanceServer:
         self.host = host
         self.port = port
         self._server = grpc.aio.server()
-        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(self._stream)
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {"Stream": handler}),))
+        methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
+            "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
+            "StreamBatched": grpc.unary_stream_rpc_method_handler(self._stream_batched),
+        }
+        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
 
     @property
     def target(self) -> str:
@@ -109,6 +119,40 @@ class ConformanceServer:
         await self.stop()
 
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        """Stream: each event, and each frame, is a message of its own."""
+        case = await self._case(data, context)
+        for action in case.server:
+            step = action.WhichOneof("action")
+            if step == "event":
+                yield action.event.SerializeToString()
+            elif step == "frame":
+                yield action.frame
+            else:
+                await _act(action, context)
+
+    async def _stream_batched(
+        self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
+        """StreamBatched: consecutive events and frames share one StreamBatchedResponse, a frame as
+        one event's bytes; any other action sends the batch so far first. So a client that loses
+        the good events in front of a bad one fails the case."""
+        case = await self._case(data, context)
+        batch = bytearray()
+        for action in case.server:
+            step = action.WhichOneof("action")
+            if step in ("event", "frame"):
+                event = action.event.SerializeToString() if step == "event" else action.frame
+                add_batched_event(batch, event)
+                continue
+            if batch:
+                yield bytes(batch)
+                batch.clear()
+            await _act(action, context)
+        if batch:
+            yield bytes(batch)
+
+    async def _case(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> ClientCase:
+        """The case the call names, its request checked; the call is aborted when either is wrong."""
         name = dict(context.invocation_metadata() or ()).get(CASE_HEADER, "")
         case = self.cases.get(name if isinstance(name, str) else name.decode())
         if case is None:
@@ -116,17 +160,17 @@ class ConformanceServer:
         assert case is not None
         if StreamRequest.FromString(data) != client_request(case):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request differs from case {name!r}'s")
-        for action in case.server:
-            step = action.WhichOneof("action")
-            if step == "event":
-                yield action.event.SerializeToString()
-            elif step == "frame":
-                yield action.frame
-            elif step == "headers":
-                await context.send_initial_metadata(tuple(metadata_pairs(action.headers)))
-            elif step == "sleep_ms":
-                await asyncio.sleep(action.sleep_ms / 1000)
-            elif step == "status":
-                status = action.status
-                context.set_trailing_metadata(tuple(metadata_pairs(status.trailers)))
-                await context.abort(grpc.StatusCode[status.code], status.message)
+        return case
+
+
+async def _act(action: ServerAction, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+    """A server action other than sending an event: headers, a pause, or the status."""
+    step = action.WhichOneof("action")
+    if step == "headers":
+        await context.send_initial_metadata(tuple(metadata_pairs(action.headers)))
+    elif step == "sleep_ms":
+        await asyncio.sleep(action.sleep_ms / 1000)
+    elif step == "status":
+        status = action.status
+        context.set_trailing_metadata(tuple(metadata_pairs(status.trailers)))
+        await context.abort(grpc.StatusCode[status.code], status.message)

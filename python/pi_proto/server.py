@@ -373,12 +373,12 @@ class ModelServer:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
         window, if the server has one), up to BATCH_BYTES."""
         batch = bytearray()
-        _add_event(batch, wire_event(first))
+        add_batched_event(batch, wire_event(first))
         if self.flush_window and not is_terminal(first) and events.peek() is None:
             await asyncio.sleep(self.flush_window)
         while len(batch) < BATCH_BYTES and events.peek() is not None:
             waiting = events.take()
-            _add_event(batch, wire_event(coalesce(waiting, events) if merge else waiting))
+            add_batched_event(batch, wire_event(coalesce(waiting, events) if merge else waiting))
         return bytes(batch)
 
     def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any]) -> None:
@@ -404,7 +404,7 @@ class ModelServer:
         raise AssertionError("abort raises")
 
 
-def _add_event(batch: bytearray, event: bytes) -> None:
+def add_batched_event(batch: bytearray, event: bytes) -> None:
     """Append one event to a StreamBatchedResponse's bytes: field 1, length-delimited."""
     batch.append(0x0A)
     size = len(event)
