@@ -93,9 +93,9 @@ export class CallError extends Error {
 /** The events of one call, plus the response metadata the server sent with them. */
 export class ModelCallStream extends AssistantMessageEventStream {
   /** The response headers (gRPC initial metadata), in place before the first event arrives. */
-  headers = new Headers();
+  headers: Headers = new Headers();
   /** The response trailers (gRPC trailing metadata) of a call that ends with status OK. */
-  trailers = new Headers();
+  trailers: Headers = new Headers();
 }
 
 /**
