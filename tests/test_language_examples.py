@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 EXAMPLES = {  # language fence: the test file holding the example between its markers
     "ts": ROOT / "typescript" / "test" / "client.test.ts",
-    "go": ROOT / "go" / "client_test.go",
+    "go": ROOT / "go" / "piproto" / "client_test.go",
     "rust": ROOT / "rust" / "tests" / "client.rs",
     "java": ROOT / "java" / "src" / "test" / "java" / "io" / "github" / "piproto" / "ClientTest.java",
 }

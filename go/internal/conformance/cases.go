@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	piproto "github.com/pi-proto/pi-proto/go"
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	conformancev1 "github.com/pi-proto/pi-proto/go/gen/pi/conformance/v1"
+	"github.com/pi-proto/pi-proto/go/piproto"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"

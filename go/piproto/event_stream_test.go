@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	piproto "github.com/pi-proto/pi-proto/go"
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+	"github.com/pi-proto/pi-proto/go/piproto"
 )
 
 func collect[T any](seq func(func(T) bool)) []T {

@@ -1,6 +1,6 @@
-// Package piproto is pi-proto for Go: the pi.ai.v1 message IR generated from ../proto (package
-// [aiv1]), its validation, a small event-stream runtime, [CalculateCost], and a gRPC client of
-// ModelService.
+// Package piproto is pi-proto for Go: the pi.ai.v1 message IR generated from the repository's
+// proto/ (package [aiv1]), its validation, a small event-stream runtime, [CalculateCost], and a
+// gRPC client of ModelService.
 //
 // [Violations] and [Check] enforce the schema's rules: its protovalidate (buf.validate) rules,
 // then the JSON text rules of the fields marked with the pi.ai.v1.json option. [EventStream] is

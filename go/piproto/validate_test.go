@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	piproto "github.com/pi-proto/pi-proto/go"
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+	"github.com/pi-proto/pi-proto/go/piproto"
 	"google.golang.org/protobuf/proto"
 )
 

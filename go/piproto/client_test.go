@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	piproto "github.com/pi-proto/pi-proto/go"
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+	"github.com/pi-proto/pi-proto/go/piproto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -111,7 +111,7 @@ func TestTheREADMEShowsTheExampleAsTested(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
