@@ -1,0 +1,417 @@
+"""openai-responses: the OpenAI Responses API, through the official `openai` SDK.
+
+The mapping is pi-ai's (packages/ai/src/providers/openai-responses.ts and
+openai-responses-shared.ts): a reasoning item is a thinking block whose text is its streamed
+summary parts (joined by a blank line) and whose signature is the whole reasoning item as JSON,
+encrypted content included, so it can be replayed with `store: false`; a message item is a text
+block whose signature is the item id; a function call is a tool call with the id
+`<call_id>|<item id>`, whose arguments stream as deltas. Usage comes with the final response:
+input is input_tokens less the cached tokens, which are the cache read. The status gives the stop
+reason: completed → STOP (TOOL_USE when the turn has tool calls), incomplete for max_output_tokens
+→ LENGTH, failed and cancelled → ERROR. Reasoning levels are efforts with an automatic summary,
+the session id is the prompt cache key, and long cache retention asks OpenAI for 24 hours.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import httpx2
+import openai
+
+from .._gen.types.pi.ai.v1 import (
+    AssistantMessage,
+    CacheRetention,
+    Cost,
+    InputKind,
+    Model,
+    StopReason,
+    ThinkingLevel,
+    ToolChoiceMode,
+    ToolResultContent,
+    ToolResultMessage,
+    UserContent,
+)
+from ..messages import tool_call_arguments
+from .call import Call, ProviderError, RetryLater, retry_after
+from .transform import transform_messages
+
+RETRYABLE = (429, 500, 502, 503, 504)
+# Providers whose Responses tool call ids pi rewrites when another model wrote them.
+OPENAI_TOOL_CALL_PROVIDERS = ("openai", "openai-codex", "opencode")
+EFFORTS = {
+    ThinkingLevel.MINIMAL: "minimal",
+    ThinkingLevel.LOW: "low",
+    ThinkingLevel.MEDIUM: "medium",
+    ThinkingLevel.HIGH: "high",
+    ThinkingLevel.XHIGH: "xhigh",
+}
+XHIGH_MODELS = ("gpt-5.2", "gpt-5.3", "gpt-5.4")  # pi's supportsXhigh; others get high for xhigh
+# pi's service tier pricing: flex costs half, priority twice the model's rates.
+TIER_COST = {"flex": 0.5, "priority": 2.0}
+ID_LIMIT = 64  # OpenAI's longest item and call id
+NO_REASONING = "# Juice: 0 !important"  # pi's developer note that turns gpt-5 reasoning off
+
+
+async def stream(call: Call) -> None:
+    """Run one Responses call and tell `call` what it streams."""
+    client = openai.AsyncOpenAI(
+        api_key=call.model.api_key or None,
+        base_url=call.model.info.base_url,
+        max_retries=0,  # run() retries, within max_retry_delay_ms
+        default_headers=call.headers(),
+    )
+    try:
+        request = body(call)
+        try:
+            typed = {name: request.pop(name) for name in ("model", "input")}
+            # The rest goes as it is, so provider options may carry fields the SDK does not type.
+            events = await client.responses.create(**typed, stream=True, extra_body=request)
+        except openai.APIStatusError as error:
+            if error.status_code in RETRYABLE:
+                raise RetryLater(retry_after(error.response.headers), describe(error)) from None
+            raise
+        await call.start()
+        reader = _Reader(call, request.get("service_tier"))
+        async with events:
+            try:
+                async for event in events:
+                    await reader.apply(event)
+            except openai.APIConnectionError as error:  # the SDK wraps a broken stream as well
+                raise ProviderError(f"the connection to the provider broke: {error.__cause__ or error}") from None
+    finally:
+        await client.close()  # also when cancelled: the provider sees the connection close
+
+
+class _Reader:
+    """One stream's state: the output item being streamed and the content block it feeds."""
+
+    def __init__(self, call: Call, service_tier: Any) -> None:
+        self.call = call
+        self.service_tier = service_tier if isinstance(service_tier, str) else None
+        self.item: str | None = None  # the current item's type: reasoning, message or function_call
+        self.index = -1  # its content block
+        self.summary_parts = 0  # reasoning summary parts begun
+        self.parts: list[str] = []  # the message's content part types: output_text or refusal
+        self.arguments = ""  # the function call's arguments so far
+        self.tool_calls = 0
+
+    async def apply(self, event: Any) -> None:
+        call, kind = self.call, event.type
+        if kind == "response.output_item.added":
+            await self._open(event.item)
+        elif kind == "response.output_item.done":
+            await self._close(event.item)
+        elif kind == "response.reasoning_summary_part.added" and self.item == "reasoning":
+            if self.summary_parts:  # pi joins summary parts with a blank line
+                await call.thinking(self.index, "\n\n")
+            self.summary_parts += 1
+        elif kind == "response.reasoning_summary_text.delta" and self.item == "reasoning" and self.summary_parts:
+            await call.thinking(self.index, event.delta)
+        elif kind == "response.content_part.added" and self.item == "message":
+            if event.part.type in ("output_text", "refusal"):  # reasoning text parts are not the answer
+                self.parts.append(event.part.type)
+        elif kind in ("response.output_text.delta", "response.refusal.delta") and self.item == "message":
+            part = "output_text" if kind == "response.output_text.delta" else "refusal"
+            if self.parts and self.parts[-1] == part:  # a refusal's words are the text, as in pi
+                await call.text(self.index, event.delta)
+        elif kind == "response.function_call_arguments.delta" and self.item == "function_call":
+            await self._arguments(event.delta)
+        elif kind == "response.function_call_arguments.done" and self.item == "function_call":
+            if event.arguments.startswith(self.arguments):  # what the deltas left out, if anything
+                await self._arguments(event.arguments[len(self.arguments) :])
+        elif kind in ("response.completed", "response.incomplete"):
+            self._finish(event.response)
+        elif kind == "response.failed":
+            error = event.response.error
+            detail = f"{error.code}: {error.message}" if error is not None else "no error details"
+            raise ProviderError(f"the response failed with {detail}")
+        elif kind == "error":
+            raise ProviderError(f"the provider failed mid-stream with {event.code or 'an error'}: {event.message}")
+
+    async def _open(self, item: Any) -> None:
+        call = self.call
+        self.item = item.type if item.type in ("reasoning", "message", "function_call") else None
+        if item.type == "reasoning":
+            self.index, self.summary_parts = await call.open_thinking(), 0
+        elif item.type == "message":
+            self.index, self.parts = await call.open_text(), []
+        elif item.type == "function_call":
+            self.index, self.arguments = await call.open_tool_call(f"{item.call_id}|{item.id}", item.name), ""
+            self.tool_calls += 1
+            await self._arguments(item.arguments or "")
+
+    async def _close(self, item: Any) -> None:
+        call = self.call
+        if item.type != self.item:
+            return
+        self.item = None
+        if item.type == "reasoning":  # the whole item is what replays it, encrypted content included
+            await call.close_thinking(self.index, _compact(item.to_dict(mode="json")))
+        elif item.type == "message":
+            await call.close_text(self.index, item.id)
+        else:
+            if not self.arguments:  # arguments sent whole with the item, without deltas
+                await self._arguments(item.arguments or "")
+            await call.close_tool_call(self.index)
+
+    async def _arguments(self, delta: str) -> None:
+        self.arguments += delta
+        await self.call.tool_arguments(self.index, delta)
+
+    def _finish(self, response: Any) -> None:
+        """The final response: its usage, priced for its service tier, and its stop reason."""
+        call = self.call
+        if (usage := response.usage) is not None:
+            details = usage.input_tokens_details
+            cached = (details.cached_tokens if details is not None else 0) or 0
+            call.set_usage(input=(usage.input_tokens or 0) - cached, output=usage.output_tokens or 0, cache_read=cached)
+            _price_tier(call, response.service_tier or self.service_tier)
+        call.stop_reason = _stop_reason(call, response)
+        if call.stop_reason == StopReason.STOP and self.tool_calls:
+            call.stop_reason = StopReason.TOOL_USE
+
+
+def _stop_reason(call: Call, response: Any) -> StopReason:
+    status = response.status
+    if status in (None, "completed", "in_progress", "queued"):
+        return StopReason.STOP
+    if status == "incomplete":
+        details = response.incomplete_details
+        reason = details.reason if details is not None else None
+        if reason in (None, "max_output_tokens"):
+            return StopReason.LENGTH
+        # pi calls every incomplete response LENGTH; a content filter did not run out of tokens.
+        call.refusal = f"the response is incomplete: {reason}"
+        return StopReason.ERROR
+    if status in ("failed", "cancelled"):
+        call.refusal = f"the response ended with status {status!r}"
+        return StopReason.ERROR
+    raise ProviderError(f"the provider ended with a status pi does not know: {status!r}")
+
+
+def _price_tier(call: Call, tier: str | None) -> None:
+    """pi's service tier pricing: each part of the cost times the tier's factor, then their sum."""
+    factor = TIER_COST.get(tier or "")
+    cost = call.usage.cost
+    if factor is None or cost is None:
+        return
+    parts = [part * factor for part in (cost.input, cost.output, cost.cache_read, cost.cache_write)]
+    call.usage.cost = Cost(
+        input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts, 0.0)
+    )
+
+
+def _compact(value: Any) -> str:
+    """JSON as JavaScript's JSON.stringify writes it: no spaces, characters as they are."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+# --- the request ---------------------------------------------------------------------------------
+
+
+def body(call: Call) -> dict[str, Any]:
+    """The Responses request body for a call, as pi's buildParams makes it; the call's provider
+    options go on top."""
+    info = call.model.info
+    options = call.options
+    out: dict[str, Any] = {
+        "model": info.id,
+        "input": _input(call),
+        "max_output_tokens": call.max_tokens(),
+        "store": False,  # nothing is kept at OpenAI: reasoning replays from its encrypted content
+    }
+    if options.session_id and options.cache_retention != CacheRetention.NONE:
+        out["prompt_cache_key"] = options.session_id
+    if options.cache_retention == CacheRetention.LONG and _long_retention(call):
+        out["prompt_cache_retention"] = "24h"
+    if options.temperature is not None:
+        out["temperature"] = options.temperature
+    if call.context.tools:
+        out["tools"] = [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": json.loads(tool.parameters_json or "{}"),
+                "strict": False,
+            }
+            for tool in call.context.tools
+        ]
+    if (choice := options.tool_choice) is not None:
+        # pi's Responses provider takes no tool choice; we keep the caller's, in the API's form.
+        out["tool_choice"] = {
+            ToolChoiceMode.AUTO: "auto",
+            ToolChoiceMode.NONE: "none",
+            ToolChoiceMode.REQUIRED: "required",
+            ToolChoiceMode.TOOL: {"type": "function", "name": choice.tool},
+        }[choice.mode]
+    if info.reasoning:
+        if options.reasoning != ThinkingLevel.UNSPECIFIED:
+            out["reasoning"] = {"effort": _effort(info, options.reasoning), "summary": "auto"}
+            out["include"] = ["reasoning.encrypted_content"]
+        elif info.name.startswith("gpt-5"):  # gpt-5 has no "reasoning off"; pi asks for none this way
+            out["input"].append({"role": "developer", "content": [{"type": "input_text", "text": NO_REASONING}]})
+    out.update(call.provider_options())
+    return out
+
+
+def _effort(info: Model, level: ThinkingLevel) -> str:
+    if level == ThinkingLevel.XHIGH and not any(name in info.id for name in XHIGH_MODELS):
+        return "high"
+    return EFFORTS[level]
+
+
+def _long_retention(call: Call) -> bool:
+    """Whether the provider keeps a prompt cache for 24 hours: the model's compat says so, or
+    (pi's rule) it is OpenAI's own API."""
+    supported = call.model.compat.get("supportsLongCacheRetention")
+    if isinstance(supported, bool):
+        return supported
+    return "api.openai.com" in call.model.info.base_url
+
+
+def normalize_id(call_id: str) -> str:
+    """A `<call_id>|<item id>` pair from another model in OpenAI's rules: letters, digits, _ and
+    -, at most 64 characters without trailing _, and an item id starting with fc. Ids without a
+    `|` (other APIs' own) are left as they are."""
+    if "|" not in call_id:
+        return call_id
+    call_part, item_part = call_id.split("|")[:2]
+    call_part = re.sub(r"[^a-zA-Z0-9_-]", "_", call_part)
+    item_part = re.sub(r"[^a-zA-Z0-9_-]", "_", item_part)
+    if not item_part.startswith("fc"):
+        item_part = f"fc_{item_part}"
+    return f"{call_part[:ID_LIMIT].rstrip('_')}|{item_part[:ID_LIMIT].rstrip('_')}"
+
+
+def _input(call: Call) -> list[dict[str, Any]]:
+    """The input items: the system prompt, then the transcript as pi's transformMessages leaves it."""
+    info = call.model.info
+    items: list[dict[str, Any]] = []
+    if call.context.system_prompt:
+        items.append({"role": "developer" if info.reasoning else "system", "content": call.context.system_prompt})
+    rename: Callable[[str], str] | None = normalize_id if info.provider in OPENAI_TOOL_CALL_PROVIDERS else None
+    for position, message in enumerate(transform_messages(call.context.messages, info, rename)):
+        if (user := message.user) is not None:
+            if content := _content(user.content, call):
+                items.append({"role": "user", "content": content})
+        elif (assistant := message.assistant) is not None:
+            items += _assistant(assistant, info, position)
+        elif (result := message.tool_result) is not None:
+            items += _tool_result(result, call)
+    return items
+
+
+def _content(content: Sequence[UserContent | ToolResultContent], call: Call) -> list[dict[str, Any]]:
+    """Text and image parts; images are left out when the model takes none."""
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if (plain := block.text) is not None:
+            parts.append({"type": "input_text", "text": plain.text})
+        elif (image := block.image) is not None and InputKind.IMAGE in call.model.info.input:
+            data = base64.b64encode(image.data).decode("ascii")
+            parts.append(
+                {"type": "input_image", "detail": "auto", "image_url": f"data:{image.mime_type};base64,{data}"}
+            )
+    return parts
+
+
+def _assistant(message: AssistantMessage, info: Model, position: int) -> list[dict[str, Any]]:
+    """An assistant turn as output items: reasoning items back from their signatures, messages
+    with their ids, function calls with the call id and item id of their tool call id."""
+    # Another OpenAI model's function call ids were paired with its reasoning, which is gone.
+    sibling = message.model != info.id and (message.provider, message.api) == (info.provider, info.api)
+    items: list[dict[str, Any]] = []
+    unsigned = 0  # texts without a message id: each needs its own, as OpenAI refuses duplicate ids
+    for block in message.content:
+        if (thinking := block.thinking) is not None:
+            if thinking.thinking_signature:
+                items.append(_reasoning_item(thinking.thinking_signature))
+        elif (plain := block.text) is not None:
+            if not (message_id := _message_id(plain.text_signature)):
+                # pi names every one msg_<position>; a second one in the turn would be a duplicate.
+                message_id = f"msg_{position}_{unsigned}" if unsigned else f"msg_{position}"
+                unsigned += 1
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": plain.text, "annotations": []}],
+                    "status": "completed",
+                    "id": message_id,
+                }
+            )
+        elif (tool := block.tool_call) is not None:
+            call_id, *rest = tool.id.split("|")
+            item_id = rest[0] if rest else None
+            item: dict[str, Any] = {"type": "function_call", "call_id": call_id, "name": tool.name}
+            if item_id and not (sibling and item_id.startswith("fc_")):
+                item["id"] = item_id
+            item["arguments"] = _compact(tool_call_arguments(tool))
+            items.append(item)
+    return items
+
+
+def _reasoning_item(signature: str) -> dict[str, Any]:
+    try:
+        item = json.loads(signature)
+    except ValueError:
+        item = None
+    if not isinstance(item, dict):
+        raise ProviderError("a thinking signature of this model is not a reasoning item (JSON object)")
+    return item
+
+
+def _message_id(signature: str | None) -> str:
+    """The message item id a text block's signature holds (plain, or pi's newer {"v":1,"id":...});
+    ids longer than OpenAI takes are hashed short, and an empty one means none."""
+    message_id = signature or ""
+    if message_id.startswith("{"):
+        try:
+            parsed = json.loads(message_id)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
+            message_id = parsed["id"]
+    if len(message_id) > ID_LIMIT:  # pi hashes with its own short hash; any stable short one will do
+        return f"msg_{hashlib.sha256(message_id.encode()).hexdigest()[:24]}"
+    return message_id
+
+
+def _tool_result(result: ToolResultMessage, call: Call) -> list[dict[str, Any]]:
+    """A function call output with the result's text, then its images as a user message (the
+    output takes text only)."""
+    text = "\n".join(block.text.text for block in result.content if block.text is not None)
+    items: list[dict[str, Any]] = [
+        {
+            "type": "function_call_output",
+            "call_id": result.tool_call_id.split("|")[0],
+            "output": text or "(see attached image)",
+        }
+    ]
+    images = [block for block in result.content if block.image is not None]
+    if images and InputKind.IMAGE in call.model.info.input:
+        prefix = {"type": "input_text", "text": "Attached image(s) from tool result:"}
+        items.append({"role": "user", "content": [prefix, *_content(images, call)]})
+    return items
+
+
+def describe(error: BaseException) -> str:
+    """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
+    if isinstance(error, openai.APIStatusError):
+        detail = error.body if isinstance(error.body, dict) else {}  # the SDK unwraps {"error": ...}
+        kind = detail.get("type") or type(error).__name__
+        code = detail.get("code")
+        label = f"{kind} ({code})" if code and code != kind else kind
+        return f"the provider answered {error.status_code} {label}: {detail.get('message') or error.message}"
+    if isinstance(error, openai.APIConnectionError):
+        return f"cannot reach the provider: {error.__cause__ or error}"
+    if isinstance(error, httpx2.HTTPError):
+        return f"the connection to the provider broke: {error}"
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,683 @@
+"""openai-responses: the official SDK against recorded Responses streams, through our server."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+import pi_proto as pp
+from pi_proto.providers import call as call_module
+from pi_proto.providers import openai_responses
+from pi_proto.providers.call import Call
+from pi_proto.providers.catalog import ModelConfig
+
+from .harness import CLOCK_MS, SECRET, ProviderCase, cancel_while_streaming, leaks, outline, play
+from .replay import RECORDINGS
+
+pytestmark = pytest.mark.timeout(30)
+
+API = "openai-responses"
+INFO = pp.Model(
+    id="gpt-5.2",
+    name="GPT-5.2",
+    api=API,
+    provider="openai",
+    base_url="http://replaced-by-the-replay-server",
+    reasoning=True,
+    input=[pp.InputKind.TEXT, pp.InputKind.IMAGE],
+    cost=pp.ModelCost(input=1.75, output=14, cache_read=0.175, cache_write=0),
+    context_window=400_000,
+    max_tokens=128_000,
+)
+
+
+def case(name: str, *replies: str, **fields: object) -> ProviderCase:
+    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
+
+
+CASES = [
+    case("text"),
+    case("thinking", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
+    case("encrypted-reasoning", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
+    case("tool-call-fragments"),
+    case("two-tool-calls"),
+    case("cache-usage"),
+    case("flex-tier"),
+    case("length"),
+    case("content-filter"),
+    case("refusal"),
+    case("invalid-tool-arguments"),
+    case("failed-mid-stream"),
+    case("error-event-mid-stream"),
+    case("cut-mid-stream", "text.http", cut_after=5),
+    case("error-401"),
+    case("error-404"),
+    case("error-429-long"),
+    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+]
+BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
+
+# The ids the recordings give their items.
+MESSAGE_ID = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
+CALL_ITEM_ID = "fc_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without a Retry-After wait 1 s per attempt; these tests need not."""
+    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
+
+
+async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
+    events, _ = await play(BY_NAME[name], INFO)
+    assert not leaks(events)
+    terminal = events[-1].done or events[-1].error
+    assert terminal is not None
+    return events, terminal.message
+
+
+def cost(input: int = 0, output: int = 0, cache_read: int = 0, factor: float = 1.0) -> pp.Cost:
+    """What the usage costs at INFO's rates, as pi's calculateCost (then its service tier factor) gives it."""
+    parts = [1.75 / 1e6 * input, 14 / 1e6 * output, 0.175 / 1e6 * cache_read, 0.0]
+    if factor != 1.0:
+        parts = [part * factor for part in parts]
+    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
+
+
+def usage(input: int, output: int, cache_read: int = 0, factor: float = 1.0) -> pp.Usage:
+    return pp.Usage(
+        input=input,
+        output=output,
+        cache_read=cache_read,
+        total_tokens=input + output + cache_read,
+        cost=cost(input, output, cache_read, factor),
+    )
+
+
+def message(
+    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
+) -> pp.AssistantMessage:
+    return pp.AssistantMessage(
+        content=list(content),
+        api=API,
+        provider="openai",
+        model="gpt-5.2",
+        usage=usage,
+        stop_reason=stop,
+        error_message=error,
+        timestamp=CLOCK_MS,
+    )
+
+
+def text(value: str, signature: str | None = None) -> pp.AssistantContent:
+    return pp.AssistantContent(text=pp.TextContent(text=value, text_signature=signature))
+
+
+def thinking(value: str, signature: str) -> pp.AssistantContent:
+    return pp.AssistantContent(thinking=pp.ThinkingContent(thinking=value, thinking_signature=signature))
+
+
+def tool_call(call_id: str, name: str, arguments: str, raw: str | None = None) -> pp.AssistantContent:
+    return pp.AssistantContent(
+        tool_call=pp.ToolCall(id=call_id, name=name, arguments_json=arguments, raw_arguments=raw)
+    )
+
+
+async def test_text_streams_each_delta_and_keeps_the_message_id_as_signature() -> None:
+    events, final = await run("text")
+    signature = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcdef"
+    assert outline(events) == [
+        "start",
+        "textStart 0",
+        "textDelta 0 delta='Hello'",
+        "textDelta 0 delta='! 你好，'",
+        "textDelta 0 delta='how can I help?'",
+        f"textEnd 0 textSignature={signature!r}",
+        "done STOP",
+    ]
+    assert final == message(
+        text("Hello! 你好，how can I help?", signature), usage=usage(25, 15), stop=pp.StopReason.STOP
+    )
+
+
+async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reasoning_item() -> None:
+    events, final = await run("thinking")
+    # The reasoning item of output_item.done, as compact JSON (fields in the SDK's order).
+    signature = (
+        '{"id":"rs_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd01","summary":['
+        '{"text":"**Multiplying 27 by 453**\\n\\n27 × 400 = 10800 and 27 × 53 = 1431.","type":"summary_text"},'
+        '{"text":"**Adding up**\\n\\n10800 + 1431 = 12231.","type":"summary_text"}],"type":"reasoning",'
+        '"encrypted_content":"gAAAAABpJx2kR7n0Qm3vXw9T1bLc8yFhZ4sUaD6eKqN2oPjW5rGtHiVx3MzYf0lCdE7uB1nSaQ8wT2kJ4hG6pL9mV0cX"}'
+    )
+    assert outline(events) == [
+        "start",
+        "thinkingStart 0",
+        "thinkingDelta 0 delta='**Multiplying 27 by 453**\\n\\n'",
+        "thinkingDelta 0 delta='27 × 400 = 10800 and 27 × 53 = 1431.'",
+        "thinkingDelta 0 delta='\\n\\n'",  # between summary parts, as pi joins them
+        "thinkingDelta 0 delta='**Adding up**\\n\\n10800 + 1431 = 12231.'",
+        f"thinkingEnd 0 thinkingSignature={signature!r}",
+        "textStart 1",
+        "textDelta 1 delta='27 × 453 = 12231.'",
+        f"textEnd 1 textSignature={MESSAGE_ID.format(2)!r}",
+        "done STOP",
+    ]
+    summary = (
+        "**Multiplying 27 by 453**\n\n27 × 400 = 10800 and 27 × 53 = 1431.\n\n**Adding up**\n\n10800 + 1431 = 12231."
+    )
+    assert final == message(
+        thinking(summary, signature),
+        text("27 × 453 = 12231.", MESSAGE_ID.format(2)),
+        usage=usage(40, 61),
+        stop=pp.StopReason.STOP,
+    )
+
+
+async def test_reasoning_without_a_summary_is_an_empty_thinking_block_keeping_the_encrypted_item() -> None:
+    events, final = await run("encrypted-reasoning")
+    signature = (
+        '{"id":"rs_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd03","summary":[],"type":"reasoning",'
+        '"encrypted_content":"gAAAAABpJx2lT4e8Wq1nXz5R2cMd9uGiA7tVbE3fLrO1pQkX6sHuJwY4NaZg2mDeF8vC1oTbR9xU3lK5iH7qM0nW"}'
+    )
+    assert outline(events) == [
+        "start",
+        "thinkingStart 0",
+        f"thinkingEnd 0 thinkingSignature={signature!r}",
+        "textStart 1",
+        "textDelta 1 delta='Done.'",
+        f"textEnd 1 textSignature={MESSAGE_ID.format(4)!r}",
+        "done STOP",
+    ]
+    assert final == message(
+        thinking("", signature), text("Done.", MESSAGE_ID.format(4)), usage=usage(31, 20), stop=pp.StopReason.STOP
+    )
+
+
+async def test_function_call_arguments_stream_fragment_by_fragment_under_the_call_and_item_id() -> None:
+    events, final = await run("tool-call-fragments")
+    call_id = f"call_Qh7xW2mZ9kP4rT1vB8nL3sYd|{CALL_ITEM_ID.format(6)}"
+    arguments = '{"location": "San Francisco, CA", "unit": "fahrenheit", "days": [1, 2]}'
+    assert outline(events) == [
+        "start",
+        "textStart 0",
+        "textDelta 0 delta='Let me check the weather.'",
+        f"textEnd 0 textSignature={MESSAGE_ID.format(5)!r}",
+        f"toolcallStart 1 id={call_id!r} name='get_weather'",
+        *[
+            f"toolcallDelta 1 delta={fragment!r}"
+            for fragment in (
+                '{"loc',
+                'ation": "San',
+                " Francisc",
+                'o, CA", ',
+                '"unit": "fah',
+                'renheit", "days": [',
+                "1, 2",
+                "]}",
+            )
+        ],
+        f"toolcallEnd 1 toolCall={{'id': {call_id!r}, 'name': 'get_weather', 'argumentsJson': {arguments!r}}}",
+        "done TOOL_USE",
+    ]
+    assert final == message(
+        text("Let me check the weather.", MESSAGE_ID.format(5)),
+        tool_call(call_id, "get_weather", arguments),
+        usage=usage(472, 89),
+        stop=pp.StopReason.TOOL_USE,
+    )
+
+
+async def test_two_function_calls_in_one_turn() -> None:
+    events, final = await run("two-tool-calls")
+    first = f"call_A1b2C3d4E5f6G7h8I9j0K1l2|{CALL_ITEM_ID.format(7)}"
+    second = f"call_M3n4O5p6Q7r8S9t0U1v2W3x4|{CALL_ITEM_ID.format(8)}"
+    assert outline(events) == [
+        "start",
+        f"toolcallStart 0 id={first!r} name='read'",
+        'toolcallDelta 0 delta=\'{"path": "README.md"}\'',
+        f"toolcallEnd 0 toolCall={{'id': {first!r}, 'name': 'read', 'argumentsJson': '{{\"path\": \"README.md\"}}'}}",
+        f"toolcallStart 1 id={second!r} name='read'",
+        'toolcallDelta 1 delta=\'{"path": "Make\'',
+        "toolcallDelta 1 delta='file\"}'",
+        f"toolcallEnd 1 toolCall={{'id': {second!r}, 'name': 'read', 'argumentsJson': '{{\"path\": \"Makefile\"}}'}}",
+        "done TOOL_USE",
+    ]
+    assert final == message(
+        tool_call(first, "read", '{"path": "README.md"}'),
+        tool_call(second, "read", '{"path": "Makefile"}'),
+        usage=usage(472, 74),
+        stop=pp.StopReason.TOOL_USE,
+    )
+
+
+async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
+    _, final = await run("cache-usage")
+    # input_tokens 24012 of which 24000 cached: 12 input, 24000 cache read, 9 output.
+    assert final == message(
+        text("Cached hello.", MESSAGE_ID.format(9)), usage=usage(12, 9, cache_read=24000), stop=pp.StopReason.STOP
+    )
+    assert final.usage.total_tokens == 24021
+
+
+async def test_a_flex_response_costs_half() -> None:
+    _, final = await run("flex-tier")
+    assert final.usage == usage(1000, 100, factor=0.5)
+    assert final.usage.cost == pp.Cost(input=0.000875, output=0.0007, total=0.001575)
+
+
+async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:
+    events, final = await run("length")
+    assert outline(events)[-2:] == [f"textEnd 0 textSignature={MESSAGE_ID.format(11)!r}", "done LENGTH"]
+    assert final == message(
+        text("Once upon a time, in a", MESSAGE_ID.format(11)), usage=usage(18, 8), stop=pp.StopReason.LENGTH
+    )
+
+
+async def test_incomplete_for_the_content_filter_ends_with_an_error_that_keeps_the_text() -> None:
+    events, final = await run("content-filter")
+    assert outline(events)[-1] == "error ERROR"
+    assert final == message(
+        text("Here is how to", MESSAGE_ID.format(12)),
+        usage=usage(22, 4),
+        stop=pp.StopReason.ERROR,
+        error="the response is incomplete: content_filter",
+    )
+
+
+async def test_a_refusal_streams_as_the_text_of_a_stop() -> None:
+    events, final = await run("refusal")
+    assert outline(events) == [
+        "start",
+        "textStart 0",
+        'textDelta 0 delta="I\'m sorry, "',
+        'textDelta 0 delta="but I can\'t help with that."',
+        f"textEnd 0 textSignature={MESSAGE_ID.format(13)!r}",
+        "done STOP",
+    ]
+    assert final == message(
+        text("I'm sorry, but I can't help with that.", MESSAGE_ID.format(13)),
+        usage=usage(22, 11),
+        stop=pp.StopReason.STOP,
+    )
+
+
+async def test_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw() -> None:
+    events, final = await run("invalid-tool-arguments")
+    call_id = f"call_C2d3E4f5G6h7I8j9K0l1M2n3|{CALL_ITEM_ID.format(14)}"
+    assert outline(events)[-1] == "error ERROR"
+    assert final == message(
+        tool_call(call_id, "read", "{}", raw='{"path": "README.md", oops}'),
+        usage=usage(472, 40),
+        stop=pp.StopReason.ERROR,
+        error=f"tool call {call_id!r} (read) has arguments that are not a JSON object",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        (
+            "failed-mid-stream",
+            "the response failed with server_error: The server had an error processing your request. "
+            "Sorry about that! You can retry your request.",
+        ),
+        (
+            "error-event-mid-stream",
+            "the provider failed mid-stream with server_error: An error occurred while processing your request.",
+        ),
+    ],
+)
+async def test_a_failure_mid_stream_keeps_what_came_before(name: str, error: str) -> None:
+    events, final = await run(name)
+    assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
+    assert final == message(text("Partial answer"), usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+
+
+async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
+    events, final = await run("cut-mid-stream")
+    assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Hello'", "error ERROR"]
+    assert final == message(
+        text("Hello"),
+        usage=usage(0, 0),
+        stop=pp.StopReason.ERROR,
+        error="the connection to the provider broke: peer closed connection without sending complete message body "
+        "(incomplete chunked read)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        (
+            "error-401",
+            "the provider answered 401 invalid_request_error (invalid_api_key): Incorrect API key provided: ***. "
+            "You can find your API key at https://platform.openai.com/account/api-keys.",
+        ),
+        (
+            "error-404",
+            "the provider answered 404 invalid_request_error (model_not_found): The model `gpt-nonexistent` does "
+            "not exist or you do not have access to it.",
+        ),
+        (
+            "error-429-long",
+            "the provider answered 429 tokens (rate_limit_exceeded): Rate limit reached for gpt-5.2 in organization "
+            "org-Xb2kQ9 on tokens per min (TPM): Limit 30000, Used 30000, Requested 1200. Please try again in 2m0s.; "
+            "the provider asks to retry after 120 s, longer than max_retry_delay_ms (60000 ms)",
+        ),
+        (
+            "error-500",
+            "the provider answered 500 server_error: The server had an error while processing your request. "
+            "Sorry about that!",
+        ),
+    ],
+)
+async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
+    events, final = await run(name)
+    assert outline(events) == ["start", "error ERROR"]
+    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+
+
+async def test_a_short_retry_after_ms_is_waited_for_and_the_call_retried() -> None:
+    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
+    assert len(replay.requests) == 2
+    assert outline(events)[-1] == "done STOP"
+
+
+async def test_a_500_is_retried_twice_before_it_fails() -> None:
+    _, replay = await play(BY_NAME["error-500"], INFO)
+    assert len(replay.requests) == 3
+
+
+async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
+    events, closed = await cancel_while_streaming(
+        INFO, RECORDINGS / API / "text.http", provider_events=5, client_events=3
+    )
+    assert closed, "the provider never saw its connection close"
+    assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Hello'", "error ABORTED"]
+
+
+# --- the request --------------------------------------------------------------------------------
+
+READ_TOOL = pp.Tool(
+    name="read",
+    description="Read a file",
+    parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
+)
+READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def user(value: str, *media: pp.ImageContent) -> pp.AgentMessage:
+    return pp.agent_message(pp.user_message(value, *media, timestamp=1))
+
+
+def turn(*content: Any, provider: str, api: str, model: str, stop: pp.StopReason) -> pp.AgentMessage:
+    message = pp.assistant_message(*content, provider=provider, api=api, model=model, stop_reason=stop, timestamp=2)
+    return pp.agent_message(message)
+
+
+def result(call_id: str, name: str, *content: Any) -> pp.AgentMessage:
+    return pp.agent_message(pp.tool_result_message(call_id, name, *content, timestamp=3))
+
+
+def reply(value: str, item_id: str) -> dict[str, Any]:
+    """An assistant text as the message item it replays as."""
+    content = [{"type": "output_text", "text": value, "annotations": []}]
+    return {"type": "message", "role": "assistant", "content": content, "status": "completed", "id": item_id}
+
+
+def input_text(value: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "input_text", "text": value}]}
+
+
+async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
+    options = pp.GenerationOptions(
+        temperature=0.5,
+        max_tokens=1000,
+        reasoning=pp.ThinkingLevel.XHIGH,  # gpt-5.2 takes xhigh
+        tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
+        cache_retention=pp.CacheRetention.LONG,  # 24 h only on api.openai.com, not this server
+        session_id="session-42",
+        metadata_json='{"user_id": "user-7"}',  # pi sends no metadata to the Responses API
+        headers={"x-trace": "abc"},
+        provider_options_json='{"service_tier": "priority", "text": {"verbosity": "low"}}',
+    )
+    context = pp.AgentContext(system_prompt="Be brief.", messages=[user("hi")], tools=[READ_TOOL])
+    events, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    request = replay.requests[0]
+    assert request.path == "/responses"
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+    assert request.headers["x-trace"] == "abc"
+    assert request.body == {
+        "model": "gpt-5.2",
+        "stream": True,
+        "input": [{"role": "developer", "content": "Be brief."}, input_text("hi")],
+        "max_output_tokens": 1000,
+        "store": False,
+        "prompt_cache_key": "session-42",
+        "temperature": 0.5,
+        "tools": [
+            {
+                "type": "function",
+                "name": "read",
+                "description": "Read a file",
+                "parameters": READ_SCHEMA,
+                "strict": False,
+            }
+        ],
+        "tool_choice": {"type": "function", "name": "read"},
+        "reasoning": {"effort": "xhigh", "summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+        "service_tier": "priority",
+        "text": {"verbosity": "low"},
+    }
+    # The response says it ran on the default tier, so the priority price does not apply.
+    final = events[-1].done
+    assert final is not None
+    assert final.message.usage == usage(25, 15)
+
+
+def body(
+    options: pp.GenerationOptions | None = None,
+    context: pp.AgentContext | None = None,
+    compat: dict[str, Any] | None = None,
+    **model: Any,
+) -> dict[str, Any]:
+    """The request body for a call to INFO changed by `model`, without sending it."""
+    config = ModelConfig(info=dataclasses.replace(INFO, **model), api_key=SECRET, compat=compat or {})
+    context = context or pp.AgentContext(messages=[user("hi")])
+    return openai_responses.body(Call(config, context, options, pp.AssistantMessageEventStream()))
+
+
+def test_long_cache_retention_asks_openai_for_24_hours() -> None:
+    long = pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG, session_id="s-1")
+    openai_api = "https://api.openai.com/v1"
+    assert body(long, base_url=openai_api)["prompt_cache_retention"] == "24h"
+    assert body(long, base_url=openai_api)["prompt_cache_key"] == "s-1"
+    assert "prompt_cache_retention" not in body(long, base_url="https://proxy.example/v1")
+    assert body(long, compat={"supportsLongCacheRetention": True})["prompt_cache_retention"] == "24h"
+    assert "prompt_cache_retention" not in body(long, compat={"supportsLongCacheRetention": False}, base_url=openai_api)
+    short = body(pp.GenerationOptions(session_id="s-1"), base_url=openai_api)
+    assert short["prompt_cache_key"] == "s-1"
+    assert "prompt_cache_retention" not in short
+    none = body(pp.GenerationOptions(cache_retention=pp.CacheRetention.NONE, session_id="s-1"), base_url=openai_api)
+    assert "prompt_cache_key" not in none
+    assert "prompt_cache_retention" not in none
+
+
+@pytest.mark.parametrize(
+    ("level", "model_id", "effort"),
+    [
+        (pp.ThinkingLevel.MINIMAL, "gpt-5.2", "minimal"),
+        (pp.ThinkingLevel.LOW, "gpt-5.2", "low"),
+        (pp.ThinkingLevel.MEDIUM, "gpt-5.2", "medium"),
+        (pp.ThinkingLevel.HIGH, "gpt-5.2", "high"),
+        (pp.ThinkingLevel.XHIGH, "gpt-5.2", "xhigh"),
+        (pp.ThinkingLevel.XHIGH, "gpt-5-mini", "high"),  # pi clamps xhigh for models without it
+    ],
+)
+def test_reasoning_levels_are_efforts_with_an_automatic_summary(
+    level: pp.ThinkingLevel, model_id: str, effort: str
+) -> None:
+    request = body(pp.GenerationOptions(reasoning=level), id=model_id)
+    assert request["reasoning"] == {"effort": effort, "summary": "auto"}
+    assert request["include"] == ["reasoning.encrypted_content"]
+    assert request["store"] is False
+
+
+def test_without_a_level_gpt_5_is_told_not_to_reason_and_other_models_are_left_alone() -> None:
+    juice = {"role": "developer", "content": [{"type": "input_text", "text": "# Juice: 0 !important"}]}
+    assert body(name="gpt-5-mini")["input"] == [input_text("hi"), juice]
+    assert body()["input"] == [input_text("hi")]  # "GPT-5.2": pi matches the name as written
+    plain = body(
+        pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH),
+        pp.AgentContext(system_prompt="Be brief.", messages=[user("hi")]),
+        reasoning=False,
+    )
+    assert "reasoning" not in plain
+    assert "include" not in plain
+    assert plain["input"] == [{"role": "system", "content": "Be brief."}, input_text("hi")]
+
+
+async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it() -> None:
+    context = pp.AgentContext(
+        system_prompt="Be brief.",
+        messages=[
+            user("Read the README and the Makefile."),
+            turn(
+                pp.thinking("I should read both files.", signature="EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl"),
+                "Reading the README first.",
+                pp.tool_call("toolu_01A09q90qw90lq917835lq9", "read", {"path": "README.md"}),
+                provider="anthropic",
+                api="anthropic-messages",
+                model="claude-sonnet-4-5",
+                stop=pp.StopReason.TOOL_USE,
+            ),
+            result("toolu_01A09q90qw90lq917835lq9", "read", "# pi-proto"),
+            turn(  # another OpenAI model: its reasoning and message id are not this model's
+                pp.thinking(
+                    "Now the Makefile.",
+                    signature='{"id":"rs_mini01","type":"reasoning","summary":[],"encrypted_content":"gAAAA-mini"}',
+                ),
+                pp.text("Next, the Makefile.", signature="msg_mini01"),
+                pp.tool_call("call_mini01|fc_mini01", "read", {"path": "Makefile"}),
+                provider="openai",
+                api=API,
+                model="gpt-5-mini",
+                stop=pp.StopReason.TOOL_USE,
+            ),
+            result("call_mini01|fc_mini01", "read", "all: test"),
+            turn(  # a Responses id from another provider, in characters OpenAI rejects; never answered
+                pp.tool_call("call_x+1|item:9", "grep", {"pattern": "TODO"}),
+                provider="github-copilot",
+                api=API,
+                model="gpt-5",
+                stop=pp.StopReason.TOOL_USE,
+            ),
+            turn(
+                "I was cut",
+                provider="anthropic",
+                api="anthropic-messages",
+                model="claude-sonnet-4-5",
+                stop=pp.StopReason.ABORTED,
+            ),
+            user("Summarize."),
+        ],
+    )
+    _, replay = await play(ProviderCase("replay", API, ("text.http",), context=context), INFO)
+    assert replay.requests[0].body == {
+        "model": "gpt-5.2",
+        "stream": True,
+        "max_output_tokens": 32000,
+        "store": False,
+        "input": [
+            {"role": "developer", "content": "Be brief."},
+            input_text("Read the README and the Makefile."),
+            # Anthropic's signed thinking becomes text; unsigned texts get ids of their position.
+            reply("I should read both files.", "msg_1"),
+            reply("Reading the README first.", "msg_1_1"),
+            # An id without "|" is the call id, and the call goes without an item id.
+            {
+                "type": "function_call",
+                "call_id": "toolu_01A09q90qw90lq917835lq9",
+                "name": "read",
+                "arguments": '{"path":"README.md"}',
+            },
+            {"type": "function_call_output", "call_id": "toolu_01A09q90qw90lq917835lq9", "output": "# pi-proto"},
+            # gpt-5-mini's reasoning is text here, its message id is dropped, and so is its fc_ item id.
+            reply("Now the Makefile.", "msg_3"),
+            reply("Next, the Makefile.", "msg_3_1"),
+            {"type": "function_call", "call_id": "call_mini01", "name": "read", "arguments": '{"path":"Makefile"}'},
+            {"type": "function_call_output", "call_id": "call_mini01", "output": "all: test"},
+            # Copilot's id is rewritten to OpenAI's characters, its item id to start with fc.
+            {
+                "type": "function_call",
+                "id": "fc_item_9",
+                "call_id": "call_x_1",
+                "name": "grep",
+                "arguments": '{"pattern":"TODO"}',
+            },
+            {"type": "function_call_output", "call_id": "call_x_1", "output": "No result provided"},
+            # The aborted turn is left out.
+            input_text("Summarize."),
+        ],
+    }
+
+
+async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_call_ids() -> None:
+    reasoning = (
+        '{"id":"rs_own01","summary":[{"text":"27 × 453","type":"summary_text"}],"type":"reasoning",'
+        '"encrypted_content":"gAAAA-own"}'
+    )
+    long_id = "msg_" + "x" * 70
+    context = pp.AgentContext(
+        messages=[
+            user("What is 27 × 453?"),
+            turn(
+                pp.thinking("27 × 453", signature=reasoning),
+                pp.text("Let me check.", signature='{"v":1,"id":"msg_own01","phase":"commentary"}'),
+                pp.text("Still checking.", signature=long_id),
+                pp.text("Almost."),
+                pp.tool_call("call_own01|fc_own01", "calc", {"expr": "27*453"}),
+                provider="openai",
+                api=API,
+                model="gpt-5.2",
+                stop=pp.StopReason.TOOL_USE,
+            ),
+            result("call_own01|fc_own01", "calc", "12231", pp.image(b"\x89PNG", "image/png")),
+            user("Thanks."),
+        ],
+    )
+    _, replay = await play(ProviderCase("own", API, ("text.http",), context=context), INFO)
+    assert replay.requests[0].body["input"] == [
+        input_text("What is 27 × 453?"),
+        {
+            "id": "rs_own01",
+            "summary": [{"text": "27 × 453", "type": "summary_text"}],
+            "type": "reasoning",
+            "encrypted_content": "gAAAA-own",
+        },
+        reply("Let me check.", "msg_own01"),
+        reply(
+            "Still checking.", "msg_34fbb466f06908a4a8fab236"
+        ),  # longer than 64: msg_ and 24 hex digits of its SHA-256
+        reply("Almost.", "msg_1"),
+        {
+            "type": "function_call",
+            "id": "fc_own01",
+            "call_id": "call_own01",
+            "name": "calc",
+            "arguments": '{"expr":"27*453"}',
+        },
+        {"type": "function_call_output", "call_id": "call_own01", "output": "12231"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "Attached image(s) from tool result:"},
+                {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,iVBORw=="},
+            ],
+        },
+        input_text("Thanks."),
+    ]
