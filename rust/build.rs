@@ -1,6 +1,11 @@
 //! Generates the pi.ai.v1 types, their ProtoJSON (serde) impls, their prost-reflect descriptors
-//! and the ModelService client from `../proto` at build time, and the pi.conformance.v1 types
-//! that the conformance runner reads. protox compiles the .proto files in pure Rust.
+//! and the ModelService client from `proto/` at build time, and, with the `conformance` feature
+//! (the conformance runner's, not for users), the pi.conformance.v1 types. protox compiles the
+//! .proto files in pure Rust.
+//!
+//! `proto/pi` is a copy of the repository's `../proto/pi`, inside the crate so that the packaged
+//! crate builds on its own; in the repository, `make sync-proto` makes it (every make target runs
+//! it before cargo).
 //!
 //! `buf/validate/validate.proto` comes from the descriptor pool of the prost-protovalidate-types
 //! crate, the same schema the validator evaluates, so nothing has to be fetched first.
@@ -12,8 +17,8 @@ use protox::file::{
     ChainFileResolver, DescriptorSetFileResolver, GoogleFileResolver, IncludeFileResolver,
 };
 
-const PROTO_ROOT: &str = "../proto";
-const FILES: [&str; 9] = [
+const PROTO_ROOT: &str = "proto";
+const FILES: [&str; 8] = [
     "pi/ai/v1/json.proto",
     "pi/ai/v1/content.proto",
     "pi/ai/v1/message.proto",
@@ -22,8 +27,9 @@ const FILES: [&str; 9] = [
     "pi/ai/v1/event.proto",
     "pi/ai/v1/model.proto",
     "pi/ai/v1/service.proto",
-    "pi/conformance/v1/conformance.proto",
 ];
+/// Compiled only with the `conformance` feature.
+const CONFORMANCE: &str = "pi/conformance/v1/conformance.proto";
 /// The map fields, generated as BTreeMaps: they encode their entries in key order, as every
 /// runtime does, so a message has one encoding. (pbjson-build matches the message's path.)
 const HEADERS: &str = ".pi.ai.v1.GenerationOptions.headers";
@@ -34,7 +40,15 @@ const DESCRIPTOR_SET: &str = "pi_proto_descriptors.bin";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = Path::new(PROTO_ROOT);
-    for file in FILES {
+    if !root.join(FILES[0]).exists() {
+        return Err("proto/pi is missing: run `make -C rust sync-proto` (it copies the repository's proto/pi)".into());
+    }
+    let conformance = std::env::var_os("CARGO_FEATURE_CONFORMANCE").is_some();
+    let mut files = FILES.to_vec();
+    if conformance {
+        files.push(CONFORMANCE);
+    }
+    for file in &files {
         println!("cargo:rerun-if-changed={}", root.join(file).display());
     }
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
@@ -46,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     resolver.add(GoogleFileResolver::new());
     let mut compiler = Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);
-    compiler.open_files(FILES)?;
+    compiler.open_files(&files)?;
     // With source info: the generated code carries the schema's comments.
     let with_comments = compiler.file_descriptor_set();
     compiler.include_source_info(false);
@@ -56,7 +70,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     generate_types(&with_comments)?;
-    generate_conformance(&with_comments)?;
+    if conformance {
+        generate_conformance(&with_comments)?;
+    }
     Ok(())
 }
 

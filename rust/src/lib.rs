@@ -1,4 +1,4 @@
-//! pi-proto for Rust: the `pi.ai.v1` types generated from `../proto`, their validation, the
+//! pi-proto for Rust: the `pi.ai.v1` types generated from `proto/`, their validation, the
 //! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService` (Stream and the model
 //! catalog).
 //!
@@ -18,7 +18,7 @@
 //!   `From` conversions into [`v1::AgentMessage`] build a context.
 
 /// The generated `pi.ai.v1` types (prost), their ProtoJSON impls (pbjson) and the
-/// `ModelService` client (tonic). Built from `../proto` by `build.rs`; never edit.
+/// `ModelService` client (tonic). Built from `proto/` by `build.rs`; never edit.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/pi.ai.v1.rs"));

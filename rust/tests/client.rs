@@ -50,7 +50,7 @@ async fn the_readme_example() {
         let server = FakeServer::start(playing(&seed_turn())).await;
         let target = server.target.as_str();
 
-        // README example: start
+        // README example: begin
         let client = ModelClient::new(target).expect("a valid target");
         let context = AgentContext {
             messages: vec![user_message("请读取 README").into()],
@@ -79,7 +79,7 @@ fn the_readme_shows_the_code_of_the_readme_example() {
         let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let test = std::fs::read_to_string(crate_dir.join("tests/client.rs")).unwrap();
         let readme = std::fs::read_to_string(crate_dir.join("README.md")).unwrap();
-        let start = test.find("// README example: start\n").unwrap() + 25;
+        let start = test.find("// README example: begin\n").unwrap() + 25;
         let end = test.find("        // README example: end").unwrap();
         let example: String = test[start..end]
             .lines()
@@ -88,6 +88,22 @@ fn the_readme_shows_the_code_of_the_readme_example() {
         assert!(
             readme.contains(&format!("```rust\n{example}```")),
             "README.md must show this code of the_readme_example:\n{example}"
+        );
+    });
+}
+
+#[test]
+fn the_readme_shows_the_install_lines_the_consumer_test_runs() {
+    support::bounded(|| {
+        let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let script = std::fs::read_to_string(crate_dir.join("consumer.sh")).unwrap();
+        let readme = std::fs::read_to_string(crate_dir.join("README.md")).unwrap();
+        let start = script.find("\n# README install: begin\n").unwrap() + 25;
+        let end = script.find("\n# README install: end\n").unwrap() + 1;
+        let lines = &script[start..end];
+        assert!(
+            readme.contains(&format!("```bash\n{lines}```")),
+            "README.md must show the install lines of consumer.sh:\n{lines}"
         );
     });
 }
