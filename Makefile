@@ -156,7 +156,7 @@ load: setup ## 64 concurrent streams x 2,000 events against one server: nothing 
 # --- artifacts ------------------------------------------------------------------------------------
 
 .PHONY: dist
-dist: dist-python dist-schema ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
+dist: dist-python dist-schema dist-typescript dist-go dist-rust ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
 
 .PHONY: dist-python
 dist-python: setup ## The Python wheel and sdist.
@@ -174,18 +174,49 @@ dist-schema: setup proto-deps ## The schema archive: .proto files, buf.yaml, des
 	buf build build/$(SCHEMA) -o build/$(SCHEMA)/pi-proto.binpb
 	tar -C build -czf $(DIST)/$(SCHEMA).tar.gz $(SCHEMA)
 
-# A consumer's first steps with each artifact, in a folder outside the repository.
+.PHONY: dist-typescript
+dist-typescript: ts-setup ## The npm package: compiled ESM with type declarations.
+	$(MAKE) -C $(TS) dist DIST=$(DIST)
+
+.PHONY: dist-go
+dist-go: ## The Go module's source archive.
+	$(MAKE) -C go dist DIST=$(DIST)
+
+.PHONY: dist-rust
+dist-rust: ## The crate, verified by building it alone.
+	$(MAKE) -C rust dist DIST=$(DIST)
+
+# A consumer's first steps with each artifact, in a folder outside the repository, against the
+# command from this checkout (`pi-proto serve`).
+CONSUMER := DIST=$(DIST) PI_PROTO=$(BIN)/pi-proto
 .PHONY: consumers
-consumers: consumer-python ## Install each built artifact as a user would and run its README example.
+consumers: consumer-python consumer-typescript consumer-go consumer-rust consumer-cpp ## Install each built artifact as a user would and run its README example.
 
 .PHONY: consumer-python
 consumer-python: dist-python
 	bash python/consumer/run.sh $(DIST)
+
+.PHONY: consumer-typescript
+consumer-typescript: setup dist-typescript
+	$(MAKE) -C $(TS) consumer $(CONSUMER)
+
+.PHONY: consumer-go
+consumer-go: setup dist-go
+	$(MAKE) -C go consumer $(CONSUMER)
+
+.PHONY: consumer-rust
+consumer-rust: setup dist-rust
+	$(MAKE) -C rust consumer $(CONSUMER)
+
+# C++ is not shipped: its client is generated from the schema archive, with Debian's protoc.
+.PHONY: consumer-cpp
+consumer-cpp: setup dist-schema
+	$(MAKE) -C cpp consumer $(CONSUMER)
 
 .PHONY: demo
 demo: setup ## Play the README round trip over gRPC as a tiny agent loop.
 	pi-proto demo
 
 .PHONY: clean
-clean: ## Remove the venv, node_modules and caches.
-	rm -rf $(VENV) $(TS)/node_modules .mypy_cache .ruff_cache .pytest_cache
+clean: ## Remove the venv, node_modules, built artifacts and caches.
+	rm -rf $(VENV) $(TS)/node_modules $(TS)/dist $(TS)/LICENSE dist build .mypy_cache .ruff_cache .pytest_cache

@@ -8,6 +8,8 @@ DIST="$(cd "$1" && pwd)"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 VERSION="$(cat "$ROOT/VERSION")"
+# The install lines below are the README's, with the version written out: they must name this one.
+grep -q "pi_proto-$VERSION-py3" "$0" || { echo "$0: the install lines do not name version $VERSION" >&2; exit 1; }
 export PIP_CONSTRAINT="$ROOT/constraints.txt" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_QUIET=1
 work="$(mktemp -d)"
 server=""
@@ -16,7 +18,7 @@ cd "$work"
 
 # README install: begin
 python3 -m venv .venv
-.venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl"            # the library
+.venv/bin/pip install "$DIST/pi_proto-0.2.0-py3-none-any.whl"          # the library
 # README install: end
 .venv/bin/python "$HERE/readme_examples.py" "$ROOT/README.md"
 
@@ -26,7 +28,7 @@ fi
 grep -q "pip install 'pi-proto\[cli\]'" err.txt || { cat err.txt >&2; exit 1; }
 
 # README install: begin
-.venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl[cli]"       # and the command
+.venv/bin/pip install "$DIST/pi_proto-0.2.0-py3-none-any.whl[cli]"     # and the command
 # README install: end
 .venv/bin/pi-proto serve --port 0 >served.txt 2>/dev/null &
 server=$!
