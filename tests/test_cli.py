@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -115,3 +116,27 @@ def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
         assert last.error.message is not None
         assert last.error.message.error_message == "the server is shutting down"
         assert server.wait(timeout=20) == 0
+
+
+def test_serve_workers_share_one_port_and_stop_together() -> None:
+    with serve_process("--workers", "2") as (process, target):
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        while "workers, processes" not in line:
+            line = process.stderr.readline()
+        pids = [int(pid) for pid in line.split("processes")[1].split()]
+        assert len(pids) == 2
+        for _ in range(4):  # every call lands on one of the workers, each a whole server
+            done = subprocess.run(
+                [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--json", "hi"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=True,
+            )
+            assert '"done"' in done.stdout.splitlines()[-1]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

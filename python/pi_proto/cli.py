@@ -24,6 +24,7 @@ from .scripted import ScriptedModel
 from .server import ModelServer, ServerLimits, Tls
 from .stream import ServedModel
 from .wire import to_json
+from .workers import run_workers
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -176,6 +177,9 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--script", type=Path, help="JSON list of pi-JSON assistant turns (default: README trip)")
     serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
     serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
+    serve_cmd.add_argument(
+        "--workers", type=int, default=1, help="server processes sharing the port, e.g. one per core (default: 1)"
+    )
     serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
     serve_cmd.add_argument(
@@ -264,6 +268,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command == "serve" and args.workers > 1:
+            return run_workers(sys.argv[1:] if argv is None else argv, args.host, args.port, args.workers)
         if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished
             return convert_files(args)
         code: int = asyncio.run(args.run(args))
