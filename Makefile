@@ -155,8 +155,21 @@ load: setup ## 64 concurrent streams x 2,000 events against one server: nothing 
 
 # --- artifacts ------------------------------------------------------------------------------------
 
+# Every file that names the version (manifests, install lines); tests/test_version.py checks them.
+VERSIONED := README.md python/consumer/run.sh $(TS)/README.md $(TS)/scripts/consumer.sh go/README.md \
+	go/consumer.sh go/piproto/version.go rust/README.md rust/Cargo.toml rust/consumer.sh java/README.md \
+	java/pom.xml java/consumer.sh cpp/README.md cpp/consumer.sh
+
+.PHONY: set-version
+set-version: ## Give every artifact version V: make set-version V=0.3.0 (then write its CHANGELOG section).
+	@[ -n "$(V)" ] && [ "$(V)" != "$(VERSION)" ] || { echo "usage: make set-version V=x.y.z (now $(VERSION))" >&2; exit 1; }
+	sed -i 's/$(subst .,\.,$(VERSION))/$(V)/g' $(VERSIONED)
+	cd $(TS) && npm version --no-git-tag-version --allow-same-version $(V) >/dev/null
+	cd rust && cargo update -p pi-proto --offline --quiet
+	echo $(V) > VERSION
+
 .PHONY: dist
-dist: dist-python dist-schema dist-typescript dist-go dist-rust ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
+dist: dist-python dist-schema dist-typescript dist-go dist-rust dist-java ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
 
 .PHONY: dist-python
 dist-python: setup ## The Python wheel and sdist.
@@ -182,6 +195,10 @@ dist-typescript: ts-setup ## The npm package: compiled ESM with type declaration
 dist-go: ## The Go module's source archive.
 	$(MAKE) -C go dist DIST=$(DIST)
 
+.PHONY: dist-java
+dist-java: ## The Maven jar, its sources jar and its pom.
+	$(MAKE) -C java dist DIST=$(DIST)
+
 .PHONY: dist-rust
 dist-rust: ## The crate, verified by building it alone.
 	$(MAKE) -C rust dist DIST=$(DIST)
@@ -190,7 +207,7 @@ dist-rust: ## The crate, verified by building it alone.
 # command from this checkout (`pi-proto serve`).
 CONSUMER := DIST=$(DIST) PI_PROTO=$(BIN)/pi-proto
 .PHONY: consumers
-consumers: consumer-python consumer-typescript consumer-go consumer-rust consumer-cpp ## Install each built artifact as a user would and run its README example.
+consumers: consumer-python consumer-typescript consumer-go consumer-rust consumer-java consumer-cpp ## Install each built artifact as a user would and run its README example.
 
 .PHONY: consumer-python
 consumer-python: dist-python
@@ -207,6 +224,10 @@ consumer-go: setup dist-go
 .PHONY: consumer-rust
 consumer-rust: setup dist-rust
 	$(MAKE) -C rust consumer $(CONSUMER)
+
+.PHONY: consumer-java
+consumer-java: setup dist-java
+	$(MAKE) -C java consumer $(CONSUMER)
 
 # C++ is not shipped: its client is generated from the schema archive, with Debian's protoc.
 .PHONY: consumer-cpp
