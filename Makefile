@@ -133,7 +133,7 @@ conformance: setup ts-setup ## Run every runtime over the corpus (CORPUS=dir for
 	python -m tests.conformance.matrix --corpus $(CORPUS)
 
 .PHONY: test
-test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance ## Everything CI runs.
+test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.
 
 FUZZ_SECONDS ?= 600
 .PHONY: fuzz
