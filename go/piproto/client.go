@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -32,6 +33,7 @@ type Client struct {
 	authorization   string
 	defaultTimeout  time.Duration
 	maxMessageBytes int64
+	batched         bool
 }
 
 type clientConfig struct {
@@ -42,6 +44,7 @@ type clientConfig struct {
 	maxReceive      int
 	defaultTimeout  time.Duration
 	maxMessageBytes int64
+	unbatched       bool
 }
 
 // ClientOption configures [NewClient].
@@ -82,6 +85,15 @@ func WithMaxMessageBytes(n int64) ClientOption {
 	return func(config *clientConfig) { config.maxMessageBytes = n }
 }
 
+// WithBatched chooses the RPC that [Client.Stream] calls. With true (the default) it calls
+// ModelService.StreamBatched, which carries the events that are ready together in one message,
+// and falls back to ModelService.Stream, within the same deadline, when the server answers
+// UNIMPLEMENTED before any event (a server without StreamBatched). With false it calls Stream
+// alone. The events a stream yields are the same either way.
+func WithBatched(batched bool) ClientOption {
+	return func(config *clientConfig) { config.unbatched = !batched }
+}
+
 // WithDialOptions passes further options to grpc.NewClient; they come after the client's own,
 // so they may replace its transport credentials (for example with a dialer of your own).
 func WithDialOptions(options ...grpc.DialOption) ClientOption {
@@ -119,7 +131,9 @@ func NewClient(target string, options ...ClientOption) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("piproto: %w", err)
 	}
-	client := &Client{conn: conn, defaultTimeout: config.defaultTimeout, maxMessageBytes: config.maxMessageBytes}
+	client := &Client{
+		conn: conn, defaultTimeout: config.defaultTimeout, maxMessageBytes: config.maxMessageBytes, batched: !config.unbatched,
+	}
 	if config.token != "" {
 		client.authorization = "Bearer " + config.token
 	}
@@ -188,8 +202,11 @@ func WithMetadata(keyValues ...string) StreamOption {
 	return func(config *streamConfig) { config.metadata = append(config.metadata, keyValues...) }
 }
 
-// Stream starts one call of pi.ai.v1.ModelService.Stream with agentContext; the events arrive
-// with their Partial rebuilt. The call is read as its events are consumed (or waited for by
+// Stream starts one model call with agentContext; the events arrive with their Partial rebuilt.
+// It calls ModelService.StreamBatched, and ModelService.Stream on a server that answers that with
+// UNIMPLEMENTED, or always with [WithBatched](false). The events of a batch are taken one at a
+// time, exactly as if each had come in a message of its own: each has its own Partial, and every
+// event index counts events. The call is read as its events are consumed (or waited for by
 // Result), so a consumer that falls behind slows the server down through flow control.
 //
 // Every failure becomes the stream's error event, carrying everything received before it, and
@@ -227,8 +244,8 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 	return events
 }
 
-// receive runs one call and feeds its events to events, reading the next message only once it
-// is wanted. It ends the stream itself on a status, an undecodable message or a broken rule; it
+// receive runs one call and feeds its events to events, reading the next event only once it is
+// wanted. It ends the stream itself on a status, an undecodable event or a broken rule; it
 // returns nil when the call ended without a terminal event, which Drive turns into one.
 func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration) error {
 	call := ctx
@@ -239,20 +256,32 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 		call, cancel = context.WithCancel(ctx)
 	}
 	defer cancel()
-	method := &aiv1.ModelService_ServiceDesc.Streams[0]
-	stream, err := c.conn.NewStream(call, method, aiv1.ModelService_Stream_FullMethodName, grpc.ForceCodecV2(frameCodec{}))
-	if err == nil {
-		err = stream.SendMsg(request)
+	// A server without StreamBatched answers UNIMPLEMENTED before any event: then the same
+	// request goes to Stream, within the same deadline.
+	unimplemented := func(source *eventSource, err error) bool {
+		return source.batched && status.Code(err) == codes.Unimplemented
 	}
-	if err == nil {
-		err = stream.CloseSend()
+	source, err := c.open(call, request, c.batched)
+	if unimplemented(source, err) {
+		source, err = c.open(call, request, false)
 	}
 	for index := 0; err == nil; index++ {
 		if err = events.events.awaitDemand(call); err != nil {
 			break
 		}
 		var frame []byte
-		if err = stream.RecvMsg(&frame); err != nil {
+		frame, err = source.next()
+		if index == 0 && unimplemented(source, err) {
+			if source, err = c.open(call, request, false); err == nil {
+				frame, err = source.next()
+			}
+		}
+		var malformed *batchError
+		if errors.As(err, &malformed) {
+			events.failRule(&StreamProtocolError{EventIndex: index, RuleID: "event-decode", Detail: "cannot decode the batch: " + malformed.detail})
+			return nil
+		}
+		if err != nil {
 			break
 		}
 		event := &aiv1.ModelEvent{}
@@ -266,7 +295,7 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 		if events.Done() {
 			// Anything after the terminal event is ignored; the status follows at once.
 			timer := time.AfterFunc(time.Second, cancel)
-			for stream.RecvMsg(&frame) == nil {
+			for source.stream.RecvMsg(&frame) == nil {
 			}
 			timer.Stop()
 			return nil
@@ -285,6 +314,103 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 	}
 	events.failStatus(codeName(found.Code()), message)
 	return nil
+}
+
+// open starts a call of StreamBatched (batched) or Stream and sends it the request.
+func (c *Client) open(call context.Context, request []byte, batched bool) (*eventSource, error) {
+	method, name := &aiv1.ModelService_ServiceDesc.Streams[0], aiv1.ModelService_Stream_FullMethodName
+	if batched {
+		method, name = &aiv1.ModelService_ServiceDesc.Streams[1], aiv1.ModelService_StreamBatched_FullMethodName
+	}
+	stream, err := c.conn.NewStream(call, method, name, grpc.ForceCodecV2(frameCodec{}))
+	if err == nil {
+		err = stream.SendMsg(request)
+	}
+	if err == nil {
+		err = stream.CloseSend()
+	}
+	return &eventSource{stream: stream, batched: batched}, err
+}
+
+// eventSource gives the bytes of a call's events one at a time: each message of Stream, or each
+// event of StreamBatched's messages, which it splits by hand, so that the events in front of a
+// malformed one are still delivered.
+type eventSource struct {
+	stream  grpc.ClientStream
+	batched bool
+	batch   []byte // the StreamBatchedResponse at hand
+	at      int    // where its next field starts
+}
+
+// batchError says why a StreamBatchedResponse cannot be read from some field on.
+type batchError struct{ detail string }
+
+func (e *batchError) Error() string { return e.detail }
+
+// next is the bytes of the next event; the call's error (io.EOF after an OK status), or a
+// *batchError for a batch that cannot be read on.
+func (s *eventSource) next() ([]byte, error) {
+	for {
+		if !s.batched || s.at >= len(s.batch) {
+			var message []byte
+			if err := s.stream.RecvMsg(&message); err != nil {
+				return nil, err
+			}
+			if !s.batched {
+				return message, nil
+			}
+			s.batch, s.at = message, 0
+			continue // a batch without events holds nothing to deliver
+		}
+		if event, ok, err := s.field(); err != nil || ok {
+			return event, err
+		}
+	}
+}
+
+// field reads the batch's next field: the bytes of an event (field 1, length-delimited), or ok
+// false for another field, skipped by its wire type.
+func (s *eventSource) field() (event []byte, ok bool, err error) {
+	key, err := s.varint()
+	if err != nil {
+		return nil, false, err
+	}
+	number, wireType := key>>3, key&7
+	switch wireType {
+	case 0:
+		_, err = s.varint()
+		return nil, false, err
+	case 2:
+		size, err := s.varint()
+		if err != nil {
+			return nil, false, err
+		}
+		if size > uint64(len(s.batch)-s.at) {
+			return nil, false, &batchError{fmt.Sprintf("a field of %d bytes runs past the end of the %d-byte message", size, len(s.batch))}
+		}
+		value := s.batch[s.at : s.at+int(size)]
+		s.at += int(size)
+		return value, number == 1, nil
+	case 1, 5:
+		width := 8
+		if wireType == 5 {
+			width = 4
+		}
+		if len(s.batch)-s.at >= width {
+			s.at += width
+			return nil, false, nil
+		}
+	}
+	return nil, false, &batchError{fmt.Sprintf("field %d (wire type %d) is cut short or not one this message holds", number, wireType)}
+}
+
+func (s *eventSource) varint() (uint64, error) {
+	value, n := protowire.ConsumeVarint(s.batch[s.at:])
+	if n < 0 {
+		return 0, &batchError{fmt.Sprintf("a varint at byte %d is cut short or too long", s.at)}
+	}
+	s.at += n
+	return value, nil
 }
 
 // decodeError is the text of a protobuf decoding error without its "proto:" prefix, after which

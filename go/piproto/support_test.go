@@ -5,7 +5,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -203,12 +206,16 @@ func chunks(value string, size int) []string {
 // returns ends the call.
 type script func(request *aiv1.StreamRequest, stream grpc.ServerStream) error
 
-// fakeServer serves one script on a free port of 127.0.0.1 until the test ends.
+// fakeServer serves its scripts on a free port of 127.0.0.1 until the test ends.
 type fakeServer struct {
 	target      string
 	server      *grpc.Server
 	connections atomic.Int32
 	headers     atomic.Pointer[metadata.MD] // of the call received last
+
+	mu        sync.Mutex
+	methods   []string    // of every call received, in order
+	deadlines []time.Time // of every call received, in order
 }
 
 // headersSeen is the metadata of the call the server received last.
@@ -252,20 +259,29 @@ func serveCatalog(models []*aiv1.Model, method string, data []byte) ([]byte, err
 	return nil, nil
 }
 
-// startFake starts a fake server; options may add TLS credentials.
+// startFake starts a fake server whose Stream plays play, and whose StreamBatched plays it too,
+// each frame in a batch of its own; options may add TLS credentials.
 func startFake(t testing.TB, play script, options ...grpc.ServerOption) *fakeServer {
 	t.Helper()
-	return startServing(t, play, nil, options...)
+	return startServices(t, services{stream: play}, options...)
 }
 
 // startCatalog starts a fake server whose ListModels and GetModel serve models, and whose Stream
 // plays readmeTurn.
 func startCatalog(t testing.TB, models ...*aiv1.Model) *fakeServer {
 	t.Helper()
-	return startServing(t, playing(wire(t, eventsOf(readmeTurn(), 8)...), 0, codes.OK, ""), models)
+	return startServices(t, services{stream: playing(wire(t, eventsOf(readmeTurn(), 8)...), 0, codes.OK, ""), models: models})
 }
 
-func startServing(t testing.TB, play script, models []*aiv1.Model, options ...grpc.ServerOption) *fakeServer {
+// services are what a fake server serves.
+type services struct {
+	stream  script        // plays Stream (UNIMPLEMENTED when nil)
+	batched script        // plays StreamBatched, sending batches; nil: stream's frames, a batch each
+	old     bool          // StreamBatched is UNIMPLEMENTED, as on a server that predates it
+	models  []*aiv1.Model // ListModels and GetModel serve them, when not nil
+}
+
+func startServices(t testing.TB, served services, options ...grpc.ServerOption) *fakeServer {
 	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -276,21 +292,33 @@ func startServing(t testing.TB, play script, models []*aiv1.Model, options ...gr
 		grpc.ForceServerCodecV2(bytesCodec{}),
 		grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
 			method, _ := grpc.MethodFromServerStream(stream)
-			headers := metadataOf(stream)
-			fake.headers.Store(&headers)
+			fake.record(method, stream)
 			var data []byte
 			if err := stream.RecvMsg(&data); err != nil {
 				return err
 			}
-			if models != nil {
-				if reply, err := serveCatalog(models, method, data); reply != nil || err != nil {
+			if served.models != nil {
+				if reply, err := serveCatalog(served.models, method, data); reply != nil || err != nil {
 					if err == nil {
 						err = stream.SendMsg(reply)
 					}
 					return err
 				}
 			}
-			if method != aiv1.ModelService_Stream_FullMethodName {
+			play := served.stream
+			switch {
+			case method == aiv1.ModelService_StreamBatched_FullMethodName && served.old:
+				play = nil
+			case method == aiv1.ModelService_StreamBatched_FullMethodName && served.batched != nil:
+				play = served.batched
+			case method == aiv1.ModelService_StreamBatched_FullMethodName && play != nil:
+				play = func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+					return served.stream(request, batchEach{stream})
+				}
+			case method != aiv1.ModelService_Stream_FullMethodName:
+				play = nil
+			}
+			if play == nil {
 				return status.Errorf(codes.Unimplemented, "no method %s", method)
 			}
 			request := &aiv1.StreamRequest{}
@@ -303,6 +331,46 @@ func startServing(t testing.TB, play script, models []*aiv1.Model, options ...gr
 	go func() { _ = fake.server.Serve(countingListener{listener, fake}) }()
 	t.Cleanup(fake.server.Stop)
 	return fake
+}
+
+// record notes a call: its method, its headers and its deadline.
+func (f *fakeServer) record(method string, stream grpc.ServerStream) {
+	headers := metadataOf(stream)
+	f.headers.Store(&headers)
+	deadline, _ := stream.Context().Deadline()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.methods = append(f.methods, strings.TrimPrefix(method, "/pi.ai.v1.ModelService/"))
+	f.deadlines = append(f.deadlines, deadline)
+}
+
+// methodsSeen is the methods called so far, by name ("StreamBatched", "Stream"), in order.
+func (f *fakeServer) methodsSeen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.methods)
+}
+
+// deadlinesSeen is the deadline of each call so far (zero for none), in order.
+func (f *fakeServer) deadlinesSeen() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.deadlines)
+}
+
+// batchEach sends each frame given to SendMsg as a StreamBatchedResponse of its own.
+type batchEach struct{ grpc.ServerStream }
+
+func (s batchEach) SendMsg(m any) error { return s.ServerStream.SendMsg(batchOf(m.([]byte))) }
+
+// batchOf is the bytes of a StreamBatchedResponse holding frames as its events.
+func batchOf(frames ...[]byte) []byte {
+	var batch []byte
+	for _, frame := range frames {
+		batch = protowire.AppendTag(batch, 1, protowire.BytesType)
+		batch = protowire.AppendBytes(batch, frame)
+	}
+	return batch
 }
 
 type countingListener struct {

@@ -28,6 +28,7 @@ func runWire(c *conformancev1.WireCase) string {
 	if !strings.HasPrefix(c.GetType(), "pi.ai.v1.") {
 		return fmt.Sprintf("no pi.ai.v1 type %s", c.GetType())
 	}
+	// Every generated type of pi.ai.v1 (StreamBatchedResponse among them) is in the global registry.
 	found, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(c.GetType()))
 	if err != nil {
 		return err.Error()
@@ -148,6 +149,8 @@ func runClient(c *conformancev1.ClientCase, name, server string) string {
 	if limit := settings.GetMaxMessageBytes(); limit > 0 {
 		clientOptions = append(clientOptions, piproto.WithMaxMessageBytes(int64(limit)))
 	}
+	// The default client: StreamBatched, which the reference server answers with the case's
+	// consecutive events and frames in one batch, so every client case exercises batching.
 	client, err := piproto.NewClient(server, clientOptions...)
 	if err != nil {
 		return err.Error()
