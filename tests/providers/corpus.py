@@ -47,7 +47,8 @@ async def client_case(case: ProviderCase, info: pp.Model) -> pb.Case:
             result=result,
         ),
     )
-    description = f"{case.api}: {', '.join(case.replies)} replayed to the SDK, as our server streams it"
+    sent = f"{', '.join(case.replies)} replayed to the SDK" if case.replies else "no request sent"
+    description = f"{case.api}: {sent}, as our server streams it"
     return pb.Case(name=f"client/provider/{case.name}", description=description, client=body)
 
 

@@ -1,5 +1,6 @@
 """What every provider's tests share: a served model on the replay server, a call through our
 gRPC server and client, an outline of the events to compare, and the cases other runtimes replay.
+What a call should end with is built in expect.py; conftest.py takes the backoff out of retries.
 
 Each provider's test module lists its `CASES`; `python -m tests.providers.corpus` turns them into
 conformance client cases, so every runtime's client meets the same provider-backed streams.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pi_proto as pp
 from pi_proto.client import ModelClient
@@ -29,6 +32,15 @@ def hi() -> pp.AgentContext:
     return pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=CLOCK_MS - 1000))])
 
 
+# The tool the request tests offer: `read`, taking a path.
+READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+READ = pp.Tool(
+    name="read",
+    description="Read a file",
+    parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
+)
+
+
 @dataclass(frozen=True)
 class ProviderCase:
     """A provider answering one call: the recordings it replies with, in order, and the call."""
@@ -39,9 +51,21 @@ class ProviderCase:
     context: pp.AgentContext = field(default_factory=hi)
     options: pp.GenerationOptions | None = None
     cut_after: int | None = None  # the last reply drops the connection after this many events
+    config: Mapping[str, Any] = field(default_factory=dict)  # other ModelConfig fields: compat, headers
+    model: pp.Model | None = None  # the model served, when not the one `play` is given
 
     def recording(self, name: str) -> Path:
         return RECORDINGS / self.api / name
+
+
+def provider_case(api: str, name: str, *replies: str, **fields: Any) -> ProviderCase:
+    """The case `<api>/<name>`, replying with `<name>.http` unless other replies are given."""
+    return ProviderCase(f"{api}/{name}", api, replies or (f"{name}.http",), **fields)
+
+
+def by_name(cases: list[ProviderCase]) -> dict[str, ProviderCase]:
+    """The cases by their name without the API."""
+    return {case.name.split("/", 1)[1]: case for case in cases}
 
 
 def served_model(info: pp.Model, **config: object) -> ProviderModel:
@@ -58,14 +82,22 @@ async def call_through_server(
 
 
 async def play(case: ProviderCase, info: pp.Model) -> tuple[list[pp.ModelEvent], ReplayServer]:
-    """Run `case` on a fresh replay server; `info.base_url` is replaced by the server's."""
+    """Run `case` on a fresh replay server, serving `info` (or the case's own model) with the
+    case's ModelConfig fields; the model's `base_url` is replaced by the server's."""
     async with ReplayServer() as replay:
         for index, name in enumerate(case.replies):
             last = index == len(case.replies) - 1
             replay.reply(case.recording(name), cut_after=case.cut_after if last else None)
-        info = dataclasses.replace(info, base_url=replay.base_url)
-        events = await call_through_server(served_model(info), case.context, case.options)
+        info = dataclasses.replace(info if case.model is None else case.model, base_url=replay.base_url)
+        events = await call_through_server(served_model(info, **case.config), case.context, case.options)
     return events, replay
+
+
+async def run(case: ProviderCase, info: pp.Model) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
+    """`play`, for the events and the final message; the test key must not be in them."""
+    events, _ = await play(case, info)
+    assert not leaks(events)
+    return events, final_message(events)
 
 
 async def cancel_while_streaming(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import call as call_module
 
-from .harness import CLOCK_MS, SECRET, ProviderCase, cancel_while_streaming, final_message, leaks, outline, play
+from .expect import Expected, text, thinking, tool_call
+from .harness import READ, READ_SCHEMA, SECRET, by_name, cancel_while_streaming, outline, play, provider_case, run
 from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
@@ -27,10 +29,7 @@ INFO = pp.Model(
 )
 
 
-def case(name: str, *replies: str, **fields: object) -> ProviderCase:
-    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
-
-
+case = partial(provider_case, API)
 CASES = [
     case("text"),
     case("thinking", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
@@ -49,65 +48,12 @@ CASES = [
     case("error-429-then-text", "error-429-short.http", "text.http"),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
-BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries without a Retry-After wait 1 s per attempt; these tests need not."""
-    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
-
-
-async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
-    events, _ = await play(BY_NAME[name], INFO)
-    assert not leaks(events)
-    return events, final_message(events)
-
-
-def cost(input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0) -> pp.Cost:
-    """What the usage costs at INFO's rates, computed as pi's calculateCost does."""
-    parts = [3 / 1e6 * input, 15 / 1e6 * output, 0.3 / 1e6 * cache_read, 3.75 / 1e6 * cache_write]
-    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
-
-
-def usage(input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> pp.Usage:
-    return pp.Usage(
-        input=input,
-        output=output,
-        cache_read=cache_read,
-        cache_write=cache_write,
-        total_tokens=input + output + cache_read + cache_write,
-        cost=cost(input, output, cache_read, cache_write),
-    )
-
-
-def message(
-    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
-) -> pp.AssistantMessage:
-    return pp.AssistantMessage(
-        content=list(content),
-        api=API,
-        provider="anthropic",
-        model="claude-sonnet-4-5",
-        usage=usage,
-        stop_reason=stop,
-        error_message=error,
-        timestamp=CLOCK_MS,
-    )
-
-
-def text(value: str) -> pp.AssistantContent:
-    return pp.AssistantContent(text=pp.TextContent(text=value))
-
-
-def tool_call(call_id: str, name: str, arguments: str, raw: str | None = None) -> pp.AssistantContent:
-    return pp.AssistantContent(
-        tool_call=pp.ToolCall(id=call_id, name=name, arguments_json=arguments, raw_arguments=raw)
-    )
+BY_NAME = by_name(CASES)
+usage, message = Expected(INFO).usage, Expected(INFO).message
 
 
 async def test_text_streams_each_delta_with_usage_and_cost() -> None:
-    events, final = await run("text")
+    events, final = await run(BY_NAME["text"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0 usage=25/1/0/0",
@@ -121,7 +67,7 @@ async def test_text_streams_each_delta_with_usage_and_cost() -> None:
 
 
 async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
-    events, final = await run("thinking")
+    events, final = await run(BY_NAME["thinking"], INFO)
     signature = (
         "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYdsRgk8sKZdA9O8w1jrCCbMp7PBIOH0dn7gQYlVOebZSUbFZgGmk0LY"
     )
@@ -136,16 +82,16 @@ async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
         "textEnd 1",
         "done STOP",
     ]
-    thinking = pp.ThinkingContent(
-        thinking="27 * 453: 27 * 400 = 10800, 27 * 53 = 1431; total 12231.", thinking_signature=signature
-    )
     assert final == message(
-        pp.AssistantContent(thinking=thinking), text("27 × 453 = 12231."), usage=usage(40, 61), stop=pp.StopReason.STOP
+        thinking("27 * 453: 27 * 400 = 10800, 27 * 53 = 1431; total 12231.", signature),
+        text("27 × 453 = 12231."),
+        usage=usage(40, 61),
+        stop=pp.StopReason.STOP,
     )
 
 
 async def test_redacted_thinking_is_a_whole_block_whose_signature_is_the_encrypted_data() -> None:
-    events, final = await run("redacted-thinking")
+    events, final = await run(BY_NAME["redacted-thinking"], INFO)
     data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB4URj"
     assert outline(events) == [
         "start",
@@ -161,7 +107,7 @@ async def test_redacted_thinking_is_a_whole_block_whose_signature_is_the_encrypt
 
 
 async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
-    events, final = await run("tool-call-fragments")
+    events, final = await run(BY_NAME["tool-call-fragments"], INFO)
     arguments = '{"location": "San Francisco, CA", "unit": "fahrenheit", "days": [1, 2]}'
     assert outline(events) == [
         "start",
@@ -195,7 +141,7 @@ async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
 
 
 async def test_two_tool_calls_in_one_turn() -> None:
-    events, final = await run("two-tool-calls")
+    events, final = await run(BY_NAME["two-tool-calls"], INFO)
     assert [line.split(" usage")[0] for line in outline(events)] == [
         "start",
         "toolcallStart 0 id='toolu_01A09q90qw90lq917835lq9' name='read'",
@@ -218,20 +164,20 @@ async def test_two_tool_calls_in_one_turn() -> None:
 
 
 async def test_cache_read_and_write_are_counted_and_priced() -> None:
-    events, final = await run("cache-usage")
+    events, final = await run(BY_NAME["cache-usage"], INFO)
     assert outline(events)[1] == "textStart 0 usage=12/1/24000/1800"
     assert final.usage == usage(12, 9, cache_read=24000, cache_write=1800)
     assert final.usage.total_tokens == 25821
 
 
 async def test_max_tokens_is_a_length_stop() -> None:
-    events, final = await run("length")
+    events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
     assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
 
 
 async def test_a_refusal_ends_with_an_error_that_keeps_the_text() -> None:
-    events, final = await run("refusal")
+    events, final = await run(BY_NAME["refusal"], INFO)
     assert outline(events)[-1] == "error ERROR"
     assert final == message(
         text("I can't help"),
@@ -242,7 +188,7 @@ async def test_a_refusal_ends_with_an_error_that_keeps_the_text() -> None:
 
 
 async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw() -> None:
-    events, final = await run("invalid-tool-arguments")
+    events, final = await run(BY_NAME["invalid-tool-arguments"], INFO)
     assert outline(events)[-1] == "error ERROR"
     raw = '{"path": "README.md", oops}'
     assert final.content == [tool_call("toolu_01C29s92sy92ns939057ns1", "read", "{}", raw=raw)]
@@ -253,7 +199,7 @@ async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_the
 
 
 async def test_an_error_event_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("overloaded-mid-stream")
+    events, final = await run(BY_NAME["overloaded-mid-stream"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0 usage=30/1/0/0",
@@ -269,7 +215,7 @@ async def test_an_error_event_mid_stream_keeps_what_came_before() -> None:
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("cut-mid-stream")
+    events, final = await run(BY_NAME["cut-mid-stream"], INFO)
     assert outline(events) == ["start", "textStart 0 usage=25/1/0/0", "textDelta 0 delta='Hello'", "error ERROR"]
     assert final.content == [text("Hello")]
     assert final.error_message == (
@@ -292,20 +238,9 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     ],
 )
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
-    events, final = await run(name)
+    events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
-
-
-async def test_a_short_retry_after_is_waited_for_and_the_call_retried() -> None:
-    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
-    assert len(replay.requests) == 2
-    assert outline(events)[-1] == "done STOP"
-
-
-async def test_a_500_is_retried_twice_before_it_fails() -> None:
-    _, replay = await play(BY_NAME["error-500"], INFO)
-    assert len(replay.requests) == 3
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
@@ -329,15 +264,9 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     context = pp.AgentContext(
         system_prompt="Be brief.",
         messages=[pp.agent_message(pp.user_message("hi"))],
-        tools=[
-            pp.Tool(
-                name="read",
-                description="Read a file",
-                parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
-            )
-        ],
+        tools=[READ],
     )
-    _, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    _, replay = await play(case("options", "text.http", context=context, options=options), INFO)
     request = replay.requests[0]
     assert request.path == "/v1/messages"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
@@ -356,7 +285,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
             {
                 "name": "read",
                 "description": "Read a file",
-                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+                "input_schema": READ_SCHEMA,
             }
         ],
         "tool_choice": {"type": "tool", "name": "read"},
@@ -383,7 +312,7 @@ async def test_a_context_another_provider_wrote_is_replayed_as_pi_replays_it() -
             pp.agent_message(pp.user_message("summarise it", timestamp=1)),
         ]
     )
-    _, replay = await play(ProviderCase("replayed", API, ("text.http",), context=context), INFO)
+    _, replay = await play(case("replayed", "text.http", context=context), INFO)
     assert replay.requests[0].body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "read the readme"}]},
         {

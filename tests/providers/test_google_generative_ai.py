@@ -4,28 +4,32 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+from functools import partial
 from typing import Any
 
 import pytest
 
 import pi_proto as pp
 from pi_proto.providers import ProviderModel
-from pi_proto.providers import call as call_module
 from pi_proto.providers.catalog import ModelConfig
 
+from .expect import Expected, text, thinking, tool_call
 from .harness import (
     CLOCK_MS,
+    READ,
     SECRET,
-    ProviderCase,
+    by_name,
     call_through_server,
     cancel_while_streaming,
+    final_message,
     hi,
-    leaks,
     outline,
     play,
+    provider_case,
+    run,
     served_model,
 )
-from .replay import RECORDINGS, ReplayServer
+from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -45,10 +49,7 @@ INFO = pp.Model(
 PATH = "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 
 
-def case(name: str, *replies: str, **fields: object) -> ProviderCase:
-    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
-
-
+case = partial(provider_case, API)
 CASES = [
     case("text"),
     case("thinking", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
@@ -67,66 +68,12 @@ CASES = [
     case("error-429-then-text", "error-429-short.http", "text.http"),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
-BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries without a delay from the provider wait 1 s per attempt; these tests need not."""
-    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
-
-
-async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
-    events, _ = await play(BY_NAME[name], INFO)
-    assert not leaks(events)
-    terminal = events[-1].done or events[-1].error
-    assert terminal is not None
-    return events, terminal.message
-
-
-def cost(input: int = 0, output: int = 0, cache_read: int = 0) -> pp.Cost:
-    """What the usage costs at INFO's rates, computed as pi's calculateCost does."""
-    parts = [0.3 / 1e6 * input, 2.5 / 1e6 * output, 0.075 / 1e6 * cache_read, 0 / 1e6 * 0]
-    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
-
-
-def usage(input: int, output: int, cache_read: int = 0) -> pp.Usage:
-    return pp.Usage(
-        input=input,
-        output=output,
-        cache_read=cache_read,
-        total_tokens=input + output + cache_read,
-        cost=cost(input, output, cache_read),
-    )
-
-
-def message(
-    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
-) -> pp.AssistantMessage:
-    return pp.AssistantMessage(
-        content=list(content),
-        api=API,
-        provider="google",
-        model="gemini-2.5-flash",
-        usage=usage,
-        stop_reason=stop,
-        error_message=error,
-        timestamp=CLOCK_MS,
-    )
-
-
-def text(value: str, signature: str | None = None) -> pp.AssistantContent:
-    return pp.AssistantContent(text=pp.TextContent(text=value, text_signature=signature))
-
-
-def tool_call(call_id: str, name: str, arguments: str, signature: str | None = None) -> pp.AssistantContent:
-    return pp.AssistantContent(
-        tool_call=pp.ToolCall(id=call_id, name=name, arguments_json=arguments, thought_signature=signature)
-    )
+BY_NAME = by_name(CASES)
+usage, message = Expected(INFO).usage, Expected(INFO).message
 
 
 async def test_text_streams_each_part_with_the_usage_of_the_chunk_before() -> None:
-    events, final = await run("text")
+    events, final = await run(BY_NAME["text"], INFO)
     # As in pi, a chunk's usage is read after its parts, so it rides on the next event.
     assert outline(events) == [
         "start",
@@ -141,7 +88,7 @@ async def test_text_streams_each_part_with_the_usage_of_the_chunk_before() -> No
 
 
 async def test_thought_parts_are_thinking_and_each_block_keeps_its_signature() -> None:
-    events, final = await run("thinking")
+    events, final = await run(BY_NAME["thinking"], INFO)
     thought_signature = "b8dRaALk2xBziy9mgVQTzkQMFUP6wAJ8uzhhJQilZZSsBsPtQB0hOEt5Y6RMv1v/NfE+gDmm"
     text_signature = "2nlr0H/9/9oc14JZEeH/3Kfdr6pSGAwN7TuhFKy9S0MUHbhv8YLiu+bPnPDycFR1nfPsF4a8"
     assert outline(events) == [
@@ -157,12 +104,8 @@ async def test_thought_parts_are_thinking_and_each_block_keeps_its_signature() -
         f"textEnd 1 textSignature={text_signature!r} usage=12/107/0/0",
         "done STOP",
     ]
-    thinking = pp.ThinkingContent(
-        thinking="**Multiplying in parts**\n\n27 × 400 = 10800, 27 × 53 = 1431; the sum is 12231.",
-        thinking_signature=thought_signature,
-    )
     assert final == message(
-        pp.AssistantContent(thinking=thinking),
+        thinking("**Multiplying in parts**\n\n27 × 400 = 10800, 27 × 53 = 1431; the sum is 12231.", thought_signature),
         text("27 × 453 = 12231.", text_signature),
         usage=usage(12, 9 + 98),
         stop=pp.StopReason.STOP,
@@ -170,7 +113,7 @@ async def test_thought_parts_are_thinking_and_each_block_keeps_its_signature() -
 
 
 async def test_a_whole_function_call_is_one_delta_with_a_generated_id_and_its_signature() -> None:
-    events, final = await run("tool-call-large")
+    events, final = await run(BY_NAME["tool-call-large"], INFO)
     arguments = (
         '{"path":"src/app.ts","edits":[{"oldText":"const retries = 1;","newText":"const retries = 3;"},'
         '{"oldText":"log(\\"démarrage\\")","newText":"log(\\"démarrage\\", { level: 2 })"}],'
@@ -187,12 +130,14 @@ async def test_a_whole_function_call_is_one_delta_with_a_generated_id_and_its_si
         "done TOOL_USE",  # Gemini said STOP; a turn with a function call is a tool use
     ]
     assert final == message(
-        tool_call(call_id, "edit", arguments, signature), usage=usage(310, 64 + 230), stop=pp.StopReason.TOOL_USE
+        tool_call(call_id, "edit", arguments, thought_signature=signature),
+        usage=usage(310, 64 + 230),
+        stop=pp.StopReason.TOOL_USE,
     )
 
 
 async def test_two_function_calls_in_one_chunk_keep_their_ids() -> None:
-    events, final = await run("two-tool-calls")
+    events, final = await run(BY_NAME["two-tool-calls"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -216,23 +161,24 @@ async def test_two_function_calls_in_one_chunk_keep_their_ids() -> None:
 
 
 async def test_cached_prompt_tokens_are_cache_reads_not_input() -> None:
-    events, final = await run("cache-usage")
+    events, final = await run(BY_NAME["cache-usage"], INFO)
     # promptTokenCount 26000 includes the 24000 cached tokens
     assert outline(events)[-2:] == ["textEnd 0 usage=2000/9/24000/0", "done STOP"]
     assert final == message(
         text("The cached document says 42."), usage=usage(2000, 9, cache_read=24000), stop=pp.StopReason.STOP
     )
+    assert final.usage is not None
     assert final.usage.total_tokens == 26009
 
 
 async def test_max_tokens_is_a_length_stop() -> None:
-    events, final = await run("length")
+    events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
     assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
 
 
 async def test_a_safety_stop_ends_with_an_error_that_keeps_the_text() -> None:
-    events, final = await run("safety")
+    events, final = await run(BY_NAME["safety"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -249,7 +195,7 @@ async def test_a_safety_stop_ends_with_an_error_that_keeps_the_text() -> None:
 
 
 async def test_a_blocked_prompt_ends_with_an_error_that_names_the_reason() -> None:
-    events, final = await run("prompt-blocked")
+    events, final = await run(BY_NAME["prompt-blocked"], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(
         usage=usage(8, 0), stop=pp.StopReason.ERROR, error="the provider blocked the prompt (PROHIBITED_CONTENT)"
@@ -259,7 +205,7 @@ async def test_a_blocked_prompt_ends_with_an_error_that_names_the_reason() -> No
 async def test_a_malformed_function_call_is_an_error_with_gemini_s_message() -> None:
     # Gemini checks a function call's arguments itself: broken ones never reach the stream as a
     # call, the candidate ends with MALFORMED_FUNCTION_CALL instead (the SDK drops its finishMessage).
-    events, final = await run("malformed-function-call")
+    events, final = await run(BY_NAME["malformed-function-call"], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(
         usage=usage(40, 0),
@@ -269,7 +215,7 @@ async def test_a_malformed_function_call_is_an_error_with_gemini_s_message() -> 
 
 
 async def test_an_error_object_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("unavailable-mid-stream")
+    events, final = await run(BY_NAME["unavailable-mid-stream"], INFO)
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
     assert final == message(
         text("Partial answer"),
@@ -280,7 +226,7 @@ async def test_an_error_object_mid_stream_keeps_what_came_before() -> None:
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("cut-mid-stream")
+    events, final = await run(BY_NAME["cut-mid-stream"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -325,20 +271,9 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     ],
 )
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
-    events, final = await run(name)
+    events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
-
-
-async def test_a_short_retry_delay_is_waited_for_and_the_call_retried() -> None:
-    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
-    assert len(replay.requests) == 2
-    assert outline(events)[-1] == "done STOP"
-
-
-async def test_a_500_is_retried_twice_before_it_fails() -> None:
-    _, replay = await play(BY_NAME["error-500"], INFO)
-    assert len(replay.requests) == 3
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
@@ -350,10 +285,7 @@ async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted()
 
 
 async def test_the_catalog_s_auth_header_also_sends_the_key_as_a_bearer_token() -> None:
-    async with ReplayServer() as replay:
-        replay.reply(RECORDINGS / API / "text.http")
-        info = dataclasses.replace(INFO, base_url=replay.base_url)
-        events = await call_through_server(served_model(info, auth_header=True), hi())
+    events, replay = await play(case("auth-header", "text.http", config={"auth_header": True}), INFO)
     assert outline(events)[-1] == "done STOP"
     assert replay.requests[0].headers["authorization"] == f"Bearer {SECRET}"
     assert replay.requests[0].headers["x-goog-api-key"] == SECRET
@@ -363,21 +295,11 @@ async def test_a_model_without_a_key_fails_before_calling_and_one_that_cannot_be
     keyless = ProviderModel(ModelConfig(info=INFO, api_key=""), clock=lambda: CLOCK_MS)
     events = await call_through_server(keyless, hi())
     assert outline(events) == ["start", "error ERROR"]
-    assert (events[-1].error and events[-1].error.message.error_message) == "no API key for provider 'google'"
+    assert final_message(events).error_message == "no API key for provider 'google'"
     closed = served_model(dataclasses.replace(INFO, base_url="http://127.0.0.1:1"))
     events = await call_through_server(closed, hi())
     assert outline(events) == ["start", "error ERROR"]
-    assert events[-1].error is not None
-    assert (events[-1].error.message.error_message or "").startswith("cannot reach the provider: ")
-
-
-TOOLS = [
-    pp.Tool(
-        name="read",
-        description="Read a file",
-        parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
-    )
-]
+    assert (final_message(events).error_message or "").startswith("cannot reach the provider: ")
 
 
 async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
@@ -393,9 +315,9 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         provider_options_json='{"generationConfig": {"topK": 20}, "safetySettings": []}',
     )
     context = pp.AgentContext(
-        system_prompt="Be brief.", messages=[pp.agent_message(pp.user_message("hi"))], tools=TOOLS
+        system_prompt="Be brief.", messages=[pp.agent_message(pp.user_message("hi"))], tools=[READ]
     )
-    _, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    _, replay = await play(case("options", "text.http", context=context, options=options), INFO)
     request = replay.requests[0]
     assert (request.method, request.path) == ("POST", PATH)
     assert request.headers["x-goog-api-key"] == SECRET
@@ -441,8 +363,7 @@ async def test_a_call_without_options_turns_thinking_off_and_asks_for_pi_s_defau
 
 async def request_for(model_id: str, options: pp.GenerationOptions, context: pp.AgentContext | None = None) -> Any:
     info = dataclasses.replace(INFO, id=model_id)
-    kept = ProviderCase("request", API, ("text.http",), options=options, **({"context": context} if context else {}))
-    _, replay = await play(kept, info)
+    _, replay = await play(case("request", "text.http", context=context or hi(), options=options), info)
     assert replay.requests[0].path == f"/models/{model_id}:streamGenerateContent?alt=sse"
     return replay.requests[0].body
 
@@ -487,15 +408,15 @@ async def test_custom_thinking_budgets_win_and_a_model_without_reasoning_gets_no
     ],
 )
 async def test_tool_choice_becomes_a_function_calling_mode(mode: pp.ToolChoiceMode, config: dict[str, str]) -> None:
-    context = pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi"))], tools=TOOLS)
+    context = pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi"))], tools=[READ])
     body = await request_for("gemini-2.5-flash", pp.GenerationOptions(tool_choice=pp.ToolChoice(mode=mode)), context)
     assert body["toolConfig"] == {"functionCallingConfig": config}
 
 
 # --- a transcript another model wrote, replayed to Gemini -------------------------------------------
 
-CLAUDE = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
-GEMINI = {"api": API, "provider": "google", "model": "gemini-2.5-flash"}
+CLAUDE: dict[str, Any] = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+GEMINI: dict[str, Any] = {"api": API, "provider": "google", "model": "gemini-2.5-flash"}
 OWN_THINKING = "2ObWUl5vlpKeK+SOqqf6rZw7etVe4XnR1Ct9qtiiVsB9RvsMEGBrj1yCQ5rAIE0hzG3R9qnh"
 OWN_CALL = "C1ZNDnzKyfXkkPUmw5/KiZoqpE7oTEmnVZ3FblxJnJRcEXkcV6YMBPK6LMtt5dK7J4ODOSfp"
 PNG = base64.urlsafe_b64encode(b"\x89PNG").decode()  # image bytes, as the SDK writes bytes fields
@@ -538,8 +459,7 @@ def mixed_transcript() -> pp.AgentContext:
 
 
 async def test_a_transcript_from_another_model_is_replayed_as_pi_transforms_it() -> None:
-    case_ = ProviderCase("replay", API, ("text.http",), context=mixed_transcript())
-    _, replay = await play(case_, INFO)
+    _, replay = await play(case("replay", "text.http", context=mixed_transcript()), INFO)
     assert replay.requests[0].body["contents"] == [
         {"role": "user", "parts": [{"text": "What is this project?"}]},
         {

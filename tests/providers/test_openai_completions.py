@@ -6,30 +6,35 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from functools import partial
 from typing import Any
 
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import call as call_module
 from pi_proto.providers.call import Call
 from pi_proto.providers.catalog import ModelConfig
 from pi_proto.providers.openai_completions import Compat, body, detect_compat, normalize_id
 from pi_proto.stream import AssistantMessageEventStream
 
+from .expect import Expected, text, thinking, tool_call
 from .harness import (
     CLOCK_MS,
+    READ,
+    READ_SCHEMA,
     SECRET,
     ProviderCase,
-    call_through_server,
+    by_name,
     cancel_while_streaming,
+    final_message,
     hi,
     leaks,
     outline,
     play,
-    served_model,
+    provider_case,
+    run,
 )
-from .replay import RECORDINGS, ReplayServer
+from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -63,14 +68,49 @@ ENCRYPTED = (
     '{"type":"reasoning.encrypted","data":"CiQB0e2Kb3mXq8YpLz4RtVw7NcJd1Hs6Ua9Gf2Ek5Bi0Oy3TnEiwBAdHtSbqJ",'
     '"id":"tool_read_Xk2pQ9","format":"google-gemini-v1","index":0}'
 )
-READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-READ = pp.Tool(name="read", description="Read a file", parameters_json=json.dumps(READ_SCHEMA))
+# The compat switches of a models.json entry for a local server (llama.cpp), all but one set.
+LOCAL_COMPAT = {
+    "supportsStore": False,
+    "supportsDeveloperRole": False,
+    "supportsUsageInStreaming": False,
+    "maxTokensField": "max_tokens",
+    "supportsStrictMode": False,
+    "requiresToolResultName": True,
+    "requiresAssistantAfterToolResult": True,
+    "requiresThinkingAsText": True,
+    "thinkingFormat": "qwen-chat-template",
+    "requiresMistralToolIds": True,  # a switch of an older pi: ignored
+}
 
 
-def case(name: str, *replies: str, **fields: object) -> ProviderCase:
-    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
+def local_transcript() -> pp.AgentContext:
+    """A turn of the local model with thinking, text and a tool call, whose result has an image."""
+    own: dict[str, Any] = {"api": API, "provider": "llama-cpp", "model": "qwen3-8b"}
+    return pp.AgentContext(
+        system_prompt="Be brief.",
+        messages=[
+            pp.agent_message(message)
+            for message in (
+                pp.user_message("hi", timestamp=CLOCK_MS - 1000),
+                pp.assistant_message(
+                    pp.thinking("Greet, then read.", signature="reasoning_content"),
+                    pp.text("Hello."),
+                    pp.tool_call("call_1", "read", {"path": "README.md"}),
+                    stop_reason=pp.StopReason.TOOL_USE,
+                    timestamp=CLOCK_MS - 900,
+                    **own,
+                ),
+                pp.tool_result_message(
+                    "call_1", "read", "# pi-proto", pp.image(b"\x89PNG", "image/png"), timestamp=CLOCK_MS - 800
+                ),
+                pp.user_message("Thanks", timestamp=CLOCK_MS - 700),
+            )
+        ],
+        tools=[READ],
+    )
 
 
+case = partial(provider_case, API)
 CASES = [
     case("text"),
     case("reasoning-content", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
@@ -97,42 +137,18 @@ CASES = [
     case("error-429-long"),
     case("error-429-then-text", "error-429-short.http", "text.http"),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+    case(
+        "compat-local-server",
+        "reasoning-content.http",
+        model=LOCAL,
+        config={"compat": LOCAL_COMPAT},
+        context=local_transcript(),
+        options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH),
+    ),
+    ProviderCase(f"{API}/compat-wrong-type", API, (), config={"compat": {"supportsStore": "no"}}),  # no request
 ]
-BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
-
-
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries without a Retry-After wait 1 s per attempt; these tests need not."""
-    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
-
-
-async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
-    events, _ = await play(BY_NAME[name], INFO)
-    return events, final_of(events)
-
-
-def final_of(events: list[pp.ModelEvent]) -> pp.AssistantMessage:
-    assert not leaks(events)
-    terminal = events[-1].done or events[-1].error
-    assert terminal is not None
-    return terminal.message
-
-
-async def play_model(
-    info: pp.Model,
-    replies: tuple[str, ...],
-    context: pp.AgentContext,
-    options: pp.GenerationOptions | None = None,
-    **config: Any,
-) -> tuple[list[pp.ModelEvent], ReplayServer]:
-    """`play`, for a model with its own ModelConfig fields (compat)."""
-    async with ReplayServer() as replay:
-        for name in replies:
-            replay.reply(RECORDINGS / API / name)
-        model = served_model(dataclasses.replace(info, base_url=replay.base_url), **config)
-        events = await call_through_server(model, context, options)
-    return events, replay
+BY_NAME = by_name(CASES)
+usage, message = Expected(INFO).usage, Expected(INFO).message
 
 
 def request_body(
@@ -141,52 +157,6 @@ def request_body(
     """The body `body()` builds for a call, without sending it."""
     config = ModelConfig(info=info, api_key=SECRET, compat=compat)
     return body(Call(config, context, options, AssistantMessageEventStream()))
-
-
-def cost(input: int = 0, output: int = 0, cache_read: int = 0) -> pp.Cost:
-    """What the usage costs at INFO's rates, computed as pi's calculateCost does."""
-    parts = [0.25 / 1e6 * input, 2 / 1e6 * output, 0.025 / 1e6 * cache_read, 0 / 1e6 * 0]
-    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
-
-
-def usage(input: int, output: int, cache_read: int = 0) -> pp.Usage:
-    return pp.Usage(
-        input=input,
-        output=output,
-        cache_read=cache_read,
-        total_tokens=input + output + cache_read,
-        cost=cost(input, output, cache_read),
-    )
-
-
-def message(
-    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
-) -> pp.AssistantMessage:
-    return pp.AssistantMessage(
-        content=list(content),
-        api=API,
-        provider="openai",
-        model="gpt-5-mini",
-        usage=usage,
-        stop_reason=stop,
-        error_message=error,
-        timestamp=CLOCK_MS,
-    )
-
-
-def text(value: str) -> pp.AssistantContent:
-    return pp.AssistantContent(text=pp.TextContent(text=value))
-
-
-def thinking(value: str, signature: str) -> pp.AssistantContent:
-    return pp.AssistantContent(thinking=pp.ThinkingContent(thinking=value, thinking_signature=signature))
-
-
-def tool_call(
-    call_id: str, name: str, arguments: str, raw: str | None = None, signature: str | None = None
-) -> pp.AssistantContent:
-    call = pp.ToolCall(id=call_id, name=name, arguments_json=arguments, raw_arguments=raw, thought_signature=signature)
-    return pp.AssistantContent(tool_call=call)
 
 
 def ended(call_id: str, name: str, arguments: str, **more: str) -> str:
@@ -199,7 +169,7 @@ def ended(call_id: str, name: str, arguments: str, **more: str) -> str:
 
 
 async def test_text_streams_each_delta_and_takes_usage_from_the_last_chunk() -> None:
-    events, final = await run("text")
+    events, final = await run(BY_NAME["text"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -213,7 +183,7 @@ async def test_text_streams_each_delta_and_takes_usage_from_the_last_chunk() -> 
 
 
 async def test_llama_cpp_reasoning_content_is_thinking_signed_with_its_field_and_usage_rides_the_finish() -> None:
-    events, final = await run("reasoning-content")
+    events, final = await run(BY_NAME["reasoning-content"], INFO)
     assert outline(events) == [
         "start",
         "thinkingStart 0",
@@ -234,7 +204,7 @@ async def test_llama_cpp_reasoning_content_is_thinking_signed_with_its_field_and
 
 
 async def test_ollama_reasoning_without_a_usage_chunk_leaves_usage_at_zero() -> None:
-    events, final = await run("reasoning-no-usage")
+    events, final = await run(BY_NAME["reasoning-no-usage"], INFO)
     assert outline(events) == [
         "start",
         "thinkingStart 0",
@@ -255,7 +225,7 @@ async def test_ollama_reasoning_without_a_usage_chunk_leaves_usage_at_zero() -> 
 
 
 async def test_reasoning_sent_in_two_fields_is_read_once_from_the_first() -> None:
-    events, final = await run("reasoning-duplicated")
+    events, final = await run(BY_NAME["reasoning-duplicated"], INFO)
     assert outline(events) == [
         "start",
         "thinkingStart 0",
@@ -270,7 +240,7 @@ async def test_reasoning_sent_in_two_fields_is_read_once_from_the_first() -> Non
 
 
 async def test_reasoning_text_is_the_third_reasoning_field() -> None:
-    events, final = await run("reasoning-text")
+    events, final = await run(BY_NAME["reasoning-text"], INFO)
     assert outline(events) == [
         "start",
         "thinkingStart 0",
@@ -287,7 +257,7 @@ async def test_reasoning_text_is_the_third_reasoning_field() -> None:
 
 
 async def test_openrouter_encrypted_reasoning_becomes_the_thought_signature_of_its_tool_call() -> None:
-    events, final = await run("encrypted-reasoning")
+    events, final = await run(BY_NAME["encrypted-reasoning"], INFO)
     reasoning = "**Planning the read**\nI should read the README first."
     assert outline(events) == [
         "start",
@@ -303,14 +273,14 @@ async def test_openrouter_encrypted_reasoning_becomes_the_thought_signature_of_i
     ]
     assert final == message(
         thinking(reasoning, "reasoning"),
-        tool_call("tool_read_Xk2pQ9", "read", '{"path":"README.md"}', signature=ENCRYPTED),
+        tool_call("tool_read_Xk2pQ9", "read", '{"path":"README.md"}', thought_signature=ENCRYPTED),
         usage=usage(120, 48),  # completion_tokens count the 30 reasoning tokens already
         stop=pp.StopReason.TOOL_USE,
     )
 
 
 async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
-    events, final = await run("tool-call-fragments")
+    events, final = await run(BY_NAME["tool-call-fragments"], INFO)
     arguments = '{"location":"San Francisco, CA","unit":"fahrenheit","days":[1,2]}'
     fragments = [
         '{"lo',
@@ -343,7 +313,7 @@ async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
 
 
 async def test_two_tool_calls_whose_fragments_interleave_each_take_their_own_by_index() -> None:
-    events, final = await run("two-tool-calls")
+    events, final = await run(BY_NAME["two-tool-calls"], INFO)
     first, second = "call_A1b2C3d4E5f6G7h8I9j0K1l2", "call_M3n4O5p6Q7r8S9t0U1v2W3x4"
     assert outline(events) == [
         "start",
@@ -366,7 +336,7 @@ async def test_two_tool_calls_whose_fragments_interleave_each_take_their_own_by_
 
 
 async def test_a_new_id_at_a_used_index_is_a_second_call() -> None:
-    events, final = await run("tool-calls-reused-index")  # Ollama numbers every call 0
+    events, final = await run(BY_NAME["tool-calls-reused-index"], INFO)  # Ollama numbers every call 0
     assert outline(events) == [
         "start",
         "toolcallStart 0 id='call_k2x8mwq1' name='read'",
@@ -384,7 +354,7 @@ async def test_a_new_id_at_a_used_index_is_a_second_call() -> None:
 
 
 async def test_tool_calls_without_index_are_told_apart_by_id_and_name_and_one_without_id_gets_one() -> None:
-    events, final = await run("tool-calls-no-index")  # Gemini's OpenAI endpoint
+    events, final = await run(BY_NAME["tool-calls-no-index"], INFO)  # Gemini's OpenAI endpoint
     assert outline(events) == [
         "start",
         "toolcallStart 0 id='function-call-11422813926226541539' name='read' usage=95/30/0/0",
@@ -404,7 +374,7 @@ async def test_tool_calls_without_index_are_told_apart_by_id_and_name_and_one_wi
 
 
 async def test_cached_tokens_leave_the_input_and_the_output_counts_reasoning_once() -> None:
-    events, final = await run("cache-usage")
+    events, final = await run(BY_NAME["cache-usage"], INFO)
     assert outline(events)[-2:] == ["textEnd 0 usage=128/64/1920/0", "done STOP"]
     # prompt 2048 of which 1920 cached; completion 64, its 40 reasoning tokens included
     assert final.usage == usage(128, 64, cache_read=1920)
@@ -412,7 +382,7 @@ async def test_cached_tokens_leave_the_input_and_the_output_counts_reasoning_onc
 
 
 async def test_usage_on_the_choice_counts_when_the_chunk_has_none() -> None:
-    events, final = await run("usage-on-choice")  # Moonshot
+    events, final = await run(BY_NAME["usage-on-choice"], INFO)  # Moonshot
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -424,13 +394,13 @@ async def test_usage_on_the_choice_counts_when_the_chunk_has_none() -> None:
 
 
 async def test_finish_reason_length_is_a_length_stop() -> None:
-    events, final = await run("length")
+    events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
     assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
 
 
 async def test_a_tool_call_cut_by_length_keeps_its_raw_arguments() -> None:
-    events, final = await run("length-in-tool-call")
+    events, final = await run(BY_NAME["length-in-tool-call"], INFO)
     assert outline(events)[-2:] == [
         "toolcallEnd 0 "
         + ended("call_Hq7WbN2kLm4PxR8sTv1yZc3D", "read", '{"path":"READ"}', rawArguments='{"path":"READ')
@@ -445,7 +415,8 @@ async def test_a_tool_call_cut_by_length_keeps_its_raw_arguments() -> None:
 
 
 async def test_a_content_filter_ends_with_an_error_that_keeps_the_text() -> None:
-    events, final = await run("content-filter")  # Azure: prompt filter results first, in a chunk without choices
+    # Azure: prompt filter results first, in a chunk without choices
+    events, final = await run(BY_NAME["content-filter"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -462,7 +433,7 @@ async def test_a_content_filter_ends_with_an_error_that_keeps_the_text() -> None
 
 
 async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw() -> None:
-    events, final = await run("invalid-tool-arguments")
+    events, final = await run(BY_NAME["invalid-tool-arguments"], INFO)
     assert outline(events)[-1] == "error ERROR"
     raw = '{"path": "README.md", oops}'
     assert final == message(
@@ -474,7 +445,7 @@ async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_the
 
 
 async def test_an_error_chunk_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("error-mid-stream")
+    events, final = await run(BY_NAME["error-mid-stream"], INFO)
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
     assert final == message(
         text("Partial answer"),
@@ -485,7 +456,7 @@ async def test_an_error_chunk_mid_stream_keeps_what_came_before() -> None:
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("cut-mid-stream")
+    events, final = await run(BY_NAME["cut-mid-stream"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -540,23 +511,9 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     ],
 )
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
-    events, final = await run(name)
+    events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
-
-
-async def test_a_short_retry_after_ms_is_waited_for_and_the_call_retried() -> None:
-    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
-    assert len(replay.requests) == 2
-    assert replay.requests[0].body == replay.requests[1].body
-    assert final_of(events) == message(
-        text("Hello! 你好，how can I help?"), usage=usage(25, 15), stop=pp.StopReason.STOP
-    )
-
-
-async def test_a_500_is_retried_twice_before_it_fails() -> None:
-    _, replay = await play(BY_NAME["error-500"], INFO)
-    assert len(replay.requests) == 3
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
@@ -588,7 +545,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         messages=[pp.agent_message(pp.user_message("hi", pp.image(png, "image/png")))],
         tools=[READ],
     )
-    _, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    _, replay = await play(case("options", "text.http", context=context, options=options), INFO)
     request = replay.requests[0]
     assert request.path == "/chat/completions"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
@@ -667,7 +624,7 @@ async def test_a_context_other_models_wrote_is_replayed_as_pi_transforms_it() ->
             )
         ]
     )
-    events, replay = await play(ProviderCase("replay", API, ("text.http",), context=context), INFO)
+    events, replay = await play(case("replay", "text.http", context=context), INFO)
     assert outline(events)[-1] == "done STOP"
     assert replay.requests[0].body == {
         "model": "gpt-5-mini",
@@ -712,7 +669,7 @@ async def test_a_context_other_models_wrote_is_replayed_as_pi_transforms_it() ->
 
 
 async def test_our_own_reasoning_goes_back_in_the_field_it_came_in_with_its_encrypted_details() -> None:
-    own = {"api": API, "provider": "openai", "model": "gpt-5-mini"}
+    own: dict[str, Any] = {"api": API, "provider": "openai", "model": "gpt-5-mini"}
     context = pp.AgentContext(
         messages=[
             pp.agent_message(message)
@@ -737,7 +694,7 @@ async def test_our_own_reasoning_goes_back_in_the_field_it_came_in_with_its_encr
         ],
         tools=[READ],
     )
-    _, replay = await play(ProviderCase("own", API, ("text.http",), context=context), INFO)
+    _, replay = await play(case("own", "text.http", context=context), INFO)
     assert replay.requests[0].body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "What is 27 × 453?"}]},
         {"role": "assistant", "content": "12231.", "reasoning_content": "27 * 453 = 12231."},
@@ -759,48 +716,11 @@ async def test_our_own_reasoning_goes_back_in_the_field_it_came_in_with_its_encr
     ]
 
 
-LOCAL_COMPAT = {
-    "supportsStore": False,
-    "supportsDeveloperRole": False,
-    "supportsUsageInStreaming": False,
-    "maxTokensField": "max_tokens",
-    "supportsStrictMode": False,
-    "requiresToolResultName": True,
-    "requiresAssistantAfterToolResult": True,
-    "requiresThinkingAsText": True,
-    "thinkingFormat": "qwen-chat-template",
-    "requiresMistralToolIds": True,  # a switch of an older pi: ignored
-}
-
-
 async def test_the_compat_switches_of_models_json_shape_the_request_for_a_local_server() -> None:
-    own = {"api": API, "provider": "llama-cpp", "model": "qwen3-8b"}
-    context = pp.AgentContext(
-        system_prompt="Be brief.",
-        messages=[
-            pp.agent_message(message)
-            for message in (
-                pp.user_message("hi", timestamp=CLOCK_MS - 1000),
-                pp.assistant_message(
-                    pp.thinking("Greet, then read.", signature="reasoning_content"),
-                    pp.text("Hello."),
-                    pp.tool_call("call_1", "read", {"path": "README.md"}),
-                    stop_reason=pp.StopReason.TOOL_USE,
-                    timestamp=CLOCK_MS - 900,
-                    **own,
-                ),
-                pp.tool_result_message(
-                    "call_1", "read", "# pi-proto", pp.image(b"\x89PNG", "image/png"), timestamp=CLOCK_MS - 800
-                ),
-                pp.user_message("Thanks", timestamp=CLOCK_MS - 700),
-            )
-        ],
-        tools=[READ],
-    )
-    options = pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH)
-    events, replay = await play_model(LOCAL, ("reasoning-content.http",), context, options, compat=LOCAL_COMPAT)
+    events, replay = await play(BY_NAME["compat-local-server"], INFO)
+    assert not leaks(events)
     assert outline(events)[-1] == "done STOP"
-    assert final_of(events).usage == pp.Usage(input=40, output=61, total_tokens=101, cost=pp.Cost())
+    assert final_message(events).usage == pp.Usage(input=40, output=61, total_tokens=101, cost=pp.Cost())
     assert replay.requests[0].body == {
         "model": "qwen3-8b",
         "stream": True,  # no stream_options, no store
@@ -832,10 +752,11 @@ async def test_the_compat_switches_of_models_json_shape_the_request_for_a_local_
 
 
 async def test_a_compat_switch_of_the_wrong_type_fails_the_call_before_any_request() -> None:
-    events, replay = await play_model(INFO, (), hi(), compat={"supportsStore": "no"})
+    events, replay = await play(BY_NAME["compat-wrong-type"], INFO)
     assert replay.requests == []
+    assert not leaks(events)
     assert outline(events) == ["start", "error ERROR"]
-    assert final_of(events).error_message == "compat.supportsStore of model 'gpt-5-mini' must be true or false"
+    assert final_message(events).error_message == "compat.supportsStore of model 'gpt-5-mini' must be true or false"
 
 
 def test_tool_result_images_follow_in_a_user_turn_after_the_bridge() -> None:

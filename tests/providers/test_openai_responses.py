@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import call as call_module
 from pi_proto.providers import openai_responses
 from pi_proto.providers.call import Call
 from pi_proto.providers.catalog import ModelConfig
 
-from .harness import CLOCK_MS, SECRET, ProviderCase, cancel_while_streaming, leaks, outline, play
+from .expect import Expected, text, thinking, tool_call
+from .harness import (
+    READ,
+    READ_SCHEMA,
+    SECRET,
+    by_name,
+    cancel_while_streaming,
+    final_message,
+    outline,
+    play,
+    provider_case,
+    run,
+)
 from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
@@ -33,10 +45,7 @@ INFO = pp.Model(
 )
 
 
-def case(name: str, *replies: str, **fields: object) -> ProviderCase:
-    return ProviderCase(f"{API}/{name}", API, replies or (f"{name}.http",), **fields)  # type: ignore[arg-type]
-
-
+case = partial(provider_case, API)
 CASES = [
     case("text"),
     case("thinking", options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM)),
@@ -58,76 +67,16 @@ CASES = [
     case("error-429-then-text", "error-429-short.http", "text.http"),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
-BY_NAME = {item.name.removeprefix(f"{API}/"): item for item in CASES}
+BY_NAME = by_name(CASES)
+usage, message = Expected(INFO).usage, Expected(INFO).message
 
 # The ids the recordings give their items.
 MESSAGE_ID = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
 CALL_ITEM_ID = "fc_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
 
 
-@pytest.fixture(autouse=True)
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Retries without a Retry-After wait 1 s per attempt; these tests need not."""
-    monkeypatch.setattr(call_module, "BACKOFF_SECONDS", 0.0)
-
-
-async def run(name: str) -> tuple[list[pp.ModelEvent], pp.AssistantMessage]:
-    events, _ = await play(BY_NAME[name], INFO)
-    assert not leaks(events)
-    terminal = events[-1].done or events[-1].error
-    assert terminal is not None
-    return events, terminal.message
-
-
-def cost(input: int = 0, output: int = 0, cache_read: int = 0, factor: float = 1.0) -> pp.Cost:
-    """What the usage costs at INFO's rates, as pi's calculateCost (then its service tier factor) gives it."""
-    parts = [1.75 / 1e6 * input, 14 / 1e6 * output, 0.175 / 1e6 * cache_read, 0.0]
-    if factor != 1.0:
-        parts = [part * factor for part in parts]
-    return pp.Cost(input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts))
-
-
-def usage(input: int, output: int, cache_read: int = 0, factor: float = 1.0) -> pp.Usage:
-    return pp.Usage(
-        input=input,
-        output=output,
-        cache_read=cache_read,
-        total_tokens=input + output + cache_read,
-        cost=cost(input, output, cache_read, factor),
-    )
-
-
-def message(
-    *content: pp.AssistantContent, usage: pp.Usage, stop: pp.StopReason, error: str | None = None
-) -> pp.AssistantMessage:
-    return pp.AssistantMessage(
-        content=list(content),
-        api=API,
-        provider="openai",
-        model="gpt-5.2",
-        usage=usage,
-        stop_reason=stop,
-        error_message=error,
-        timestamp=CLOCK_MS,
-    )
-
-
-def text(value: str, signature: str | None = None) -> pp.AssistantContent:
-    return pp.AssistantContent(text=pp.TextContent(text=value, text_signature=signature))
-
-
-def thinking(value: str, signature: str) -> pp.AssistantContent:
-    return pp.AssistantContent(thinking=pp.ThinkingContent(thinking=value, thinking_signature=signature))
-
-
-def tool_call(call_id: str, name: str, arguments: str, raw: str | None = None) -> pp.AssistantContent:
-    return pp.AssistantContent(
-        tool_call=pp.ToolCall(id=call_id, name=name, arguments_json=arguments, raw_arguments=raw)
-    )
-
-
 async def test_text_streams_each_delta_and_keeps_the_message_id_as_signature() -> None:
-    events, final = await run("text")
+    events, final = await run(BY_NAME["text"], INFO)
     signature = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcdef"
     assert outline(events) == [
         "start",
@@ -144,7 +93,7 @@ async def test_text_streams_each_delta_and_keeps_the_message_id_as_signature() -
 
 
 async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reasoning_item() -> None:
-    events, final = await run("thinking")
+    events, final = await run(BY_NAME["thinking"], INFO)
     # The reasoning item of output_item.done, as compact JSON (fields in the SDK's order).
     signature = (
         '{"id":"rs_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd01","summary":['
@@ -177,7 +126,7 @@ async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reas
 
 
 async def test_reasoning_without_a_summary_is_an_empty_thinking_block_keeping_the_encrypted_item() -> None:
-    events, final = await run("encrypted-reasoning")
+    events, final = await run(BY_NAME["encrypted-reasoning"], INFO)
     signature = (
         '{"id":"rs_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd03","summary":[],"type":"reasoning",'
         '"encrypted_content":"gAAAAABpJx2lT4e8Wq1nXz5R2cMd9uGiA7tVbE3fLrO1pQkX6sHuJwY4NaZg2mDeF8vC1oTbR9xU3lK5iH7qM0nW"}'
@@ -197,7 +146,7 @@ async def test_reasoning_without_a_summary_is_an_empty_thinking_block_keeping_th
 
 
 async def test_function_call_arguments_stream_fragment_by_fragment_under_the_call_and_item_id() -> None:
-    events, final = await run("tool-call-fragments")
+    events, final = await run(BY_NAME["tool-call-fragments"], INFO)
     call_id = f"call_Qh7xW2mZ9kP4rT1vB8nL3sYd|{CALL_ITEM_ID.format(6)}"
     arguments = '{"location": "San Francisco, CA", "unit": "fahrenheit", "days": [1, 2]}'
     assert outline(events) == [
@@ -231,7 +180,7 @@ async def test_function_call_arguments_stream_fragment_by_fragment_under_the_cal
 
 
 async def test_two_function_calls_in_one_turn() -> None:
-    events, final = await run("two-tool-calls")
+    events, final = await run(BY_NAME["two-tool-calls"], INFO)
     first = f"call_A1b2C3d4E5f6G7h8I9j0K1l2|{CALL_ITEM_ID.format(7)}"
     second = f"call_M3n4O5p6Q7r8S9t0U1v2W3x4|{CALL_ITEM_ID.format(8)}"
     assert outline(events) == [
@@ -254,22 +203,23 @@ async def test_two_function_calls_in_one_turn() -> None:
 
 
 async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
-    _, final = await run("cache-usage")
+    _, final = await run(BY_NAME["cache-usage"], INFO)
     # input_tokens 24012 of which 24000 cached: 12 input, 24000 cache read, 9 output.
     assert final == message(
         text("Cached hello.", MESSAGE_ID.format(9)), usage=usage(12, 9, cache_read=24000), stop=pp.StopReason.STOP
     )
+    assert final.usage is not None
     assert final.usage.total_tokens == 24021
 
 
 async def test_a_flex_response_costs_half() -> None:
-    _, final = await run("flex-tier")
+    _, final = await run(BY_NAME["flex-tier"], INFO)
     assert final.usage == usage(1000, 100, factor=0.5)
     assert final.usage.cost == pp.Cost(input=0.000875, output=0.0007, total=0.001575)
 
 
 async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:
-    events, final = await run("length")
+    events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-2:] == [f"textEnd 0 textSignature={MESSAGE_ID.format(11)!r}", "done LENGTH"]
     assert final == message(
         text("Once upon a time, in a", MESSAGE_ID.format(11)), usage=usage(18, 8), stop=pp.StopReason.LENGTH
@@ -277,7 +227,7 @@ async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:
 
 
 async def test_incomplete_for_the_content_filter_ends_with_an_error_that_keeps_the_text() -> None:
-    events, final = await run("content-filter")
+    events, final = await run(BY_NAME["content-filter"], INFO)
     assert outline(events)[-1] == "error ERROR"
     assert final == message(
         text("Here is how to", MESSAGE_ID.format(12)),
@@ -288,7 +238,7 @@ async def test_incomplete_for_the_content_filter_ends_with_an_error_that_keeps_t
 
 
 async def test_a_refusal_streams_as_the_text_of_a_stop() -> None:
-    events, final = await run("refusal")
+    events, final = await run(BY_NAME["refusal"], INFO)
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -305,7 +255,7 @@ async def test_a_refusal_streams_as_the_text_of_a_stop() -> None:
 
 
 async def test_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw() -> None:
-    events, final = await run("invalid-tool-arguments")
+    events, final = await run(BY_NAME["invalid-tool-arguments"], INFO)
     call_id = f"call_C2d3E4f5G6h7I8j9K0l1M2n3|{CALL_ITEM_ID.format(14)}"
     assert outline(events)[-1] == "error ERROR"
     assert final == message(
@@ -331,13 +281,13 @@ async def test_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw
     ],
 )
 async def test_a_failure_mid_stream_keeps_what_came_before(name: str, error: str) -> None:
-    events, final = await run(name)
+    events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
     assert final == message(text("Partial answer"), usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
-    events, final = await run("cut-mid-stream")
+    events, final = await run(BY_NAME["cut-mid-stream"], INFO)
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Hello'", "error ERROR"]
     assert final == message(
         text("Hello"),
@@ -375,20 +325,9 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     ],
 )
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
-    events, final = await run(name)
+    events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
-
-
-async def test_a_short_retry_after_ms_is_waited_for_and_the_call_retried() -> None:
-    events, replay = await play(BY_NAME["error-429-then-text"], INFO)
-    assert len(replay.requests) == 2
-    assert outline(events)[-1] == "done STOP"
-
-
-async def test_a_500_is_retried_twice_before_it_fails() -> None:
-    _, replay = await play(BY_NAME["error-500"], INFO)
-    assert len(replay.requests) == 3
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
@@ -400,13 +339,6 @@ async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted()
 
 
 # --- the request --------------------------------------------------------------------------------
-
-READ_TOOL = pp.Tool(
-    name="read",
-    description="Read a file",
-    parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
-)
-READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 
 
 def user(value: str, *media: pp.ImageContent) -> pp.AgentMessage:
@@ -444,8 +376,8 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         headers={"x-trace": "abc"},
         provider_options_json='{"service_tier": "priority", "text": {"verbosity": "low"}}',
     )
-    context = pp.AgentContext(system_prompt="Be brief.", messages=[user("hi")], tools=[READ_TOOL])
-    events, replay = await play(ProviderCase("options", API, ("text.http",), context=context, options=options), INFO)
+    context = pp.AgentContext(system_prompt="Be brief.", messages=[user("hi")], tools=[READ])
+    events, replay = await play(case("options", "text.http", context=context, options=options), INFO)
     request = replay.requests[0]
     assert request.path == "/responses"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
@@ -474,9 +406,8 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         "text": {"verbosity": "low"},
     }
     # The response says it ran on the default tier, so the priority price does not apply.
-    final = events[-1].done
-    assert final is not None
-    assert final.message.usage == usage(25, 15)
+    assert events[-1].done is not None
+    assert final_message(events).usage == usage(25, 15)
 
 
 def body(
@@ -586,7 +517,7 @@ async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it(
             user("Summarize."),
         ],
     )
-    _, replay = await play(ProviderCase("replay", API, ("text.http",), context=context), INFO)
+    _, replay = await play(case("replay", "text.http", context=context), INFO)
     assert replay.requests[0].body == {
         "model": "gpt-5.2",
         "stream": True,
@@ -650,7 +581,7 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_c
             user("Thanks."),
         ],
     )
-    _, replay = await play(ProviderCase("own", API, ("text.http",), context=context), INFO)
+    _, replay = await play(case("own", "text.http", context=context), INFO)
     assert replay.requests[0].body["input"] == [
         input_text("What is 27 × 453?"),
         {
