@@ -1,5 +1,6 @@
-//! The gRPC client of `pi.ai.v1.ModelService`: streams whose iteration never fails, and the
-//! model catalog (`ListModels`, `GetModel`).
+//! The gRPC client of `pi.ai.v1.ModelService`: streams whose iteration never fails (read through
+//! `StreamBatched`, or `Stream` on a server without it), and the model catalog (`ListModels`,
+//! `GetModel`).
 
 use std::fmt;
 use std::future::Future;
@@ -7,15 +8,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bytes::{Buf, Bytes};
+use bytes::{Buf, BufMut, Bytes};
 use futures_core::Stream;
 use prost::Message;
 use tokio::time::{Instant, Sleep};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder, Streaming};
 use tonic::codegen::http::uri::PathAndQuery;
-use tonic::metadata::{MetadataKey, MetadataValue};
+use tonic::metadata::{MetadataKey, MetadataMap, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
-use tonic::{Code, Response, Status};
+use tonic::{Code, Extensions, Response, Status};
 
 use crate::accumulator::{DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
 use crate::event_stream::{EventStream, StreamFailure};
@@ -32,6 +33,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(900);
 pub const DEFAULT_CATALOG_TIMEOUT: Duration = Duration::from_secs(30);
 
 const STREAM_METHOD: &str = "/pi.ai.v1.ModelService/Stream";
+const BATCHED_METHOD: &str = "/pi.ai.v1.ModelService/StreamBatched";
 
 /// What one call may set besides its context.
 #[derive(Debug, Clone, Default)]
@@ -108,6 +110,11 @@ impl From<&Status> for CallError {
 /// [`StreamFailure::Status`]; a stream that closes without a terminal event, an event that does
 /// not decode or breaks a stream rule, or deltas beyond the size limit are ERROR with failure
 /// [`StreamFailure::Rule`]; [`EventStream::cancel`] is ABORTED "cancelled" with no failure.
+///
+/// A stream calls `StreamBatched`, whose messages each carry one or more events, and falls back
+/// to `Stream` (one event per message) when that call fails with UNIMPLEMENTED before any event,
+/// within the same deadline. [`ModelClient::with_batched`]`(false)` calls `Stream` only. Either
+/// way the stream yields the same events, each with its own partial and index.
 #[derive(Debug, Clone)]
 pub struct ModelClient {
     channel: Channel,
@@ -115,6 +122,7 @@ pub struct ModelClient {
     catalog_timeout: Option<Duration>,
     max_message_bytes: u64,
     metadata: Vec<(String, String)>,
+    batched: bool,
 }
 
 impl ModelClient {
@@ -134,7 +142,17 @@ impl ModelClient {
             catalog_timeout: Some(DEFAULT_CATALOG_TIMEOUT),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             metadata: Vec::new(),
+            batched: true,
         })
+    }
+
+    /// The same client, calling `StreamBatched` first (`true`, the default: one message per
+    /// batch of events, falling back to `Stream` on UNIMPLEMENTED) or `Stream` only (`false`:
+    /// one message per event, as grpcurl and other servers' clients see it).
+    #[must_use]
+    pub fn with_batched(mut self, batched: bool) -> Self {
+        self.batched = batched;
+        self
     }
 
     /// The same client, sending `key: value` (ASCII) with every call, e.g. `authorization`.
@@ -178,8 +196,10 @@ impl ModelClient {
         };
         let timeout = options.timeout.or(self.default_timeout);
         let events = EventStream::new().with_max_message_bytes(self.max_message_bytes);
-        // The timeout is for the server; ours is Call::deadline.
-        let request = match self.request(request, timeout, &options.metadata) {
+        // Encoded once: a fallback to Stream sends the same bytes.
+        let body = Bytes::from(request.encode_to_vec());
+        // The deadline is set per call opened (a fallback gets what is left of it).
+        let request = match self.request(body, None, &options.metadata) {
             Ok(request) => request,
             Err(error) => {
                 events.fail_with(StreamFailure::Status {
@@ -189,25 +209,34 @@ impl ModelClient {
                 return events;
             }
         };
+        let (metadata, _, body) = request.into_parts();
         // A terminal event carries the whole message: room for the deltas twice, and then some.
-        let largest_event = self
+        // A batch is held to the same limit: it holds at most the whole stream, whose deltas are
+        // held to the delta limit.
+        let largest_message = self
             .max_message_bytes
             .saturating_mul(2)
             .saturating_add(1 << 20);
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone())
-            .max_decoding_message_size(usize::try_from(largest_event).unwrap_or(usize::MAX));
-        let opening = async move {
-            grpc.ready()
-                .await
-                .map_err(|error| Status::unavailable(error.to_string()))?;
-            let path = PathAndQuery::from_static(STREAM_METHOD);
-            grpc.server_streaming(request, path, EventCodec).await
+        let opener = Opener {
+            channel: self.channel.clone(),
+            metadata,
+            body,
+            largest_message: usize::try_from(largest_message).unwrap_or(usize::MAX),
+        };
+        let now = Instant::now();
+        let (method, fallback) = if self.batched {
+            (BATCHED_METHOD, Some(opener.clone()))
+        } else {
+            (STREAM_METHOD, None)
         };
         let call = Call {
-            phase: Phase::Opening(Box::pin(opening)),
-            deadline: timeout
-                .map(|limit| Box::pin(tokio::time::sleep_until(Instant::now() + limit))),
+            // The timeout is for the server; ours is Call::deadline.
+            phase: Phase::Opening(opener.open(method, timeout)),
+            deadline: timeout.map(|limit| Box::pin(tokio::time::sleep_until(now + limit))),
             received: 0,
+            batched: self.batched,
+            fallback,
+            batch: Bytes::new(),
         };
         events.read_from(Box::pin(call));
         events
@@ -273,67 +302,231 @@ impl ModelClient {
 
 type Opening = Pin<Box<dyn Future<Output = Result<Response<Streaming<Bytes>>, Status>> + Send>>;
 
+/// What it takes to open a streaming call: the encoded request and its metadata.
+#[derive(Clone)]
+struct Opener {
+    channel: Channel,
+    /// The client's metadata and the call's, without the deadline.
+    metadata: MetadataMap,
+    body: Bytes,
+    largest_message: usize,
+}
+
+impl Opener {
+    /// Open `method` (Stream or StreamBatched), telling the server `timeout`.
+    fn open(&self, method: &'static str, timeout: Option<Duration>) -> Opening {
+        let mut request = tonic::Request::from_parts(
+            self.metadata.clone(),
+            Extensions::default(),
+            self.body.clone(),
+        );
+        if let Some(limit) = timeout {
+            request.set_timeout(limit);
+        }
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone())
+            .max_decoding_message_size(self.largest_message);
+        Box::pin(async move {
+            grpc.ready()
+                .await
+                .map_err(|error| Status::unavailable(error.to_string()))?;
+            let path = PathAndQuery::from_static(method);
+            grpc.server_streaming(request, path, RawCodec).await
+        })
+    }
+}
+
 /// One call as a stream of events, or of the failure that ends it.
 struct Call {
     phase: Phase,
     deadline: Option<Pin<Box<Sleep>>>,
-    /// Messages received so far: the index of the next event.
+    /// Events read so far (not messages): the index of the next event.
     received: usize,
+    /// Whether each message is a StreamBatchedResponse (else a ModelEvent).
+    batched: bool,
+    /// While StreamBatched has not yet delivered an event: opens the Stream call that replaces
+    /// it if the server answers UNIMPLEMENTED.
+    fallback: Option<Opener>,
+    /// What is left of the StreamBatchedResponse at hand: its events are split off one at a time,
+    /// as they are consumed, so each is applied (and its partial rebuilt) before the next.
+    batch: Bytes,
 }
 
 enum Phase {
     /// Waiting for the response headers.
     Opening(Opening),
-    /// Reading the messages, each one event.
+    /// Reading the messages: each one event, or one batch of them.
     Open(Box<Streaming<Bytes>>),
+}
+
+impl Call {
+    /// The next event's bytes split off the batch at hand; `None` once it is used up.
+    fn next_in_batch(&mut self) -> Option<Result<ModelEvent, StreamFailure>> {
+        if self.batch.is_empty() {
+            return None;
+        }
+        match split_event(&mut self.batch) {
+            Ok(Some(event)) => Some(self.decode(event)),
+            Ok(None) => None,
+            Err(detail) => {
+                // The events in front of it were applied; it fails at the next event's index.
+                self.batch = Bytes::new();
+                let detail = format!("cannot decode the batch: {detail}");
+                let rule = StreamProtocolError::new(self.received, "event-decode", detail);
+                Some(Err(StreamFailure::Rule(rule)))
+            }
+        }
+    }
+
+    /// Decode the next event. Bytes from the network: whatever they hold, a failure to read them
+    /// is rule `event-decode`, at this event's index.
+    fn decode(&mut self, bytes: Bytes) -> Result<ModelEvent, StreamFailure> {
+        let index = self.received;
+        self.received += 1;
+        // An event has come: the call stays the one it is.
+        self.fallback = None;
+        ModelEvent::decode(bytes).map_err(|error| {
+            let detail = format!("the message is not a ModelEvent: {error}");
+            StreamFailure::Rule(StreamProtocolError::new(index, "event-decode", detail))
+        })
+    }
 }
 
 impl Stream for Call {
     type Item = Result<ModelEvent, StreamFailure>;
 
-    fn poll_next(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if let Some(deadline) = self.deadline.as_mut()
+    fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if let Some(deadline) = this.deadline.as_mut()
             && deadline.as_mut().poll(context).is_ready()
         {
             let message = "the call's deadline passed".to_owned();
             let code = code_name(Code::DeadlineExceeded);
             return Poll::Ready(Some(Err(StreamFailure::Status { code, message })));
         }
-        let item = match &mut self.phase {
-            Phase::Opening(opening) => match ready!(opening.as_mut().poll(context)) {
-                Ok(response) => {
-                    self.phase = Phase::Open(Box::new(response.into_inner()));
-                    return self.poll_next(context);
+        loop {
+            if let Some(item) = this.next_in_batch() {
+                return Poll::Ready(Some(item));
+            }
+            let item = match &mut this.phase {
+                Phase::Opening(opening) => match ready!(opening.as_mut().poll(context)) {
+                    Ok(response) => {
+                        this.phase = Phase::Open(Box::new(response.into_inner()));
+                        continue;
+                    }
+                    Err(status) => Err(status),
+                },
+                Phase::Open(messages) => {
+                    match ready!(Pin::new(messages.as_mut()).poll_next(context)) {
+                        Some(item) => item,
+                        None => return Poll::Ready(None),
+                    }
                 }
-                Err(status) => Some(Err(status)),
-            },
-            Phase::Open(messages) => ready!(Pin::new(messages.as_mut()).poll_next(context)),
-        };
-        let index = self.received;
-        Poll::Ready(item.map(|item| {
-            let bytes = item.map_err(|status| status_failure(&status))?;
-            self.received += 1;
-            // Bytes from the network: whatever they hold, a failure to read them is this rule.
-            ModelEvent::decode(bytes).map_err(|error| {
-                let detail = format!("the message is not a ModelEvent: {error}");
-                StreamFailure::Rule(StreamProtocolError::new(index, "event-decode", detail))
-            })
-        }))
+            };
+            match item {
+                Ok(bytes) if this.batched => this.batch = bytes,
+                Ok(bytes) => return Poll::Ready(Some(this.decode(bytes))),
+                Err(status) => {
+                    if status.code() == Code::Unimplemented
+                        && let Some(opener) = this.fallback.take()
+                    {
+                        // A server without StreamBatched: Stream, within what is left of the
+                        // deadline.
+                        let left = this.deadline.as_ref().map(|deadline| {
+                            deadline
+                                .deadline()
+                                .saturating_duration_since(Instant::now())
+                        });
+                        this.phase = Phase::Opening(opener.open(STREAM_METHOD, left));
+                        this.batched = false;
+                        continue;
+                    }
+                    return Poll::Ready(Some(Err(status_failure(&status))));
+                }
+            }
+        }
     }
 }
 
-/// Encodes the request with prost and hands each response message over as bytes, so the
-/// stream decodes it and an undecodable one is named by its index.
-struct EventCodec;
+/// Split the next event off the bytes of a StreamBatchedResponse: field 1, length-delimited;
+/// other fields are skipped by their wire type. `Ok(None)` when no event is left; `Err` names
+/// what is malformed (the bytes are then of no further use).
+///
+/// Done by hand rather than by the generated parser, which would refuse the whole batch: the
+/// events in front of a malformed one are applied, and it fails at its own index.
+fn split_event(rest: &mut Bytes) -> Result<Option<Bytes>, String> {
+    while !rest.is_empty() {
+        let key = varint(rest)?;
+        let (field, wire_type) = (key >> 3, key & 7);
+        if field == 0 {
+            return Err("a field numbered 0".to_owned());
+        }
+        match wire_type {
+            2 => {
+                let size = varint(rest)?;
+                let Some(size) = usize::try_from(size)
+                    .ok()
+                    .filter(|size| *size <= rest.len())
+                else {
+                    let left = rest.len();
+                    return Err(format!(
+                        "field {field} of {size} bytes runs past the end of the message ({left} bytes left)"
+                    ));
+                };
+                let value = rest.split_to(size);
+                if field == 1 {
+                    return Ok(Some(value));
+                }
+            }
+            _ if field == 1 => {
+                return Err(format!("field 1 (events) has wire type {wire_type}, not 2"));
+            }
+            0 => {
+                varint(rest)?;
+            }
+            1 | 5 => {
+                let size = if wire_type == 1 { 8 } else { 4 };
+                if rest.len() < size {
+                    return Err(format!(
+                        "field {field} (wire type {wire_type}) is cut short"
+                    ));
+                }
+                rest.advance(size);
+            }
+            _ => {
+                return Err(format!(
+                    "field {field} has wire type {wire_type}, which this message cannot hold"
+                ));
+            }
+        }
+    }
+    Ok(None)
+}
 
-impl Codec for EventCodec {
-    type Encode = StreamRequest;
+/// A varint read off the front of `rest`.
+fn varint(rest: &mut Bytes) -> Result<u64, String> {
+    let mut value = 0u64;
+    for (at, byte) in rest.iter().take(10).enumerate() {
+        value |= u64::from(byte & 0x7F) << (7 * at);
+        if byte & 0x80 == 0 {
+            rest.advance(at + 1);
+            return Ok(value);
+        }
+    }
+    Err("a varint is cut short or longer than 10 bytes".to_owned())
+}
+
+/// Sends the request as it was encoded and hands each response message over as bytes, so the
+/// call splits and decodes it and an undecodable event is named by its index.
+struct RawCodec;
+
+impl Codec for RawCodec {
+    type Encode = Bytes;
     type Decode = Bytes;
-    type Encoder = RequestEncoder;
+    type Encoder = BytesEncoder;
     type Decoder = BytesDecoder;
 
-    fn encoder(&mut self) -> RequestEncoder {
-        RequestEncoder
+    fn encoder(&mut self) -> BytesEncoder {
+        BytesEncoder
     }
 
     fn decoder(&mut self) -> BytesDecoder {
@@ -341,15 +534,15 @@ impl Codec for EventCodec {
     }
 }
 
-struct RequestEncoder;
+struct BytesEncoder;
 
-impl Encoder for RequestEncoder {
-    type Item = StreamRequest;
+impl Encoder for BytesEncoder {
+    type Item = Bytes;
     type Error = Status;
 
-    fn encode(&mut self, item: StreamRequest, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        item.encode(dst)
-            .map_err(|error| Status::internal(error.to_string()))
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
+        Ok(())
     }
 }
 
@@ -407,6 +600,59 @@ mod tests {
                 message: "context: required".to_owned()
             }
         );
+    }
+
+    /// Every event split off `batch`, and what stopped the split, if anything did.
+    fn split_all(batch: &[u8]) -> (Vec<Vec<u8>>, Option<String>) {
+        let mut rest = Bytes::copy_from_slice(batch);
+        let mut events = Vec::new();
+        loop {
+            match split_event(&mut rest) {
+                Ok(Some(event)) => events.push(event.to_vec()),
+                Ok(None) => return (events, None),
+                Err(detail) => return (events, Some(detail)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_splits_into_its_events_and_skips_other_fields() {
+        let batch = [
+            &[0x0a, 2, 0xaa, 0xbb][..],
+            &[0x10, 0x96, 0x01],             // field 2, a varint
+            &[0x19, 1, 2, 3, 4, 5, 6, 7, 8], // field 3, fixed64
+            &[0x0a, 0],                      // an empty event
+            &[0x22, 1, 0xcc],                // field 4, length-delimited
+            &[0x2d, 1, 2, 3, 4],             // field 5, fixed32
+            &[0x0a, 1, 0xdd],
+        ]
+        .concat();
+        let (events, failure) = split_all(&batch);
+        assert_eq!(events, [vec![0xaa, 0xbb], vec![], vec![0xdd]]);
+        assert_eq!(failure, None);
+        assert_eq!(split_all(&[]), (vec![], None));
+    }
+
+    #[test]
+    fn a_malformed_field_stops_the_split_after_the_events_before_it() {
+        let good = [0x0a, 1, 0xaa];
+        let cases: [(&[u8], &str); 7] = [
+            (&[0x0a, 5, 1, 2], "runs past the end"),
+            (&[0x0a], "varint is cut short"),
+            (&[0x0a, 0x80], "varint is cut short"),
+            (&[0x08, 1], "field 1 (events) has wire type 0"),
+            (&[0x1b], "wire type 3"),
+            (&[0x19, 1, 2, 3], "cut short"),
+            (&[0x02, 0], "numbered 0"),
+        ];
+        for (tail, expected) in cases {
+            let (events, failure) = split_all(&[&good[..], tail].concat());
+            assert_eq!(events, [vec![0xaa]], "{tail:?}");
+            let failure = failure.unwrap_or_default();
+            assert!(failure.contains(expected), "{tail:?}: {failure}");
+        }
+        let long = [0xff; 11];
+        assert!(split_all(&long).1.unwrap().contains("longer than 10 bytes"));
     }
 
     #[test]

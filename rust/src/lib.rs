@@ -1,6 +1,6 @@
 //! pi-proto for Rust: the `pi.ai.v1` types generated from `proto/`, their validation, the
-//! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService` (Stream and the model
-//! catalog).
+//! event-stream runtime, and a gRPC client of `pi.ai.v1.ModelService` (StreamBatched, falling back
+//! to Stream, and the model catalog).
 //!
 //! - [`v1`]: every message, with prost's binary encoding, pbjson's ProtoJSON (serde) and
 //!   prost-reflect's descriptors.

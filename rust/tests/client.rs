@@ -1,6 +1,6 @@
 //! The client against a fake server in this process: the events in order with the partial
 //! rebuilt, the request and its defaults, every failure as one final `error` event with a
-//! structured failure, and the model catalog.
+//! structured failure, batches (StreamBatched) and the fallback to Stream, and the model catalog.
 
 mod support;
 
@@ -16,8 +16,8 @@ use pi_proto::{
     text_of, user_message,
 };
 use prost::Message;
-use support::fake_server::{Action, FakeServer};
-use support::{assistant_message, collect, kinds, text, tool_call, within};
+use support::fake_server::{Action, FakeServer, batch_of};
+use support::{LIMIT, assistant_message, collect, kinds, text, tool_call, within};
 
 const PREAMBLE: &str = "我先读取项目说明。";
 
@@ -108,6 +108,36 @@ fn the_readme_shows_the_install_lines_the_consumer_test_runs() {
     });
 }
 
+const STREAM: &str = "/pi.ai.v1.ModelService/Stream";
+const BATCHED: &str = "/pi.ai.v1.ModelService/StreamBatched";
+
+/// The methods the server was called with, in order.
+fn paths(server: &FakeServer) -> Vec<String> {
+    server
+        .received()
+        .into_iter()
+        .map(|call| call.path)
+        .collect()
+}
+
+/// A `grpc-timeout` header's value as a duration.
+fn grpc_timeout(value: &http::HeaderValue) -> Duration {
+    let text = value.to_str().unwrap();
+    let (digits, unit) = text.split_at(text.len() - 1);
+    let amount: u64 = digits.parse().unwrap();
+    match unit {
+        "H" => Duration::from_secs(amount * 3600),
+        "M" => Duration::from_secs(amount * 60),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        other => panic!("no grpc-timeout unit {other}"),
+    }
+}
+
+// The fake server sends all 12 events of the seed turn in one StreamBatchedResponse: each still
+// arrives with the partial as of that event, not as of the end of its batch.
 #[tokio::test]
 async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
     within(async {
@@ -172,7 +202,7 @@ async fn every_event_arrives_with_the_partial_rebuilt_after_it() {
 
         let received = server.received();
         assert_eq!(received.len(), 1);
-        assert_eq!(received[0].path, "/pi.ai.v1.ModelService/Stream");
+        assert_eq!(received[0].path, BATCHED);
         assert_eq!(received[0].request.provider, "scripted");
         assert_eq!(received[0].request.model, "scripted-v1");
         let context = received[0].request.context.clone().expect("a context");
@@ -284,23 +314,170 @@ async fn cancel_from_another_thread_while_the_consumer_waits_ends_with_aborted()
     .await;
 }
 
+// In StreamBatched the bad bytes are the third event of a batch: the two in front of them are
+// applied, and the failure names the event's own index, not the message's.
 #[tokio::test]
 async fn bytes_that_are_not_an_event_end_the_stream_with_rule_event_decode() {
     within(async {
         let mut script = playing(&seed_turn()[..2]);
         script.push(Action::Send(vec![0xff, 0xff, 0xff]));
+        script.extend(playing(&seed_turn()[2..]));
+        let server = FakeServer::start(script).await;
+        for batched in [true, false] {
+            let client = ModelClient::new(&server.target)
+                .expect("a valid target")
+                .with_batched(batched);
+            let events = client.stream(user_context("hi"), CallOptions::default());
+
+            assert_eq!(
+                kinds(&collect(&events).await),
+                ["start", "text_start", "error"]
+            );
+            let Some(StreamFailure::Rule(broken)) = events.failure() else {
+                panic!("a broken rule, not {:?}", events.failure());
+            };
+            assert_eq!((broken.event_index, broken.rule_id), (2, "event-decode"));
+            assert_eq!(
+                events.result().await.content.len(),
+                1,
+                "the text block started"
+            );
+        }
+        assert_eq!(paths(&server), [BATCHED, STREAM]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_batch_cut_short_fails_at_the_index_of_the_next_event() {
+    within(async {
+        let encoded: Vec<Vec<u8>> = seed_turn().iter().map(Message::encode_to_vec).collect();
+        // Two events, then a batch of one event and a field that claims 32 bytes and holds 1.
+        let mut cut = batch_of(&encoded[2..3]);
+        cut.extend([0x0a, 0x20, 0x01]);
+        let script = vec![Action::Raw(batch_of(&encoded[..2])), Action::Raw(cut)];
         let server = FakeServer::start(script).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
 
         assert_eq!(
             kinds(&collect(&events).await),
-            ["start", "text_start", "error"]
+            ["start", "text_start", "text_delta", "error"]
         );
         let Some(StreamFailure::Rule(broken)) = events.failure() else {
             panic!("a broken rule, not {:?}", events.failure());
         };
-        assert_eq!((broken.event_index, broken.rule_id), (2, "event-decode"));
+        assert_eq!((broken.event_index, broken.rule_id), (3, "event-decode"));
+        assert!(broken.detail.contains("runs past the end"), "{broken}");
+        assert_eq!(text_of(&events.result().await), "我先读取项");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn fields_of_a_batch_other_than_its_events_are_skipped() {
+    within(async {
+        let sent = seed_turn();
+        let encoded: Vec<Vec<u8>> = sent.iter().map(Message::encode_to_vec).collect();
+        let mut batch = batch_of(&encoded[..6]);
+        batch.extend([0x10, 0x96, 0x01]); // field 2, varint
+        batch.extend([0x1a, 0x02, 0xff, 0xff]); // field 3, length-delimited
+        batch.extend([0x25, 1, 2, 3, 4]); // field 4, fixed32
+        batch.extend(batch_of(&encoded[6..]));
+        let server = FakeServer::start(vec![Action::Raw(batch)]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        assert_eq!(collect(&events).await, sent);
+        assert_eq!(events.failure(), None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_without_stream_batched_is_read_through_stream() {
+    within(async {
+        let sent = seed_turn();
+        let server = FakeServer::without_batched(playing(&sent)).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        assert_eq!(collect(&events).await, sent);
+        assert_eq!(events.failure(), None);
+        let received = server.received();
+        assert_eq!(paths(&server), [BATCHED, STREAM]);
+        assert_eq!(received[0].body, received[1].body, "the same request");
+        // Within the same deadline: Stream is told what is left of it.
+        let first = grpc_timeout(&received[0].headers["grpc-timeout"]);
+        let second = grpc_timeout(&received[1].headers["grpc-timeout"]);
+        assert_eq!(first, Duration::from_secs(900));
+        assert!(second < first && second > first - LIMIT, "{second:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unimplemented_before_any_event_falls_back_once() {
+    within(async {
+        // Every call ends UNIMPLEMENTED, after its response headers: StreamBatched, then Stream.
+        let server = FakeServer::start(vec![Action::Status(12, "not here")]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        assert_eq!(kinds(&collect(&events).await), ["error"]);
+        let expected = StreamFailure::Status {
+            code: "UNIMPLEMENTED",
+            message: "not here".to_owned(),
+        };
+        assert_eq!(events.failure(), Some(expected));
+        assert_eq!(paths(&server), [BATCHED, STREAM]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn unimplemented_after_an_event_ends_the_stream_without_a_fallback() {
+    within(async {
+        let mut script = playing(&seed_turn()[..1]);
+        script.push(Action::Status(12, "gone"));
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        assert_eq!(kinds(&collect(&events).await), ["start", "error"]);
+        assert!(matches!(
+            events.failure(),
+            Some(StreamFailure::Status {
+                code: "UNIMPLEMENTED",
+                ..
+            })
+        ));
+        assert_eq!(paths(&server), [BATCHED]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn with_batched_false_calls_stream_only_and_yields_the_same() {
+    within(async {
+        let sent = seed_turn();
+        let server = FakeServer::start(playing(&sent)).await;
+        let mut partials = Vec::new();
+        for batched in [true, false] {
+            let client = ModelClient::new(&server.target)
+                .expect("a valid target")
+                .with_batched(batched);
+            let events = client.stream(user_context("hi"), CallOptions::default());
+            let mut seen = Vec::new();
+            while let Some(event) = events.next().await {
+                seen.push((event, (*events.partial()).clone()));
+            }
+            partials.push(seen);
+        }
+
+        assert_eq!(partials[0], partials[1]);
+        assert_eq!(partials[1].len(), sent.len());
+        assert_eq!(paths(&server), [BATCHED, STREAM]);
     })
     .await;
 }

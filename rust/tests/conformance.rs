@@ -48,7 +48,8 @@ fn run_wire(case: &pb::WireCase) -> Outcome {
         ToolResultContent, Cost, Usage, UserMessage, AssistantMessage, ToolResultMessage,
         CustomMessage, SessionEntry, AgentMessage, TranscriptEntry, Tool, AgentContext,
         GenerationOptions, ThinkingBudgets, ToolChoice, StreamRequest, Model, ModelCost,
-        ListModelsRequest, ListModelsResponse, GetModelRequest, GetModelResponse, StartEvent, TextStartEvent, TextDeltaEvent, TextEndEvent,
+        ListModelsRequest, ListModelsResponse, GetModelRequest, GetModelResponse,
+        StreamBatchedResponse, StartEvent, TextStartEvent, TextDeltaEvent, TextEndEvent,
         ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolCallStartEvent,
         ToolCallDeltaEvent, ToolCallEndEvent, DoneEvent, ErrorEvent, ModelEvent, JsonText
     }

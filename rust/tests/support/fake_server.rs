@@ -1,5 +1,6 @@
 //! A fake `pi.ai.v1.ModelService` on a raw HTTP/2 server (h2), in the test's own process: every
-//! Stream call plays the same script of events, raw frames, pauses and a final status,
+//! Stream and StreamBatched call plays the same script of events, raw messages, pauses and a final
+//! status (StreamBatched puts consecutive events in one batch, as the reference server does),
 //! ListModels and GetModel answer from a catalog, and the server keeps each request it received
 //! with its path and headers.
 
@@ -18,8 +19,12 @@ use tokio::net::TcpListener;
 /// One step of a call.
 #[derive(Debug, Clone)]
 pub enum Action {
-    /// Send these bytes as one message, whatever they hold (see [`Action::event`]).
+    /// Send these bytes as one event, whatever they hold (see [`Action::event`]): in Stream a
+    /// message of its own; in StreamBatched, consecutive ones share one StreamBatchedResponse,
+    /// sent before any other action.
     Send(Vec<u8>),
+    /// Send these bytes as one message as they are, in either method.
+    Raw(Vec<u8>),
     /// Wait.
     Sleep(Duration),
     /// End the call with this gRPC status code and message; nothing is sent after it.
@@ -53,20 +58,31 @@ pub struct FakeServer {
 }
 
 impl FakeServer {
-    /// Start a server that answers every call with `script`, then status OK unless the script
-    /// ends with a status of its own.
+    /// Start a server that answers every Stream and StreamBatched call with `script`, then
+    /// status OK unless the script ends with a status of its own.
     pub async fn start(script: Vec<Action>) -> Self {
         Self::with_catalog(script, Vec::new()).await
     }
 
     /// Start a server that also serves `catalog` to ListModels and GetModel.
     pub async fn with_catalog(script: Vec<Action>, catalog: Vec<Model>) -> Self {
+        Self::serve(script, catalog, true).await
+    }
+
+    /// Start a server that has no StreamBatched, as an older one: it answers that method with
+    /// UNIMPLEMENTED in the response headers (a trailers-only response, as gRPC servers do).
+    pub async fn without_batched(script: Vec<Action>) -> Self {
+        Self::serve(script, Vec::new(), false).await
+    }
+
+    async fn serve(script: Vec<Action>, catalog: Vec<Model>, batched: bool) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let target = listener.local_addr().expect("an address").to_string();
         let received = Arc::new(Mutex::new(Vec::new()));
         let service = Arc::new(Service {
             script,
             catalog,
+            batched,
             log: received.clone(),
         });
         tokio::spawn(async move {
@@ -94,6 +110,7 @@ impl FakeServer {
 struct Service {
     script: Vec<Action>,
     catalog: Vec<Model>,
+    batched: bool,
     log: Arc<Mutex<Vec<Received>>>,
 }
 
@@ -114,7 +131,8 @@ async fn answer(
     let bytes = bytes.freeze();
     let body = bytes.slice(5.min(bytes.len())..);
     let path = parts.uri.path().to_owned();
-    let stream = path.ends_with("/Stream");
+    let batched = path.ends_with("/StreamBatched");
+    let stream = path.ends_with("/Stream") || batched;
     let request = if stream {
         StreamRequest::decode(body.clone()).unwrap_or_default()
     } else {
@@ -129,9 +147,17 @@ async fn answer(
 
     let response = Response::builder()
         .status(200)
-        .header("content-type", "application/grpc")
-        .body(())
-        .expect("a valid response");
+        .header("content-type", "application/grpc");
+    if batched && !service.batched {
+        let response = response
+            .header("grpc-status", "12")
+            .header("grpc-message", "Method not found!")
+            .body(())
+            .expect("a valid response");
+        respond.send_response(response, true)?;
+        return Ok(());
+    }
+    let response = response.body(()).expect("a valid response");
     let mut send = respond.send_response(response, false)?;
     if !stream {
         let (reply, code, message) = service.catalog_answer(&path, body);
@@ -140,14 +166,44 @@ async fn answer(
         }
         return send.send_trailers(status(code, message));
     }
+    // The StreamBatchedResponse being filled: each event as field 1, length-delimited.
+    let mut batch = Vec::new();
     for action in service.script.iter() {
+        if let Action::Send(bytes) = action
+            && batched
+        {
+            add_event(&mut batch, bytes);
+            continue;
+        }
+        if !batch.is_empty() {
+            send.send_data(framed(&std::mem::take(&mut batch)), false)?;
+        }
         match action {
-            Action::Send(bytes) => send.send_data(framed(bytes), false)?,
+            Action::Send(bytes) | Action::Raw(bytes) => send.send_data(framed(bytes), false)?,
             Action::Sleep(pause) => tokio::time::sleep(*pause).await,
             Action::Status(code, message) => return send.send_trailers(status(*code, message)),
         }
     }
+    if !batch.is_empty() {
+        send.send_data(framed(&batch), false)?;
+    }
     send.send_trailers(status(0, ""))
+}
+
+/// The bytes of a StreamBatchedResponse of `events`, each encoded as it is.
+pub fn batch_of(events: &[Vec<u8>]) -> Vec<u8> {
+    let mut batch = Vec::new();
+    for event in events {
+        add_event(&mut batch, event);
+    }
+    batch
+}
+
+/// Append `event` to a StreamBatchedResponse's bytes: field 1, length-delimited.
+fn add_event(batch: &mut Vec<u8>, event: &[u8]) {
+    batch.push(0x0a);
+    prost::encoding::encode_varint(event.len() as u64, batch);
+    batch.extend_from_slice(event);
 }
 
 impl Service {
