@@ -43,6 +43,14 @@ import java.util.concurrent.TimeUnit;
  * ({@code event-decode}, the rule broken, {@code terminal-missing}); {@code cancel()} on the
  * returned stream is ABORTED "cancelled", with no failure.
  *
+ * <p>A stream calls {@code StreamBatched}, which carries the events that are ready together in one
+ * message, and falls back to {@code Stream}, within the same deadline and with the same headers,
+ * when the server answers UNIMPLEMENTED before any event (a server without {@code StreamBatched});
+ * {@link #withBatched withBatched(false)} calls {@code Stream} alone. The events of a batch are
+ * delivered one at a time, exactly as if each had come in a message of its own: each has its own
+ * partial, every event index counts events, and an undecodable event fails at its own index after
+ * the events in front of it.
+ *
  * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
  * whose deltas add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
  * rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes} change
@@ -52,7 +60,7 @@ import java.util.concurrent.TimeUnit;
  * deadline of {@link #CATALOG_TIMEOUT}; they throw {@link CallException} with the status code.
  */
 public final class ModelClient implements AutoCloseable {
-  /** The largest single event the client accepts, in bytes. */
+  /** The largest single message (an event, or a batch of them) the client accepts, in bytes. */
   public static final int MAX_RECEIVE_BYTES = 64 * 1024 * 1024;
 
   /** The deadline of a call that sets none: longer than a server's usual stream limit. */
@@ -68,9 +76,17 @@ public final class ModelClient implements AutoCloseable {
   private static final MethodDescriptor<StreamRequest, byte[]> STREAM =
       ModelServiceGrpc.getStreamMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
 
+  /**
+   * The generated StreamBatched method, receiving each StreamBatchedResponse as bytes: the client
+   * splits them into events itself, so that the events in front of a malformed one are kept.
+   */
+  private static final MethodDescriptor<StreamRequest, byte[]> STREAM_BATCHED =
+      ModelServiceGrpc.getStreamBatchedMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
+
   private final ManagedChannel channel;
   private final Duration defaultTimeout;
   private final long maxMessageBytes;
+  private final boolean batched;
 
   /** A client of the server at {@code target} (host:port), over plaintext HTTP/2. */
   public ModelClient(String target) {
@@ -82,13 +98,15 @@ public final class ModelClient implements AutoCloseable {
 
   /** A client over a channel of your own (TLS, interceptors, ...); {@link #close} shuts it down. */
   public ModelClient(ManagedChannel channel) {
-    this(channel, DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES);
+    this(channel, DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES, true);
   }
 
-  private ModelClient(ManagedChannel channel, Duration defaultTimeout, long maxMessageBytes) {
+  private ModelClient(
+      ManagedChannel channel, Duration defaultTimeout, long maxMessageBytes, boolean batched) {
     this.channel = channel;
     this.defaultTimeout = defaultTimeout;
     this.maxMessageBytes = maxMessageBytes;
+    this.batched = batched;
   }
 
   /**
@@ -96,7 +114,7 @@ public final class ModelClient implements AutoCloseable {
    * null for no deadline.
    */
   public ModelClient withDefaultTimeout(Duration timeout) {
-    return new ModelClient(channel, timeout, maxMessageBytes);
+    return new ModelClient(channel, timeout, maxMessageBytes, batched);
   }
 
   /**
@@ -107,7 +125,16 @@ public final class ModelClient implements AutoCloseable {
     if (bytes < 0) {
       throw new IllegalArgumentException("maxMessageBytes must not be negative");
     }
-    return new ModelClient(channel, defaultTimeout, bytes);
+    return new ModelClient(channel, defaultTimeout, bytes, batched);
+  }
+
+  /**
+   * This client, on the same channel, calling {@code StreamBatched} with a fallback to {@code
+   * Stream} (true, the default) or {@code Stream} alone (false). The events a stream yields are the
+   * same either way.
+   */
+  public ModelClient withBatched(boolean batched) {
+    return new ModelClient(channel, defaultTimeout, maxMessageBytes, batched);
   }
 
   /**
@@ -162,7 +189,7 @@ public final class ModelClient implements AutoCloseable {
             : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
     Channel target =
         ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
-    events.drive(stream -> receive(stream, target, request, options));
+    events.drive(stream -> receive(stream, target, request, options, batched));
     return events;
   }
 
@@ -231,30 +258,54 @@ public final class ModelClient implements AutoCloseable {
       AssistantMessageEventStream events,
       Channel target,
       StreamRequest request,
-      CallOptions options)
+      CallOptions options,
+      boolean batched)
       throws InterruptedException {
-    // The call belongs to this context: cancelling it ends the call wherever the loop stands.
+    // The call belongs to this context: cancelling it ends the call wherever the loop stands. The
+    // options hold the deadline as an instant, so a fallback call keeps the first call's deadline.
     Context.CancellableContext call = Context.current().withCancellation();
     Context outer = call.attach();
     try {
       Iterator<byte[]> messages =
-          ClientCalls.blockingServerStreamingCall(target, STREAM, options, request);
-      for (int index = 0; messages.hasNext(); index++) {
-        byte[] data = messages.next();
-        ModelEvent event;
+          ClientCalls.blockingServerStreamingCall(
+              target, batched ? STREAM_BATCHED : STREAM, options, request);
+      int received = 0; // events, not messages: every index counts events
+      while (true) {
+        boolean more;
         try {
-          event = ModelEvent.parseFrom(data);
-        } catch (InvalidProtocolBufferException | RuntimeException error) {
-          // Untrusted bytes: whatever goes wrong reading them is this one rule.
-          String detail =
-              "cannot decode a ModelEvent from %d bytes: %s"
-                  .formatted(data.length, error.getMessage());
-          events.fail(new StreamProtocolException(index, "event-decode", detail));
-          return;
+          more = messages.hasNext();
+        } catch (StatusRuntimeException error) {
+          if (batched
+              && received == 0
+              && error.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
+            // A server without StreamBatched: the same request goes to Stream.
+            batched = false;
+            messages = ClientCalls.blockingServerStreamingCall(target, STREAM, options, request);
+            continue;
+          }
+          throw error;
         }
-        events.send(event); // waits while the consumers are behind
-        if (events.isDone()) {
-          return; // anything after the terminal event is ignored: the call is cancelled below
+        if (!more) {
+          break;
+        }
+        byte[] data = messages.next();
+        if (!batched) {
+          if (!deliver(events, data, 0, data.length, received++)) {
+            return;
+          }
+          continue;
+        }
+        BatchReader batch = new BatchReader(data);
+        try {
+          while (batch.next()) {
+            if (!deliver(events, data, batch.start(), batch.length(), received++)) {
+              return;
+            }
+          }
+        } catch (MalformedBatchException malformed) {
+          String detail = "cannot decode the batch: " + malformed.getMessage();
+          events.fail(new StreamProtocolException(received, "event-decode", detail));
+          return;
         }
       }
       events.endWithoutTerminal();
@@ -269,6 +320,130 @@ public final class ModelClient implements AutoCloseable {
     } finally {
       call.detach(outer);
       call.cancel(null);
+    }
+  }
+
+  /**
+   * Decode the event in {@code length} bytes of {@code data} from {@code offset}, the {@code
+   * index}th of the stream, and send it; false once the stream has ended, by this event's failure
+   * to decode or by a terminal event (anything after it is ignored: the call is then cancelled).
+   */
+  private static boolean deliver(
+      AssistantMessageEventStream events, byte[] data, int offset, int length, int index)
+      throws InterruptedException {
+    ModelEvent event;
+    try {
+      event = ModelEvent.parser().parseFrom(data, offset, length);
+    } catch (InvalidProtocolBufferException | RuntimeException error) {
+      // Untrusted bytes: whatever goes wrong reading them is this one rule.
+      String detail =
+          "cannot decode a ModelEvent from %d bytes: %s".formatted(length, error.getMessage());
+      events.fail(new StreamProtocolException(index, "event-decode", detail));
+      return false;
+    }
+    events.send(event); // waits while the consumers are behind
+    return !events.isDone();
+  }
+
+  /** Why the bytes of a StreamBatchedResponse cannot be read on from some field. */
+  private static final class MalformedBatchException extends Exception {
+    MalformedBatchException(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /**
+   * The events of one StreamBatchedResponse, read from its bytes by hand at the outer level, one
+   * field at a time: the bytes of each event (field 1, length-delimited) in order, other fields
+   * skipped by their wire type. A generated parser would reject the whole batch for one malformed
+   * event; this gives the events in front of it, and the malformed one is then the one that fails
+   * to decode, at its own index. A field cut short is reported when it is reached.
+   */
+  private static final class BatchReader {
+    private final byte[] data;
+    private int position;
+    private int start;
+    private int length;
+
+    BatchReader(byte[] data) {
+      this.data = data;
+    }
+
+    /** Where the current event's bytes start in the batch. */
+    int start() {
+      return start;
+    }
+
+    /** How many bytes the current event has. */
+    int length() {
+      return length;
+    }
+
+    /**
+     * Move to the next event; false at the end of the batch.
+     *
+     * @throws MalformedBatchException at a field that is cut short or of a wire type the message
+     *     cannot hold; the events before it have been given
+     */
+    boolean next() throws MalformedBatchException {
+      while (position < data.length) {
+        long key = varint();
+        long field = key >>> 3;
+        int wireType = (int) (key & 7);
+        int left = data.length - position;
+        switch (wireType) {
+          case 0 -> varint();
+          case 2 -> {
+            long size = varint();
+            left = data.length - position;
+            if (Long.compareUnsigned(size, left) > 0) {
+              throw new MalformedBatchException(
+                  "a field of %s bytes runs past the end of the %d-byte message"
+                      .formatted(Long.toUnsignedString(size), data.length));
+            }
+            int begin = position;
+            position += (int) size;
+            if (field == 1) {
+              start = begin;
+              length = (int) size;
+              return true;
+            }
+          }
+          case 1, 5 -> {
+            int width = wireType == 1 ? 8 : 4;
+            if (left < width) {
+              throw cutShort(field, wireType);
+            }
+            position += width;
+          }
+          default -> throw cutShort(field, wireType);
+        }
+      }
+      return false;
+    }
+
+    private static MalformedBatchException cutShort(long field, int wireType) {
+      return new MalformedBatchException(
+          "field %d (wire type %d) is cut short or not one this message holds"
+              .formatted(field, wireType));
+    }
+
+    /** A varint of at most 10 bytes. */
+    private long varint() throws MalformedBatchException {
+      long value = 0;
+      int at = position;
+      for (int shift = 0; shift <= 63; shift += 7) {
+        if (position >= data.length) {
+          break;
+        }
+        byte next = data[position++];
+        value |= (long) (next & 0x7F) << shift;
+        if (next >= 0) {
+          return value;
+        }
+      }
+      throw new MalformedBatchException(
+          "a varint at byte %d is cut short or too long".formatted(at));
     }
   }
 

@@ -11,6 +11,7 @@ import io.grpc.InsecureServerCredentials;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
@@ -19,6 +20,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -26,12 +28,15 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A ModelService in the test's own process, on a free port of the loopback interface, that plays
- * whatever its script says: events, raw bytes no correct server sends, statuses and pauses. Its
+ * whatever its script says: events, raw bytes no correct server sends, statuses and pauses. It
+ * serves Stream and StreamBatched with the same script (or Stream alone, as an older server); on
+ * StreamBatched each event the script sends is a batch of its own unless it sends a batch. Its
  * catalog (ListModels, GetModel) serves the models it was given.
  */
 final class FakeModelServer implements AutoCloseable {
@@ -45,18 +50,63 @@ final class FakeModelServer implements AutoCloseable {
   static final class Call {
     private final ServerCallStreamObserver<byte[]> responses;
     private final CountDownLatch cancelled;
+    private final boolean batched;
 
-    private Call(ServerCallStreamObserver<byte[]> responses, CountDownLatch cancelled) {
+    private Call(
+        ServerCallStreamObserver<byte[]> responses, CountDownLatch cancelled, boolean batched) {
       this.responses = responses;
       this.cancelled = cancelled;
+      this.batched = batched;
+    }
+
+    /** Whether this is a StreamBatched call. */
+    boolean batched() {
+      return batched;
     }
 
     void send(ModelEvent event) {
       sendBytes(event.toByteArray());
     }
 
-    /** Send these bytes as one message, whatever they hold. */
-    void sendBytes(byte[] data) {
+    /** Send these bytes as one event, whatever they hold: a message, or a batch of one. */
+    void sendBytes(byte[] event) {
+      sendBatchBytes(event);
+    }
+
+    /** Send these events in one batch (on Stream, one message each). */
+    void sendBatch(ModelEvent... events) {
+      byte[][] encoded = new byte[events.length][];
+      for (int index = 0; index < events.length; index++) {
+        encoded[index] = events[index].toByteArray();
+      }
+      sendBatchBytes(encoded);
+    }
+
+    /** Send these bytes as the events of one batch, whatever they hold (on Stream, one each). */
+    void sendBatchBytes(byte[]... events) {
+      if (!batched) {
+        for (byte[] event : events) {
+          sendMessage(event);
+        }
+        return;
+      }
+      ByteArrayOutputStream batch = new ByteArrayOutputStream();
+      for (byte[] event : events) {
+        batch.write(0x0A); // field 1, length-delimited
+        for (int size = event.length; ; size >>>= 7) {
+          if (size < 0x80) {
+            batch.write(size);
+            break;
+          }
+          batch.write(size & 0x7F | 0x80);
+        }
+        batch.writeBytes(event);
+      }
+      sendMessage(batch.toByteArray());
+    }
+
+    /** Send these bytes as one message of the call as they are, whatever they hold. */
+    void sendMessage(byte[] data) {
       if (cancelled.getCount() > 0) {
         responses.onNext(data);
       }
@@ -82,11 +132,16 @@ final class FakeModelServer implements AutoCloseable {
 
   private final Server server;
   private final CountDownLatch anyCancelled = new CountDownLatch(1);
+  private final List<String> methods = new CopyOnWriteArrayList<>();
 
-  private FakeModelServer(Script script, List<Model> catalog) throws IOException {
+  private FakeModelServer(Script script, List<Model> catalog, boolean batched) throws IOException {
     MethodDescriptor<StreamRequest, byte[]> stream =
         ModelServiceGrpc.getStreamMethod().toBuilder(
                 ModelServiceGrpc.getStreamMethod().getRequestMarshaller(), new RawBytes())
+            .build();
+    MethodDescriptor<StreamRequest, byte[]> streamBatched =
+        ModelServiceGrpc.getStreamBatchedMethod().toBuilder(
+                ModelServiceGrpc.getStreamBatchedMethod().getRequestMarshaller(), new RawBytes())
             .build();
     io.grpc.Context.Key<Metadata> headersKey = io.grpc.Context.key("headers");
     ServerInterceptor keepHeaders =
@@ -100,36 +155,14 @@ final class FakeModelServer implements AutoCloseable {
                 io.grpc.Context.current().withValue(headersKey, headers), call, headers, next);
           }
         };
+    ServerServiceDefinition.Builder definition =
+        ServerServiceDefinition.builder(ModelServiceGrpc.SERVICE_NAME);
+    if (batched) { // without it, StreamBatched is answered UNIMPLEMENTED, as by an older server
+      definition.addMethod(streamBatched, played(script, headersKey, true));
+    }
     ServerServiceDefinition service =
-        ServerServiceDefinition.builder(ModelServiceGrpc.SERVICE_NAME)
-            .addMethod(
-                stream,
-                ServerCalls.asyncServerStreamingCall(
-                    (request, observer) -> {
-                      ServerCallStreamObserver<byte[]> responses =
-                          (ServerCallStreamObserver<byte[]>) observer;
-                      CountDownLatch cancelled = new CountDownLatch(1);
-                      responses.setOnCancelHandler(
-                          () -> {
-                            cancelled.countDown();
-                            anyCancelled.countDown();
-                          });
-                      // The script runs on a thread of its own, so that it may wait while the
-                      // call's own executor delivers the client's cancel.
-                      Call call = new Call(responses, cancelled);
-                      Metadata headers = headersKey.get();
-                      Runnable play =
-                          () -> {
-                            try {
-                              script.play(request, headers, call);
-                            } catch (Exception error) {
-                              call.fail(Status.INTERNAL.withCause(error));
-                            }
-                          };
-                      Thread player = new Thread(io.grpc.Context.current().wrap(play));
-                      player.setDaemon(true);
-                      player.start();
-                    }))
+        definition
+            .addMethod(stream, played(script, headersKey, false))
             .addMethod(
                 ModelServiceGrpc.getListModelsMethod(),
                 ServerCalls.asyncUnaryCall(
@@ -174,14 +207,55 @@ final class FakeModelServer implements AutoCloseable {
             .start();
   }
 
-  /** Serve {@code script} until closed. */
+  /** The handler of Stream or StreamBatched: {@code script} played on a thread of its own. */
+  private ServerCallHandler<StreamRequest, byte[]> played(
+      Script script, io.grpc.Context.Key<Metadata> headersKey, boolean batched) {
+    return ServerCalls.asyncServerStreamingCall(
+        (request, observer) -> {
+          methods.add(batched ? "StreamBatched" : "Stream");
+          ServerCallStreamObserver<byte[]> responses = (ServerCallStreamObserver<byte[]>) observer;
+          CountDownLatch cancelled = new CountDownLatch(1);
+          responses.setOnCancelHandler(
+              () -> {
+                cancelled.countDown();
+                anyCancelled.countDown();
+              });
+          // The script runs on a thread of its own, so that it may wait while the call's own
+          // executor delivers the client's cancel.
+          Call call = new Call(responses, cancelled, batched);
+          Metadata headers = headersKey.get();
+          Runnable play =
+              () -> {
+                try {
+                  script.play(request, headers, call);
+                } catch (Exception error) {
+                  call.fail(Status.INTERNAL.withCause(error));
+                }
+              };
+          Thread player = new Thread(io.grpc.Context.current().wrap(play));
+          player.setDaemon(true);
+          player.start();
+        });
+  }
+
+  /** Serve {@code script} on Stream and StreamBatched until closed. */
   static FakeModelServer start(Script script) throws IOException {
-    return new FakeModelServer(script, List.of());
+    return new FakeModelServer(script, List.of(), true);
   }
 
   /** Serve {@code script}, and {@code catalog} as the models, until closed. */
   static FakeModelServer start(Script script, List<Model> catalog) throws IOException {
-    return new FakeModelServer(script, catalog);
+    return new FakeModelServer(script, catalog, true);
+  }
+
+  /** Serve {@code script} on Stream alone, as a server without StreamBatched, until closed. */
+  static FakeModelServer startWithoutBatched(Script script) throws IOException {
+    return new FakeModelServer(script, List.of(), false);
+  }
+
+  /** The stream methods called so far, in order: "Stream" or "StreamBatched". */
+  List<String> methods() {
+    return List.copyOf(methods);
   }
 
   /** The host:port to connect to. */

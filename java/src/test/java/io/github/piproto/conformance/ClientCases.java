@@ -25,7 +25,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The client cases: a call of the reference server, which plays the case the request metadata
- * names; the terminal event's reason, the events received, the failure and the result compared.
+ * names, through the default client (StreamBatched, whose batches group the case's consecutive
+ * events); the terminal event's reason, the events received, the failure and the result compared.
  */
 final class ClientCases {
   private static final Metadata.Key<String> CASE_HEADER =

@@ -22,7 +22,7 @@ import java.util.Set;
  * fields included), prints ProtoJSON equal in value to the case's, and parses back from it.
  */
 final class WireCases {
-  /** Every generated pi.ai.v1 message, by full name. */
+  /** Every generated pi.ai.v1 message, by full name (StreamBatchedResponse among them). */
   private static final Map<String, Message> TYPES = new HashMap<>();
 
   static {
