@@ -182,6 +182,8 @@ def _split_batch(data: bytes, events: deque[bytes]) -> DecodeError | None:
         while position < end:
             key, position = _varint(data, position)
             field, wire_type = key >> 3, key & 7
+            if field == 0 or (field == 1 and wire_type != 2):
+                raise DecodeError(f"field {field} with wire type {wire_type} is not one a StreamBatchedResponse holds")
             if wire_type == 2:
                 size, position = _varint(data, position)
                 if position + size > end:
