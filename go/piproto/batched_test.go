@@ -133,6 +133,8 @@ func TestAMalformedBatchKeepsTheEventsInFrontOfWhatIsWrong(t *testing.T) {
 		{"a batch that ends inside an event", [][]byte{append(batchOf(head...), cutEvent...)}, 0, 3, "event-decode", "ab"},
 		{"a batch that ends inside a key", [][]byte{append(batchOf(head...), 0x80)}, 0, 3, "event-decode", "ab"},
 		{"a field of a wire type no batch holds", [][]byte{append(batchOf(head...), group...)}, 0, 3, "event-decode", "ab"},
+		{"a field numbered 0", [][]byte{append(batchOf(head...), 0x02, 0x00)}, 0, 3, "event-decode", "ab"},
+		{"an events field that is not length-delimited", [][]byte{append(batchOf(head...), 0x08, 0x01)}, 0, 3, "event-decode", "ab"},
 		{"a malformed second batch", [][]byte{batchOf(head[:2]...), append(batchOf(head[2]), 0x80)}, 0, 3, "event-decode", "ab"},
 		{"an event out of place in a later batch", [][]byte{batchOf(head[:2]...), batchOf(wire(t, textDelta(0, "a"), textDelta(4, "x"))...)}, 0, 3, "block-exists", "a"},
 		{"more deltas than the limit", [][]byte{batchOf(wire(t, eventsOf(readmeTurn(), 8)...)...)}, 10, 2, "size-limit", ""},

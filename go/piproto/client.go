@@ -376,6 +376,9 @@ func (s *eventSource) field() (event []byte, ok bool, err error) {
 		return nil, false, err
 	}
 	number, wireType := key>>3, key&7
+	if number == 0 || (number == 1 && wireType != 2) {
+		return nil, false, &batchError{fmt.Sprintf("field %d with wire type %d is not one a StreamBatchedResponse holds", number, wireType)}
+	}
 	switch wireType {
 	case 0:
 		_, err = s.varint()
