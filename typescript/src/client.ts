@@ -1,9 +1,15 @@
 /**
  * The gRPC client of pi.ai.v1.ModelService: streams of ModelEvents whose iteration never throws,
- * and the model catalog (ListModels, GetModel).
+ * read through StreamBatched (or Stream), and the model catalog (ListModels, GetModel).
  */
 
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  type DescMethodServerStreaming,
+  type MessageInitShape,
+  create,
+  fromBinary,
+  toBinary,
+} from "@bufbuild/protobuf";
 import {
   type CallOptions as ConnectCallOptions,
   Code,
@@ -12,9 +18,18 @@ import {
   type Client,
   type Transport,
 } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createAsyncIterable } from "@connectrpc/connect/protocol";
+import { Http2SessionManager, createGrpcTransport, createNodeHttpClient } from "@connectrpc/connect-node";
+import {
+  type Batch,
+  BatchOfBytesSchema,
+  type RawChannel,
+  type StreamCallOptions,
+  rawServerStream,
+  splitBatch,
+} from "./batched.js";
 import type { AgentContextSchema } from "./gen/pi/ai/v1/context_pb.js";
-import type { ModelEvent } from "./gen/pi/ai/v1/event_pb.js";
+import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
 import { StopReason } from "./gen/pi/ai/v1/message_pb.js";
 import type { Model } from "./gen/pi/ai/v1/model_pb.js";
 import {
@@ -74,6 +89,12 @@ export interface StreamModelOptions extends CallOptions, StreamOptions {
   generation?: MessageInitShape<typeof GenerationOptionsSchema>;
   /** Let the server merge deltas that wait while this client reads slower than the model writes. */
   coalesceDeltas?: boolean;
+  /**
+   * Call StreamBatched (true, the default), which sends the events that are ready together in one
+   * message, and fall back to Stream, within the same deadline, when the server answers
+   * UNIMPLEMENTED before any event; false calls Stream alone. The events are the same either way.
+   */
+  batched?: boolean;
 }
 
 /** A catalog call (listModels, getModel) that ended with a status other than OK. */
@@ -104,11 +125,21 @@ export class ModelCallStream extends AssistantMessageEventStream {
  */
 export function createModelTransport(target: string, options: TransportOptions = {}): Transport {
   const ca = options.ca;
-  if (ca === undefined) return createGrpcTransport({ baseUrl: baseUrlOf(target, "http") });
-  const baseUrl = baseUrlOf(target, "https");
-  if (!baseUrl.startsWith("https://")) throw new TypeError(`a CA certificate needs TLS, not ${target}`);
-  return createGrpcTransport({ baseUrl, nodeOptions: { ca: typeof ca === "string" ? ca : Buffer.from(ca) } });
+  const baseUrl = baseUrlOf(target, ca === undefined ? "http" : "https");
+  if (ca !== undefined && !baseUrl.startsWith("https://")) {
+    throw new TypeError(`a CA certificate needs TLS, not ${target}`);
+  }
+  const nodeOptions = ca === undefined ? undefined : { ca: typeof ca === "string" ? ca : Buffer.from(ca) };
+  // One connection for connect's calls and for StreamBatched, whose messages the client reads as bytes.
+  const sessionManager = new Http2SessionManager(baseUrl, {}, nodeOptions);
+  const transport = createGrpcTransport({ baseUrl, sessionManager });
+  const httpClient = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
+  channels.set(transport, { baseUrl, httpClient });
+  return transport;
 }
+
+/** The transports createModelTransport made, with what reads their StreamBatched messages as bytes. */
+const channels = new WeakMap<Transport, RawChannel>();
 
 const transports = new Map<string, Transport>();
 
@@ -129,9 +160,14 @@ function sharedTransport(target: string, options: TransportOptions): Transport {
 }
 
 /**
- * Start one call of pi.ai.v1.ModelService.Stream at `target` (host:port or a base URL, over the
- * connection this process keeps to it; or a transport of your own); the events arrive with
- * `partial` rebuilt.
+ * Start one model call at `target` (host:port or a base URL, over the connection this process
+ * keeps to it; or a transport of your own); the events arrive with `partial` rebuilt.
+ *
+ * The call is pi.ai.v1.ModelService.StreamBatched, whose messages each carry the events that were
+ * ready together; the events of a batch are applied one at a time, as they are consumed, so each
+ * event's partial is the message as of that event. A server that answers UNIMPLEMENTED before any
+ * event is called again through Stream, within the same deadline; `batched: false` calls Stream
+ * alone.
  *
  * Every failure becomes the stream's one `error` event, carrying everything received before it,
  * and `failure` on the stream says which it was: a request that breaks the schema's rules is never
@@ -168,25 +204,29 @@ export function streamModel(
     return events;
   }
   const transport = typeof target === "string" ? sharedTransport(target, options) : target;
-  const client = createClient(ModelService, transport);
-  events.drive((signal) => receive(events, client, request, options, signal));
   const caller = options.signal;
   const cancel = (): void => events.cancel();
+  events.drive(async (signal) => {
+    try {
+      await receive(events, transport, request, options, signal);
+    } finally {
+      caller?.removeEventListener("abort", cancel); // the stream has ended, or is about to
+    }
+  });
   if (caller?.aborted) cancel();
-  caller?.addEventListener("abort", cancel, { once: true });
-  void events.result().then(() => caller?.removeEventListener("abort", cancel));
+  else caller?.addEventListener("abort", cancel, { once: true });
   return events;
 }
 
 async function receive(
   events: ModelCallStream,
-  client: Client<typeof ModelService>,
+  transport: Transport,
   request: StreamRequest,
   options: StreamModelOptions,
   signal: AbortSignal,
 ): Promise<void> {
   try {
-    const terminal = await relay(events, client, request, options, signal);
+    const terminal = await relay(events, transport, request, options, signal);
     if (terminal !== undefined) await events.send(terminal);
   } catch (error) {
     if (signal.aborted) return; // cancel() has already ended the stream
@@ -201,51 +241,95 @@ async function receive(
   }
 }
 
+/** The messages of one call: ModelEvents (Stream), or batches of events as bytes (StreamBatched). */
+type Messages =
+  | { readonly batched: false; readonly iterator: AsyncIterator<ModelEvent> }
+  | { readonly batched: true; readonly iterator: AsyncIterator<Batch> };
+
 /**
  * Pass the call's events on to `events`, except the terminal one, which is returned once the
  * call has ended: by then the trailers are in place, so a consumer that has the terminal event
  * has all the metadata too. Throws a StreamProtocolError for an event that breaks a rule or does
  * not decode, and a ConnectError for any other failure of the call.
+ *
+ * With StreamBatched, each event of a batch is decoded and applied only when a consumer asks for
+ * it, and counts as one event for every index; a server without StreamBatched (UNIMPLEMENTED
+ * before any event) is called again through Stream, within what is left of the deadline.
  */
 async function relay(
   events: ModelCallStream,
-  client: Client<typeof ModelService>,
+  transport: Transport,
   request: StreamRequest,
   options: StreamModelOptions,
   signal: AbortSignal,
 ): Promise<ModelEvent | undefined> {
+  if (signal.aborted) return undefined; // cancelled before the call could start
   const call = new AbortController();
   const abort = (): void => call.abort();
   signal.addEventListener("abort", abort, { once: true });
-  const headers = requestHeaders(options);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = performance.now() + timeoutMs;
+  const open = (batched: boolean, timeoutMs: number | undefined): Messages => {
+    const callOptions: StreamCallOptions = {
+      signal: call.signal,
+      timeoutMs,
+      headers: requestHeaders(options),
+      onHeader: (sent) => (events.headers = sent),
+      onTrailer: (sent) => (events.trailers = sent),
+    };
+    if (batched) return { batched, iterator: batches(transport, request, callOptions) };
+    const stream = createClient(ModelService, transport).stream(request, callOptions);
+    return { batched, iterator: stream[Symbol.asyncIterator]() };
+  };
+  let messages = open(options.batched ?? true, Number.isFinite(timeoutMs) ? timeoutMs : undefined);
   let terminal: ModelEvent | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  let received = 0;
+  let received = 0; // events, not messages
   let reading = false;
   let finished = false; // the call's messages were read to their end, or reading them failed
-  const stream = client.stream(request, {
-    signal: call.signal,
-    timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : undefined,
-    headers,
-    onHeader: (sent) => (events.headers = sent),
-    onTrailer: (sent) => (events.trailers = sent),
-  });
-  const messages = stream[Symbol.asyncIterator]();
+  /** Count one event and pass it on; `asked`: push it only once a consumer asks for it. */
+  const pass = async (event: ModelEvent, asked: boolean): Promise<void> => {
+    received += 1;
+    if (terminal !== undefined) return; // anything sent after the terminal event is ignored
+    if (isTerminal(event)) {
+      terminal = event;
+      // The trailers follow the terminal event at once; a server that holds on is cut off.
+      grace = setTimeout(abort, TRAILER_GRACE_MS);
+    } else if (asked) {
+      await events.offer(event); // its partial is the message as of this event, as it is consumed
+    } else {
+      await events.send(event); // waits while the consumer is behind
+    }
+  };
   try {
     for (;;) {
       reading = true;
-      const next = await messages.next();
+      let next: IteratorResult<ModelEvent | Batch>;
+      try {
+        next = await messages.iterator.next();
+      } catch (error) {
+        const unimplemented = ConnectError.from(error).code === Code.Unimplemented;
+        if (messages.batched && received === 0 && unimplemented && !signal.aborted) {
+          // A server without StreamBatched: the same call through Stream, within the same deadline.
+          const left = Number.isFinite(timeoutMs) ? Math.max(1, Math.floor(deadline - performance.now())) : undefined;
+          messages = open(false, left);
+          continue;
+        }
+        throw error;
+      }
       reading = false;
       if (next.done === true) break;
-      received += 1;
-      if (terminal !== undefined) continue; // anything sent after the terminal event is ignored
-      if (isTerminal(next.value)) {
-        terminal = next.value;
-        // The trailers follow the terminal event at once; a server that holds on is cut off.
-        grace = setTimeout(abort, TRAILER_GRACE_MS);
-      } else {
-        await events.send(next.value); // waits while the consumer is behind
+      if (!messages.batched) {
+        await pass(next.value as ModelEvent, false);
+        continue;
+      }
+      const batch = next.value as Batch;
+      for (const bytes of batch.events) {
+        if (terminal !== undefined || signal.aborted) break;
+        await pass(decodeEvent(bytes, received), true);
+      }
+      if (batch.broken !== undefined && terminal === undefined && !signal.aborted) {
+        throw new StreamProtocolError(received, "event-decode", `the batch is cut short: ${batch.broken}`);
       }
     }
     finished = true;
@@ -255,7 +339,8 @@ async function relay(
     if (terminal !== undefined || signal.aborted) return terminal;
     const failure = ConnectError.from(error);
     if (undecodable(failure)) {
-      throw new StreamProtocolError(received, "event-decode", `the bytes are not a ModelEvent: ${failure.rawMessage}`);
+      const what = messages.batched ? "a StreamBatchedResponse" : "a ModelEvent";
+      throw new StreamProtocolError(received, "event-decode", `the bytes are not ${what}: ${failure.rawMessage}`);
     }
     throw failure;
   } finally {
@@ -264,9 +349,49 @@ async function relay(
     call.abort(); // the call is over for us: release its HTTP/2 stream if the server has not
     // connect clears its deadline timer only once a read sees the call end; a call left early
     // would otherwise keep the process alive until its deadline.
-    if (!finished) void drain(messages);
+    if (!finished) void drain(messages.iterator);
   }
   return terminal;
+}
+
+/** The event whose bytes are `bytes`, the `index`th of its stream; a StreamProtocolError if they are none. */
+function decodeEvent(bytes: Uint8Array, index: number): ModelEvent {
+  try {
+    return fromBinary(ModelEventSchema, bytes);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new StreamProtocolError(index, "event-decode", `the bytes are not a ModelEvent: ${detail}`);
+  }
+}
+
+/**
+ * The batches of a StreamBatched call. Over a transport of createModelTransport, each message is
+ * read as bytes and split by hand, so a batch cut short keeps the events in front of the cut;
+ * over any other transport, connect splits it (leaving the events as bytes), and a batch whose own
+ * bytes are malformed fails whole.
+ */
+async function* batches(
+  transport: Transport,
+  request: StreamRequest,
+  options: StreamCallOptions,
+): AsyncGenerator<Batch, void, undefined> {
+  const method = ModelService.method.streamBatched;
+  const channel = channels.get(transport);
+  if (channel !== undefined) {
+    for await (const data of rawServerStream(channel, method, toBinary(StreamRequestSchema, request), options)) {
+      yield splitBatch(data);
+    }
+    return;
+  }
+  const ofBytes: DescMethodServerStreaming<typeof StreamRequestSchema, typeof BatchOfBytesSchema> = {
+    ...method,
+    output: BatchOfBytesSchema,
+  };
+  const { signal, timeoutMs, headers } = options;
+  const response = await transport.stream(ofBytes, signal, timeoutMs, headers, createAsyncIterable([request]));
+  options.onHeader(response.header);
+  for await (const message of response.message) yield { events: message.events };
+  options.onTrailer(response.trailer);
 }
 
 /**

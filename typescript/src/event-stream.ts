@@ -4,7 +4,9 @@
  * `push()` hands an event to the consumer that has waited longest, or queues it when none waits,
  * as pi's EventStream does: several consumers of one stream take turns (with A and B both
  * waiting, A gets e0, e2, e4 and B gets e1, e3, e5). `send()` first waits for room below
- * `highWater`. A terminal event, as `isTerminal` says, resolves `result()` with
+ * `highWater`; `offer()` waits until a consumer asks for an event and none is queued, so the
+ * event is pushed just as it is consumed. Once `result()` has been called, neither waits: whoever
+ * awaits the result needs every event pushed. A terminal event, as `isTerminal` says, resolves `result()` with
  * `extractResult(event)` and ends iteration once it has been consumed, with no `end()` needed;
  * anything pushed after it is ignored. `end(result)` ends the stream early and releases every
  * waiting consumer; without a result, `result()` keeps waiting.
@@ -17,6 +19,8 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
   // so the queue holds events only while nobody waits.
   private readers: Array<(item: IteratorResult<T, undefined>) => void> = [];
   private writers: Array<() => void> = []; // producers in send(), waiting for room
+  private offers: Array<() => void> = []; // producers in offer(), waiting for a consumer to ask
+  private resultWanted = false; // result() has been called: producers no longer wait
   private ended = false;
   private resolved = false;
   private resolveResult!: (result: R) => void;
@@ -64,8 +68,21 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
    * of its consumer instead of filling memory.
    */
   async send(event: T): Promise<void> {
-    while (this.queued >= this.highWater && !this.ended) {
+    while (this.queued >= this.highWater && !this.ended && !this.resultWanted) {
       await new Promise<void>((resolve) => this.writers.push(resolve));
+    }
+    this.push(event);
+  }
+
+  /**
+   * Push once a consumer waits for an event and none is queued (or once `result()` has been
+   * called, or the stream has ended): a producer that awaits this for each event hands them over
+   * one at a time, as they are consumed, so whatever the push does (such as updating a live
+   * partial) happens only when the consumer before it has asked for the next event.
+   */
+  async offer(event: T): Promise<void> {
+    while (!this.ended && !this.resultWanted && !(this.readers.length > 0 && this.queued === 0)) {
+      await new Promise<void>((resolve) => this.offers.push(resolve));
     }
     this.push(event);
   }
@@ -77,10 +94,19 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     this.release();
   }
 
-  /** The final result, once a terminal event or `end(result)` has provided it. */
+  /**
+   * The final result, once a terminal event or `end(result)` has provided it. From this call on,
+   * producers in `send()` and `offer()` no longer wait for consumers, so the result arrives
+   * whether or not anyone reads the events.
+   */
   result(): Promise<R> {
+    if (!this.resultWanted) {
+      this.resultWanted = true;
+      this.wakeWriters();
+    }
     return this.settled;
   }
+
 
   [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
     return this;
@@ -89,7 +115,9 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
   next(): Promise<IteratorResult<T, undefined>> {
     if (this.queued > 0) return Promise.resolve({ done: false, value: this.take() });
     if (this.ended) return Promise.resolve({ done: true, value: undefined });
-    return new Promise((resolve) => this.readers.push(resolve));
+    const asked = new Promise<IteratorResult<T, undefined>>((resolve) => this.readers.push(resolve));
+    this.wakeOffers(); // a consumer waits with nothing queued: offer() may push
+    return asked;
   }
 
   private take(): T {
@@ -120,9 +148,17 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     this.wakeWriters();
   }
 
+  /** Wake the producers in send() and in offer(); each checks again whether it may push. */
   private wakeWriters(): void {
     const writers = this.writers;
     this.writers = [];
     for (const wake of writers) wake();
+    this.wakeOffers();
+  }
+
+  private wakeOffers(): void {
+    const offers = this.offers;
+    this.offers = [];
+    for (const wake of offers) wake();
   }
 }

@@ -240,6 +240,40 @@ test("send() waits for room below highWater; push() does not", { timeout: TEST_T
   assert.deepEqual(await collect(stream), [4, 3, -1]);
 });
 
+test("offer() pushes only once a consumer asks with nothing queued", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>((n) => n < 0, String);
+  const pushed: number[] = [];
+  const producer = (async () => {
+    for (const n of [1, 2, -3]) {
+      await stream.offer(n);
+      pushed.push(n);
+    }
+  })();
+  await nextTurn();
+  assert.deepEqual(pushed, []); // nobody has asked
+  assert.deepEqual(await stream.next(), { done: false, value: 1 });
+  await nextTurn();
+  assert.deepEqual(pushed, [1]); // 2 waits until the consumer asks again
+  assert.equal(stream.queued, 0);
+  assert.deepEqual(await stream.next(), { done: false, value: 2 });
+  assert.deepEqual(await stream.next(), { done: false, value: -3 });
+  await producer;
+  assert.equal(await stream.result(), "-3");
+});
+
+test("once result() is called, send() and offer() no longer wait", { timeout: TEST_TIMEOUT }, async () => {
+  const stream = new EventStream<number, string>((n) => n < 0, String, { highWater: 2 });
+  const producer = (async () => {
+    for (let n = 1; n <= 10; n += 1) await (n % 2 === 0 ? stream.send(n) : stream.offer(n));
+    await stream.offer(-11);
+  })();
+  await nextTurn();
+  assert.equal(stream.queued, 0); // offer(1) waits for a consumer
+  assert.equal(await stream.result(), "-11"); // nobody reads, and the result still comes
+  await producer;
+  assert.deepEqual(await collect(stream), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, -11]);
+});
+
 test("ending the stream releases a producer waiting in send()", { timeout: TEST_TIMEOUT }, async () => {
   const stream = new AssistantMessageEventStream();
   stream.push(start());

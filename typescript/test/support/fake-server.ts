@@ -1,7 +1,8 @@
 /**
  * An in-process gRPC server of pi.ai.v1.ModelService for the client tests: connect-node's handler
- * on a node:http2 server, playing a script instead of a model and serving a catalog of models.
- * (The corpus's client cases run the misbehaving servers against the reference server.)
+ * on a node:http2 server, playing a script instead of a model (through Stream and StreamBatched)
+ * and serving a catalog of models. (The corpus's client cases run the misbehaving servers against
+ * the reference server.)
  */
 
 import { execFile } from "node:child_process";
@@ -19,11 +20,25 @@ import { type Model, type ModelEvent, ModelService, type StreamRequest } from ".
 /** What the server does for one call: the events to send; throw a ConnectError for a status. */
 export type Script = (request: StreamRequest, context: HandlerContext) => AsyncIterable<ModelEvent>;
 
+/**
+ * How the server answers StreamBatched: "grouped" plays the script with the events that are ready
+ * together in one message, "unimplemented" does not have the method (as an older server), and a
+ * function gives the bytes of each message itself (any bytes, malformed or not) and the status
+ * that follows them (OK when it gives none).
+ */
+export type Batches = "grouped" | "unimplemented" | (() => { messages: Uint8Array[]; status?: Code });
+
+const BATCHED_PATH = "/pi.ai.v1.ModelService/StreamBatched";
+
 export interface FakeServer {
   /** host:port to dial. */
   readonly target: string;
   /** The calls received so far (of every method). */
   readonly calls: number;
+  /** The path of every request received, in order, e.g. "/pi.ai.v1.ModelService/Stream". */
+  readonly paths: readonly string[];
+  /** How many events each StreamBatched message carried, when the server grouped them. */
+  readonly batchSizes: readonly number[];
   /** The metadata of the last call received. */
   readonly lastHeaders: Headers | undefined;
   /** The HTTP/2 connections opened so far. */
@@ -37,16 +52,18 @@ export interface FakeServer {
 
 /**
  * A server on a free port of 127.0.0.1 that streams by `script` and serves `catalog`; with `tls`,
- * it speaks TLS with that certificate.
+ * it speaks TLS with that certificate; it answers StreamBatched as `batches` says.
  */
 export async function startFakeServer(
   script: Script,
   tls?: { cert: string; key: string },
   catalog: readonly Model[] = [],
+  batches: Batches = "grouped",
 ): Promise<FakeServer> {
   let calls = 0;
   let connections = 0;
   let lastHeaders: Headers | undefined;
+  const batchSizes: number[] = [];
   const received = (context: HandlerContext): void => {
     calls += 1;
     lastHeaders = context.requestHeader;
@@ -58,6 +75,15 @@ export async function startFakeServer(
           received(context);
           return script(request, context);
         },
+        ...(batches === "grouped" && {
+          async *streamBatched(request, context) {
+            received(context);
+            for await (const events of grouped(script(request, context))) {
+              batchSizes.push(events.length);
+              yield { events };
+            }
+          },
+        }),
         listModels(request, context) {
           received(context);
           return { models: catalog.filter((model) => !request.provider || model.provider === request.provider) };
@@ -78,9 +104,22 @@ export async function startFakeServer(
   // The deadline is taken off the request: connect starts a timer for it that only an abort
   // clears, and a 15-minute timer left behind would keep the test process alive.
   const deadlines: Array<number | undefined> = [];
+  const paths: string[] = [];
   const handler = (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse): void => {
+    paths.push(request.url);
     deadlines.push(milliseconds(request.headers["grpc-timeout"]));
     delete request.headers["grpc-timeout"];
+    if (typeof batches === "function" && request.url === BATCHED_PATH) {
+      calls += 1; // the request itself is not read
+      request.resume();
+      const { messages, status } = batches();
+      response.writeHead(200, { "content-type": "application/grpc+proto" });
+      for (const message of messages) response.write(envelope(message));
+      const trailers = status === undefined ? { "grpc-status": "0" } : { "grpc-status": `${status}`, "grpc-message": "said the test" };
+      response.addTrailers(trailers);
+      response.end();
+      return;
+    }
     adapter(request, response);
   };
   const server = tls === undefined ? http2.createServer(handler) : http2.createSecureServer(tls, handler);
@@ -100,6 +139,8 @@ export async function startFakeServer(
     get calls() {
       return calls;
     },
+    paths,
+    batchSizes,
     get lastHeaders() {
       return lastHeaders;
     },
@@ -131,6 +172,36 @@ export async function* play(events: ModelEvent[], context: HandlerContext, delay
     if (context.signal.aborted) return;
     yield event;
   }
+}
+
+/**
+ * The events of `events` in groups, each of the events that are ready together: the first that
+ * comes, and those that follow it before the next turn of the event loop. No event waits for
+ * another, so paced events come one to a group.
+ */
+export async function* grouped(events: AsyncIterable<ModelEvent>): AsyncIterable<ModelEvent[]> {
+  const iterator = events[Symbol.asyncIterator]();
+  let pending = iterator.next();
+  for (;;) {
+    const first = await pending;
+    if (first.done === true) return;
+    const group = [first.value];
+    for (;;) {
+      pending = iterator.next();
+      const ready = await Promise.race([pending, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
+      if (ready === undefined || ready.done === true) break;
+      group.push(ready.value);
+    }
+    yield group;
+  }
+}
+
+/** A gRPC message: the flags byte (uncompressed), the length, the bytes. */
+function envelope(message: Uint8Array): Uint8Array {
+  const framed = new Uint8Array(5 + message.length);
+  new DataView(framed.buffer).setUint32(1, message.length);
+  framed.set(message, 5);
+  return framed;
 }
 
 /** Wait until the client goes away (or the deadline passes). */

@@ -390,6 +390,11 @@ public final class ModelClient implements AutoCloseable {
         long key = varint();
         long field = key >>> 3;
         int wireType = (int) (key & 7);
+        if (field == 0 || (field == 1 && wireType != 2)) {
+          throw new MalformedBatchException(
+              "field %d with wire type %d is not one a StreamBatchedResponse holds"
+                  .formatted(field, wireType));
+        }
         int left = data.length - position;
         switch (wireType) {
           case 0 -> varint();

@@ -153,7 +153,8 @@ class BatchedClientTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void otherFieldsOfABatchAreSkippedAndAGroupIsMalformed() throws Exception {
+  void otherFieldsOfABatchAreSkippedAndAGroupOrAFieldThatNoBatchHoldsIsMalformed()
+      throws Exception {
     AssistantMessage message = assistantMessage(StopReason.STOP_REASON_STOP);
     byte[] others =
         concat(
@@ -166,6 +167,11 @@ class BatchedClientTest {
                 (request, headers, call) -> {
                   if (request.getModel().equals("group")) {
                     call.sendMessage(concat(batchOf(start()), new byte[] {0x13})); // field 2, group
+                  } else if (request.getModel().equals("field0")) {
+                    call.sendMessage(concat(batchOf(start()), new byte[] {0x02, 0x00})); // field 0
+                  } else if (request.getModel().equals("varint1")) {
+                    call.sendMessage(
+                        concat(batchOf(start()), new byte[] {0x08, 0x01})); // events as a varint
                   } else {
                     call.sendMessage(
                         concat(
@@ -192,6 +198,13 @@ class BatchedClientTest {
               .get()
               .getErrorMessage()
               .endsWith("field 2 (wire type 3) is cut short or not one this message holds"));
+      for (String model : List.of("field0", "varint1")) {
+        AssistantMessageEventStream bad =
+            client.stream(
+                StreamRequest.newBuilder().setModel(model).setContext(userContext("hi")).build());
+        assertEquals(List.of("start", "error"), drain(bad), model);
+        assertEquals("1 event-decode", brokenRule(bad), model);
+      }
     }
   }
 
