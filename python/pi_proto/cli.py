@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import ssl
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -24,6 +27,9 @@ from .scripted import ScriptedModel
 from .server import ModelServer, ServerLimits, Tls
 from .stream import ServedModel
 from .wire import to_json
+
+if TYPE_CHECKING:
+    from .web import AsgiServer
 from .workers import run_workers
 
 
@@ -63,29 +69,77 @@ async def serve(args: argparse.Namespace) -> int:
         token=token,
         limits=limits,
     )
+    http: AsgiServer | None = None
+    if args.http_port is not None:
+        http = web_module().HttpServer(server, host=args.host, port=args.http_port, ssl_context=http_tls(args))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     await server.start()
-    print(f"listening on {server.target}", flush=True)  # the one line scripts wait for
+    if http is not None:
+        await _start_beside(http, server)
+    print(f"listening on {server.target}", flush=True)  # the line scripts wait for: always the first
+    if http is not None:
+        print(f"http on {http.target}", flush=True)
     served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in server.models)
     print(f"pi-proto serve: serving {served}", file=sys.stderr, flush=True)
     await stop.wait()
-    await server.stop(grace=args.grace)
+    if http is None:
+        await server.stop(grace=args.grace)
+    else:
+        await asyncio.gather(server.stop(grace=args.grace), http.stop(grace=args.grace))
     return 0
 
 
+def web_module() -> ModuleType:
+    """pi_proto.web, or a ValueError saying what to install when the `http` extra is missing."""
+    try:
+        from . import web
+    except ModuleNotFoundError as error:
+        raise ValueError(f"--http-port needs the {error.name} package: pip install 'pi-proto[http]'") from None
+    return web
+
+
+def http_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """The HTTP server's TLS, from the gRPC server's certificate and key (checked already)."""
+    if args.tls_cert is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(args.tls_cert, args.tls_key)
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+async def _start_beside(http: AsgiServer, grpc_server: ModelServer | ConformanceServer) -> None:
+    """Start the HTTP server; when it cannot listen, stop the gRPC server before failing."""
+    try:
+        await http.start()
+    except OSError:
+        await grpc_server.stop(0)
+        raise
+
+
 async def serve_conformance(args: argparse.Namespace) -> int:
-    server = ConformanceServer(load_cases(args.conformance), host=args.host, port=args.port)
+    cases = load_cases(args.conformance)
+    server = ConformanceServer(cases, host=args.host, port=args.port)
+    http: AsgiServer | None = None
+    if args.http_port is not None:
+        http = web_module().HttpConformanceServer(cases, host=args.host, port=args.http_port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     await server.start()
+    if http is not None:
+        await _start_beside(http, server)
     print(f"listening on {server.target}", flush=True)
+    if http is not None:
+        print(f"http on {http.target}", flush=True)
     await stop.wait()
     await server.stop()
+    if http is not None:
+        await http.stop(grace=1.0)
     return 0
 
 
@@ -188,6 +242,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="play the client cases of the conformance corpus in DIR instead of a model",
     )
+    serve_cmd.add_argument(
+        "--http-port",
+        type=int,
+        metavar="N",
+        help="also serve Connect, gRPC-web and SSE (POST /v1/stream) over HTTP on this port, from the same "
+        "models, limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line "
+        "(needs the http extra)",
+    )
     serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
     serve_cmd.add_argument("--token-file", type=Path, help="require 'authorization: Bearer <token in this file>'")
@@ -268,6 +330,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command == "serve" and args.workers > 1 and args.http_port is not None:
+            raise ValueError("--http-port serves one process: it does not go with --workers yet")
         if args.command == "serve" and args.workers > 1:
             return run_workers(sys.argv[1:] if argv is None else argv, args.host, args.port, args.workers)
         if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -26,9 +26,11 @@ from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     ServerAction,
     Suite,
 )
-from .server import SERVICE, add_batched_event
+from .server import SERVICE, Refused, add_batched_event
 
 CASE_HEADER = "pi-conformance-case"
+# What a server does for an action other than sending a message: headers, a pause, the status.
+Act = Callable[[ServerAction], Awaitable[None]]
 
 
 def load_cases(directory: Path) -> list[Case]:
@@ -121,46 +123,63 @@ class ConformanceServer:
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
         """Stream: each event, and each frame, is a message of its own."""
         case = await self._case(data, context)
-        for action in case.server:
-            step = action.WhichOneof("action")
-            if step == "event":
-                yield action.event.SerializeToString()
-            elif step == "frame":
-                yield action.frame
-            else:
-                await _act(action, context)
+        async for message in played(case, batched=False, act=lambda action: _act(action, context)):
+            yield message
 
     async def _stream_batched(
         self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> AsyncIterator[bytes]:
-        """StreamBatched: consecutive events and frames share one StreamBatchedResponse, a frame as
-        one event's bytes; any other action sends the batch so far first. So a client that loses
-        the good events in front of a bad one fails the case."""
+        """StreamBatched: see played()."""
         case = await self._case(data, context)
-        batch = bytearray()
-        for action in case.server:
-            step = action.WhichOneof("action")
-            if step in ("event", "frame"):
-                event = action.event.SerializeToString() if step == "event" else action.frame
-                add_batched_event(batch, event)
-                continue
-            if batch:
-                yield bytes(batch)
-                batch.clear()
-            await _act(action, context)
-        if batch:
-            yield bytes(batch)
+        async for message in played(case, batched=True, act=lambda action: _act(action, context)):
+            yield message
 
     async def _case(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> ClientCase:
         """The case the call names, its request checked; the call is aborted when either is wrong."""
         name = dict(context.invocation_metadata() or ()).get(CASE_HEADER, "")
-        case = self.cases.get(name if isinstance(name, str) else name.decode())
-        if case is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no client case named {name!r} in this corpus")
-        assert case is not None
-        if StreamRequest.FromString(data) != client_request(case):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request differs from case {name!r}'s")
-        return case
+        try:
+            return find_case(self.cases, name if isinstance(name, str) else name.decode(), data)
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        raise AssertionError("abort raises")
+
+
+def find_case(cases: dict[str, ClientCase], name: str, request: bytes) -> ClientCase:
+    """The client case `name`, when `request` is the request it expects; raises Refused with
+    NOT_FOUND for an unknown case and INVALID_ARGUMENT for another request, whatever the protocol."""
+    case = cases.get(name)
+    if case is None:
+        raise Refused("NOT_FOUND", f"no client case named {name!r} in this corpus")
+    if StreamRequest.FromString(request) != client_request(case):
+        raise Refused("INVALID_ARGUMENT", f"the request differs from case {name!r}'s")
+    return case
+
+
+async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[bytes]:
+    """The messages the server of a client case sends, in order, whatever the protocol; `act`
+    performs every other action (headers, a pause, the status) when its turn comes.
+
+    Unbatched (Stream), each event and each frame is a message of its own. Batched
+    (StreamBatched), consecutive events and frames share one StreamBatchedResponse, a frame as one
+    event's bytes, and any other action sends the batch so far first: so a client that loses the
+    good events in front of a bad one fails the case.
+    """
+    batch = bytearray()
+    for action in case.server:
+        step = action.WhichOneof("action")
+        if step in ("event", "frame"):
+            message = action.event.SerializeToString() if step == "event" else action.frame
+            if not batched:
+                yield message
+                continue
+            add_batched_event(batch, message)
+            continue
+        if batch:
+            yield bytes(batch)
+            batch.clear()
+        await act(action)
+    if batch:
+        yield bytes(batch)
 
 
 async def _act(action: ServerAction, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:

@@ -37,16 +37,19 @@ class Gate(grpc.aio.ServerInterceptor):
         if handler is None:
             return None
         refusal = None
-        if self._token is not None and not handler_call_details.method.startswith(OPEN_SERVICE):
-            refusal = self._refuse_credentials(handler_call_details.invocation_metadata or ())
+        if not handler_call_details.method.startswith(OPEN_SERVICE):
+            refusal = self.refuse_credentials(handler_call_details.invocation_metadata or ())
         if refusal is not None:
             return _replace(handler, _refused(grpc.StatusCode.UNAUTHENTICATED, refusal))
         if not handler.response_streaming:
             return handler
         return _replace(handler, self._counted(_behaviour(handler)))
 
-    def _refuse_credentials(self, metadata: Any) -> str | None:
-        """Why the call's credentials are refused, or None when they are right."""
+    def refuse_credentials(self, metadata: Any) -> str | None:
+        """Why a call with these (key, value) headers is refused, or None when it may pass (always,
+        without a token). The HTTP protocols use it too, so every protocol has the same rules."""
+        if self._token is None:
+            return None
         values = [value for key, value in metadata if key == "authorization"]
         if len(values) != 1:
             return "missing or invalid bearer token" if not values else "more than one authorization header"
@@ -56,31 +59,39 @@ class Gate(grpc.aio.ServerInterceptor):
             return "missing or invalid bearer token"
         return None
 
+    def take_slot(self) -> str | None:
+        """Take one of the concurrent-stream slots, or say why not (all taken). Every protocol of
+        the process counts here; give the slot back with release_slot()."""
+        if self.streams >= self.max_streams:
+            return f"too many concurrent streams: this server serves {self.max_streams} at once"
+        self.streams += 1
+        return None
+
+    def release_slot(self) -> None:
+        self.streams -= 1
+
     def _counted(self, behaviour: Callable[..., Any]) -> Callable[..., Any]:
         """The behaviour of a streaming method, holding a slot while it runs."""
-        full = f"too many concurrent streams: this server serves {self.max_streams} at once"
         if inspect.isasyncgenfunction(behaviour):
 
             async def generate(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-                if self.streams >= self.max_streams:
+                if (full := self.take_slot()) is not None:
                     await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
-                self.streams += 1
                 try:
                     async for response in behaviour(request, context):
                         yield response
                 finally:
-                    self.streams -= 1
+                    self.release_slot()
 
             return generate
 
         async def run(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            if self.streams >= self.max_streams:
+            if (full := self.take_slot()) is not None:
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
-            self.streams += 1
             try:
                 return await behaviour(request, context)
             finally:
-                self.streams -= 1
+                self.release_slot()
 
         return run
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import typing
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +21,7 @@ from ._gen.types.pi.ai.v1 import (
     GetModelResponse,
     ListModelsRequest,
     ListModelsResponse,
+    Model,
     ModelEvent,
     StopReason,
     StreamRequest,
@@ -71,6 +73,29 @@ def wire_event(event: ModelEvent) -> bytes:
 
 class TooLarge(ValueError):
     """A request beyond one of the server's count limits (answered with RESOURCE_EXHAUSTED)."""
+
+
+class Refused(Exception):
+    """A call refused before its stream starts, whatever the protocol serving it: `code` is the
+    gRPC status code name (e.g. "NOT_FOUND"), `message` says why."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, eq=False)
+class Call:
+    """One model call being served, over gRPC or HTTP: its checked request and its events.
+
+    ModelServer.start_call() makes it and end_call() ends it; call_messages() reads its events as
+    wire messages.
+    """
+
+    request: StreamRequest
+    events: AssistantMessageEventStream
+    deadline: asyncio.TimerHandle
 
 
 def parse_request(data: bytes, limits: ServerLimits | None = None) -> StreamRequest:
@@ -251,6 +276,16 @@ class ModelServer:
         """The streaming calls holding a slot now: model streams, health watches and reflection."""
         return self._gate.streams
 
+    @property
+    def gate(self) -> Gate:
+        """The token and concurrent-stream gate; a server of another protocol in this process
+        (pi_proto.web) admits its calls through it, so the limits hold for the process."""
+        return self._gate
+
+    def catalog(self, provider: str = "") -> list[Model]:
+        """The served models (only `provider`'s when given), as ListModels lists them."""
+        return [model.info for model in self.models if not provider or model.info.provider == provider]
+
     async def start(self) -> str:
         """Bind (port 0 picks a free port), start serving, and return the target."""
         address = f"{self.host}:{self.port}"
@@ -307,10 +342,7 @@ class ModelServer:
 
     async def _list_models(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         request = await self._parsed(ListModelsRequest, data, context)
-        models = [
-            model.info for model in self.models if not request.provider or model.info.provider == request.provider
-        ]
-        return encode(ListModelsResponse(models=models))
+        return encode(ListModelsResponse(models=self.catalog(request.provider)))
 
     async def _get_model(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
         request = await self._parsed(GetModelRequest, data, context)
@@ -337,37 +369,64 @@ class ModelServer:
         await self._play(data, context, batched=True)
 
     async def _play(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes], *, batched: bool) -> None:
-        request = await self._request(data, context)
+        try:
+            call = await self.start_call(data)
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+            raise AssertionError("abort raises") from None
+        try:
+            await _echo_metadata(context, dict(context.invocation_metadata() or ()))
+            async with aclosing(self.call_messages(call, batched=batched)) as messages:
+                async for message in messages:
+                    await context.write(message)
+        finally:
+            self.end_call(call)
+
+    # --- one model call, whatever the protocol --------------------------------------------------
+
+    async def start_call(self, data: bytes) -> Call:
+        """Start the call a StreamRequest's bytes ask for: the request checked against the limits
+        and the rules, its model found and started, the stream counted among the active ones (so
+        stop() aborts it), its queued bytes bounded and its time limited (the stream timeout ends it
+        with an ERROR event, and cancels the calling task a grace period later). Raises Refused with
+        the status to answer. Every call started must be ended with end_call()."""
+        request = await self.checked_request(data)
         try:
             model = self.find(request.provider, request.model)
         except KeyError as error:
-            await context.abort(grpc.StatusCode.NOT_FOUND, error.args[0])
+            raise Refused("NOT_FOUND", error.args[0]) from None
         assert request.context is not None  # the rules require it
         try:
             events = model.stream(request.context, request.options)
         except ModelRefused as refusal:
-            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+            raise Refused(refusal.code, refusal.message) from None
         events.high_water_bytes = self.limits.max_queued_bytes
         self._active.add(events)
         handler = asyncio.current_task()
         assert handler is not None
         deadline = asyncio.get_running_loop().call_later(self.limits.stream_timeout, self._time_out, events, handler)
-        merge = request.coalesce_deltas
-        try:
-            await _echo_metadata(context, dict(context.invocation_metadata() or ()))
-            if self._stopping:
-                events.cancel("the server is shutting down")
-            async for event in events:
-                if merge:
-                    event = coalesce(event, events)
-                if batched:
-                    await context.write(await self._batch(event, events, merge))
-                else:
-                    await context.write(wire_event(event))
-        finally:
-            deadline.cancel()
-            events.cancel()  # a no-op after the terminal event; stops the model if the client left
-            self._active.discard(events)
+        if self._stopping:
+            events.cancel("the server is shutting down")
+        return Call(request, events, deadline)
+
+    def end_call(self, call: Call) -> None:
+        """End a call: its timer stops, and its model is cancelled unless it already finished (a
+        client that left)."""
+        call.deadline.cancel()
+        call.events.cancel()  # a no-op after the terminal event; stops the model if the client left
+        self._active.discard(call.events)
+
+    async def call_messages(self, call: Call, *, batched: bool) -> AsyncGenerator[bytes, None]:
+        """The call's events as the messages of the wire: a ModelEvent each, or with `batched` a
+        StreamBatchedResponse of the events waiting together; deltas merged when the request asks."""
+        events, merge = call.events, call.request.coalesce_deltas
+        async for event in events:
+            if merge:
+                event = coalesce(event, events)
+            if batched:
+                yield await self._batch(event, events, merge)
+            else:
+                yield wire_event(event)
 
     async def _batch(self, first: ModelEvent, events: AssistantMessageEventStream, merge: bool) -> bytes:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
@@ -389,8 +448,9 @@ class ModelServer:
         )
         asyncio.get_running_loop().call_later(TIMEOUT_GRACE_SECONDS, handler.cancel)
 
-    async def _request(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> StreamRequest:
-        """The checked request, or the call aborted with a status naming what is wrong."""
+    async def checked_request(self, data: bytes) -> StreamRequest:
+        """The request `data` holds, within the limits and passing every rule; raises Refused with
+        RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming what is wrong."""
         try:
             upb = parse_counted(data, self.limits)
             if len(data) <= LARGE_REQUEST_BYTES:
@@ -398,10 +458,9 @@ class ModelServer:
             async with self._large_requests:
                 return await asyncio.to_thread(checked, upb)
         except TooLarge as error:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(error))
+            raise Refused("RESOURCE_EXHAUSTED", str(error)) from None
         except (DecodeError, ValidationError) as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        raise AssertionError("abort raises")
+            raise Refused("INVALID_ARGUMENT", str(error)) from None
 
 
 def add_batched_event(batch: bytearray, event: bytes) -> None:

@@ -90,32 +90,43 @@ def run_stream(case: pb.StreamCase) -> None:
 
 
 async def run_client(case: pb.ClientCase, name: str, target: str) -> None:
+    async with pp.ModelClient(target, **client_options(case)) as client:
+        await run_client_with(client, case, name)
+
+
+def client_options(case: pb.ClientCase) -> dict[str, Any]:
+    """The options a case sets on the client it runs with."""
+    options: dict[str, Any] = {}
+    if case.client.max_message_bytes:
+        options["max_message_bytes"] = case.client.max_message_bytes
+    return options
+
+
+async def run_client_with(client: Any, case: pb.ClientCase, name: str) -> None:
+    """Run a client case with `client` (ModelClient, or any client whose stream() takes its
+    arguments, such as pi_proto.web.HttpModelClient) and compare the outcome with the case's."""
     settings = case.client
     request = wire.from_upb(conformance.client_request(case), pp.StreamRequest)
-    options: dict[str, Any] = {}
-    if settings.max_message_bytes:
-        options["max_message_bytes"] = settings.max_message_bytes
-    async with pp.ModelClient(target, **options) as client:
-        assert request.context is not None
-        events = client.stream(
-            request.context,
-            model=request.model,
-            options=request.options,
-            coalesce_deltas=request.coalesce_deltas,
-            timeout=settings.deadline_ms / 1000 if settings.deadline_ms else None,
-            metadata=((conformance.CASE_HEADER, name),),
-        )
-        canceller = None
-        if settings.cancel_after_ms:
-            canceller = asyncio.get_running_loop().call_later(settings.cancel_after_ms / 1000, events.cancel)
-        count, last = 0, pp.ModelEvent()
-        async for event in events:
-            count, last = count + 1, event
-            if count == settings.cancel_after_events:
-                events.cancel()
-        if canceller is not None:
-            canceller.cancel()
-        result = await events.result()
+    assert request.context is not None
+    events = client.stream(
+        request.context,
+        model=request.model,
+        options=request.options,
+        coalesce_deltas=request.coalesce_deltas,
+        timeout=settings.deadline_ms / 1000 if settings.deadline_ms else None,
+        metadata=((conformance.CASE_HEADER, name),),
+    )
+    canceller = None
+    if settings.cancel_after_ms:
+        canceller = asyncio.get_running_loop().call_later(settings.cancel_after_ms / 1000, events.cancel)
+    count, last = 0, pp.ModelEvent()
+    async for event in events:
+        count, last = count + 1, event
+        if count == settings.cancel_after_events:
+            events.cancel()
+    if canceller is not None:
+        canceller.cancel()
+    result = await events.result()
     expect = case.expect
     kind, body = event_kind(last)
     if kind not in ("done", "error") or body.reason != expect.reason:

@@ -1,0 +1,21 @@
+"""pi.ai.v1.ModelService over HTTP: Connect (proto and JSON), gRPC-web and Server-Sent Events of
+pi-JSON events, served from a ModelServer's models with its limits and token (`pi-proto serve
+--http-port N`), and a client of the first two. Needs the `http` extra: pip install 'pi-proto[http]'.
+"""
+
+from .client import HttpModelClient
+from .conformance import HttpConformanceServer
+from .server import AsgiServer, HttpApp, HttpServer
+from .sse import SSE_PATH, event_from_sse, event_to_sse, read_sse
+
+__all__ = [
+    "SSE_PATH",
+    "AsgiServer",
+    "HttpApp",
+    "HttpConformanceServer",
+    "HttpModelClient",
+    "HttpServer",
+    "event_from_sse",
+    "event_to_sse",
+    "read_sse",
+]

@@ -1,0 +1,192 @@
+"""HttpServer: pi.ai.v1.ModelService over HTTP, beside a ModelServer and from its models.
+
+One ASGI application serves Connect (proto and JSON), gRPC-web and the SSE endpoint
+(`POST /v1/stream`), on uvicorn inside the running event loop, so the HTTP protocols share the
+gRPC server's models, limits, bearer token, concurrent-stream slots and in-flight streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from typing import Any
+
+import uvicorn
+
+from ..server import ModelServer
+from .service import ConnectApp, GateInterceptor, ModelService
+from .sse import SSE_PATH, Receive, Scope, Send, SseEndpoint
+
+
+class HttpApp:
+    """The ASGI application: SSE at SSE_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*."""
+
+    def __init__(self, server: ModelServer) -> None:
+        self.service = ModelService(server)
+        self._sse = SseEndpoint(self.service)
+        self._connect = ConnectApp(
+            self.service.endpoints(),
+            read_max_bytes=server.limits.max_request_bytes,
+            interceptors=[GateInterceptor(server.gate)],
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == SSE_PATH:
+            await self._sse(scope, receive, send)
+        else:
+            await self._connect(scope, receive, send)
+
+
+class AsgiServer:
+    """An ASGI application served by uvicorn (httptools, HTTP/1.1) in the running event loop.
+
+    `port` 0 picks a free port. Unlike uvicorn.run, it leaves signal handling and logging
+    configuration to the program.
+    """
+
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._ssl = ssl_context
+        self._server: uvicorn.Server | None = None
+        self._socket: socket.socket | None = None
+        self._ticking: asyncio.Task[None] | None = None
+
+    @property
+    def target(self) -> str:
+        """HOST:PORT, as `pi-proto serve` prints it."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The base URL clients call, e.g. http://127.0.0.1:8080."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self._ssl else 'http'}://{host}:{self.port}"
+
+    async def start(self) -> str:
+        """Bind, start serving, and return the target; raises OSError when the address is taken."""
+        self._socket = _bind(self.host, self.port)
+        self.port = self._socket.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            http="httptools",
+            ws="none",
+            lifespan="off",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+        )
+        config.load()
+        config.ssl = self._ssl
+        self._server = uvicorn.Server(config)
+        self._server.lifespan = config.lifespan_class(config)
+        await self._server.startup(sockets=[self._socket])
+        self._ticking = asyncio.create_task(_tick(self._server))
+        return self.target
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Stop accepting, let the responses in flight end within `grace` seconds, then cut them.
+
+        uvicorn's own shutdown, without its fixed pauses: a test suite starts many servers.
+        """
+        if self._server is None or self._ticking is None:
+            return
+        server, self._server = self._server, None
+        self._ticking.cancel()
+        for listener in server.servers:
+            listener.close()
+        state = server.server_state
+        for connection in list(state.connections):
+            connection.shutdown()  # closes idle connections; busy ones close after their response
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while (state.connections or state.tasks) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        for task in list(state.tasks):
+            task.cancel()
+        for connection in list(state.connections):
+            connection.transport.close()
+        for listener in server.servers:
+            await listener.wait_closed()
+
+    async def __aenter__(self) -> AsgiServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.stop()
+
+
+async def _tick(server: uvicorn.Server) -> None:
+    """uvicorn's main loop without its exit check: keeps the Date header current."""
+    counter = 0
+    while True:
+        await server.on_tick(counter)
+        counter = (counter + 1) % 864000
+        await asyncio.sleep(0.1)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (not listening yet: the event loop's server listens)."""
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, protocol)
+    except OSError as error:
+        raise OSError(f"cannot listen on {host}:{port}: {error}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    return sock
+
+
+class HttpServer(AsgiServer):
+    """pi.ai.v1.ModelService over HTTP: Connect, gRPC-web and SSE, for the models of `server`.
+
+    The calls share everything with the gRPC server: its models, its limits (request size and
+    counts, stream timeout, queued bytes), its token and concurrent-stream slots (counted for the
+    process), and its in-flight streams, which `server.stop()` aborts as it aborts gRPC's. The gRPC
+    server need not be started: an HttpServer alone serves its models.
+
+        async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
+            print(http_server.url)  # http://127.0.0.1:PORT
+    """
+
+    def __init__(
+        self,
+        server: ModelServer,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.model_server = server
+        self.http_app = HttpApp(server)
+        super().__init__(self.http_app, host=host, port=port, ssl_context=ssl_context)
+
+    @property
+    def active_streams(self) -> int:
+        """The model streams served over HTTP now."""
+        return len(self.http_app.service.calls)
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """End in-flight streams with an ABORTED event, then stop within `grace` seconds."""
+        service = self.http_app.service
+        service.stopping = True
+        for call in list(service.calls):
+            call.events.cancel("the server is shutting down")
+        await super().stop(grace)
+
+    async def __aenter__(self) -> HttpServer:
+        await self.start()
+        return self

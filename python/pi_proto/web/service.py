@@ -1,0 +1,187 @@
+"""ModelService's methods as connectrpc endpoints, over a ModelServer's models, limits and gate.
+
+Connect (proto and JSON) and gRPC-web are served by connectrpc's ASGI application; every call goes
+through the same code as a gRPC call: `ModelServer.start_call` checks the request against the
+limits and the rules and starts the model, `call_messages` yields the wire messages the gRPC
+server sends, and `end_call` cancels a model whose client left. Requests refused before the
+stream starts end with the protocol's error (Connect's error JSON, gRPC-web's status trailers)
+carrying the status code gRPC would answer; once the stream has started, failures travel as its
+`error` event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import aclosing
+from typing import Any
+
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf.message import Message as UpbMessage
+
+from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
+from .._gen.types.pi.ai.v1 import GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse
+from ..gate import Gate
+from ..server import SERVICE, Call, ModelServer, Refused
+from ..validate import ValidationError, check
+from ..wire import DecodeError, M, encode, from_upb, parse
+from .codec import ServerJsonCodec, ServerProtoCodec, Wire, connect_code
+
+
+def method(
+    name: str, request: type[UpbMessage], response: type[UpbMessage], *, streaming: bool
+) -> MethodInfo[Any, Any]:
+    """A method of pi.ai.v1.ModelService; the unary ones have no side effects, so Connect also
+    serves them to GET (`?encoding=json&message=...`), which browsers and curl can cache."""
+    return MethodInfo(
+        name=name,
+        service_name=SERVICE,
+        input=request,
+        output=response,
+        idempotency_level=IdempotencyLevel.UNKNOWN if streaming else IdempotencyLevel.NO_SIDE_EFFECTS,
+        stream_type=StreamType.SERVER_STREAM if streaming else StreamType.UNARY,
+    )
+
+
+STREAM = method("Stream", service_pb2.StreamRequest, event_pb2.ModelEvent, streaming=True)
+STREAM_BATCHED = method("StreamBatched", service_pb2.StreamRequest, service_pb2.StreamBatchedResponse, streaming=True)
+LIST_MODELS = method("ListModels", service_pb2.ListModelsRequest, service_pb2.ListModelsResponse, streaming=False)
+GET_MODEL = method("GetModel", service_pb2.GetModelRequest, service_pb2.GetModelResponse, streaming=False)
+
+
+def path_of(info: MethodInfo[Any, Any]) -> str:
+    """The URL path of a method: /pi.ai.v1.ModelService/Stream."""
+    return f"/{info.service_name}/{info.name}"
+
+
+def take_slot(gate: Gate) -> None:
+    """Hold one of the process's concurrent-stream slots, counted with gRPC's; raises Refused
+    (RESOURCE_EXHAUSTED) when all are taken. Give it back with release_slot()."""
+    if (full := gate.take_slot()) is not None:
+        raise Refused("RESOURCE_EXHAUSTED", full)
+
+
+def release_slot(gate: Gate) -> None:
+    gate.release_slot()
+
+
+class GateInterceptor:
+    """The gRPC server's gate for connectrpc: runs before the request body is read, refuses a
+    call without the token (UNAUTHENTICATED), and has a streaming call hold a slot while it runs
+    (RESOURCE_EXHAUSTED when none is free)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self._gate = gate
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> bool:
+        refusal = self._gate.refuse_credentials(list(ctx.request_headers.allitems()))
+        if refusal is not None:
+            raise ConnectError(Code.UNAUTHENTICATED, refusal)
+        if ctx.method.stream_type is not StreamType.SERVER_STREAM:
+            return False
+        try:
+            take_slot(self._gate)
+        except Refused as refused:
+            raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
+        return True
+
+    async def on_end(self, holds_slot: bool, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+        if holds_slot:
+            release_slot(self._gate)
+
+
+class ModelService:
+    """The endpoints of pi.ai.v1.ModelService over a ModelServer; `calls` are the streams being
+    served now, which HttpServer.stop() aborts."""
+
+    def __init__(self, server: ModelServer) -> None:
+        self.server = server
+        self.calls: set[Call] = set()
+        self.stopping = False
+
+    def endpoints(self) -> dict[str, Endpoint[Any, Any]]:
+        return {
+            path_of(STREAM): Endpoint.server_stream(STREAM, self.stream),
+            path_of(STREAM_BATCHED): Endpoint.server_stream(STREAM_BATCHED, self.stream_batched),
+            path_of(LIST_MODELS): Endpoint.unary(LIST_MODELS, self.list_models),
+            path_of(GET_MODEL): Endpoint.unary(GET_MODEL, self.get_model),
+        }
+
+    def stream(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+        """ModelService.Stream: one event per message."""
+        return self._play(request, event_pb2.ModelEvent, batched=False)
+
+    def stream_batched(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+        """ModelService.StreamBatched: the events waiting together in one message."""
+        return self._play(request, service_pb2.StreamBatchedResponse, batched=True)
+
+    async def _play(self, request: bytes, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
+        call = await self.start_call(request)
+        try:
+            async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
+                async for message in messages:
+                    yield Wire(cls, message)
+        finally:
+            self.end_call(call)
+
+    async def start_call(self, request: bytes) -> Call:
+        """ModelServer.start_call, with a refusal as a ConnectError; the call is aborted at once
+        while the server stops."""
+        try:
+            call = await self.server.start_call(request)
+        except Refused as refused:
+            raise ConnectError(connect_code(refused.code), refused.message) from None
+        self.calls.add(call)
+        if self.stopping:
+            call.events.cancel("the server is shutting down")
+        return call
+
+    def end_call(self, call: Call) -> None:
+        self.calls.discard(call)
+        self.server.end_call(call)
+
+    async def list_models(self, request: bytes, ctx: RequestContext[Any, Any]) -> Wire:
+        """ModelService.ListModels: the catalog, or one provider's part of it."""
+        asked = _parsed(ListModelsRequest, request)
+        listed = ListModelsResponse(models=self.server.catalog(asked.provider))
+        return Wire(service_pb2.ListModelsResponse, encode(listed))
+
+    async def get_model(self, request: bytes, ctx: RequestContext[Any, Any]) -> Wire:
+        """ModelService.GetModel: one model, or NOT_FOUND naming what is served."""
+        asked = _parsed(GetModelRequest, request)
+        try:
+            found = self.server.find(asked.provider, asked.id)
+        except KeyError as error:
+            raise ConnectError(Code.NOT_FOUND, error.args[0]) from None
+        return Wire(service_pb2.GetModelResponse, encode(GetModelResponse(model=found.info)))
+
+
+def _parsed(cls: type[M], data: bytes) -> M:
+    """A unary request checked by the schema's rules, as the gRPC server checks it."""
+    try:
+        upb = parse(cls, data)
+        check(upb)
+    except (DecodeError, ValidationError) as error:
+        raise ConnectError(Code.INVALID_ARGUMENT, str(error)) from None
+    return from_upb(upb, cls)
+
+
+class ConnectApp(ConnectASGIApplication[Any]):
+    """connectrpc's ASGI application of one service's endpoints (Connect, gRPC-web and, on an
+    ASGI server with trailers, gRPC), with our codecs: messages travel as the gRPC server's bytes."""
+
+    def __init__(self, endpoints: Mapping[str, Any], *, read_max_bytes: int, interceptors: Iterable[Any] = ()) -> None:
+        super().__init__(
+            service=None,
+            endpoints=lambda _: endpoints,
+            interceptors=interceptors,
+            read_max_bytes=read_max_bytes,
+            codecs=[ServerProtoCodec(), ServerJsonCodec()],
+        )
+
+    @property
+    def path(self) -> str:
+        return f"/{SERVICE}"

@@ -1,0 +1,369 @@
+"""Server-Sent Events of pi-JSON events: `POST /v1/stream`, for curl, browsers and SSE consumers.
+
+The body is a StreamRequest in ProtoJSON, or a pi-JSON context (an object with `messages`, as pi's
+`Context`; the model then comes from the query: `?model=ID&provider=NAME&coalesceDeltas=true`).
+The answer is `text/event-stream`: one `data:` line per event, each the event in pi's own JSON shape
+(pi-ai's AssistantMessageEvent), and the response ends after the terminal event. As on every
+protocol of ours, `partial` is not resent with each event (it would make a long answer quadratic);
+what pi's partial would add is carried instead: `start` has the message header as `partial`,
+`toolcall_start` the call's `id` and `name`, `text_end` and `thinking_end` their signatures, and an
+event that changes the usage carries `usage`. `done` carries the final message, `error` the failed
+one.
+
+A request refused before the stream starts gets an HTTP error with a JSON body in Connect's shape,
+`{"code": "invalid_argument", "message": "..."}`: 401 without the bearer token, 413 for a body
+above the request limit, 429 when every stream slot is taken, 400 and 404 as Connect maps them.
+A client that goes away cancels the model's stream, as a cancelled gRPC call does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from google.protobuf import json_format
+
+from .._gen.pb2.pi.ai.v1 import service_pb2
+from .._gen.types.pi.ai.v1 import (
+    AssistantContent,
+    DoneEvent,
+    ErrorEvent,
+    ModelEvent,
+    StartEvent,
+    StreamRequest,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from ..events import event_kind
+from ..messages import dump_json
+from ..pi_json import (
+    STOP_REASON_NAMES,
+    STOP_REASONS,
+    PiJsonError,
+    _assistant_block,
+    _assistant_block_to_pi,
+    _usage,
+    _usage_to_pi,
+    assistant_from_pi,
+    assistant_to_pi,
+    context_from_pi,
+)
+from ..server import BATCH_BYTES, Call, Refused, coalesce
+from ..wire import EncodeError, encode
+from .service import ModelService, release_slot, take_slot
+
+SSE_PATH = "/v1/stream"
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+JsonObject = dict[str, Any]
+
+# HTTP statuses of the status codes, as Connect maps them (connectrpc.com/docs/protocol).
+HTTP_STATUS = {
+    "CANCELLED": 499,
+    "UNKNOWN": 500,
+    "INVALID_ARGUMENT": 400,
+    "DEADLINE_EXCEEDED": 504,
+    "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
+    "PERMISSION_DENIED": 403,
+    "RESOURCE_EXHAUSTED": 429,
+    "FAILED_PRECONDITION": 400,
+    "ABORTED": 409,
+    "OUT_OF_RANGE": 400,
+    "UNIMPLEMENTED": 501,
+    "INTERNAL": 500,
+    "UNAVAILABLE": 503,
+    "DATA_LOSS": 500,
+    "UNAUTHENTICATED": 401,
+}
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # proxies such as nginx pass each event on at once
+]
+
+
+# --- events in pi's shape -------------------------------------------------------------------------
+
+
+def event_to_sse(event: ModelEvent) -> JsonObject:
+    """An event as pi's AssistantMessageEvent without `partial` (see the module's docstring)."""
+    kind, body = event_kind(event)
+    out: JsonObject
+    if kind == "done":
+        out = {"type": "done", "reason": STOP_REASON_NAMES[body.reason], "message": assistant_to_pi(body.message)}
+    elif kind == "error":
+        out = {"type": "error", "reason": STOP_REASON_NAMES[body.reason], "error": assistant_to_pi(body.message)}
+    elif kind == "start":
+        out = {"type": "start", "partial": assistant_to_pi(body.header)}
+    else:
+        out = {"type": kind, "contentIndex": body.content_index}
+        if kind.endswith("_delta"):
+            out["delta"] = body.delta
+        elif kind == "toolcall_start":
+            out["id"], out["name"] = body.id, body.name
+        elif kind == "toolcall_end":
+            out["toolCall"] = _assistant_block_to_pi(AssistantContent(tool_call=body.tool_call))
+        elif kind == "text_end":
+            if event.partial is not None:
+                out["content"] = (event.partial.content[body.content_index].text or _NO_TEXT).text
+            if body.text_signature is not None:
+                out["textSignature"] = body.text_signature
+        elif kind == "thinking_end":
+            if event.partial is not None:
+                out["content"] = (event.partial.content[body.content_index].thinking or _NO_THINKING).thinking
+            if body.thinking_signature is not None:
+                out["thinkingSignature"] = body.thinking_signature
+            if body.redacted is not None:
+                out["redacted"] = body.redacted
+    if event.usage is not None:
+        out["usage"] = _usage_to_pi(event.usage)
+    return out
+
+
+class _NoText:
+    text = ""
+
+
+class _NoThinking:
+    thinking = ""
+
+
+_NO_TEXT, _NO_THINKING = _NoText(), _NoThinking()
+_STARTS: dict[str, Any] = {"text_start": TextStartEvent, "thinking_start": ThinkingStartEvent}
+_DELTAS: dict[str, Any] = {
+    "text_delta": TextDeltaEvent,
+    "thinking_delta": ThinkingDeltaEvent,
+    "toolcall_delta": ToolCallDeltaEvent,
+}
+
+
+def event_from_sse(value: Any) -> ModelEvent:
+    """The ModelEvent an SSE event object of event_to_sse() stands for; an AssistantMessageEventStream
+    rebuilds each event's partial from them. Raises PiJsonError naming a bad value's path."""
+    if not isinstance(value, dict) or not isinstance(kind := value.get("type"), str):
+        raise PiJsonError("event.type", "expected an object with a string `type`")
+
+    def index() -> int:
+        found = value.get("contentIndex")
+        if not isinstance(found, int) or isinstance(found, bool) or found < 0:
+            raise PiJsonError("event.contentIndex", "expected a non-negative integer")
+        return found
+
+    event: ModelEvent
+    if kind in ("done", "error"):
+        reason = STOP_REASONS.get(value.get("reason"))  # type: ignore[arg-type]
+        if reason is None:
+            raise PiJsonError("event.reason", f"expected one of {', '.join(STOP_REASONS)}")
+        if kind == "done":
+            event = ModelEvent(done=DoneEvent(reason=reason, message=assistant_from_pi(value.get("message"))))
+        else:
+            event = ModelEvent(error=ErrorEvent(reason=reason, message=assistant_from_pi(value.get("error"), "error")))
+    elif kind == "start":
+        event = ModelEvent(start=StartEvent(header=assistant_from_pi(value.get("partial"), "partial")))
+    elif kind in _STARTS:
+        started: dict[str, Any] = {kind: _STARTS[kind](content_index=index())}
+        event = ModelEvent(**started)
+    elif kind in _DELTAS:
+        delta = value.get("delta")
+        if not isinstance(delta, str):
+            raise PiJsonError("event.delta", "expected a string")
+        appended: dict[str, Any] = {kind: _DELTAS[kind](content_index=index(), delta=delta)}
+        event = ModelEvent(**appended)
+    elif kind == "toolcall_start":
+        call_id, name = value.get("id", ""), value.get("name", "")
+        event = ModelEvent(toolcall_start=ToolCallStartEvent(content_index=index(), id=call_id, name=name))
+    elif kind == "toolcall_end":
+        block = _assistant_block(value.get("toolCall"), "event.toolCall")
+        event = ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index(), tool_call=block.tool_call))
+    elif kind == "text_end":
+        event = ModelEvent(text_end=TextEndEvent(content_index=index(), text_signature=value.get("textSignature")))
+    elif kind == "thinking_end":
+        body = ThinkingEndEvent(
+            content_index=index(), thinking_signature=value.get("thinkingSignature"), redacted=value.get("redacted")
+        )
+        event = ModelEvent(thinking_end=body)
+    else:
+        raise PiJsonError("event.type", f"not a pi event type: {kind!r}")
+    if "usage" in value:
+        event.usage = _usage(value["usage"], "event.usage")
+    return event
+
+
+def sse_data(event: ModelEvent) -> bytes:
+    """One event as the lines of an SSE event: `data: {json}` and a blank line."""
+    return b"data: " + dump_json(event_to_sse(event)).encode() + b"\n\n"
+
+
+async def sse_chunks(call: Call) -> AsyncIterator[bytes]:
+    """The call's events as SSE text, the events waiting together in one chunk (up to BATCH_BYTES),
+    so a fast model costs a write per batch, as with StreamBatched; deltas merged when asked."""
+    events, merge = call.events, call.request.coalesce_deltas
+    async for event in events:
+        chunk = [sse_data(coalesce(event, events) if merge else event)]
+        size = len(chunk[0])
+        while size < BATCH_BYTES and events.peek() is not None:
+            waiting = events.take()
+            chunk.append(sse_data(coalesce(waiting, events) if merge else waiting))
+            size += len(chunk[-1])
+        yield b"".join(chunk)
+
+
+async def read_sse(chunks: AsyncIterator[bytes | bytearray | memoryview]) -> AsyncIterator[Any]:
+    """The JSON value of each event of an SSE response, from its body's chunks, as a browser's
+    EventSource reads them (`data:` lines joined, other fields and comments ignored)."""
+    buffer = b""
+    async for chunk in chunks:
+        buffer += bytes(chunk)
+        *blocks, buffer = buffer.replace(b"\r\n", b"\n").split(b"\n\n")
+        for block in blocks:
+            data = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                yield json.loads(b"\n".join(data))
+
+
+# --- the request ----------------------------------------------------------------------------------
+
+
+def request_bytes(body: bytes, query: str) -> bytes:
+    """The StreamRequest bytes of an SSE request's body: ProtoJSON of a StreamRequest (unknown
+    fields refused), or a pi-JSON context with the model named in the query. Raises Refused
+    (INVALID_ARGUMENT) saying what is wrong; the server then checks the request as it checks
+    any other."""
+    try:
+        value = json.loads(body)
+    except ValueError as error:  # UnicodeDecodeError is one too
+        raise Refused("INVALID_ARGUMENT", f"the body is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise Refused("INVALID_ARGUMENT", "the body must be a JSON object: a StreamRequest or a pi-JSON context")
+    if "messages" not in value:
+        upb = service_pb2.StreamRequest()
+        try:
+            json_format.ParseDict(value, upb)
+        except json_format.ParseError as error:
+            raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
+        return upb.SerializeToString()
+    params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+    try:
+        context = context_from_pi(value)
+        return encode(
+            StreamRequest(
+                model=params.get("model", ""),
+                provider=params.get("provider", ""),
+                context=context,
+                coalesce_deltas=params.get("coalesceDeltas", "") in ("true", "1"),
+            )
+        )
+    except (PiJsonError, EncodeError) as error:
+        raise Refused("INVALID_ARGUMENT", str(error)) from None
+
+
+class TooLargeBody(Exception):
+    """A request body above the server's limit (HTTP 413)."""
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None when the client went away first; raises TooLargeBody past `limit`."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        part = message.get("body", b"")
+        size += len(part)
+        if size > limit:
+            raise TooLargeBody(f"the request has more than this server's limit of {limit} bytes")
+        parts.append(part)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+# --- the endpoint ---------------------------------------------------------------------------------
+
+
+class SseEndpoint:
+    """The ASGI endpoint of `POST /v1/stream` over a ModelService (its server, gate and calls)."""
+
+    def __init__(self, service: ModelService) -> None:
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await _error(send, 405, "UNIMPLEMENTED", "POST a StreamRequest (ProtoJSON) or a pi-JSON context")
+            return
+        server = self.service.server
+        headers = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope.get("headers", ())]
+        refusal = server.gate.refuse_credentials(list(headers))
+        if refusal is not None:
+            await _error(send, 401, "UNAUTHENTICATED", refusal)
+            return
+        try:
+            take_slot(server.gate)
+        except Refused as refused:
+            await _error(send, HTTP_STATUS[refused.code], refused.code, refused.message)
+            return
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            release_slot(server.gate)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            body = await read_body(receive, self.service.server.limits.max_request_bytes)
+        except TooLargeBody as error:
+            await _error(send, 413, "RESOURCE_EXHAUSTED", str(error))
+            return
+        if body is None:
+            return  # the client went away
+        try:
+            data = request_bytes(body, scope.get("query_string", b"").decode("latin-1"))
+            call = await self.service.server.start_call(data)
+        except Refused as refused:
+            await _error(send, HTTP_STATUS.get(refused.code, 500), refused.code, refused.message)
+            return
+        self.service.calls.add(call)
+        if self.service.stopping:
+            call.events.cancel("the server is shutting down")
+        watch = asyncio.create_task(_cancel_when_gone(receive, call))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            async for chunk in sse_chunks(call):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            pass  # the connection broke: the model is cancelled below
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+            self.service.end_call(call)
+
+
+async def _cancel_when_gone(receive: Receive, call: Call) -> None:
+    """Wait for the client to go away, then cancel the model's stream (ABORTED)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    call.events.cancel()
+
+
+async def _error(send: Send, status: int, code: str, message: str) -> None:
+    """An HTTP error with Connect's error JSON: the code in lower case and the message."""
+    body = json.dumps({"code": code.lower(), "message": message}, ensure_ascii=False).encode()
+    headers = [(b"content-type", b"application/json")]
+    if status == 405:
+        headers.append((b"allow", b"POST"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})

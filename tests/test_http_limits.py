@@ -1,0 +1,271 @@
+"""The gRPC server's gate and limits hold over HTTP too: the bearer token, concurrent streams
+(counted for the process), request size and counts, the stream timeout, the bytes queued for a
+slow client; and a client that leaves, or a server that stops, ends the model's stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pyqwest
+import pytest
+
+import pi_proto as pp
+from pi_proto.scripted import ScriptedModel
+from pi_proto.server import ModelServer, ServerLimits
+from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, read_sse
+
+from .helpers import RecordingModel, WatchedModel, drain, kind, readme_context
+
+TOKEN = "s3cret-token"
+REQUEST = json.loads(pp.to_json(pp.StreamRequest(context=readme_context())))
+
+
+async def sse_status(url: str, body: Any = REQUEST, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """The status of an SSE call and its error body (or its last event)."""
+    async with pyqwest.Client().stream(
+        "POST", url + SSE_PATH, headers=headers or {}, content=json.dumps(body).encode()
+    ) as response:
+        if response.status != 200:
+            return response.status, json.loads(b"".join([bytes(chunk) async for chunk in response.content]))
+        return 200, [event async for event in read_sse(response.content)][-1]
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[tuple[ModelServer, HttpServer]]:
+    async with ModelServer(ScriptedModel.readme(), token=TOKEN) as grpc_server, HttpServer(grpc_server) as http_server:
+        yield grpc_server, http_server
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
+async def test_the_bearer_token_is_required(guarded: tuple[ModelServer, HttpServer], protocol: str) -> None:
+    _, http_server = guarded
+    async with HttpModelClient(http_server.url, protocol=protocol) as client:
+        denied = client.stream(readme_context())
+        _, message = await drain(denied)
+        with pytest.raises(pp.client.CallError) as listing:
+            await client.list_models()
+    assert message.error_message == "missing or invalid bearer token"
+    assert denied.failure is not None
+    assert denied.failure.status_code == "UNAUTHENTICATED"
+    assert listing.value.status_code == "UNAUTHENTICATED"
+    async with HttpModelClient(http_server.url, protocol=protocol, token=TOKEN) as client:
+        _, message = await drain(client.stream(readme_context()))
+        assert [model.id for model in await client.list_models()] == ["scripted-v1"]
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+
+
+async def test_sse_needs_the_bearer_token_with_grpcs_rules(guarded: tuple[ModelServer, HttpServer]) -> None:
+    _, http_server = guarded
+    assert await sse_status(http_server.url) == (
+        401,
+        {"code": "unauthenticated", "message": "missing or invalid bearer token"},
+    )
+    assert (await sse_status(http_server.url, headers={"authorization": f"Basic {TOKEN}"}))[0] == 401
+    status, last = await sse_status(http_server.url, headers={"authorization": f"bEaReR {TOKEN}"})
+    assert (status, last["type"]) == (200, "done")
+
+
+async def test_concurrent_streams_are_counted_for_the_process() -> None:
+    limits = ServerLimits(max_concurrent_streams=2)
+    model = ScriptedModel.readme(delay=0.2)
+    async with (
+        ModelServer(model, limits=limits) as grpc_server,
+        HttpServer(grpc_server) as http_server,
+        pp.ModelClient(grpc_server.target) as grpc_client,
+        HttpModelClient(http_server.url) as client,
+    ):
+        first, second = grpc_client.stream(readme_context()), client.stream(readme_context())
+        await anext(first)
+        await anext(second)
+        assert grpc_server.open_streams == 2
+        refused = client.stream(readme_context())
+        _, third = await drain(refused)
+        status, error = await sse_status(http_server.url)
+        _, over_grpc = await drain(grpc_client.stream(readme_context()))
+        first.cancel()
+        second.cancel()
+        await asyncio.gather(drain(first), drain(second))
+        for _ in range(100):
+            if grpc_server.open_streams == 0:
+                break
+            await asyncio.sleep(0.01)
+        _, fourth = await drain(client.stream(readme_context()))
+    full = "too many concurrent streams: this server serves 2 at once"
+    assert third.error_message == full
+    assert refused.failure is not None
+    assert refused.failure.status_code == "RESOURCE_EXHAUSTED"
+    assert (status, error) == (429, {"code": "resource_exhausted", "message": full})
+    assert over_grpc.error_message == full
+    assert fourth.stop_reason == pp.StopReason.TOOL_USE
+
+
+async def test_requests_above_the_size_and_count_limits_are_refused() -> None:
+    limits = ServerLimits(max_request_bytes=4096, max_messages=3)
+    big = pp.AgentContext(messages=[pp.agent_message(pp.user_message("x" * 5000, timestamp=1))])
+    many = pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=1))] * 4)
+    async with (
+        ModelServer(ScriptedModel.readme(), limits=limits) as grpc_server,
+        HttpServer(grpc_server) as http_server,
+    ):
+        for protocol in ("connect", "grpc-web"):
+            async with HttpModelClient(http_server.url, protocol=protocol) as client:
+                too_big, too_many = client.stream(big), client.stream(many)
+                await drain(too_big)
+                _, second = await drain(too_many)
+            assert too_big.failure is not None
+            assert too_big.failure.status_code == "RESOURCE_EXHAUSTED", protocol
+            assert too_many.failure is not None
+            assert too_many.failure.status_code == "RESOURCE_EXHAUSTED", protocol
+            assert second.error_message == "the context has 4 messages, above this server's limit of 3"
+        size_status, size_error = await sse_status(
+            http_server.url, json.loads(pp.to_json(pp.StreamRequest(context=big)))
+        )
+        count_status, count_error = await sse_status(
+            http_server.url, json.loads(pp.to_json(pp.StreamRequest(context=many)))
+        )
+    assert (size_status, size_error["code"]) == (413, "resource_exhausted")
+    assert size_error["message"] == "the request has more than this server's limit of 4096 bytes"
+    assert (count_status, count_error["message"]) == (429, second.error_message)
+
+
+async def test_a_stream_longer_than_the_server_limit_ends_with_an_error_event() -> None:
+    limits = ServerLimits(stream_timeout=0.3)
+    model = ScriptedModel.readme(delay=0.1)
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        async with HttpModelClient(http_server.url) as client:
+            seen, message = await drain(client.stream(readme_context()))
+        status, last = await sse_status(http_server.url)
+    too_long = "the stream ran longer than the server's limit of 0.3 s"
+    assert message.stop_reason == pp.StopReason.ERROR
+    assert message.error_message == too_long
+    assert 1 < len(seen) < 12
+    assert (status, last["type"], last["reason"], last["error"]["errorMessage"]) == (200, "error", "error", too_long)
+
+
+def _stalled(port: int, path: str, content_type: str, body: bytes) -> socket.socket:
+    """A client that sends its request and never reads, with a small receive window."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: {content_type}\r\ncontent-length: {len(body)}\r\n"
+    sock.sendall(head.encode() + b"\r\n" + body)
+    return sock
+
+
+@pytest.mark.parametrize("protocol", ["connect", "sse"])
+async def test_a_stalled_stream_holds_a_bounded_number_of_bytes(protocol: str) -> None:
+    limits = ServerLimits(max_queued_bytes=256 * 1024)
+    # 256 deltas of 64 KiB: HTTP/1.1 has no flow control of its own, so the kernel's socket buffers
+    # (a few MB on loopback) take some before the server's writes wait, and the model with them.
+    model = WatchedModel([pp.assistant_message("w" * 16 * 1024 * 1024, timestamp=1)], delta_size=64 * 1024)
+    request = pp.StreamRequest(context=readme_context())
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        if protocol == "sse":
+            sock = _stalled(http_server.port, SSE_PATH, "application/json", pp.to_json(request).encode())
+        else:
+            data = pp.encode(request)
+            body = struct.pack(">BI", 0, len(data)) + data
+            sock = _stalled(http_server.port, "/pi.ai.v1.ModelService/Stream", "application/connect+proto", body)
+        await asyncio.sleep(0.5)
+        stream = model.streams[0]
+        held = stream._queued_bytes
+        produced = stream._accumulator.count
+        sock.close()
+        for _ in range(100):  # the server sees the client leave and cancels the model
+            if stream.done:
+                break
+            await asyncio.sleep(0.01)
+        assert (await stream.result()).stop_reason == pp.StopReason.ABORTED
+    assert held <= limits.max_queued_bytes
+    assert produced < 128, produced  # of 256 deltas: the model waited for the client
+
+
+async def test_a_cancelled_connect_call_cancels_the_model() -> None:
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
+        async with HttpModelClient(http_server.url) as client:
+            events = client.stream(readme_context())
+            assert kind(await anext(events)) == "start"
+            events.cancel()
+            rest, message = await asyncio.wait_for(drain(events), 5)
+        assert kind(rest[-1]) == "error"
+        assert message.stop_reason == pp.StopReason.ABORTED
+        await _model_cancelled(model)
+        assert http_server.active_streams == 0
+        assert grpc_server.open_streams == 0
+
+
+async def test_an_sse_client_that_leaves_cancels_the_model() -> None:
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
+        async with pyqwest.Client().stream(
+            "POST", http_server.url + SSE_PATH, content=json.dumps(REQUEST).encode()
+        ) as response:
+            first = await anext(aiter(read_sse(response.content)))
+            assert first["type"] == "start"
+        await _model_cancelled(model)
+        assert http_server.active_streams == 0
+        assert grpc_server.open_streams == 0
+
+
+async def _model_cancelled(model: RecordingModel) -> None:
+    for _ in range(200):
+        if model.producers and model.producers[0].done():
+            break
+        await asyncio.sleep(0.01)
+    assert model.producers[0].cancelled()
+    assert (await model.streams[0].result()).stop_reason == pp.StopReason.ABORTED
+
+
+@pytest.mark.parametrize("stopping", ["http", "grpc"])
+async def test_stopping_ends_in_flight_http_streams_with_aborted(stopping: str) -> None:
+    grpc_server = ModelServer(ScriptedModel.readme(delay=0.05))
+    http_server = HttpServer(grpc_server)
+    await grpc_server.start()
+    await http_server.start()
+    try:
+        async with HttpModelClient(http_server.url) as client:
+            events = client.stream(readme_context())
+            await anext(events)
+            await (http_server.stop(grace=5) if stopping == "http" else grpc_server.stop(grace=5))
+            _, message = await asyncio.wait_for(drain(events), 5)
+    finally:
+        await http_server.stop()
+        await grpc_server.stop()
+    assert message.stop_reason == pp.StopReason.ABORTED
+    assert message.error_message == "the server is shutting down"
+
+
+@pytest.mark.parametrize("protocol", ["connect", "sse"])
+async def test_a_client_that_never_reads_loses_its_slot_after_the_timeout(protocol: str) -> None:
+    limits = ServerLimits(max_concurrent_streams=2, stream_timeout=0.5)
+    model = ScriptedModel([pp.assistant_message("z" * 16 * 1024 * 1024, timestamp=1)], delta_size=64 * 1024)
+    request = pp.StreamRequest(context=readme_context())
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        if protocol == "sse":
+            stalled = [
+                _stalled(http_server.port, SSE_PATH, "application/json", pp.to_json(request).encode()) for _ in range(2)
+            ]
+        else:
+            data = pp.encode(request)
+            body = struct.pack(">BI", 0, len(data)) + data
+            path = "/pi.ai.v1.ModelService/Stream"
+            stalled = [_stalled(http_server.port, path, "application/connect+proto", body) for _ in range(2)]
+        await asyncio.sleep(0.3)
+        assert grpc_server.open_streams == 2  # every slot is held, by clients that read nothing
+        for _ in range(50):  # the timeout (0.5 s) and its grace (1 s) free them, whatever the clients do
+            if grpc_server.open_streams == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert grpc_server.open_streams == 0
+        assert http_server.active_streams == 0
+        async with HttpModelClient(http_server.url) as client:
+            seen, _ = await drain(client.stream(readme_context(), timeout=10))
+        assert kind(seen[0]) == "start"  # served again, not refused
+        for sock in stalled:
+            sock.close()
