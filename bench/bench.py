@@ -9,7 +9,10 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 5. the client's peak memory over a 100,000-delta stream ÷ the final message's size;
 6. 64 consumers slower than the model, with adaptive coalescing on and off;
 7. a provider-backed stream (`serve --models` on a recorded Anthropic stream) ÷ the same recording
-   read by the provider's SDK alone.
+   read by the provider's SDK alone;
+8-13. against the peer users would pick instead of us, JSON over Server-Sent Events (bench/sse.py),
+   with plain grpc.aio as the transport reference, side by side in alternating rounds: one stream,
+   64 streams, server and client CPU per event, bytes on the wire, and live capacity.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -17,14 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
+import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +44,21 @@ from pi_proto.pi_json import entry_from_pi, entry_to_pi
 from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
 from pi_proto.wire import to_upb
 
+from . import versus
+from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
+from .sse import SSE
 from .workloads import ROOT, our_server, serving, text_turn
 
 SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 RESULTS = ROOT / "bench" / "results"
 CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
+# Sections 8-13: every protocol in this order in each round, each as a ratio against REFERENCE.
+PEERS: list[Protocol] = [OURS, SSE, GRPC_AIO]
+REFERENCE = SSE
+SSE_STACK = ("starlette", "uvicorn", "uvloop", "httptools", "httpx", "httpx-sse")
+
+Span = tuple[float, float]
 
 
 @dataclass
@@ -55,15 +71,23 @@ class Figure:
     ratio: float | None
     target: str  # e.g. ">= 0.7"; empty when the figure is reported only
     met: bool | None
+    # Figures measured over rounds: value, baseline and ratio are medians, these the least and
+    # greatest over the rounds (for live capacity, the search's bracket: most held, fewest not).
+    value_span: Span | None = None
+    baseline_span: Span | None = None
+    ratio_span: Span | None = None
+    better: str = ""  # "higher" or "lower": which way a ratio above 1 points, for the chart
 
 
-def figure(section: str, name: str, value: float, unit: str, baseline: float | None, target: str = "") -> Figure:
+def figure(
+    section: str, name: str, value: float, unit: str, baseline: float | None, target: str = "", better: str = ""
+) -> Figure:
     ratio = value / baseline if baseline else None
     met = None
     if target and ratio is not None:
         op, bound = target.split()
         met = ratio >= float(bound) if op == ">=" else ratio <= float(bound)
-    return Figure(section, name, value, unit, baseline, ratio, target, met)
+    return Figure(section, name, value, unit, baseline, ratio, target, met, better=better)
 
 
 @contextmanager
@@ -191,6 +215,25 @@ def slow_consumers(streams: int = 64, events: int = 500, pause: float = 0.01) ->
         figure("6 coalescing", name, merged, "chars/s", plain),
         figure("6 coalescing", "gap p99, on ÷ off", percentile(merged_gaps, 99), "ms", percentile(plain_gaps, 99)),
     ]
+
+
+def paired(section: str, name: str, ours: Sequence[float], theirs: Sequence[float], unit: str, better: str) -> Figure:
+    """A figure over rounds: the medians, and the ratio as the median of each round's ratio."""
+    ratios = [mine / other for mine, other in zip(ours, theirs, strict=True)]
+    return Figure(
+        section,
+        name,
+        statistics.median(ours),
+        unit,
+        statistics.median(theirs),
+        statistics.median(ratios),
+        "",
+        None,
+        (min(ours), max(ours)),
+        (min(theirs), max(theirs)),
+        (min(ratios), max(ratios)),
+        better,
+    )
 
 
 def percentile(sorted_seconds: list[float], percent: int) -> float:
@@ -336,6 +379,109 @@ def memory(deltas: int = 100_000) -> list[Figure]:
     ]
 
 
+# --- 8 to 13: against JSON over SSE, with plain grpc.aio as the transport reference --------------------------
+
+
+def _against(section: str, name: str, values: dict[str, list[float]], unit: str, better: str) -> list[Figure]:
+    """One figure per protocol other than the reference: its values ÷ the reference's, round by round."""
+    theirs = values[REFERENCE.name]
+    return [
+        paired(section, f"{name}, {protocol} ÷ {REFERENCE.name}", ours, theirs, unit, better)
+        for protocol, ours in values.items()
+        if protocol != REFERENCE.name
+    ]
+
+
+def _each(runs: dict[str, list[versus.Run]], measure: Callable[[versus.Run], float]) -> dict[str, list[float]]:
+    return {protocol: [measure(run) for run in done] for protocol, done in runs.items()}
+
+
+def versus_streams(
+    single: int = 10_004, single_rounds: int = 7, streams: int = 64, events: int = 2_000, rounds: int = 3
+) -> list[Figure]:
+    """8 and 9: events/s at the client; 10 and 11: CPU per event of the server process and of the
+    client (this process), over the concurrent runs (long enough for /proc's 10 ms ticks)."""
+    one = versus.rounds(PEERS, Workload(single), 1, single_rounds)
+    many = versus.rounds(PEERS, Workload(events), streams, rounds)
+    cpu: list[tuple[str, Callable[[versus.Run], float]]] = [
+        ("10 server CPU", lambda run: run.server_us_per_event),
+        ("11 client CPU", lambda run: run.client_us_per_event),
+    ]
+    figures = [
+        *_against(
+            "8 vs SSE: one stream",
+            f"{single - 4:,} deltas, events/s",
+            _each(one, lambda run: run.events_per_second),
+            "events/s",
+            "higher",
+        ),
+        *_against(
+            "9 vs SSE: concurrent",
+            f"{streams} streams x {events - 4:,} deltas, aggregate events/s",
+            _each(many, lambda run: run.events_per_second),
+            "events/s",
+            "higher",
+        ),
+    ]
+    for section, measure in cpu:
+        figures += _against(section, f"{streams} streams, µs per event", _each(many, measure), "µs/event", "lower")
+    return figures
+
+
+def versus_bytes(events: int = 10_004) -> list[Figure]:
+    """12: the bytes of one stream as each protocol's client reads them."""
+    counted = versus.wire_bytes(PEERS, Workload(events))
+    return [
+        figure(
+            "12 wire bytes",
+            f"a {events - 4:,}-delta stream, {protocol.name} ({protocol.counted}) ÷ {REFERENCE.name} "
+            f"({REFERENCE.counted})",
+            counted[protocol.name],
+            "bytes",
+            counted[REFERENCE.name],
+            better="lower",
+        )
+        for protocol in PEERS
+        if protocol is not REFERENCE
+    ]
+
+
+def versus_capacity(budget: float = 120.0) -> tuple[list[Figure], list[dict[str, Any]]]:
+    """13: the most streams at 50 events/s one server process holds with p99 extra delay under
+    100 ms (spans: the search's bracket); and every probe, for the JSON results."""
+    live = versus.Live()
+    searches = {search.protocol.name: search for search in versus.capacity(PEERS, live, budget)}
+    reference = searches.pop(REFERENCE.name)
+    name = f"streams at {live.rate:g} events/s, p99 extra delay < {live.limit_ms:g} ms"
+    figures = [
+        Figure(
+            "13 live capacity",
+            f"{name}, {protocol} ÷ {REFERENCE.name}",
+            search.held,
+            "streams",
+            reference.held,
+            search.held / reference.held if reference.held else None,
+            "",
+            None,
+            value_span=_bracket(search),
+            baseline_span=_bracket(reference),
+            better="higher",
+        )
+        for protocol, search in searches.items()
+    ]
+    probes = [
+        {"protocol": search.protocol.name, "interval_ms": search.interval * 1000, **asdict(probe)}
+        for search in (reference, *searches.values())
+        for probe in search.probes
+    ]
+    return figures, probes
+
+
+def _bracket(search: versus.Search) -> Span | None:
+    """Most streams held, fewest not held; None when the search found no limit in its time."""
+    return None if search.failed is None else (search.held, search.failed)
+
+
 # --- report ----------------------------------------------------------------------------------------------
 
 
@@ -351,34 +497,53 @@ def machine() -> dict[str, str]:
     return {
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
         "cpu": f"{cpu}, {os.cpu_count()} cores",
+        "load average": " ".join(Path("/proc/loadavg").read_text().split()[:3]),  # other work on the machine
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
         "protobuf": __import__("google.protobuf").protobuf.__version__,
+        "peer": ", ".join(f"{name} {version(name)}" for name in SSE_STACK),
     }
+
+
+def _span(span: Span | None) -> str:
+    """A span as the table shows it after a median, or nothing."""
+    if span is None:
+        return ""
+    low, high = (f"{bound:,.0f}" if abs(bound) >= 100 else f"{bound:.2f}" for bound in span)
+    return f" ({low}–{high})"
 
 
 def table(figures: list[Figure]) -> str:
     rows = [("", "figure", "ours", "baseline", "ratio", "target")]
     for f in figures:
-        ratio = "" if f.ratio is None else f"{f.ratio:.2f}"
-        baseline = "" if f.baseline is None else f"{f.baseline:,.2f} {f.unit}"
+        ratio = "" if f.ratio is None else f"{f.ratio:.2f}{_span(f.ratio_span)}"
+        baseline = "" if f.baseline is None else f"{f.baseline:,.2f}{_span(f.baseline_span)} {f.unit}"
         verdict = "" if f.met is None else ("met" if f.met else "NOT MET")
-        rows.append((f.section, f.name, f"{f.value:,.2f} {f.unit}", baseline, ratio, f"{f.target} {verdict}".strip()))
+        value = f"{f.value:,.2f}{_span(f.value_span)} {f.unit}"
+        rows.append((f.section, f.name, value, baseline, ratio, f"{f.target} {verdict}".strip()))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
 
 
 def chart(figures: list[Figure], path: Path) -> None:
+    """Above, the ratios with targets; below, each protocol ÷ SSE (sections 8 on), with the spread
+    over the rounds, green where it is ahead of SSE."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
     shown = [f for f in figures if f.ratio is not None and f.target]
-    labels = [f"{f.section}\n{f.name}" for f in shown]
+    versus_ = [f for f in figures if f.ratio is not None and f.better]
+    figure_, (axes, lower) = pyplot.subplots(
+        2,
+        1,
+        figsize=(12, 0.7 * (len(shown) + len(versus_)) + 3),
+        height_ratios=[len(shown) + 1, len(versus_) + 1],
+    )
+    labels = [textwrap.fill(f"{f.section}: {f.name}", 70) for f in shown]
     ratios = [f.ratio or 0 for f in shown]
     bounds = [float(f.target.split()[1]) for f in shown]
-    figure_, axes = pyplot.subplots(figsize=(11, 0.7 * len(shown) + 1.5))
     colors = ["tab:green" if f.met else "tab:red" for f in shown]
     axes.barh(range(len(shown)), ratios, color=colors)
     axes.scatter(bounds, range(len(shown)), marker="|", s=400, color="black", label="target")
@@ -387,8 +552,44 @@ def chart(figures: list[Figure], path: Path) -> None:
     axes.set_xlabel("ratio (ours ÷ baseline)")
     axes.set_title("pi-proto bench: ratios against baselines measured in the same run")
     axes.legend()
+
+    ratios = [f.ratio or 1 for f in versus_]
+    spans = [f.ratio_span or (ratio, ratio) for f, ratio in zip(versus_, ratios, strict=True)]
+    errors = [
+        [ratio - low for ratio, (low, _) in zip(ratios, spans, strict=True)],
+        [high - ratio for ratio, (_, high) in zip(ratios, spans, strict=True)],
+    ]
+    ahead = [(ratio > 1) == (f.better == "higher") for f, ratio in zip(versus_, ratios, strict=True)]
+    colors = ["tab:green" if a else "tab:red" for a in ahead]
+    # From parity outwards: a bar to the right is more of the quantity than SSE, to the left less.
+    lower.barh(range(len(versus_)), [ratio - 1 for ratio in ratios], left=1, xerr=errors, color=colors)
+    lower.axvline(1, color="black", linewidth=1)
+    lower.set_xscale("log")
+    ticks = [
+        tick
+        for tick in (0.1, 0.2, 0.5, 1, 2, 5, 10)
+        if min(low for low, _ in spans) / 2 <= tick <= max(high for _, high in spans) * 2
+    ]
+    lower.set_xticks(ticks, [f"{tick:g}" for tick in ticks])
+    lower.minorticks_off()
+    labels = [textwrap.fill(f"{f.section}: {f.name} ({f.better} is better)", 70) for f in versus_]
+    lower.set_yticks(range(len(versus_)), labels, fontsize=8)
+    lower.invert_yaxis()
+    lower.set_xlabel(f"ratio ÷ {REFERENCE.name}: median over the rounds, whiskers least to greatest")
+    lower.set_title(f"against JSON over SSE: green where ahead of {REFERENCE.name}")
     figure_.tight_layout()
     figure_.savefig(path, dpi=110)
+
+
+def finite(value: Any) -> Any:
+    """`value` with every infinite or NaN float made null, which JSON has no other word for."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    return value
 
 
 def provider_backed(deltas: int = 10_000) -> list[Figure]:
@@ -399,16 +600,24 @@ def provider_backed(deltas: int = 10_000) -> list[Figure]:
 def main() -> int:
     started = time.perf_counter()
     figures: list[Figure] = []
-    for section in (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory, provider_backed):
+    sections = (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory, provider_backed)
+    for section in (*sections, versus_streams, versus_bytes):
         figures.extend(section())
         print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
+    capacity, probes = versus_capacity()
+    figures.extend(capacity)
+    print(f"  versus_capacity done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     info = machine()
     print("\n".join(f"{key}: {value}" for key, value in info.items()))
     print(table(figures))
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"bench-{stamp}.json").write_text(
-        json.dumps({"machine": info, "figures": [asdict(f) for f in figures]}, indent=2) + "\n", encoding="utf-8"
+        json.dumps(
+            finite({"machine": info, "figures": [asdict(f) for f in figures], "capacity_probes": probes}), indent=2
+        )
+        + "\n",
+        encoding="utf-8",
     )
     chart(figures, RESULTS / f"bench-{stamp}.png")
     print(f"wrote bench/results/bench-{stamp}.json and .png in {time.perf_counter() - started:.0f} s")

@@ -1,7 +1,9 @@
 """The transport floor: a raw grpc.aio server that sends pre-serialized events and does nothing else.
 
-Run as a process (python -m bench.floor --events N); it prints `listening on HOST:PORT` like
-`pi-proto serve`, and answers every Stream call with the same N event bytes.
+Run as a process (python -m bench.floor --events N [--delay S]); it prints `listening on HOST:PORT`
+like `pi-proto serve`, and answers every Stream call with the same N event bytes. Paced (S > 0), a
+task of its own waits S seconds before each event and queues it for the call to write, as
+`pi-proto serve --delay` plays its model: the pace does not wait for the writes.
 """
 
 from __future__ import annotations
@@ -19,12 +21,26 @@ from pi_proto.server import SERVICE, wire_event
 from .workloads import text_turn
 
 
-async def serve(events: int, delta_size: int) -> None:
+async def serve(events: int, delta_size: int, delay: float = 0.0) -> None:
     payload = [wire_event(event) for event in events_of(text_turn(events, delta_size), delta_size)]
 
     async def stream(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        if not delay:
+            for data in payload:
+                yield data
+            return
+        queue: asyncio.Queue[bytes] = asyncio.Queue()
+        model = asyncio.create_task(play(queue))
+        try:
+            for _ in payload:
+                yield await queue.get()
+        finally:
+            model.cancel()
+
+    async def play(queue: asyncio.Queue[bytes]) -> None:
         for data in payload:
-            yield data
+            await asyncio.sleep(delay)
+            queue.put_nowait(data)
 
     server = grpc.aio.server()
     handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_stream_rpc_method_handler(stream)
@@ -42,8 +58,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, required=True)
     parser.add_argument("--delta-size", type=int, default=8)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each event")
     args = parser.parse_args()
-    asyncio.run(serve(args.events, args.delta_size))
+    asyncio.run(serve(args.events, args.delta_size, args.delay))
 
 
 if __name__ == "__main__":
