@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -140,3 +141,19 @@ def test_serve_workers_share_one_port_and_stop_together() -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_serve_workers_share_the_http_port_too() -> None:
+    body = json.dumps({"context": {"messages": [{"user": {"content": [{"text": {"text": "hi"}}]}}]}}).encode()
+    with serve_process("--workers", "2", "--http-port", "0") as (process, _target):
+        assert process.stdout is not None
+        http = process.stdout.readline().removeprefix("http on ").strip()
+        for _ in range(4):
+            request = urllib.request.Request(
+                f"http://{http}/v1/stream", data=body, headers={"content-type": "application/json"}
+            )
+            with urllib.request.urlopen(request, timeout=30) as response:
+                events = [line for line in response.read().decode().splitlines() if line.startswith("data: ")]
+            assert json.loads(events[-1].removeprefix("data: "))["type"] == "done"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0

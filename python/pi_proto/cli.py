@@ -71,7 +71,9 @@ async def serve(args: argparse.Namespace) -> int:
     )
     http: AsgiServer | None = None
     if args.http_port is not None:
-        http = web_module().HttpServer(server, host=args.host, port=args.http_port, ssl_context=http_tls(args))
+        http = web_module().HttpServer(
+            server, host=args.host, port=args.http_port, ssl_context=http_tls(args), reuse_port=args.worker
+        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -232,8 +234,9 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
     serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
     serve_cmd.add_argument(
-        "--workers", type=int, default=1, help="server processes sharing the port, e.g. one per core (default: 1)"
+        "--workers", type=int, default=1, help="server processes sharing the ports, e.g. one per core (default: 1)"
     )
+    serve_cmd.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one of --workers' processes
     serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
     serve_cmd.add_argument(
@@ -330,10 +333,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        if args.command == "serve" and args.workers > 1 and args.http_port is not None:
-            raise ValueError("--http-port serves one process: it does not go with --workers yet")
         if args.command == "serve" and args.workers > 1:
-            return run_workers(sys.argv[1:] if argv is None else argv, args.host, args.port, args.workers)
+            return run_workers(
+                sys.argv[1:] if argv is None else argv, args.host, args.port, args.http_port, args.workers
+            )
         if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished
             return convert_files(args)
         code: int = asyncio.run(args.run(args))

@@ -42,15 +42,23 @@ class AsgiServer:
     """An ASGI application served by uvicorn (httptools, HTTP/1.1) in the running event loop.
 
     `port` 0 picks a free port. Unlike uvicorn.run, it leaves signal handling and logging
-    configuration to the program.
+    configuration to the program. With `reuse_port`, other processes may listen on the same port
+    (SO_REUSEPORT: `pi-proto serve --workers`), and the kernel spreads connections across them.
     """
 
     def __init__(
-        self, app: Any, *, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None
+        self,
+        app: Any,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+        reuse_port: bool = False,
     ) -> None:
         self.app = app
         self.host = host
         self.port = port
+        self.reuse_port = reuse_port
         self._ssl = ssl_context
         self._server: uvicorn.Server | None = None
         self._socket: socket.socket | None = None
@@ -69,7 +77,7 @@ class AsgiServer:
 
     async def start(self) -> str:
         """Bind, start serving, and return the target; raises OSError when the address is taken."""
-        self._socket = _bind(self.host, self.port)
+        self._socket = _bind(self.host, self.port, reuse_port=self.reuse_port)
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
             self.app,
@@ -132,7 +140,7 @@ async def _tick(server: uvicorn.Server) -> None:
         await asyncio.sleep(0.1)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """A TCP socket bound to host:port (not listening yet: the event loop's server listens)."""
     try:
         family, kind, protocol, _, address = socket.getaddrinfo(
@@ -143,6 +151,8 @@ def _bind(host: str, port: int) -> socket.socket:
         raise OSError(f"cannot listen on {host}:{port}: {error}") from None
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except OSError as error:
         sock.close()
@@ -169,10 +179,11 @@ class HttpServer(AsgiServer):
         host: str = "127.0.0.1",
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
+        reuse_port: bool = False,
     ) -> None:
         self.model_server = server
         self.http_app = HttpApp(server)
-        super().__init__(self.http_app, host=host, port=port, ssl_context=ssl_context)
+        super().__init__(self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port)
 
     @property
     def active_streams(self) -> int:
