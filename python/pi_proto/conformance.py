@@ -24,6 +24,7 @@ from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     KnownFailures,
     Metadata,
     ServerAction,
+    Status,
     Suite,
 )
 from .server import SERVICE, Refused, add_batched_event
@@ -162,11 +163,16 @@ async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[
     Unbatched (Stream), each event and each frame is a message of its own. Batched
     (StreamBatched), consecutive events and frames share one StreamBatchedResponse, a frame as one
     event's bytes, and any other action sends the batch so far first: so a client that loses the
-    good events in front of a bad one fails the case.
+    good events in front of a bad one fails the case. A `batch` action is one StreamBatched
+    message as it is; unbatched, it ends the call with FAILED_PRECONDITION.
     """
     batch = bytearray()
     for action in case.server:
         step = action.WhichOneof("action")
+        if step == "batch" and not batched:
+            unbatched = Status(code="FAILED_PRECONDITION", message="this case's server sends StreamBatched messages")
+            await act(ServerAction(status=unbatched))
+            return
         if step in ("event", "frame"):
             message = action.event.SerializeToString() if step == "event" else action.frame
             if not batched:
@@ -177,6 +183,9 @@ async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[
         if batch:
             yield bytes(batch)
             batch.clear()
+        if step == "batch":
+            yield action.batch
+            continue
         await act(action)
     if batch:
         yield bytes(batch)

@@ -882,6 +882,7 @@ type ServerAction struct {
 	//	*ServerAction_Status
 	//	*ServerAction_SleepMs
 	//	*ServerAction_Headers
+	//	*ServerAction_Batch
 	Action        isServerAction_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -969,6 +970,15 @@ func (x *ServerAction) GetHeaders() *Metadata {
 	return nil
 }
 
+func (x *ServerAction) GetBatch() []byte {
+	if x != nil {
+		if x, ok := x.Action.(*ServerAction_Batch); ok {
+			return x.Batch
+		}
+	}
+	return nil
+}
+
 type isServerAction_Action interface {
 	isServerAction_Action()
 }
@@ -998,6 +1008,13 @@ type ServerAction_Headers struct {
 	Headers *Metadata `protobuf:"bytes,5,opt,name=headers,proto3,oneof"`
 }
 
+type ServerAction_Batch struct {
+	// Send these bytes as one StreamBatchedResponse message, whatever they hold. Only a
+	// StreamBatched call carries it: on Stream the reference server ends the call with
+	// FAILED_PRECONDITION instead, so a client that does not read StreamBatched fails the case.
+	Batch []byte `protobuf:"bytes,6,opt,name=batch,proto3,oneof"`
+}
+
 func (*ServerAction_Event) isServerAction_Action() {}
 
 func (*ServerAction_Frame) isServerAction_Action() {}
@@ -1007,6 +1024,8 @@ func (*ServerAction_Status) isServerAction_Action() {}
 func (*ServerAction_SleepMs) isServerAction_Action() {}
 
 func (*ServerAction_Headers) isServerAction_Action() {}
+
+func (*ServerAction_Batch) isServerAction_Action() {}
 
 // Status is a gRPC status that ends a call.
 type Status struct {
@@ -1781,13 +1800,14 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\arequest\x18\x01 \x01(\v2\x17.pi.ai.v1.StreamRequestR\arequest\x127\n" +
 	"\x06server\x18\x02 \x03(\v2\x1f.pi.conformance.v1.ServerActionR\x06server\x129\n" +
 	"\x06client\x18\x03 \x01(\v2!.pi.conformance.v1.ClientSettingsR\x06client\x128\n" +
-	"\x06expect\x18\x04 \x01(\v2 .pi.conformance.v1.ClientOutcomeR\x06expect\"\xe9\x01\n" +
+	"\x06expect\x18\x04 \x01(\v2 .pi.conformance.v1.ClientOutcomeR\x06expect\"\x81\x02\n" +
 	"\fServerAction\x12,\n" +
 	"\x05event\x18\x01 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x16\n" +
 	"\x05frame\x18\x02 \x01(\fH\x00R\x05frame\x123\n" +
 	"\x06status\x18\x03 \x01(\v2\x19.pi.conformance.v1.StatusH\x00R\x06status\x12\x1b\n" +
 	"\bsleep_ms\x18\x04 \x01(\rH\x00R\asleepMs\x127\n" +
-	"\aheaders\x18\x05 \x01(\v2\x1b.pi.conformance.v1.MetadataH\x00R\aheadersB\b\n" +
+	"\aheaders\x18\x05 \x01(\v2\x1b.pi.conformance.v1.MetadataH\x00R\aheaders\x12\x16\n" +
+	"\x05batch\x18\x06 \x01(\fH\x00R\x05batchB\b\n" +
 	"\x06action\"o\n" +
 	"\x06Status\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
@@ -1968,6 +1988,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*ServerAction_Status)(nil),
 		(*ServerAction_SleepMs)(nil),
 		(*ServerAction_Headers)(nil),
+		(*ServerAction_Batch)(nil),
 	}
 	file_pi_conformance_v1_conformance_proto_msgTypes[13].OneofWrappers = []any{
 		(*ClientOutcome_StatusCode)(nil),

@@ -122,18 +122,20 @@ class ClientCase(_message.Message):
     def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., server: _Optional[_Iterable[_Union[ServerAction, _Mapping]]] = ..., client: _Optional[_Union[ClientSettings, _Mapping]] = ..., expect: _Optional[_Union[ClientOutcome, _Mapping]] = ...) -> None: ...
 
 class ServerAction(_message.Message):
-    __slots__ = ("event", "frame", "status", "sleep_ms", "headers")
+    __slots__ = ("event", "frame", "status", "sleep_ms", "headers", "batch")
     EVENT_FIELD_NUMBER: _ClassVar[int]
     FRAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     SLEEP_MS_FIELD_NUMBER: _ClassVar[int]
     HEADERS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     event: _event_pb2.ModelEvent
     frame: bytes
     status: Status
     sleep_ms: int
     headers: Metadata
-    def __init__(self, event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., frame: _Optional[bytes] = ..., status: _Optional[_Union[Status, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., headers: _Optional[_Union[Metadata, _Mapping]] = ...) -> None: ...
+    batch: bytes
+    def __init__(self, event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., frame: _Optional[bytes] = ..., status: _Optional[_Union[Status, _Mapping]] = ..., sleep_ms: _Optional[int] = ..., headers: _Optional[_Union[Metadata, _Mapping]] = ..., batch: _Optional[bytes] = ...) -> None: ...
 
 class Status(_message.Message):
     __slots__ = ("code", "message", "trailers")
