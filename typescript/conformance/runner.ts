@@ -2,10 +2,19 @@
  * The TypeScript runner of the conformance corpus: runs every case against pi-proto's public API.
  *
  *     node --import tsx conformance/runner.ts --corpus DIR [--known-failures FILE] [--server HOST:PORT]
+ *         [--http-server HOST:PORT] [--protocol grpc|connect|grpc-web ...] [--only KIND ...]
  *
- * Prints one line per case (PASS, FAIL, KNOWN, FIXED or SKIP), then
+ * The client cases run against the reference server (`pi-proto serve --conformance DIR`): over
+ * gRPC at `--server`, and over Connect and gRPC-web at its HTTP port (`--http-port`), given as
+ * `--http-server`. `--protocol` (repeatable; default grpc) says over which protocols each client
+ * case runs; `--only` (repeatable) runs the cases of those kinds alone (e.g. `--only client`).
+ *
+ * Prints one line per case (PASS, FAIL, KNOWN, FIXED or SKIP; a client case run over Connect or
+ * gRPC-web is named with the protocol, e.g. `client/x [connect]`), then, when the client cases ran
+ * over more than one protocol, `typescript [PROTOCOL]: ...` for each, and last
  * `typescript: N passed, M failed, K known failures, S skipped`; exits 1 when a case fails or a
- * known failure passes. Outcomes are compared as structured values, never as message text.
+ * known failure passes. A known failure names a case (every protocol) or `case [protocol]`.
+ * Outcomes are compared as structured values, never as message text.
  */
 
 import { readdirSync, readFileSync } from "node:fs";
@@ -124,14 +133,21 @@ async function runStream(stream: conformance.StreamCase): Promise<void> {
   }
 }
 
-async function runClient(client: conformance.ClientCase, name: string, server: string): Promise<void> {
+/** Where and how a client case calls the reference server. */
+interface Endpoint {
+  readonly target: string;
+  readonly protocol: pi.Protocol;
+}
+
+async function runClient(client: conformance.ClientCase, name: string, endpoint: Endpoint): Promise<void> {
   const settings = client.client ?? create(conformance.ClientSettingsSchema);
   // The case's request, or one user message with one text block "hi".
   const hi = { block: { case: "text", value: { text: "hi" } } } as const;
   const request =
     client.request ??
     create(pi.StreamRequestSchema, { context: { messages: [{ role: { case: "user", value: { content: [hi] } } }] } });
-  const events = pi.streamModel(server, request.context ?? {}, {
+  const events = pi.streamModel(endpoint.target, request.context ?? {}, {
+    protocol: endpoint.protocol,
     provider: request.provider,
     model: request.model,
     generation: request.options,
@@ -279,13 +295,13 @@ function loadCases(directory: string): Loaded[] {
 }
 
 /** Why the case does not have its expected outcome; undefined when it does. */
-async function outcome(item: conformance.Case, server: string): Promise<string | undefined> {
+async function outcome(item: conformance.Case, endpoint: Endpoint): Promise<string | undefined> {
   const kind = item.kind;
   const check = async (): Promise<void> => {
     if (kind.case === "wire") runWire(kind.value);
     else if (kind.case === "validate") runValidate(kind.value);
     else if (kind.case === "stream") await runStream(kind.value);
-    else if (kind.case === "client") await runClient(kind.value, item.name, server);
+    else if (kind.case === "client") await runClient(kind.value, item.name, endpoint);
     else if (kind.case === "piJson") runPiJson(kind.value);
     else if (kind.case === "cost") runCost(kind.value);
     else if (kind.case === "partialJson") runPartialJson(kind.value);
@@ -307,40 +323,73 @@ async function outcome(item: conformance.Case, server: string): Promise<string |
   }
 }
 
+type Counts = { passed: number; failed: number; known: number; skipped: number };
+
+function summary(name: string, { passed, failed, known, skipped }: Counts): string {
+  return `${name}: ${passed} passed, ${failed} failed, ${known} known failures, ${skipped} skipped`;
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { corpus: { type: "string" }, "known-failures": { type: "string" }, server: { type: "string" } },
+    options: {
+      corpus: { type: "string" },
+      "known-failures": { type: "string" },
+      server: { type: "string" },
+      "http-server": { type: "string" },
+      protocol: { type: "string", multiple: true },
+      only: { type: "string", multiple: true },
+    },
   });
   if (values.corpus === undefined) throw new Error("--corpus DIR is required");
+  const protocols = [...new Set(values.protocol ?? ["grpc"])] as pi.Protocol[];
+  for (const protocol of protocols) {
+    if (!pi.PROTOCOLS.includes(protocol)) throw new Error(`--protocol ${protocol}: expected one of ${pi.PROTOCOLS.join(", ")}`);
+  }
+  const only = values.only === undefined ? undefined : new Set(values.only);
   const path = values["known-failures"];
   const text = path ? readFileSync(path, "utf8") : "{}";
   const known = fromJson(conformance.KnownFailuresSchema, JSON.parse(text) as JsonValue);
   const expectedToFail = new Set(known.failures.map((item) => item.case));
   const unsupported = new Map(known.unsupported.map((item) => [item.kind, item.reason]));
-  const counts = { passed: 0, failed: 0, known: 0, skipped: 0 };
+  const counts: Counts = { passed: 0, failed: 0, known: 0, skipped: 0 };
+  const perProtocol = new Map(protocols.map((protocol) => [protocol, { passed: 0, failed: 0, known: 0, skipped: 0 }]));
+  const record = (name: string, problem: string | undefined, tally: Counts[], expected: boolean): void => {
+    const counter = expected ? (problem === undefined ? "failed" : "known") : problem === undefined ? "passed" : "failed";
+    for (const counted of tally) counted[counter] += 1;
+    if (expected && problem === undefined) console.log(`FIXED ${name}: passes now; remove it from the known failures`);
+    else if (expected) console.log(`KNOWN ${name}: ${problem}`);
+    else console.log(problem === undefined ? `PASS ${name}` : `FAIL ${name}: ${problem}`);
+  };
   for (const item of loadCases(values.corpus)) {
     const readable = !("unreadable" in item);
     // Kinds are named as in the .proto (Case.kind's member names), e.g. "pi_json".
     const kind = readable ? (item.kind.case ?? "").replace(/[A-Z]/g, (upper) => `_${upper.toLowerCase()}`) : "";
-    const skip = unsupported.get(kind) ?? (kind === "client" && !values.server ? "no --server given" : undefined);
-    if (skip !== undefined) {
-      counts.skipped += 1;
-      console.log(`SKIP ${item.name}: ${skip}`);
-      continue;
-    }
-    const problem = readable ? await outcome(item, values.server ?? "") : `cannot read the case: ${item.unreadable}`;
-    if (expectedToFail.has(item.name)) {
-      counts[problem === undefined ? "failed" : "known"] += 1;
-      if (problem === undefined) console.log(`FIXED ${item.name}: passes now; remove it from the known failures`);
-      else console.log(`KNOWN ${item.name}: ${problem}`);
-    } else {
-      counts[problem === undefined ? "passed" : "failed"] += 1;
-      console.log(problem === undefined ? `PASS ${item.name}` : `FAIL ${item.name}: ${problem}`);
+    if (only !== undefined && readable && !only.has(kind)) continue; // an unreadable case is reported whatever
+    // A client case runs once per protocol; any other case once.
+    for (const protocol of kind === "client" ? protocols : [undefined]) {
+      const name = protocol === undefined || protocol === "grpc" ? item.name : `${item.name} [${protocol}]`;
+      const tally = protocol === undefined ? [counts] : [counts, perProtocol.get(protocol)!];
+      const target = protocol === "grpc" ? values.server : values["http-server"];
+      const skip =
+        unsupported.get(kind) ??
+        (protocol === undefined || target !== undefined
+          ? undefined
+          : `no ${protocol === "grpc" ? "--server" : "--http-server"} given`);
+      if (skip !== undefined) {
+        for (const counted of tally) counted.skipped += 1;
+        console.log(`SKIP ${name}: ${skip}`);
+        continue;
+      }
+      const endpoint = { target: target ?? "", protocol: protocol ?? "grpc" };
+      const problem = readable ? await outcome(item, endpoint) : `cannot read the case: ${item.unreadable}`;
+      record(name, problem, tally, expectedToFail.has(item.name) || expectedToFail.has(name));
     }
   }
-  const { passed, failed, known: knownFailures, skipped } = counts;
-  console.log(`${RUNTIME}: ${passed} passed, ${failed} failed, ${knownFailures} known failures, ${skipped} skipped`);
-  return failed === 0 ? 0 : 1;
+  if (perProtocol.size > 1) {
+    for (const [protocol, tally] of perProtocol) console.log(summary(`${RUNTIME} [${protocol}]`, tally));
+  }
+  console.log(summary(RUNTIME, counts));
+  return counts.failed === 0 ? 0 : 1;
 }
 
 // Exit at once: a connection the client keeps to the server must not hold the process open.

@@ -13,7 +13,9 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  type EnvelopedMessage,
   type UniversalClientFn,
+  type UniversalClientResponse,
   compressedFlag,
   createAsyncIterable,
   createDeadlineSignal,
@@ -24,9 +26,11 @@ import {
   pipe,
   transformSplitEnvelope,
 } from "@connectrpc/connect/protocol";
-import { requestHeader, validateResponse, validateTrailer } from "@connectrpc/connect/protocol-grpc";
-// These are connect's own building blocks of its gRPC transport: exported, but documented as
-// internal; package.json pins connect exactly, which keeps them as they are.
+import * as connect from "@connectrpc/connect/protocol-connect";
+import * as grpc from "@connectrpc/connect/protocol-grpc";
+import * as grpcWeb from "@connectrpc/connect/protocol-grpc-web";
+// These are connect's own building blocks of its transports (gRPC, Connect, gRPC-web): exported,
+// but documented as internal; package.json pins connect exactly, which keeps them as they are.
 
 /** The events of one batch, as bytes, and what cut the batch short after them, if anything did. */
 export interface Batch {
@@ -124,8 +128,12 @@ export const BatchOfBytesSchema = createFileRegistry(
   () => undefined,
 ).getMessage("pi_proto.internal.StreamBatchedResponseBytes") as GenMessage<BatchOfBytes>;
 
+/** The protocols of the transports the client makes (TransportOptions.protocol). */
+export type Protocol = "grpc" | "connect" | "grpc-web";
+
 /** What the client keeps of a transport it made, to read a server-streaming call's messages as bytes. */
 export interface RawChannel {
+  readonly protocol: Protocol;
   readonly baseUrl: string;
   readonly httpClient: UniversalClientFn;
 }
@@ -144,10 +152,11 @@ export interface StreamCallOptions {
 const READ_MAX_BYTES = 0xffffffff;
 
 /**
- * Call the server-streaming `method` over gRPC (HTTP/2, uncompressed) with the request's bytes,
- * and yield each response message's bytes, unparsed. Fails with a ConnectError as connect's own
- * calls do: the status of the call, DEADLINE_EXCEEDED once `timeoutMs` has passed, CANCELED when
- * `signal` is aborted, or the transport failure. Leaving the iteration early ends the call.
+ * Call the server-streaming `method` over the channel's protocol (uncompressed, binary) with the
+ * request's bytes, and yield each response message's bytes, unparsed. Fails with a ConnectError as
+ * connect's own calls do: the status of the call, DEADLINE_EXCEEDED once `timeoutMs` has passed,
+ * CANCELED when `signal` is aborted, or the transport failure. Leaving the iteration early ends
+ * the call.
  */
 export async function* rawServerStream(
   channel: RawChannel,
@@ -157,30 +166,108 @@ export async function* rawServerStream(
 ): AsyncGenerator<Uint8Array, void, undefined> {
   const deadline = createDeadlineSignal(options.timeoutMs);
   const controller = createLinkedAbortController(options.signal, deadline.signal);
+  const wire = WIRES[channel.protocol];
   try {
     const response = await channel.httpClient({
       url: createMethodUrl(channel.baseUrl, method),
       method: "POST",
-      header: requestHeader(true, options.timeoutMs, options.headers),
+      header: wire.requestHeader(options.timeoutMs, options.headers),
       signal: controller.signal,
       body: createAsyncIterable([encodeEnvelope(0, request)]),
     });
-    const { foundStatus, headerError } = validateResponse(response.status, response.header);
-    if (headerError !== undefined) throw headerError;
-    options.onHeader(response.header);
-    for await (const envelope of pipe(response.body, transformSplitEnvelope(READ_MAX_BYTES))) {
-      if ((envelope.flags & compressedFlag) === compressedFlag) {
-        throw new ConnectError("the server sent a compressed message, which this client did not accept", Code.Internal);
-      }
-      yield envelope.data;
-    }
-    if (!foundStatus) validateTrailer(response.trailer, response.header);
-    options.onTrailer(response.trailer);
+    yield* wire.messages(response, options);
   } catch (error) {
     // As connect does: once the deadline has passed, whatever failed is that.
     throw ConnectError.from(deadline.signal.aborted ? getAbortSignalReason(deadline.signal) : error);
   } finally {
     deadline.cleanup();
-    controller.abort(); // the call is over: release its HTTP/2 stream if the server has not
+    controller.abort(); // the call is over: release its HTTP/2 stream (or HTTP/1.1 connection) if the server has not
   }
+}
+
+/** One protocol of rawServerStream: the request's headers, and the response read as message bytes. */
+interface Wire {
+  requestHeader(timeoutMs: number | undefined, headers: Headers): Headers;
+  /** The bytes of each message, after the response's status and headers have been checked. */
+  messages(response: UniversalClientResponse, options: StreamCallOptions): AsyncGenerator<Uint8Array, void, undefined>;
+}
+
+const WIRES: Record<Protocol, Wire> = {
+  // gRPC: the status is in the HTTP/2 trailers (or, for a call refused at once, in the headers).
+  grpc: {
+    requestHeader: (timeoutMs, headers) => grpc.requestHeader(true, timeoutMs, headers),
+    async *messages(response, options) {
+      const { foundStatus, headerError } = grpc.validateResponse(response.status, response.header);
+      if (headerError !== undefined) throw headerError;
+      options.onHeader(response.header);
+      for await (const envelope of envelopes(response)) yield data(envelope);
+      if (!foundStatus) grpc.validateTrailer(response.trailer, response.header);
+      options.onTrailer(response.trailer);
+    },
+  },
+  // gRPC-web: the status is a last message flagged as trailers (or, for a call refused at once, in the headers).
+  "grpc-web": {
+    requestHeader: (timeoutMs, headers) => grpcWeb.requestHeader(true, timeoutMs, headers, true),
+    async *messages(response, options) {
+      const { foundStatus, headerError } = grpcWeb.validateResponse(response.status, response.header);
+      if (headerError !== undefined) throw headerError;
+      options.onHeader(response.header);
+      let trailer: Headers | undefined;
+      for await (const envelope of envelopes(response)) {
+        if (trailer !== undefined) {
+          throw new ConnectError("protocol error: received extra message after trailer", Code.InvalidArgument);
+        }
+        if ((envelope.flags & grpcWeb.trailerFlag) === grpcWeb.trailerFlag) {
+          trailer = grpcWeb.trailerParse(envelope.data);
+          grpcWeb.validateTrailer(trailer, response.header); // a status other than OK fails the call here
+          continue;
+        }
+        yield data(envelope);
+      }
+      if (!foundStatus && trailer === undefined) throw new ConnectError("protocol error: missing trailer", Code.Internal);
+      options.onTrailer(trailer ?? new Headers());
+    },
+  },
+  // Connect: the status is a last message flagged as the end of the stream, in JSON; a call refused
+  // before it starts may answer with an HTTP status instead.
+  connect: {
+    requestHeader: (timeoutMs, headers) => connect.requestHeader("server_streaming", true, timeoutMs, headers, true),
+    async *messages(response, options) {
+      connect.validateResponse("server_streaming", true, response.status, response.header);
+      options.onHeader(response.header);
+      let trailer: Headers | undefined;
+      for await (const envelope of envelopes(response)) {
+        if (trailer !== undefined) {
+          throw new ConnectError("protocol error: received extra message after EndStreamResponse", Code.InvalidArgument);
+        }
+        if ((envelope.flags & connect.endStreamFlag) === connect.endStreamFlag) {
+          const end = endStream.parse(envelope.data);
+          if (end.error !== undefined) {
+            response.header.forEach((value, key) => end.error!.metadata.append(key, value)); // as connect does
+            throw end.error;
+          }
+          trailer = end.metadata;
+          continue;
+        }
+        yield data(envelope);
+      }
+      if (trailer === undefined) throw new ConnectError("protocol error: missing EndStreamResponse", Code.InvalidArgument);
+      options.onTrailer(trailer);
+    },
+  },
+};
+
+const endStream = connect.createEndStreamSerialization({});
+
+/** The messages of a response body, as envelopes (flags and bytes). */
+function envelopes(response: UniversalClientResponse): AsyncIterable<EnvelopedMessage> {
+  return pipe(response.body, transformSplitEnvelope(READ_MAX_BYTES));
+}
+
+/** The bytes of a message; the client asked for none compressed. */
+function data(envelope: EnvelopedMessage): Uint8Array {
+  if ((envelope.flags & compressedFlag) === compressedFlag) {
+    throw new ConnectError("the server sent a compressed message, which this client did not accept", Code.Internal);
+  }
+  return envelope.data;
 }

@@ -1,7 +1,11 @@
 /**
- * The gRPC client of pi.ai.v1.ModelService: streams of ModelEvents whose iteration never throws,
- * read through StreamBatched (or Stream), and the model catalog (ListModels, GetModel).
+ * The client of pi.ai.v1.ModelService, over gRPC, Connect or gRPC-web: streams of ModelEvents whose
+ * iteration never throws, read through StreamBatched (or Stream), and the model catalog
+ * (ListModels, GetModel).
  */
+
+import http from "node:http";
+import https from "node:https";
 
 import {
   type DescMethodServerStreaming,
@@ -19,10 +23,17 @@ import {
   type Transport,
 } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
-import { Http2SessionManager, createGrpcTransport, createNodeHttpClient } from "@connectrpc/connect-node";
+import {
+  Http2SessionManager,
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+  createNodeHttpClient,
+} from "@connectrpc/connect-node";
 import {
   type Batch,
   BatchOfBytesSchema,
+  type Protocol,
   type RawChannel,
   type StreamCallOptions,
   rawServerStream,
@@ -54,6 +65,11 @@ export const DEFAULT_UNARY_TIMEOUT_MS = 30 * 1000;
 /** How long the trailers may take after the terminal event before the call is cut. */
 const TRAILER_GRACE_MS = 1000;
 
+export type { Protocol } from "./batched.js";
+
+/** The protocols a transport of createModelTransport speaks. */
+export const PROTOCOLS: readonly Protocol[] = ["grpc", "connect", "grpc-web"];
+
 /** How to reach the server. */
 export interface TransportOptions {
   /**
@@ -61,6 +77,16 @@ export interface TransportOptions {
    * uses TLS, and a host:port target means `https://host:port`.
    */
   ca?: string | Uint8Array;
+  /**
+   * The protocol of the calls: "grpc" (the default), "connect" or "grpc-web" (binary messages;
+   * what `pi-proto serve --http-port` serves). The streams behave the same on each.
+   */
+  protocol?: Protocol;
+  /**
+   * The HTTP version of a Connect or gRPC-web transport: "1.1" (the default, which every server
+   * of those protocols speaks) or "2" (cleartext HTTP/2, or TLS with `ca`). gRPC is HTTP/2 alone.
+   */
+  httpVersion?: "1.1" | "2";
 }
 
 /** Options of any call: how to reach the server, and what goes with the call. */
@@ -120,23 +146,57 @@ export class ModelCallStream extends AssistantMessageEventStream {
 }
 
 /**
- * A gRPC transport (HTTP/2; TLS with `options.ca`) to `target`, given as host:port or as a base
- * URL, for calls that share one connection. An idle connection does not keep the process alive.
+ * A transport to `target`, given as host:port or as a base URL, for calls that share its
+ * connections: gRPC (HTTP/2) by default, Connect or gRPC-web with `options.protocol` (HTTP/1.1,
+ * or HTTP/2 with `httpVersion: "2"`); TLS with `options.ca`. Idle connections do not keep the
+ * process alive.
  */
 export function createModelTransport(target: string, options: TransportOptions = {}): Transport {
-  const ca = options.ca;
+  const { ca, protocol = "grpc" } = options;
+  if (!PROTOCOLS.includes(protocol)) {
+    throw new TypeError(`protocol ${JSON.stringify(protocol)}: expected one of ${PROTOCOLS.join(", ")}`);
+  }
+  const httpVersion = options.httpVersion ?? (protocol === "grpc" ? "2" : "1.1");
+  if (httpVersion !== "1.1" && httpVersion !== "2") {
+    throw new TypeError(`httpVersion ${JSON.stringify(httpVersion)}: expected "1.1" or "2"`);
+  }
+  if (protocol === "grpc" && httpVersion !== "2") throw new TypeError("gRPC needs HTTP/2, not HTTP/1.1");
   const baseUrl = baseUrlOf(target, ca === undefined ? "http" : "https");
   if (ca !== undefined && !baseUrl.startsWith("https://")) {
     throw new TypeError(`a CA certificate needs TLS, not ${target}`);
   }
-  const nodeOptions = ca === undefined ? undefined : { ca: typeof ca === "string" ? ca : Buffer.from(ca) };
-  // One connection for connect's calls and for StreamBatched, whose messages the client reads as bytes.
-  const sessionManager = new Http2SessionManager(baseUrl, {}, nodeOptions);
-  const transport = createGrpcTransport({ baseUrl, sessionManager });
-  const httpClient = createNodeHttpClient({ httpVersion: "2", sessionProvider: () => sessionManager });
-  channels.set(transport, { baseUrl, httpClient });
+  const caOption = ca === undefined ? {} : { ca: typeof ca === "string" ? ca : Buffer.from(ca) };
+  // The same connections for connect's calls and for the streams, whose messages the client reads
+  // as bytes: one HTTP/2 session, or one pool of HTTP/1.1 connections.
+  let transport: Transport;
+  let httpClient: RawChannel["httpClient"];
+  if (httpVersion === "2") {
+    const sessionManager = new Http2SessionManager(baseUrl, {}, ca === undefined ? undefined : caOption);
+    const common = { baseUrl, httpVersion, sessionManager } as const;
+    transport =
+      protocol === "grpc"
+        ? createGrpcTransport(common)
+        : protocol === "connect"
+          ? createConnectTransport(common)
+          : createGrpcWebTransport(common);
+    httpClient = createNodeHttpClient({ httpVersion, sessionProvider: () => sessionManager });
+  } else {
+    // An idle connection is unref'd by the agent; it is closed after 4 s, before the 5 s after
+    // which servers such as uvicorn and Node's close theirs (a request sent down a connection the
+    // server is closing would fail).
+    const agentOptions = { keepAlive: true, timeout: IDLE_HTTP1_MS, scheduling: "lifo", ...caOption } as const;
+    const agent = baseUrl.startsWith("https://") ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    const nodeOptions = { agent, ...caOption };
+    const common = { baseUrl, httpVersion, nodeOptions } as const;
+    transport = protocol === "connect" ? createConnectTransport(common) : createGrpcWebTransport(common);
+    httpClient = createNodeHttpClient({ httpVersion, nodeOptions });
+  }
+  channels.set(transport, { protocol, baseUrl, httpClient });
   return transport;
 }
+
+/** How long an idle HTTP/1.1 connection is kept for the next call. */
+const IDLE_HTTP1_MS = 4000;
 
 /** The transports createModelTransport made, with what reads their StreamBatched messages as bytes. */
 const channels = new WeakMap<Transport, RawChannel>();
@@ -149,8 +209,9 @@ const transports = new Map<string, Transport>();
  * the process alive.
  */
 function sharedTransport(target: string, options: TransportOptions): Transport {
-  const ca = options.ca;
-  const key = ca === undefined ? target : `${target}\n${Buffer.from(ca).toString("latin1")}`;
+  const { ca, protocol = "grpc", httpVersion = "" } = options;
+  const reached = `${protocol} ${httpVersion} ${target}`;
+  const key = ca === undefined ? reached : `${reached}\n${Buffer.from(ca).toString("latin1")}`;
   let transport = transports.get(key);
   if (transport === undefined) {
     transport = createModelTransport(target, options);
@@ -160,8 +221,9 @@ function sharedTransport(target: string, options: TransportOptions): Transport {
 }
 
 /**
- * Start one model call at `target` (host:port or a base URL, over the connection this process
- * keeps to it; or a transport of your own); the events arrive with `partial` rebuilt.
+ * Start one model call at `target` (host:port or a base URL, over the connections this process
+ * keeps to it, in `options.protocol`: gRPC, Connect or gRPC-web; or a transport of your own); the
+ * events arrive with `partial` rebuilt, whatever the protocol.
  *
  * The call is pi.ai.v1.ModelService.StreamBatched, whose messages each carry the events that were
  * ready together; the events of a batch are applied one at a time, as they are consumed, so each
@@ -241,10 +303,14 @@ async function receive(
   }
 }
 
-/** The messages of one call: ModelEvents (Stream), or batches of events as bytes (StreamBatched). */
+/**
+ * The messages of one call: batches of events as bytes (StreamBatched), the bytes of each event
+ * (Stream, over a transport of createModelTransport), or ModelEvents (Stream, parsed by connect).
+ */
 type Messages =
-  | { readonly batched: false; readonly iterator: AsyncIterator<ModelEvent> }
-  | { readonly batched: true; readonly iterator: AsyncIterator<Batch> };
+  | { readonly kind: "batches"; readonly iterator: AsyncIterator<Batch> }
+  | { readonly kind: "bytes"; readonly iterator: AsyncIterator<Uint8Array> }
+  | { readonly kind: "events"; readonly iterator: AsyncIterator<ModelEvent> };
 
 /**
  * Pass the call's events on to `events`, except the terminal one, which is returned once the
@@ -277,9 +343,14 @@ async function relay(
       onHeader: (sent) => (events.headers = sent),
       onTrailer: (sent) => (events.trailers = sent),
     };
-    if (batched) return { batched, iterator: batches(transport, request, callOptions) };
+    if (batched) return { kind: "batches", iterator: batches(transport, request, callOptions) };
+    const channel = channels.get(transport);
+    if (channel !== undefined) {
+      const bytes = toBinary(StreamRequestSchema, request);
+      return { kind: "bytes", iterator: rawServerStream(channel, ModelService.method.stream, bytes, callOptions) };
+    }
     const stream = createClient(ModelService, transport).stream(request, callOptions);
-    return { batched, iterator: stream[Symbol.asyncIterator]() };
+    return { kind: "events", iterator: stream[Symbol.asyncIterator]() };
   };
   let messages = open(options.batched ?? true, Number.isFinite(timeoutMs) ? timeoutMs : undefined);
   let terminal: ModelEvent | undefined;
@@ -304,12 +375,12 @@ async function relay(
   try {
     for (;;) {
       reading = true;
-      let next: IteratorResult<ModelEvent | Batch>;
+      let next: IteratorResult<ModelEvent | Uint8Array | Batch>;
       try {
         next = await messages.iterator.next();
       } catch (error) {
         const unimplemented = ConnectError.from(error).code === Code.Unimplemented;
-        if (messages.batched && received === 0 && unimplemented && !signal.aborted) {
+        if (messages.kind === "batches" && received === 0 && unimplemented && !signal.aborted) {
           // A server without StreamBatched: the same call through Stream, within the same deadline.
           const left = Number.isFinite(timeoutMs) ? Math.max(1, Math.floor(deadline - performance.now())) : undefined;
           messages = open(false, left);
@@ -319,8 +390,12 @@ async function relay(
       }
       reading = false;
       if (next.done === true) break;
-      if (!messages.batched) {
+      if (messages.kind === "events") {
         await pass(next.value as ModelEvent, false);
+        continue;
+      }
+      if (messages.kind === "bytes") {
+        if (terminal === undefined) await pass(decodeEvent(next.value as Uint8Array, received), false);
         continue;
       }
       const batch = next.value as Batch;
@@ -339,7 +414,7 @@ async function relay(
     if (terminal !== undefined || signal.aborted) return terminal;
     const failure = ConnectError.from(error);
     if (undecodable(failure)) {
-      const what = messages.batched ? "a StreamBatchedResponse" : "a ModelEvent";
+      const what = messages.kind === "batches" ? "a StreamBatchedResponse" : "a ModelEvent";
       throw new StreamProtocolError(received, "event-decode", `the bytes are not ${what}: ${failure.rawMessage}`);
     }
     throw failure;
@@ -365,10 +440,10 @@ function decodeEvent(bytes: Uint8Array, index: number): ModelEvent {
 }
 
 /**
- * The batches of a StreamBatched call. Over a transport of createModelTransport, each message is
- * read as bytes and split by hand, so a batch cut short keeps the events in front of the cut;
- * over any other transport, connect splits it (leaving the events as bytes), and a batch whose own
- * bytes are malformed fails whole.
+ * The batches of a StreamBatched call. Over a transport of createModelTransport (any protocol),
+ * each message is read as bytes and split by hand, so a batch cut short keeps the events in front
+ * of the cut; over any other transport, connect splits it (leaving the events as bytes), and a
+ * batch whose own bytes are malformed fails whole.
  */
 async function* batches(
   transport: Transport,
@@ -469,10 +544,10 @@ async function drain(messages: AsyncIterator<unknown>): Promise<void> {
 
 /** Whether connect failed to decode a message, rather than the server sending a status. */
 function undecodable(error: ConnectError): boolean {
-  // A status from the server carries its trailers; a message connect could not parse has none.
-  return (
-    error.code === Code.Internal && error.rawMessage.startsWith("parse binary: ") && !error.metadata.has("grpc-status")
-  );
+  // A status from the server carries metadata (the trailers with grpc-status over gRPC and
+  // gRPC-web, the response headers over Connect); a message connect could not parse has none.
+  const metadata = [...error.metadata.keys()];
+  return error.code === Code.Internal && error.rawMessage.startsWith("parse binary: ") && metadata.length === 0;
 }
 
 /** `target` as a base URL: a URL is kept, host:port gets `scheme`. */

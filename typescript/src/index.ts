@@ -1,4 +1,4 @@
-/** pi-proto for TypeScript: the pi.ai.v1 types, the event stream runtime and the gRPC client. */
+/** pi-proto for TypeScript: the pi.ai.v1 types, the event stream runtime and the client (gRPC, Connect, gRPC-web). */
 
 export * from "./gen/pi/ai/v1/json_pb.js";
 export * from "./gen/pi/ai/v1/content_pb.js";
@@ -42,6 +42,8 @@ export {
   DEFAULT_UNARY_TIMEOUT_MS,
   type CallOptions,
   ModelCallStream,
+  PROTOCOLS,
+  type Protocol,
   type StreamModelOptions,
   type TransportOptions,
   createModelTransport,

@@ -1,20 +1,24 @@
 /**
- * An in-process gRPC server of pi.ai.v1.ModelService for the client tests: connect-node's handler
- * on a node:http2 server, playing a script instead of a model (through Stream and StreamBatched)
- * and serving a catalog of models. (The corpus's client cases run the misbehaving servers against
- * the reference server.)
+ * An in-process server of pi.ai.v1.ModelService for the client tests: connect-node's handler on a
+ * node:http2 server (gRPC, Connect and gRPC-web) or a node:http one (HTTP/1.1: Connect and
+ * gRPC-web), playing a script instead of a model (through Stream and StreamBatched) and serving a
+ * catalog of models. (The corpus's client cases run the misbehaving servers against the reference
+ * server.)
  */
 
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import http from "node:http";
 import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
+import https from "node:https";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { type Model, type ModelEvent, ModelService, type StreamRequest } from "../../src/index.js";
 
 /** What the server does for one call: the events to send; throw a ConnectError for a status. */
@@ -26,8 +30,23 @@ export type Script = (request: StreamRequest, context: HandlerContext) => AsyncI
  * function gives the bytes of each message itself (any bytes, malformed or not) and the status
  * that follows them (OK when it gives none).
  */
-export type Batches = "grouped" | "unimplemented" | (() => { messages: Uint8Array[]; status?: Code });
+export type Batches = "grouped" | "unimplemented" | Raw;
 
+/** The bytes of each message of a call (any bytes, malformed or not), and the status that follows them (OK when none). */
+export type Raw = () => { messages: Uint8Array[]; status?: Code };
+
+/** More of what the server does. */
+export interface FakeServerOptions {
+  /**
+   * "2" (the default): HTTP/2, cleartext or TLS, for gRPC, Connect and gRPC-web; "1.1": HTTP/1.1,
+   * for Connect and gRPC-web.
+   */
+  httpVersion?: "2" | "1.1";
+  /** Answer Stream with these bytes and this status, in place of the script. */
+  stream?: Raw;
+}
+
+const STREAM_PATH = "/pi.ai.v1.ModelService/Stream";
 const BATCHED_PATH = "/pi.ai.v1.ModelService/StreamBatched";
 
 export interface FakeServer {
@@ -37,13 +56,15 @@ export interface FakeServer {
   readonly calls: number;
   /** The path of every request received, in order, e.g. "/pi.ai.v1.ModelService/Stream". */
   readonly paths: readonly string[];
+  /** The content-type of every request received, in order, e.g. "application/connect+proto". */
+  readonly contentTypes: ReadonlyArray<string | undefined>;
   /** How many events each StreamBatched message carried, when the server grouped them. */
   readonly batchSizes: readonly number[];
   /** The metadata of the last call received. */
   readonly lastHeaders: Headers | undefined;
-  /** The HTTP/2 connections opened so far. */
+  /** The connections (HTTP/2 sessions, or HTTP/1.1 sockets) opened so far. */
   readonly connections: number;
-  /** The deadline each call asked for, in milliseconds (from its grpc-timeout header). */
+  /** The deadline each call asked for, in milliseconds (its grpc-timeout or connect-timeout-ms header). */
   readonly deadlines: ReadonlyArray<number | undefined>;
   /** Cut every connection at once, as a server that crashes does. */
   drop(): void;
@@ -59,6 +80,7 @@ export async function startFakeServer(
   tls?: { cert: string; key: string },
   catalog: readonly Model[] = [],
   batches: Batches = "grouped",
+  options: FakeServerOptions = {},
 ): Promise<FakeServer> {
   let calls = 0;
   let connections = 0;
@@ -105,34 +127,46 @@ export async function startFakeServer(
   // clears, and a 15-minute timer left behind would keep the test process alive.
   const deadlines: Array<number | undefined> = [];
   const paths: string[] = [];
-  const handler = (request: http2.Http2ServerRequest, response: http2.Http2ServerResponse): void => {
-    paths.push(request.url);
-    deadlines.push(milliseconds(request.headers["grpc-timeout"]));
+  const contentTypes: Array<string | undefined> = [];
+  type Request = http.IncomingMessage | http2.Http2ServerRequest;
+  type Response = http.ServerResponse | http2.Http2ServerResponse;
+  const handler = (request: Request, response: Response): void => {
+    const url = request.url ?? "";
+    paths.push(url);
+    contentTypes.push(request.headers["content-type"]);
+    const timeout = request.headers["grpc-timeout"] ?? request.headers["connect-timeout-ms"];
+    deadlines.push(request.headers["grpc-timeout"] !== undefined ? milliseconds(timeout) : optionalNumber(timeout));
     delete request.headers["grpc-timeout"];
-    if (typeof batches === "function" && request.url === BATCHED_PATH) {
+    delete request.headers["connect-timeout-ms"];
+    const raw =
+      typeof batches === "function" && url === BATCHED_PATH ? batches : url === STREAM_PATH ? options.stream : undefined;
+    if (raw !== undefined) {
       calls += 1; // the request itself is not read
       request.resume();
-      const { messages, status } = batches();
-      response.writeHead(200, { "content-type": "application/grpc+proto" });
-      for (const message of messages) response.write(envelope(message));
-      const trailers = status === undefined ? { "grpc-status": "0" } : { "grpc-status": `${status}`, "grpc-message": "said the test" };
-      response.addTrailers(trailers);
-      response.end();
+      respond(request.headers["content-type"] ?? "", response, raw());
       return;
     }
     adapter(request, response);
   };
-  const server = tls === undefined ? http2.createServer(handler) : http2.createSecureServer(tls, handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session: http2.ServerHttp2Session) => {
+  const server =
+    options.httpVersion === "1.1"
+      ? tls === undefined
+        ? http.createServer(handler)
+        : https.createServer(tls, handler)
+      : tls === undefined
+        ? http2.createServer(handler)
+        : http2.createSecureServer(tls, handler);
+  const open = new Set<{ destroy(): void }>();
+  const opened = (connection: http2.ServerHttp2Session | Socket): void => {
     connections += 1;
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
+    open.add(connection);
+    connection.once("close", () => open.delete(connection));
+  };
+  server.on(options.httpVersion === "1.1" ? (tls === undefined ? "connection" : "secureConnection") : "session", opened);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const drop = (): void => {
-    for (const session of sessions) session.destroy();
+    for (const connection of open) connection.destroy();
   };
   return {
     target: `127.0.0.1:${port}`,
@@ -140,6 +174,7 @@ export async function startFakeServer(
       return calls;
     },
     paths,
+    contentTypes,
     batchSizes,
     get lastHeaders() {
       return lastHeaders;
@@ -196,12 +231,52 @@ export async function* grouped(events: AsyncIterable<ModelEvent>): AsyncIterable
   }
 }
 
-/** A gRPC message: the flags byte (uncompressed), the length, the bytes. */
-function envelope(message: Uint8Array): Uint8Array {
+/** A message as gRPC, Connect and gRPC-web frame it: the flags byte, the length, the bytes. */
+function envelope(message: Uint8Array, flags = 0): Uint8Array {
   const framed = new Uint8Array(5 + message.length);
+  framed[0] = flags;
   new DataView(framed.buffer).setUint32(1, message.length);
   framed.set(message, 5);
   return framed;
+}
+
+/**
+ * Answer a call with `messages` and then `status` (OK when undefined), in the protocol the
+ * request's content-type names: gRPC (the status in the HTTP/2 trailers), gRPC-web (in a trailer
+ * message) or Connect (in the end-of-stream message).
+ */
+function respond(
+  contentType: string,
+  response: http.ServerResponse | http2.Http2ServerResponse,
+  { messages, status }: ReturnType<Raw>,
+): void {
+  const message = "said the test";
+  const protocol = contentType.startsWith("application/grpc-web")
+    ? "grpc-web"
+    : contentType.startsWith("application/connect")
+      ? "connect"
+      : "grpc";
+  const types = { grpc: "application/grpc+proto", "grpc-web": "application/grpc-web+proto", connect: "application/connect+proto" };
+  response.writeHead(200, { "content-type": types[protocol] });
+  const write = (bytes: Uint8Array): unknown => (response as { write(chunk: Uint8Array): boolean }).write(bytes);
+  for (const data of messages) write(envelope(data));
+  if (protocol === "grpc") {
+    (response as http2.Http2ServerResponse).addTrailers(
+      status === undefined ? { "grpc-status": "0" } : { "grpc-status": `${status}`, "grpc-message": message },
+    );
+  } else if (protocol === "grpc-web") {
+    const trailer = status === undefined ? "grpc-status: 0\r\n" : `grpc-status: ${status}\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`;
+    write(envelope(new TextEncoder().encode(trailer), 0x80));
+  } else {
+    const end = status === undefined ? {} : { error: { code: codeToString(status), message } };
+    write(envelope(new TextEncoder().encode(JSON.stringify(end)), 0x02));
+  }
+  response.end();
+}
+
+/** A header that holds a number ("250"), as a number. */
+function optionalNumber(header: string | string[] | undefined): number | undefined {
+  return typeof header === "string" && /^\d+$/.test(header) ? Number(header) : undefined;
 }
 
 /** Wait until the client goes away (or the deadline passes). */
