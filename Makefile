@@ -131,6 +131,8 @@ CORPUS ?= tests/conformance
 .PHONY: conformance
 conformance: setup ts-setup ## Run every runtime over the corpus (CORPUS=dir for your own cases), clients against the reference server.
 	python -m tests.conformance.matrix --corpus $(CORPUS)
+	@# The client cases over Connect and gRPC-web too (the Python client's run in pytest).
+	$(MAKE) -C $(TS) conformance-http PI_PROTO=$(BIN)/pi-proto CORPUS=$(abspath $(CORPUS))
 
 .PHONY: test
 test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.
