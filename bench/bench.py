@@ -10,9 +10,10 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 6. 64 consumers slower than the model, with adaptive coalescing on and off;
 7. a provider-backed stream (`serve --models` on a recorded Anthropic stream) ÷ the same recording
    read by the provider's SDK alone;
-8-13. against the peer users would pick instead of us, JSON over Server-Sent Events (bench/sse.py),
-   with plain grpc.aio as the transport reference, side by side in alternating rounds: one stream,
-   64 streams, server and client CPU per event, bytes on the wire, and live capacity.
+8-13. our gRPC, SSE and Connect endpoints against the peer users would pick instead of us, JSON over
+   Server-Sent Events (bench/sse.py), with plain grpc.aio as the transport reference, side by side
+   in alternating rounds: one stream, 64 streams, server and client CPU per event, bytes on the
+   wire, and live capacity.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -48,13 +49,14 @@ from . import versus
 from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
 from .sse import SSE
+from .web import OURS_CONNECT, OURS_SSE
 from .workloads import ROOT, our_server, serving, text_turn
 
 SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 RESULTS = ROOT / "bench" / "results"
 CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
 # Sections 8-13: every protocol in this order in each round, each as a ratio against REFERENCE.
-PEERS: list[Protocol] = [OURS, SSE, GRPC_AIO]
+PEERS: list[Protocol] = [OURS, OURS_SSE, OURS_CONNECT, SSE, GRPC_AIO]
 REFERENCE = SSE
 SSE_STACK = ("starlette", "uvicorn", "uvloop", "httptools", "httpx", "httpx-sse")
 
@@ -446,7 +448,7 @@ def versus_bytes(events: int = 10_004) -> list[Figure]:
     ]
 
 
-def versus_capacity(budget: float = 120.0) -> tuple[list[Figure], list[dict[str, Any]]]:
+def versus_capacity(budget: float = 300.0) -> tuple[list[Figure], list[dict[str, Any]]]:
     """13: the most streams at 50 events/s one server process holds with p99 extra delay under
     100 ms (spans: the search's bracket); and every probe, for the JSON results."""
     live = versus.Live()

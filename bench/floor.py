@@ -2,7 +2,7 @@
 
 Run as a process (python -m bench.floor --events N [--delay S]); it prints `listening on HOST:PORT`
 like `pi-proto serve`, and answers every Stream call with the same N event bytes. Paced (S > 0), a
-task of its own waits S seconds before each event and queues it for the call to write, as
+task of its own queues event n for the call to write S x n seconds after the call starts, as
 `pi-proto serve --delay` plays its model: the pace does not wait for the writes.
 """
 
@@ -38,8 +38,11 @@ async def serve(events: int, delta_size: int, delay: float = 0.0) -> None:
             model.cancel()
 
     async def play(queue: asyncio.Queue[bytes]) -> None:
-        for data in payload:
-            await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for number, data in enumerate(payload, 1):
+            if (wait := started + number * delay - loop.time()) > 0:
+                await asyncio.sleep(wait)  # on a schedule from the start, as our server paces
             queue.put_nowait(data)
 
     server = grpc.aio.server()

@@ -1,8 +1,9 @@
 """A protocol under comparison: how to start its server, and how a client reads one stream.
 
 bench/versus.py measures any list of these side by side on the same workload, so comparing another
-protocol of ours (or another peer) takes one more Protocol object. This module holds ours
-(`pi-proto serve` and ModelClient) and plain grpc.aio (bench/floor.py), the transport reference;
+protocol of ours (or another peer) takes one more Protocol object. This module holds our gRPC
+server (`pi-proto serve` and ModelClient) and plain grpc.aio (bench/floor.py), the transport
+reference; bench/web.py holds our HTTP endpoints (SSE and Connect, `pi-proto serve --http-port`);
 bench/sse.py holds the peer users would pick instead of us.
 
 Every stream is one user: a client (and so a connection) of its own, created before the clock
@@ -177,7 +178,7 @@ async def _our_bytes(target: str) -> int:
 
 
 OURS = Protocol(
-    name="pi-proto",
+    name="pi-proto gRPC",
     serve=_our_serve,
     client=Client(_our_connect, _our_read),
     probe=Client(_channel, _raw_read(BATCHED_METHOD, batch_events)),

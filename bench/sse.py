@@ -14,9 +14,9 @@ walks all its connections whenever a response closes. The probe for the capacity
 HTTP/1.1 and only counts the blank lines that end events.
 
 Run as a process (python -m bench.sse --events N [--delay S]); it prints `listening on HOST:PORT`
-like `pi-proto serve`. Paced, it waits S seconds before each event as `pi-proto serve --delay`
-does, and its pace does not hang on the writes: uvicorn's send only blocks past its buffer's
-high-water mark.
+like `pi-proto serve`. Paced, event n is due S x n seconds after the call starts, as with
+`pi-proto serve --delay` (a late timer delays one event, not all that follow), and its pace does
+not hang on the writes: uvicorn's send only blocks past its buffer's high-water mark.
 """
 
 from __future__ import annotations
@@ -75,9 +75,11 @@ def app(events: int, delay: float) -> Starlette:
             return Response("the body is a pi-JSON context", status_code=400)
 
         async def lines() -> AsyncIterator[str]:
-            for event in pi_events(turn):
-                if delay:
-                    await asyncio.sleep(delay)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for number, event in enumerate(pi_events(turn), 1):
+                if delay and (wait := started + number * delay - loop.time()) > 0:
+                    await asyncio.sleep(wait)  # on a schedule from the start, as our server paces
                 yield f"data: {dumps(event)}\n\n"
 
         return StreamingResponse(lines(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
@@ -120,7 +122,7 @@ _TLS = ssl.create_default_context()
 
 
 @asynccontextmanager
-async def _connect(target: str) -> AsyncIterator[httpx.AsyncClient]:
+async def connect(target: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=f"http://{target}", verify=_TLS, timeout=60.0) as client:
         yield client
 
@@ -147,13 +149,13 @@ async def read_stream(client: httpx.AsyncClient, arrivals: list[float] | None = 
     return count, body
 
 
-async def _read(client: httpx.AsyncClient, arrivals: list[float] | None) -> int:
+async def read(client: httpx.AsyncClient, arrivals: list[float] | None) -> int:
     events, _ = await read_stream(client, arrivals)
     return events
 
 
-async def _bytes(target: str) -> int:
-    async with _connect(target) as client:
+async def body_bytes(target: str) -> int:
+    async with connect(target) as client:
         _, body = await read_stream(client)
     return body
 
@@ -189,18 +191,18 @@ class _Counter(asyncio.Protocol):
 
 
 @asynccontextmanager
-async def _address(target: str) -> AsyncIterator[tuple[str, int]]:
+async def address(target: str) -> AsyncIterator[tuple[str, int]]:
     host, port = target.rsplit(":", 1)
     yield host, int(port)
 
 
-async def _probe(address: tuple[str, int], arrivals: list[float] | None) -> int:
+async def probe(host_port: tuple[str, int], arrivals: list[float] | None) -> int:
+    """One call read raw: its events, counted as they arrive."""
     body = dumps(REQUEST).encode()
-    head = f"POST {PATH} HTTP/1.1\r\nhost: {address[0]}\r\naccept: text/event-stream\r\n"
+    host, port = host_port
+    head = f"POST {PATH} HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n"
     head += f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
-    transport, counter = await asyncio.get_running_loop().create_connection(
-        lambda: _Counter(arrivals), address[0], address[1]
-    )
+    transport, counter = await asyncio.get_running_loop().create_connection(lambda: _Counter(arrivals), host, port)
     try:
         transport.write(head.encode() + body)
         return await counter.done
@@ -211,9 +213,9 @@ async def _probe(address: tuple[str, int], arrivals: list[float] | None) -> int:
 SSE = Protocol(
     name="SSE",
     serve=_serve,
-    client=Client(_connect, _read),
-    probe=Client(_address, _probe),
-    wire_bytes=_bytes,
+    client=Client(connect, read),
+    probe=Client(address, probe),
+    wire_bytes=body_bytes,
     counted="HTTP response body",
 )
 

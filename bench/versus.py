@@ -1,9 +1,10 @@
 """Protocols side by side: the same workload against each one's server, in alternating rounds.
 
-A round runs every protocol once, one after the other (ours, SSE, grpc.aio, ours, SSE, ...), so a
-slow spell of this shared machine hits all of them rather than one; bench.py reports the median and
-the least and greatest over the rounds. The servers stay up for all the rounds of a workload, each in a
-process of its own, and only one protocol streams at a time.
+A round runs every protocol once, one after the other (ours over gRPC, SSE and Connect, the SSE
+peer, grpc.aio, then ours again, ...), so a slow spell of this shared machine hits all of them
+rather than one; bench.py reports the median and the least and greatest over the rounds. The
+servers stay up for all the rounds of a workload, each in a process of its own, and only one
+protocol streams at a time.
 """
 
 from __future__ import annotations

@@ -46,3 +46,12 @@ def our_server(turn: pp.AssistantMessage, *flags: str) -> Iterator[tuple[subproc
         command = ["-m", "pi_proto.cli", "serve", "--port", "0", "--script", str(script)]
         with serving([*command, "--delta-size", str(DELTA_SIZE), *flags]) as served:
             yield served
+
+
+@contextmanager
+def our_http_server(turn: pp.AssistantMessage, *flags: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`pi-proto serve --http-port 0` playing `turn`; yields it and its HTTP target (the line
+    `http on HOST:PORT` that follows the gRPC one)."""
+    with our_server(turn, "--http-port", "0", *flags) as (process, _):
+        assert process.stdout is not None
+        yield process, process.stdout.readline().removeprefix("http on ").strip()

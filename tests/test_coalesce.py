@@ -10,7 +10,7 @@ import pi_proto as pp
 from pi_proto.client import ModelClient
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import ModelServer, coalesce
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.stream import AssistantMessageEventStream, EventStream
 
 from .helpers import kind, readme_context
 
@@ -29,7 +29,7 @@ def queued(*events: pp.ModelEvent) -> AssistantMessageEventStream:
     stream.take()
     stream.take()
     for event in events:
-        stream._queue.append(event)  # as if the model had pushed them while the client was behind
+        EventStream.push(stream, event)  # queued as if pushed while the client was behind, without rules
     return stream
 
 

@@ -79,6 +79,12 @@ class Accumulator:
 
     def apply(self, event: ModelEvent) -> ModelEvent:
         """Apply `event` to the partial, set `event.partial`, and return the event."""
+        if (body := event.text_delta) is not None and self._append_text(body.content_index, body.delta):
+            self.count += 1
+            if event.usage is not None:
+                self.partial.usage = event.usage
+            event.partial = self.partial
+            return event
         kind, body = event_kind(event)
         index = self.count
         self.count += 1
@@ -103,6 +109,27 @@ class Accumulator:
             self.partial.usage = event.usage  # the sender's usage changed with this event
         event.partial = self.partial
         return event
+
+    def _append_text(self, at: Any, delta: Any) -> bool:
+        """A text delta to an open text block, within the size limit, appended as _apply_block
+        would (most events of a stream are these); False, changing nothing, for anything else,
+        which the general path then applies or refuses."""
+        content = self.partial.content
+        if not self._started or type(at) is not int or type(delta) is not str:
+            return False
+        if not 0 <= at < len(content) or not self._open[at]:
+            return False
+        block = content[at].text
+        if block is None:
+            return False
+        size = len(delta) if delta.isascii() else len(delta.encode())
+        if self.received_bytes + size > self.max_message_bytes:
+            return False
+        self.received_bytes += size
+        text, block.text = block.text, ""  # dropped first, so CPython can grow the string in place
+        text += delta
+        block.text = text
+        return True
 
     def close(self, event: ModelEvent) -> ModelEvent:
         """Attach the message of a terminal event built from this partial, without the rules."""

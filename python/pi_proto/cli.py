@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import signal
 import ssl
 import sys
@@ -81,6 +82,7 @@ async def serve(args: argparse.Namespace) -> int:
     await server.start()
     if http is not None:
         await _start_beside(http, server)
+    tune_collector()
     print(f"listening on {server.target}", flush=True)  # the line scripts wait for: always the first
     if http is not None:
         print(f"http on {http.target}", flush=True)
@@ -92,6 +94,21 @@ async def serve(args: argparse.Namespace) -> int:
     else:
         await asyncio.gather(server.stop(grace=args.grace), http.stop(grace=args.grace))
     return 0
+
+
+# Objects allocated, net, between two collections of the youngest generation (Python's default: 700).
+YOUNG_COLLECTION_THRESHOLD = 20_000
+
+
+def tune_collector() -> None:
+    """Fit the cyclic garbage collector to a streaming server: a call allocates a few objects per
+    event, nearly all freed by reference counting, so collecting the young ones every 700
+    allocations cost about 6% of the server's CPU at saturation, and every 20,000 a fraction of it
+    (while cycles hold at most some MB meanwhile). What startup made (modules, the schema, the
+    models) lives as long as the process: frozen, the collector's full passes no longer walk it."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
 
 
 def web_module() -> ModuleType:
@@ -232,7 +249,13 @@ def parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument("--script", type=Path, help="JSON list of pi-JSON assistant turns (default: README trip)")
     serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
-    serve_cmd.add_argument("--delay", type=float, default=0.0, help="seconds between events (default: %(default)s)")
+    serve_cmd.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        help="seconds between events, on a schedule from the call's start: event n is due n x S seconds in "
+        "(default: %(default)s)",
+    )
     serve_cmd.add_argument(
         "--workers", type=int, default=1, help="server processes sharing the ports, e.g. one per core (default: 1)"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 from collections.abc import Sequence
@@ -82,25 +81,20 @@ class ScriptedModel:
             return cls.from_file(path, **options)
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
-        """Play the turn this context calls for."""
+        """Play the turn this context calls for, each event `delay` seconds after the one before
+        it was due."""
         played = sum(1 for message in context.messages if message.assistant is not None)
         events = AssistantMessageEventStream()
-        events.drive(self._play(events, played))
-        return events
-
-    async def _play(self, events: AssistantMessageEventStream, turn_index: int) -> None:
-        if turn_index >= len(self.turns):
-            header = AssistantMessage(api="scripted", provider="scripted", model=self.info.id, timestamp=now_ms())
-            events.push(ModelEvent(start=StartEvent(header=header)))
-            events.fail(
-                StopReason.ERROR,
-                f"the script has no turn {turn_index + 1}: it has {len(self.turns)} turns",
-            )
-            return
-        turn = copy.deepcopy(self.turns[turn_index])
+        if played >= len(self.turns):
+            events.drive(self._refuse(events, played))
+            return events
+        turn = copy.deepcopy(self.turns[played])
         if turn.timestamp == 0:
             turn.timestamp = now_ms()
-        for event in events_of(turn, self.delta_size):
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            await events.send(event)
+        events.play(events_of(turn, self.delta_size), self.delay)
+        return events
+
+    async def _refuse(self, events: AssistantMessageEventStream, turn_index: int) -> None:
+        header = AssistantMessage(api="scripted", provider="scripted", model=self.info.id, timestamp=now_ms())
+        events.push(ModelEvent(start=StartEvent(header=header)))
+        events.fail(StopReason.ERROR, f"the script has no turn {turn_index + 1}: it has {len(self.turns)} turns")

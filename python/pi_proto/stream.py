@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -24,6 +24,7 @@ from ._gen.types.pi.ai.v1 import (
 )
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
 from .events import is_terminal, terminal_message, utf8_size
+from .schedule import Player
 from .validate import Violation
 
 T = TypeVar("T")
@@ -60,6 +61,7 @@ class EventStream(Generic[T, R]):
         self._is_terminal = is_terminal
         self._extract_result = extract_result
         self._queue: deque[T] = deque()
+        self._sizes: deque[int] = deque()  # of each queued event, by size_of, when it measures
         self._readers: deque[asyncio.Future[Any]] = deque()  # consumers waiting for an event, longest first
         self._result_waiters: list[asyncio.Future[None]] = []
         self._writers: list[asyncio.Future[None]] = []  # producers waiting for room
@@ -80,11 +82,15 @@ class EventStream(Generic[T, R]):
         """Hand an event to the longest-waiting consumer, or queue it; a no-op once the stream has ended."""
         if self._done:
             return
+        self._push(event, 0 if self._size_of is None else self._size_of(event))
+
+    def _push(self, event: T, size: int) -> None:
+        """push() of an event whose size_of is already known (measured once, not at every step)."""
         if self._is_terminal(event):
             self._done = True
             self._resolve(self._extract_result(event))
             _wake(self._writers)
-        self._deliver(event)
+        self._deliver(event, size)
         if self._done:
             self._release_readers()
 
@@ -95,6 +101,18 @@ class EventStream(Generic[T, R]):
             while not self._done and not self._half_empty():
                 await _wait(self._writers)
         self.push(event)
+
+    @property
+    def full(self) -> bool:
+        """Whether send() would wait for room before pushing."""
+        return len(self._queue) >= self.high_water or self._queued_bytes >= self.high_water_bytes
+
+    def on_room(self, callback: Callable[[object], None]) -> None:
+        """Call `callback` once the queue has drained to half (or the stream ended), as send()
+        would wake, without a task waiting."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter.add_done_callback(callback)
+        self._writers.append(waiter)
 
     def _half_empty(self) -> bool:
         return len(self._queue) <= self.high_water // 2 and self._queued_bytes <= self.high_water_bytes // 2
@@ -127,7 +145,8 @@ class EventStream(Generic[T, R]):
             item = await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled() and waiter.result() is not _END:
-                self._deliver(waiter.result(), first=True)  # handed over just as this consumer left
+                item = waiter.result()  # handed over just as this consumer left
+                self._deliver(item, 0 if self._size_of is None else self._size_of(item), first=True)
             elif waiter in self._readers:
                 self._readers.remove(waiter)
             raise
@@ -143,19 +162,23 @@ class EventStream(Generic[T, R]):
         """Take the next queued event without waiting; raises IndexError when none is waiting."""
         event = self._queue.popleft()
         if self._size_of is not None:
-            self._queued_bytes -= self._size_of(event)
+            self._queued_bytes -= self._sizes.popleft()
         if self._writers and self._half_empty():
             _wake(self._writers)
         return event
 
-    def _deliver(self, event: T, *, first: bool = False) -> None:
+    def _deliver(self, event: T, size: int, *, first: bool = False) -> None:
         while self._readers:
             reader = self._readers.popleft()
             if not reader.done():
                 reader.set_result(event)
                 return
         if self._size_of is not None:
-            self._queued_bytes += self._size_of(event)
+            self._queued_bytes += size
+            if first:
+                self._sizes.appendleft(size)
+            else:
+                self._sizes.append(size)
         if first:
             self._queue.appendleft(event)
         else:
@@ -218,10 +241,11 @@ class StreamFailure:
 class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     """The events of one model call, each with `partial` filled in, ending in its final message.
 
-    A producer feeds it either by calling `push()` or by handing a coroutine to `drive()`. A
-    driven stream that stops without a terminal event is ended with an `error` event carrying
-    everything received so far: ABORTED when `cancel()` stopped it, ERROR otherwise. When the
-    stream ends itself like that, `failure` says why in structured form.
+    A producer feeds it by calling `push()`, by handing a coroutine to `drive()`, or by handing
+    events it already has to `play()`. A driven or played stream that stops without a terminal
+    event is ended with an `error` event carrying everything received so far: ABORTED when
+    `cancel()` stopped it, ERROR otherwise. When the stream ends itself like that, `failure` says
+    why in structured form.
     """
 
     def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
@@ -229,6 +253,7 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         self._accumulator = Accumulator(max_message_bytes)
         self.failure: StreamFailure | None = None
         self._producer: asyncio.Task[None] | None = None
+        self._player: Player | None = None
         self._cancel_message = "cancelled"
         self._cancel_reason = StopReason.ABORTED
 
@@ -245,7 +270,10 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         """
         if self.done:
             return
-        super().push(self._accumulator.apply(event))
+        accumulator = self._accumulator
+        before = accumulator.received_bytes
+        accumulator.apply(event)
+        self._push(event, accumulator.received_bytes - before)  # delta_bytes(event), already counted
 
     def fail(self, reason: StopReason, error_message: str, failure: StreamFailure | None = None) -> None:
         """End the stream with an `error` event that keeps everything received so far."""
@@ -262,12 +290,26 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         self._producer = asyncio.ensure_future(producer)
         self._producer.add_done_callback(self._producer_finished)
 
+    def play(self, events: Iterable[ModelEvent], interval: float = 0.0) -> None:
+        """Push `events`, one every `interval` seconds from now, or as fast as the consumers take
+        them when 0; `cancel()` stops them.
+
+        Event n is due at the start + n x `interval`: on a schedule from the start, a late timer
+        delays one event, not every event after it, and events already due go out together. Timer
+        callbacks push them instead of a task, so a stream costs no task switch per event; the
+        queue's limits hold as with `send()`. An event that breaks a stream rule, or `events`
+        raising or ending without a terminal event, ends the stream as with `drive()`.
+        """
+        self._player = Player(self, iter(events), interval)
+
     def cancel(self, message: str = "cancelled", reason: StopReason = StopReason.ABORTED) -> None:
         """Stop the producing task; the stream then ends with an `error` event (ABORTED unless
         another reason is given, e.g. ERROR for a deadline)."""
         if self.done:
             return
         self._cancel_message, self._cancel_reason = message, reason
+        if self._player is not None:
+            self._player.stop()
         if self._producer is not None and not self._producer.done():
             self._producer.cancel()
         else:
@@ -276,12 +318,17 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     def _producer_finished(self, task: asyncio.Task[None]) -> None:
         if task.cancelled():
             self.fail(self._cancel_reason, self._cancel_message)
-        elif isinstance(error := task.exception(), StreamProtocolError):
-            self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
-        elif error is not None:
-            self.fail(StopReason.ERROR, f"{type(error).__name__}: {error}")
+        elif (error := task.exception()) is not None:
+            self.fail_with(error)
         else:
             self.end_without_terminal()
+
+    def fail_with(self, error: BaseException) -> None:
+        """End the stream with the `error` event of what its producer raised."""
+        if isinstance(error, StreamProtocolError):
+            self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+        else:
+            self.fail(StopReason.ERROR, f"{type(error).__name__}: {error}")
 
     def end_without_terminal(self) -> None:
         """End a stream whose events stopped before a terminal event (rule `terminal-missing`)."""
