@@ -151,6 +151,11 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 bench: $(VENV)/.bench-installed ## Measure throughput, wire bytes, codec and memory against baselines (bench/results/).
 	python -m bench.bench
 
+.PHONY: bench-batching
+bench-batching: $(VENV)/.bench-installed ## What batching, a flush window and coalescing buy a live gRPC stream, at 50 and 200 events/s.
+	python -m bench.batching
+	python -m bench.batching --rate 200 --streams 32 --no-coalescing
+
 .PHONY: load
 load: setup ## 64 concurrent streams x 2,000 events against one server: nothing lost or reordered.
 	python -m bench.load --streams 64 --events 2000

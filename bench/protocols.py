@@ -95,19 +95,32 @@ async def _channel(target: str) -> AsyncIterator[grpc.aio.Channel]:
         yield channel
 
 
+@dataclass
+class Tally:
+    """What the readers of one probe received, over all its calls."""
+
+    messages: int = 0
+    events: int = 0
+
+
 def _raw_read(
-    method: str, events: Callable[[bytes], int]
+    method: str, events: Callable[[bytes], int], tally: Tally | None = None
 ) -> Callable[[grpc.aio.Channel, list[float] | None], Awaitable[int]]:
-    """A reader of `method` that decodes nothing: it counts `events(message)` per message."""
+    """A reader of `method` that decodes nothing: it counts `events(message)` per message (and
+    adds the messages and events to `tally` when given one)."""
 
     async def read(channel: grpc.aio.Channel, arrivals: list[float] | None) -> int:
         call: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(method)
-        count = 0
+        count = messages = 0
         async for message in call(REQUEST):
             arrived = events(message)
             count += arrived
+            messages += 1
             if arrivals is not None:
                 arrivals.extend([time.perf_counter()] * arrived)
+        if tally is not None:
+            tally.messages += messages
+            tally.events += count
         return count
 
     return read
@@ -145,19 +158,27 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
 # --- ours: `pi-proto serve` and ModelClient ------------------------------------------------------------
 
 
-@contextmanager
-def _our_serve(workload: Workload) -> Iterator[Served]:
-    flags = ["--max-streams", "100000"]  # the capacity search goes past the default of 256
-    if workload.delay:
-        flags += ["--delay", f"{workload.delay:.6f}"]
-    with our_server(text_turn(workload.events), *flags) as (process, target):
-        yield Served(process.pid, target)
+def _our_serve(*extra: str) -> Callable[[Workload], AbstractContextManager[Served]]:
+    """`pi-proto serve` playing the workload, with `extra` flags."""
+
+    @contextmanager
+    def serve(workload: Workload) -> Iterator[Served]:
+        flags = ["--max-streams", "100000", *extra]  # the capacity search goes past the default of 256
+        if workload.delay:
+            flags += ["--delay", f"{workload.delay:.6f}"]
+        with our_server(text_turn(workload.events), *flags) as (process, target):
+            yield Served(process.pid, target)
+
+    return serve
 
 
-@asynccontextmanager
-async def _our_connect(target: str) -> AsyncIterator[pp.ModelClient]:
-    async with pp.ModelClient(target, channel_options=OWN_CONNECTION) as client:
-        yield client
+def _our_connect(batched: bool) -> Callable[[str], AbstractAsyncContextManager[pp.ModelClient]]:
+    @asynccontextmanager
+    async def connect(target: str) -> AsyncIterator[pp.ModelClient]:
+        async with pp.ModelClient(target, channel_options=OWN_CONNECTION, batched=batched) as client:
+            yield client
+
+    return connect
 
 
 async def _our_read(client: pp.ModelClient, arrivals: list[float] | None) -> int:
@@ -173,18 +194,33 @@ async def _our_read(client: pp.ModelClient, arrivals: list[float] | None) -> int
     return count
 
 
-async def _our_bytes(target: str) -> int:
-    return await _raw_bytes(target, BATCHED_METHOD)  # the method ModelClient calls
+def ours_grpc(
+    name: str = "pi-proto gRPC", *, batched: bool = True, flush_ms: float = 0.0, tally: Tally | None = None
+) -> Protocol:
+    """Our gRPC server and ModelClient on StreamBatched (the events waiting together in one
+    message; with `flush_ms`, `serve --flush-ms`: a batch waits that long for more), or on Stream
+    (one event per message) when not `batched`; the probe adds what it reads to `tally`."""
+    method = BATCHED_METHOD if batched else STREAM_METHOD
+    flags = ["--flush-ms", f"{flush_ms:g}"] if flush_ms else []
+
+    async def wire_bytes(target: str) -> int:
+        return await _raw_bytes(target, method)  # the method ModelClient calls
+
+    return Protocol(
+        name=name,
+        serve=_our_serve(*flags),
+        client=Client(_our_connect(batched), _our_read),
+        probe=Client(_channel, _raw_read(method, batch_events if batched else _one, tally)),
+        wire_bytes=wire_bytes,
+        counted=f"{'StreamBatched' if batched else 'Stream'} messages + 5 B prefix each",
+    )
 
 
-OURS = Protocol(
-    name="pi-proto gRPC",
-    serve=_our_serve,
-    client=Client(_our_connect, _our_read),
-    probe=Client(_channel, _raw_read(BATCHED_METHOD, batch_events)),
-    wire_bytes=_our_bytes,
-    counted="StreamBatched messages + 5 B prefix each",
-)
+def _one(_: bytes) -> int:
+    return 1
+
+
+OURS = ours_grpc()
 
 
 # --- plain grpc.aio: pre-serialized events, a client that only counts them ------------------------------
@@ -201,7 +237,7 @@ async def _floor_bytes(target: str) -> int:
     return await _raw_bytes(target, STREAM_METHOD)
 
 
-_FLOOR_CLIENT = Client(_channel, _raw_read(STREAM_METHOD, lambda _: 1))
+_FLOOR_CLIENT = Client(_channel, _raw_read(STREAM_METHOD, _one))
 
 GRPC_AIO = Protocol(
     name="grpc.aio",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 
@@ -191,15 +191,24 @@ async def probe(client: Client[object], served: Served, streams: int, live: Live
     return Probe(streams, p99, *shares, run.server_us_per_event, run.client_us_per_event)
 
 
-def capacity(protocols: Sequence[Protocol], live: Live, budget: float) -> list[Search]:
+def capacity(
+    protocols: Sequence[Protocol], live: Live, budget: float, paced_like: Mapping[str, str] | None = None
+) -> list[Search]:
     """Each protocol's search, one probe per protocol in turn, until each is bracketed within an
-    eighth or `budget` seconds have passed."""
+    eighth or `budget` seconds have passed. `paced_like` maps a protocol's name to another's whose
+    interval (see `pace`) its arrivals are judged against: a server that holds events back on
+    purpose (a flush window) keeps its model's pace, but its arrivals would make `pace` read a
+    different one."""
     started = time.perf_counter()
     with ExitStack() as stack:
         workload = Workload(live.events, 1 / live.rate)
         searches = [Search(protocol, stack.enter_context(protocol.serve(workload)), live) for protocol in protocols]
         for search in searches:  # also the warm-up: first calls, connections, caches
             search.interval = asyncio.run(pace(search.protocol.probe, search.served, live))
+        intervals = {search.protocol.name: search.interval for search in searches}
+        for search in searches:
+            if paced_like and search.protocol.name in paced_like:
+                search.interval = intervals[paced_like[search.protocol.name]]
         while time.perf_counter() - started < budget:
             pending = [search for search in searches if not search.done]
             if not pending:

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
 import urllib.request
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 import pi_proto as pp
+from pi_proto.client import _split_batch
+from pi_proto.pi_json import assistant_to_pi
+from pi_proto.server import BATCHED_METHOD
 
-from .helpers import serve_process
+from .helpers import readme_context, serve_process
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -157,3 +163,39 @@ def test_serve_workers_share_the_http_port_too() -> None:
             assert json.loads(events[-1].removeprefix("data: "))["type"] == "done"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def batched_message_sizes(target: str) -> list[int]:
+    """The events in each message of one StreamBatched call to `target`."""
+
+    async def call() -> list[int]:
+        request = pp.encode(pp.StreamRequest(context=readme_context()))
+        async with grpc.aio.insecure_channel(target) as channel:
+            method: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(BATCHED_METHOD)
+            sizes = []
+            async for message in method(request):
+                events: deque[bytes] = deque()
+                assert _split_batch(message, events) is None
+                sizes.append(len(events))
+            return sizes
+
+    return asyncio.run(call())
+
+
+def test_serve_flush_ms_lets_a_paced_stream_share_messages(tmp_path: Path) -> None:
+    script = tmp_path / "turn.json"
+    script.write_text(json.dumps([assistant_to_pi(pp.assistant_message("x" * 40, timestamp=1))]))
+    paced = ("--script", str(script), "--delta-size", "1", "--delay", "0.002")
+    with serve_process(*paced) as (_, target):
+        alone = batched_message_sizes(target)
+    with serve_process(*paced, "--flush-ms", "50") as (_, target):
+        shared = batched_message_sizes(target)
+    assert sum(alone) == sum(shared) == 44  # start, text start, 40 deltas, text end, done
+    assert len(shared) < len(alone) / 2
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
+def test_serve_refuses_a_flush_window_that_is_not_a_duration(value: str) -> None:
+    result = pi_proto("serve", "--port", "0", "--flush-ms", value)
+    assert result.returncode == 2
+    assert "--flush-ms" in result.stderr

@@ -69,6 +69,7 @@ async def serve(args: argparse.Namespace) -> int:
         tls=tls,
         token=token,
         limits=limits,
+        flush_window=args.flush_ms / 1000,
     )
     http: AsgiServer | None = None
     if args.http_port is not None:
@@ -234,6 +235,17 @@ async def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def milliseconds(text: str) -> float:
+    """A duration in milliseconds, finite and not negative (argparse's type for --flush-ms)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more milliseconds: {text!r}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="pi-proto", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -316,6 +328,15 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=defaults.stream_timeout,
         help="seconds a stream may run before it ends with an ERROR event and then closes (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--flush-ms",
+        type=milliseconds,
+        default=0.0,
+        metavar="N",
+        help="milliseconds a StreamBatched message waits for more events after the first, so that a paced "
+        "stream's events share messages (gRPC, Connect and gRPC-web; each event waits up to N ms longer); "
+        "0 sends at once (default: %(default)g)",
     )
     serve_cmd.set_defaults(run=serve)
 
