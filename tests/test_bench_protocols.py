@@ -1,6 +1,6 @@
-"""The bench's protocols over our HTTP endpoints (bench/web.py): each client and probe reads a
-whole call from `pi-proto serve --http-port`, and the raw Connect reader splits what arrives
-however it is cut."""
+"""The bench's protocols over our endpoints (bench/web.py, bench/protocols.py): each client and
+probe reads a whole call from `pi-proto serve`, the raw Connect reader splits what arrives however
+it is cut, and the gRPC probe counts the messages and events it reads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.protocols import Client, Protocol, Workload
+from bench.protocols import Client, Protocol, Tally, Workload, ours_grpc
 from bench.web import OURS_CONNECT, OURS_SSE, ConnectReader
 
 pytestmark = pytest.mark.timeout(60)
@@ -40,3 +40,18 @@ async def test_the_connect_reader_counts_events_however_the_bytes_are_cut() -> N
             reader.data_received(response[start : start + size])
         assert await reader.done == 3
         assert reader.body_bytes == len(b"".join(envelopes))
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["StreamBatched", "Stream"])
+def test_our_grpc_probe_tallies_the_messages_and_events_it_reads(batched: bool) -> None:
+    tally = Tally()
+    protocol = ours_grpc(batched=batched, tally=tally)
+
+    async def read() -> int:
+        async with protocol.probe.connect(served.target) as session:
+            return await protocol.probe.read(session, None)
+
+    with protocol.serve(Workload(40)) as served:
+        assert asyncio.run(read()) == 40
+    assert tally.events == 40
+    assert tally.messages == 40 if not batched else 1 <= tally.messages < 40
