@@ -167,3 +167,9 @@ async def test_a_flush_window_lets_a_paced_stream_share_messages() -> None:
         shared = await batched_messages(server)
     assert sum(map(len, alone)) == sum(map(len, shared)) == 44
     assert len(shared) < len(alone) / 2
+
+
+@pytest.mark.parametrize("window", [-0.001, float("nan"), float("inf")])
+def test_a_flush_window_must_be_a_duration(window: float) -> None:
+    with pytest.raises(ValueError, match="flush_window must be 0 or more seconds"):
+        pp.ModelServer(pp.ScriptedModel.readme(), flush_window=window)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import operator
 import ssl
 import typing
@@ -285,6 +286,8 @@ class ModelServer:
         self.models = list(models) if isinstance(models, Sequence) else [models]
         if not self.models:
             raise ValueError("a server needs at least one model")
+        if not 0 <= flush_window < math.inf:
+            raise ValueError(f"flush_window must be 0 or more seconds, not {flush_window!r}")
         self.host = host
         self.port = port
         self.limits = limits
