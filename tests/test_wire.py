@@ -69,6 +69,17 @@ def test_unknown_fields_survive_decode_and_encode() -> None:
     assert pp.encode(decoded) == data + extra
 
 
+def test_unknown_fields_deep_inside_survive_decode_and_encode() -> None:
+    # Field 99 inside the text block inside the first content entry of a user message.
+    text = pp.encode(pp.TextContent(text="hi")) + b"\x98\x06\x2a"
+    content = b"\x0a" + bytes([len(text)]) + text  # UserContent.text
+    user = b"\x0a" + bytes([len(content)]) + content  # UserMessage.content
+    data = b"\x0a" + bytes([len(user)]) + user  # AgentMessage.user
+    decoded = pp.decode(pp.AgentMessage, data)
+    assert pp.text_of(decoded) == "hi"
+    assert pp.encode(decoded) == data
+
+
 def test_decode_json_rejects_unknown_fields_and_bad_values() -> None:
     with pytest.raises(pp.DecodeError, match="nope"):
         pp.decode_json(pp.TextContent, '{"text": "a", "nope": 1}')
