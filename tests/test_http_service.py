@@ -43,11 +43,14 @@ async def grpc_trip(target: str) -> tuple[list[str], list[bytes], pp.AssistantMe
     return [kind(event) for event in seen], [pp.encode(event.partial) for event in seen if event.partial], message
 
 
-async def sse_post(url: str, body: object, headers: dict[str, str] | None = None) -> tuple[int, list[Any]]:
-    """POST to the SSE endpoint: the status and the events (or the error body) that came back."""
+async def sse_post(
+    url: str, body: object, headers: dict[str, str] | None = None, path_suffix: str = ""
+) -> tuple[int, list[Any]]:
+    """POST to the SSE endpoint (its path then `path_suffix`, a query): the status and the events
+    (or the error body) that came back."""
     async with pyqwest.Client().stream(
         "POST",
-        url + SSE_PATH,
+        url + SSE_PATH + path_suffix,
         headers={"content-type": "application/json", **(headers or {})},
         content=body if isinstance(body, bytes) else json.dumps(body).encode(),
     ) as response:
@@ -235,7 +238,18 @@ async def test_an_invalid_request_is_invalid_argument_naming_the_field(servers: 
         (b"[1]", 400, "must be a JSON object"),
         (b'{"contexts": {}}', 400, "cannot decode StreamRequest from ProtoJSON"),
         (b'{"messages": [{"role": "user", "content": 5}]}', 400, "context.messages[0].content"),
+        (b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 400, "nested too deeply"),
+        (
+            b'{"messages": [], "tools": [{"name": "t", "description": "d", "parameters": '
+            + b'{"a": ' * 990
+            + b"1"
+            + b"}" * 990
+            + b"}]}",
+            400,
+            "nested too deeply",
+        ),
     ],
+    ids=["not-json", "not-an-object", "unknown-field", "bad-pi-json", "deep-json", "deep-tool-parameters"],
 )
 async def test_sse_request_errors_are_http_errors_with_connect_json(
     servers: tuple[ModelServer, HttpServer], body: bytes, status: int, words: str
@@ -249,6 +263,24 @@ async def test_sse_request_errors_are_http_errors_with_connect_json(
     reply = await pyqwest.Client().get(http_server.url + SSE_PATH)
     assert reply.status == 405
     assert reply.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "words"),
+    [
+        ("?modle=x", {"messages": []}, "unknown query parameter 'modle': expected model, provider, coalesceDeltas"),
+        ("?coalesceDeltas=yes", {"messages": []}, "coalesceDeltas must be true, false, 1 or 0, not 'yes'"),
+        ("?model=nope", {"context": {}}, "the query parameter 'model' goes with a pi-JSON context"),
+    ],
+    ids=["unknown-parameter", "not-a-boolean", "model-beside-a-stream-request"],
+)
+async def test_sse_refuses_a_query_it_would_not_honour(
+    servers: tuple[ModelServer, HttpServer], query: str, body: object, words: str
+) -> None:
+    _, http_server = servers
+    status, (error,) = await sse_post(http_server.url, body, path_suffix=query)
+    assert (status, error["code"]) == (400, "invalid_argument")
+    assert error["message"].startswith(words)
 
 
 async def test_a_failure_after_the_start_is_an_error_event_on_every_protocol() -> None:

@@ -134,6 +134,14 @@ class Refused(Exception):
         self.message = message
 
 
+class RequestTooLarge(Refused):
+    """A request above the server's size or count limits: RESOURCE_EXHAUSTED, which HTTP says as
+    413 (a request that cannot succeed as it is), not 429 (one to retry later)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("RESOURCE_EXHAUSTED", message)
+
+
 @dataclass(frozen=True, eq=False)
 class Call:
     """One model call being served, over gRPC or HTTP: its checked request and its events.
@@ -509,7 +517,7 @@ class ModelServer:
             async with self._large_requests:
                 return await asyncio.to_thread(checked, upb)
         except TooLarge as error:
-            raise Refused("RESOURCE_EXHAUSTED", str(error)) from None
+            raise RequestTooLarge(str(error)) from None
         except (DecodeError, ValidationError) as error:
             raise Refused("INVALID_ARGUMENT", str(error)) from None
 

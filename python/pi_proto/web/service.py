@@ -69,28 +69,21 @@ def release_slot(gate: Gate) -> None:
 
 
 class GateInterceptor:
-    """The gRPC server's gate for connectrpc: runs before the request body is read, refuses a
-    call without the token (UNAUTHENTICATED), and has a streaming call hold a slot while it runs
-    (RESOURCE_EXHAUSTED when none is free)."""
+    """The gRPC server's gate for connectrpc: runs before the request body is read and refuses a
+    call without the token (UNAUTHENTICATED). The stream slot is taken by the call itself, once
+    its request has arrived, as gRPC's handler runs once the request is in: a client sending its
+    body slowly holds no slot."""
 
     def __init__(self, gate: Gate) -> None:
         self._gate = gate
 
-    async def on_start(self, ctx: RequestContext[Any, Any]) -> bool:
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
         refusal = self._gate.refuse_credentials(list(ctx.request_headers.allitems()))
         if refusal is not None:
             raise ConnectError(Code.UNAUTHENTICATED, refusal)
-        if ctx.method.stream_type is not StreamType.SERVER_STREAM:
-            return False
-        try:
-            take_slot(self._gate)
-        except Refused as refused:
-            raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
-        return True
 
-    async def on_end(self, holds_slot: bool, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
-        if holds_slot:
-            release_slot(self._gate)
+    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+        pass
 
 
 class ModelService:
@@ -119,13 +112,20 @@ class ModelService:
         return self._play(request, service_pb2.StreamBatchedResponse, batched=True)
 
     async def _play(self, request: bytes, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
-        call = await self.start_call(request)
         try:
-            async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
-                async for message in messages:
-                    yield Wire(cls, message)
+            take_slot(self.server.gate)
+        except Refused as refused:
+            raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
+        try:
+            call = await self.start_call(request)
+            try:
+                async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
+                    async for message in messages:
+                        yield Wire(cls, message)
+            finally:
+                self.end_call(call)
         finally:
-            self.end_call(call)
+            release_slot(self.server.gate)
 
     async def start_call(self, request: bytes) -> Call:
         """ModelServer.start_call, with a refusal as a ConnectError; the call is aborted at once

@@ -59,7 +59,7 @@ from ..pi_json import (
     assistant_to_pi,
     context_from_pi,
 )
-from ..server import BATCH_BYTES, Call, Refused, coalesce
+from ..server import BATCH_BYTES, Call, Refused, RequestTooLarge, coalesce
 from ..stream import AssistantMessageEventStream
 from ..wire import EncodeError, encode
 from .service import ModelService, release_slot, take_slot
@@ -256,45 +256,79 @@ async def read_sse(chunks: AsyncIterator[bytes | bytearray | memoryview]) -> Asy
 # --- the request ----------------------------------------------------------------------------------
 
 
+QUERY_PARAMETERS = ("model", "provider", "coalesceDeltas")
+BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+
+
 def request_bytes(body: bytes, query: str) -> bytes:
     """The StreamRequest bytes of an SSE request's body: ProtoJSON of a StreamRequest (unknown
     fields refused), or a pi-JSON context with the model named in the query. Raises Refused
     (INVALID_ARGUMENT) saying what is wrong; the server then checks the request as it checks
     any other."""
+    params = _query(query)
     try:
         value = json.loads(body)
     except ValueError as error:  # UnicodeDecodeError is one too
         raise Refused("INVALID_ARGUMENT", f"the body is not JSON: {error}") from None
+    except RecursionError:
+        raise Refused("INVALID_ARGUMENT", "the body is not JSON this server reads: nested too deeply") from None
     if not isinstance(value, dict):
         raise Refused("INVALID_ARGUMENT", "the body must be a JSON object: a StreamRequest or a pi-JSON context")
-    if "messages" not in value:
-        upb = service_pb2.StreamRequest()
-        try:
-            json_format.ParseDict(value, upb)
-        except json_format.ParseError as error:
-            raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
-        return upb.SerializeToString()
-    params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
     try:
-        context = context_from_pi(value)
-        return encode(
-            StreamRequest(
-                model=params.get("model", ""),
-                provider=params.get("provider", ""),
-                context=context,
-                coalesce_deltas=params.get("coalesceDeltas", "") in ("true", "1"),
+        if "messages" not in value:
+            if params:
+                raise Refused(
+                    "INVALID_ARGUMENT",
+                    f"the query parameter {next(iter(params))!r} goes with a pi-JSON context; "
+                    "a StreamRequest names its model and options in its own fields",
+                )
+            upb = service_pb2.StreamRequest()
+            try:
+                json_format.ParseDict(value, upb)
+            except json_format.ParseError as error:
+                raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
+            return upb.SerializeToString()
+        try:
+            return encode(
+                StreamRequest(
+                    model=params.get("model", ""),
+                    provider=params.get("provider", ""),
+                    context=context_from_pi(value),
+                    coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
+                )
             )
+        except (PiJsonError, EncodeError) as error:
+            raise Refused("INVALID_ARGUMENT", str(error)) from None
+    except RecursionError:
+        raise Refused("INVALID_ARGUMENT", "the body holds a value nested too deeply to convert") from None
+
+
+def _query(query: str) -> dict[str, str]:
+    """The query's parameters (the last of each), each one of QUERY_PARAMETERS; raises Refused
+    (INVALID_ARGUMENT) naming one that is not, or a coalesceDeltas that is not a boolean."""
+    params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+    for key in params:
+        if key not in QUERY_PARAMETERS:
+            raise Refused(
+                "INVALID_ARGUMENT", f"unknown query parameter {key!r}: expected {', '.join(QUERY_PARAMETERS)}"
+            )
+    if params.get("coalesceDeltas", "false") not in BOOLEANS:
+        raise Refused(
+            "INVALID_ARGUMENT", f"coalesceDeltas must be true, false, 1 or 0, not {params['coalesceDeltas']!r}"
         )
-    except (PiJsonError, EncodeError) as error:
-        raise Refused("INVALID_ARGUMENT", str(error)) from None
+    return params
 
 
 class TooLargeBody(Exception):
     """A request body above the server's limit (HTTP 413)."""
 
 
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None when the client went away first; raises TooLargeBody past `limit`."""
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The request body, or None when the client went away first; raises TooLargeBody past
+    `limit`, at once when the request says its length."""
+    for key, value in scope.get("headers", ()):
+        if key == b"content-length" and value.isdigit() and int(value) > limit:
+            raise TooLargeBody(f"the request has more than this server's limit of {limit} bytes")
     parts: list[bytes] = []
     size = 0
     while True:
@@ -329,29 +363,37 @@ class SseEndpoint:
         if refusal is not None:
             await _error(send, 401, "UNAUTHENTICATED", refusal)
             return
+        # The request is read before a stream slot is taken, as gRPC receives it before its
+        # handler runs: a client sending its body slowly holds no slot, but it has the stream's time.
+        limits = server.limits
         try:
-            take_slot(server.gate)
-        except Refused as refused:
-            await _error(send, HTTP_STATUS[refused.code], refused.code, refused.message)
-            return
-        try:
-            await self._serve(scope, receive, send)
-        finally:
-            release_slot(server.gate)
-
-    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            body = await read_body(receive, self.service.server.limits.max_request_bytes)
+            async with asyncio.timeout(limits.stream_timeout):
+                body = await read_body(scope, receive, limits.max_request_bytes)
         except TooLargeBody as error:
             await _error(send, 413, "RESOURCE_EXHAUSTED", str(error))
+            return
+        except TimeoutError:
+            message = f"the request took longer to arrive than the server's limit of {limits.stream_timeout:g} s"
+            await _error(send, 408, "DEADLINE_EXCEEDED", message)
             return
         if body is None:
             return  # the client went away
         try:
             data = request_bytes(body, scope.get("query_string", b"").decode("latin-1"))
+            take_slot(server.gate)
+        except Refused as refused:
+            await _refuse(send, refused)
+            return
+        try:
+            await self._serve(data, receive, send)
+        finally:
+            release_slot(server.gate)
+
+    async def _serve(self, data: bytes, receive: Receive, send: Send) -> None:
+        try:
             call = await self.service.server.start_call(data)
         except Refused as refused:
-            await _error(send, HTTP_STATUS.get(refused.code, 500), refused.code, refused.message)
+            await _refuse(send, refused)
             return
         self.service.calls.add(call)
         if self.service.stopping:
@@ -379,11 +421,20 @@ async def _cancel_when_gone(receive: Receive, call: Call) -> None:
     call.events.cancel()
 
 
+async def _refuse(send: Send, refused: Refused) -> None:
+    """A refusal as its HTTP error: a request above a limit is 413 (429 is for a server that is
+    busy now), the rest as Connect maps their codes."""
+    status = 413 if isinstance(refused, RequestTooLarge) else HTTP_STATUS.get(refused.code, 500)
+    await _error(send, status, refused.code, refused.message)
+
+
 async def _error(send: Send, status: int, code: str, message: str) -> None:
     """An HTTP error with Connect's error JSON: the code in lower case and the message."""
     body = json.dumps({"code": code.lower(), "message": message}, ensure_ascii=False).encode()
     headers = [(b"content-type", b"application/json")]
     if status == 405:
         headers.append((b"allow", b"POST"))
+    elif status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
