@@ -114,3 +114,24 @@ def test_an_http_port_in_use_is_a_clear_error() -> None:
     assert failed.returncode == 2
     assert failed.stdout == ""  # no line for scripts to wait on
     assert f"cannot listen on 127.0.0.1:{taken}" in failed.stderr
+
+
+async def test_serve_cors_origin_lets_that_page_call() -> None:
+    page = "http://localhost:5173"
+    with serve_process("--http-port", "0", "--cors-origin", page) as (process, _):
+        url = f"http://{http_line(process)}{SSE_PATH}"
+        reply = await pyqwest.Client().options(url, headers={"origin": page, "access-control-request-method": "POST"})
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 0
+    assert (reply.status, reply.headers["access-control-allow-origin"]) == (204, page)
+
+
+def test_serve_cors_origin_must_be_an_origin_on_an_http_port() -> None:
+    def serve(*flags: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "pi_proto.cli", "serve", "--port", "0", *flags]
+        return subprocess.run(command, capture_output=True, text=True, timeout=30)
+
+    alone, bad = serve("--cors-origin", "*"), serve("--http-port", "0", "--cors-origin", "example.com")
+    assert (alone.returncode, bad.returncode) == (2, 2)
+    assert "--cors-origin needs --http-port" in alone.stderr
+    assert "--cors-origin: not an origin (scheme://host[:port], or *): 'example.com'" in bad.stderr

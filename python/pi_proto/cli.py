@@ -72,9 +72,21 @@ async def serve(args: argparse.Namespace) -> int:
         flush_window=args.flush_ms / 1000,
     )
     http: AsgiServer | None = None
+    if args.cors_origin and args.http_port is None:
+        raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
     if args.http_port is not None:
-        http = web_module().HttpServer(
-            server, host=args.host, port=args.http_port, ssl_context=http_tls(args), reuse_port=args.worker
+        web = web_module()
+        try:
+            origins = [web.checked_origin(origin) for origin in args.cors_origin]
+        except ValueError as error:
+            raise ValueError(f"--cors-origin: {error}") from None
+        http = web.HttpServer(
+            server,
+            host=args.host,
+            port=args.http_port,
+            ssl_context=http_tls(args),
+            reuse_port=args.worker,
+            cors_origins=origins,
         )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -287,6 +299,14 @@ def parser() -> argparse.ArgumentParser:
         help="also serve Connect, gRPC-web and SSE (POST /v1/stream) over HTTP on this port, from the same "
         "models, limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line "
         "(needs the http extra)",
+    )
+    serve_cmd.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let web pages of this origin (scheme://host[:port], or * for any) call the HTTP protocols; "
+        "repeat for more (default: none, same origin only)",
     )
     serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")

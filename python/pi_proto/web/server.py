@@ -10,20 +10,24 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
 
 from ..server import ModelServer
+from .cors import App, Cors
 from .service import ConnectApp, GateInterceptor, ModelService
 from .sse import SSE_PATH, Receive, Scope, Send, SseEndpoint
 
 
 class HttpApp:
-    """The ASGI application: SSE at SSE_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*."""
+    """The ASGI application: SSE at SSE_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*;
+    web pages of `cors_origins` may call it too (see cors.py)."""
 
-    def __init__(self, server: ModelServer) -> None:
+    def __init__(self, server: ModelServer, cors_origins: Sequence[str] = ()) -> None:
         self.service = ModelService(server)
+        self._route: App = Cors(self._routed, cors_origins) if cors_origins else self._routed
         self._sse = SseEndpoint(self.service)
         self._connect = ConnectApp(
             self.service.endpoints(),
@@ -32,6 +36,9 @@ class HttpApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._route(scope, receive, send)
+
+    async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == SSE_PATH:
             await self._sse(scope, receive, send)
         else:
@@ -166,7 +173,8 @@ class HttpServer(AsgiServer):
     The calls share everything with the gRPC server: its models, its limits (request size and
     counts, stream timeout, queued bytes), its token and concurrent-stream slots (counted for the
     process), and its in-flight streams, which `server.stop()` aborts as it aborts gRPC's. The gRPC
-    server need not be started: an HttpServer alone serves its models.
+    server need not be started: an HttpServer alone serves its models. Web pages of
+    `cors_origins` (`*`: any) may call it from their own origin.
 
         async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
             print(http_server.url)  # http://127.0.0.1:PORT
@@ -180,9 +188,10 @@ class HttpServer(AsgiServer):
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         reuse_port: bool = False,
+        cors_origins: Sequence[str] = (),
     ) -> None:
         self.model_server = server
-        self.http_app = HttpApp(server)
+        self.http_app = HttpApp(server, cors_origins)
         super().__init__(self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port)
 
     @property
