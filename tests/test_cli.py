@@ -194,8 +194,87 @@ def test_serve_flush_ms_lets_a_paced_stream_share_messages(tmp_path: Path) -> No
     assert len(shared) < len(alone) / 2
 
 
-@pytest.mark.parametrize("value", ["-1", "nan", "inf", "soon"])
-def test_serve_refuses_a_flush_window_that_is_not_a_duration(value: str) -> None:
-    result = pi_proto("serve", "--port", "0", "--flush-ms", value)
+BAD_VALUES = [
+    *(("--flush-ms", value) for value in ("-1", "nan", "inf", "soon")),
+    *(("--delay", value) for value in ("-0.1", "nan", "inf")),
+    *(("--stream-timeout", value) for value in ("0", "nan", "inf")),
+    ("--grace", "nan"),
+    ("--port", "70000"),
+    ("--port", "-1"),
+    ("--http-port", "65536"),
+    ("--workers", "0"),
+    ("--delta-size", "0"),
+    ("--max-streams", "-1"),
+    ("--max-messages", "0"),
+    ("--max-blocks", "0"),
+    ("--max-queued-bytes", "0"),
+    ("--max-request-bytes", "2147483648"),
+    ("--max-request-bytes", "lots"),
+]
+
+
+@pytest.mark.parametrize(("flag", "value"), BAD_VALUES, ids=[f"{flag}={value}" for flag, value in BAD_VALUES])
+def test_serve_refuses_a_value_out_of_its_flags_range(flag: str, value: str) -> None:
+    result = pi_proto("serve", "--port", "0", flag, value)
     assert result.returncode == 2
-    assert "--flush-ms" in result.stderr
+    assert f"argument {flag}: " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+def test_stream_refuses_a_timeout_that_is_not_a_deadline(value: str) -> None:
+    result = pi_proto("stream", "--timeout", value, "hi")
+    assert (result.returncode, "argument --timeout: " in result.stderr) == (2, True)
+
+
+def test_a_second_server_on_a_port_in_use_is_refused(served: tuple[subprocess.Popen[str], str]) -> None:
+    _, target = served
+    port = target.rpartition(":")[2]
+    result = pi_proto("serve", "--port", port)
+    assert result.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_serve_refuses_flags_that_cannot_go_together(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    same = pi_proto("serve", "--port", "50999", "--http-port", "50999")
+    conformance = pi_proto("serve", "--conformance", str(ROOT / "tests" / "conformance"), "--token-file", str(token))
+    assert (same.returncode, conformance.returncode) == (2, 2)
+    assert "--http-port and --port must differ: both are 50999" in same.stderr
+    assert "drop --token-file" in conformance.stderr
+
+
+@pytest.mark.parametrize(("content", "words"), [("one\ntwo\n", "one word"), ("", "empty"), (None, "No such file")])
+def test_serve_names_the_token_file_it_cannot_use(tmp_path: Path, content: str | None, words: str) -> None:
+    token = tmp_path / "token"
+    if content is not None:
+        token.write_text(content)
+    result = pi_proto("serve", "--port", "0", "--token-file", str(token))
+    assert result.returncode == 2
+    assert f"--token-file {token}: " in result.stderr
+    assert words in result.stderr
+
+
+def test_workers_pass_on_a_worker_refusing_its_flags(tmp_path: Path) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text("not json")
+    result = pi_proto("serve", "--port", "0", "--workers", "2", "--script", str(script))
+    assert result.returncode == 2
+    assert str(script) in result.stderr
+
+
+def test_ctrl_c_ends_a_stream_with_its_aborted_event_and_no_traceback() -> None:
+    with serve_process("--delay", "0.05") as (_, target):
+        command = [sys.executable, "-m", "pi_proto.cli", "stream", "--json", "--target", target, "hi"]
+        client = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        assert client.stdout is not None
+        first = client.stdout.readline()  # the stream has started
+        client.send_signal(signal.SIGINT)
+        rest, errors = client.communicate(timeout=20)
+    lines = [first, *rest.splitlines()]
+    assert client.returncode == 130
+    assert "Traceback" not in errors
+    last = json.loads(lines[-1])
+    assert last["error"]["reason"] == "STOP_REASON_ABORTED"
+    assert last["error"]["message"]["errorMessage"] == "interrupted by SIGINT"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -317,3 +319,25 @@ def _varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "words"),
+    [
+        ("max_concurrent_streams", 0, "max_concurrent_streams must be 1 or more"),
+        ("max_queued_bytes", -1, "max_queued_bytes must be 1 or more"),
+        ("max_request_bytes", 2**31, "max_request_bytes can be at most 2147483647"),
+        ("stream_timeout", float("nan"), "stream_timeout must be more than 0 seconds"),
+        ("stream_timeout", 0.0, "stream_timeout must be more than 0 seconds"),
+    ],
+)
+def test_limits_that_would_refuse_or_stall_every_call_are_refused(limit: str, value: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        dataclasses.replace(ServerLimits(), **{limit: value})
+
+
+async def test_a_server_on_a_port_in_use_does_not_start() -> None:
+    async with ModelServer(ScriptedModel.readme()) as first:
+        second = ModelServer(ScriptedModel.readme(), port=first.port)
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{first.port}"):
+            await second.start()

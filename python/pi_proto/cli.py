@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import math
 import signal
 import ssl
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ._gen.types.pi.ai.v1 import AgentContext
-from .client import CallError, ModelClient
+from .client import DEFAULT_TIMEOUT_SECONDS, CallError, ModelCallStream, ModelClient
 from .conformance import ConformanceServer, load_cases
 from .convert import convert
 from .demo import run_demo
@@ -25,7 +26,7 @@ from .messages import agent_message, user_message
 from .providers import ProviderModel, load_models
 from .render import describe_model, print_json_lines, print_live
 from .scripted import ScriptedModel
-from .server import ModelServer, ServerLimits, Tls
+from .server import MAX_REQUEST_BYTES, ModelServer, ServerLimits, Tls
 from .stream import ServedModel
 from .wire import to_json
 
@@ -70,10 +71,9 @@ async def serve(args: argparse.Namespace) -> int:
         token=token,
         limits=limits,
         flush_window=args.flush_ms / 1000,
+        reuse_port=args.worker,
     )
     http: AsgiServer | None = None
-    if args.cors_origin and args.http_port is None:
-        raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
     if args.http_port is not None:
         web = web_module()
         try:
@@ -179,9 +179,14 @@ def read_token(path: Path | None) -> str | None:
     """The bearer token in `path` (surrounding whitespace removed), or None without a file."""
     if path is None:
         return None
-    token = path.read_text(encoding="utf-8").strip()
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"--token-file {path}: {getattr(error, 'strerror', None) or error}") from None
     if not token:
-        raise ValueError(f"{path}: the token file is empty")
+        raise ValueError(f"--token-file {path}: the token file is empty")
+    if any(character.isspace() or not character.isprintable() for character in token):
+        raise ValueError(f"--token-file {path}: the token must be one word of printable characters")
     return token
 
 
@@ -192,11 +197,27 @@ async def stream(args: argparse.Namespace) -> int:
         args.target, root_certificates=root_certificates, token=read_token(args.token_file)
     ) as client:
         events = client.stream(context, provider=args.provider, model=args.model, timeout=args.timeout)
-        if args.json:
-            message = await print_json_lines(events)
-        else:
-            message = await print_live(Console(highlight=False), events)
+        # Ctrl-C or SIGTERM cancel the call: its ABORTED error event is printed like any other end.
+        stopped_by: list[int] = []
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, _stop_stream, events, signum, stopped_by)
+        try:
+            if args.json:
+                message = await print_json_lines(events)
+            else:
+                message = await print_live(Console(highlight=False), events)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+    if stopped_by:
+        return 128 + stopped_by[0]  # as a shell reports a program a signal stopped
     return 1 if message.stop_reason in FAILED else 0
+
+
+def _stop_stream(events: ModelCallStream, signum: int, stopped_by: list[int]) -> None:
+    stopped_by.append(signum)
+    events.cancel(f"interrupted by {signal.Signals(signum).name}")
 
 
 class Terminated(BaseException):
@@ -247,15 +268,39 @@ async def demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def milliseconds(text: str) -> float:
-    """A duration in milliseconds, finite and not negative (argparse's type for --flush-ms)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more milliseconds: {text!r}")
-    return value
+def whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """argparse's type for a whole number from `low` (to `high`)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            limits = f"{low} or more" if high is None else f"from {low} to {high}"
+            raise argparse.ArgumentTypeError(f"must be {limits}: {text!r}")
+        return value
+
+    return parse
+
+
+def duration(unit: str = "seconds", *, zero: bool = True) -> Callable[[str], float]:
+    """argparse's type for a finite duration in `unit`, not negative (above 0 unless `zero`)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of {unit}: {text!r}") from None
+        if not (value >= 0 if zero else value > 0) or value == math.inf:  # NaN fails both comparisons
+            least = "0 or more" if zero else "more than 0"
+            raise argparse.ArgumentTypeError(f"must be {least} {unit}, and finite: {text!r}")
+        return value
+
+    return parse
+
+
+PORT = whole(0, 65535)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -264,7 +309,7 @@ def parser() -> argparse.ArgumentParser:
 
     serve_cmd = commands.add_parser("serve", help="serve models over gRPC until SIGINT/SIGTERM")
     serve_cmd.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
-    serve_cmd.add_argument("--port", type=int, default=50051, help="port; 0 picks a free one (default: %(default)s)")
+    serve_cmd.add_argument("--port", type=PORT, default=50051, help="port; 0 picks a free one (default: %(default)s)")
     serve_cmd.add_argument(
         "--models",
         type=Path,
@@ -272,19 +317,21 @@ def parser() -> argparse.ArgumentParser:
         help="serve the real models of this pi models.json (needs their API keys)",
     )
     serve_cmd.add_argument("--script", type=Path, help="JSON list of pi-JSON assistant turns (default: README trip)")
-    serve_cmd.add_argument("--delta-size", type=int, default=8, help="characters per delta (default: %(default)s)")
+    serve_cmd.add_argument("--delta-size", type=whole(1), default=8, help="characters per delta (default: %(default)s)")
     serve_cmd.add_argument(
         "--delay",
-        type=float,
+        type=duration(),
         default=0.0,
         help="seconds between events, on a schedule from the call's start: event n is due n x S seconds in "
         "(default: %(default)s)",
     )
     serve_cmd.add_argument(
-        "--workers", type=int, default=1, help="server processes sharing the ports, e.g. one per core (default: 1)"
+        "--workers", type=whole(1), default=1, help="server processes sharing the ports, e.g. one per core (default: 1)"
     )
     serve_cmd.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one of --workers' processes
-    serve_cmd.add_argument("--grace", type=float, default=5.0, help="shutdown grace seconds (default: %(default)s)")
+    serve_cmd.add_argument(
+        "--grace", type=duration(), default=5.0, help="shutdown grace seconds (default: %(default)s)"
+    )
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
     serve_cmd.add_argument(
         "--conformance",
@@ -294,7 +341,7 @@ def parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument(
         "--http-port",
-        type=int,
+        type=PORT,
         metavar="N",
         help="also serve Connect, gRPC-web and SSE (POST /v1/stream) over HTTP on this port, from the same "
         "models, limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line "
@@ -314,44 +361,44 @@ def parser() -> argparse.ArgumentParser:
     defaults = ServerLimits()
     serve_cmd.add_argument(
         "--max-streams",
-        type=int,
+        type=whole(1),
         default=defaults.max_concurrent_streams,
         help="concurrent streaming calls (model, health watch, reflection); more get RESOURCE_EXHAUSTED "
         "(default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--max-request-bytes",
-        type=int,
+        type=whole(1, MAX_REQUEST_BYTES),
         default=defaults.max_request_bytes,
         help="largest request; larger ones get RESOURCE_EXHAUSTED (default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--max-messages",
-        type=int,
+        type=whole(1),
         default=defaults.max_messages,
         help="most messages in a request's context; more get RESOURCE_EXHAUSTED (default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--max-blocks",
-        type=int,
+        type=whole(1),
         default=defaults.max_blocks,
         help="most content blocks plus tools in a request's context (default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--max-queued-bytes",
-        type=int,
+        type=whole(1),
         default=defaults.max_queued_bytes,
         help="bytes of deltas a stream holds for a slow client before the model waits (default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--stream-timeout",
-        type=float,
+        type=duration(zero=False),
         default=defaults.stream_timeout,
         help="seconds a stream may run before it ends with an ERROR event and then closes (default: %(default)s)",
     )
     serve_cmd.add_argument(
         "--flush-ms",
-        type=milliseconds,
+        type=duration("milliseconds"),
         default=0.0,
         metavar="N",
         help="milliseconds a StreamBatched message waits for more events after the first, so that a paced "
@@ -365,7 +412,12 @@ def parser() -> argparse.ArgumentParser:
     stream_cmd.add_argument("--target", default="127.0.0.1:50051", help="server host:port (default: %(default)s)")
     stream_cmd.add_argument("--model", default="", help="model id (default: the server's first)")
     stream_cmd.add_argument("--provider", default="", help="the model's provider (default: the one that serves it)")
-    stream_cmd.add_argument("--timeout", type=float, default=None, help="deadline in seconds (default: none)")
+    stream_cmd.add_argument(
+        "--timeout",
+        type=duration(zero=False),
+        default=DEFAULT_TIMEOUT_SECONDS,
+        help="deadline in seconds (default: %(default)g, the client's)",
+    )
     stream_cmd.add_argument("--json", action="store_true", help="print each event as one ProtoJSON line")
     stream_cmd.add_argument("--ca-file", type=Path, help="PEM certificates to trust: connect with TLS")
     stream_cmd.add_argument("--token-file", type=Path, help="send 'authorization: Bearer <token in this file>'")
@@ -374,7 +426,9 @@ def parser() -> argparse.ArgumentParser:
     models_cmd = commands.add_parser("models", help="list the models a server serves")
     models_cmd.add_argument("--target", default="127.0.0.1:50051", help="server host:port (default: %(default)s)")
     models_cmd.add_argument("--provider", default="", help="only this provider's models")
-    models_cmd.add_argument("--timeout", type=float, default=30.0, help="deadline in seconds (default: %(default)s)")
+    models_cmd.add_argument(
+        "--timeout", type=duration(zero=False), default=30.0, help="deadline in seconds (default: %(default)s)"
+    )
     models_cmd.add_argument("--json", action="store_true", help="print each model as one ProtoJSON line")
     models_cmd.add_argument("--ca-file", type=Path, help="PEM certificates to trust: connect with TLS")
     models_cmd.add_argument("--token-file", type=Path, help="send 'authorization: Bearer <token in this file>'")
@@ -389,14 +443,54 @@ def parser() -> argparse.ArgumentParser:
 
     demo_cmd = commands.add_parser("demo", help="play the README round trip as an agent loop over gRPC")
     demo_cmd.add_argument("--root", default=".", help="directory the read tool may read (default: %(default)s)")
-    demo_cmd.add_argument("--delay", type=float, default=0.03, help="seconds between events (default: %(default)s)")
+    demo_cmd.add_argument(
+        "--delay", type=duration(), default=0.03, help="seconds between events (default: %(default)s)"
+    )
     demo_cmd.set_defaults(run=demo)
     return root
+
+
+# What `--conformance` plays ignores: the corpus's cases say what each call gets.
+NOT_FOR_CONFORMANCE = [
+    "models",
+    "script",
+    "delta_size",
+    "delay",
+    "workers",
+    "no_reflection",
+    "cors_origin",
+    "tls_cert",
+    "tls_key",
+    "token_file",
+    "max_streams",
+    "max_request_bytes",
+    "max_messages",
+    "max_blocks",
+    "max_queued_bytes",
+    "stream_timeout",
+    "flush_ms",
+]
+
+
+def check_serve(args: argparse.Namespace) -> None:
+    """Refuse flags of `serve` that cannot go together (ValueError naming them)."""
+    if args.http_port is not None and args.http_port == args.port != 0:
+        raise ValueError(f"--http-port and --port must differ: both are {args.port}")
+    if args.cors_origin and args.http_port is None:
+        raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
+    if args.conformance is not None:
+        defaults = parser().parse_args(["serve"])
+        given = [name for name in NOT_FOR_CONFORMANCE if getattr(args, name) != getattr(defaults, name)]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(f"--conformance plays the corpus's cases, which decide what each call gets: drop {flags}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command == "serve":
+            check_serve(args)
         if args.command == "serve" and args.workers > 1:
             return run_workers(
                 sys.argv[1:] if argv is None else argv, args.host, args.port, args.http_port, args.workers

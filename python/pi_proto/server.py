@@ -221,6 +221,9 @@ def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEve
     return ModelEvent(**merged, usage=usage)
 
 
+MAX_REQUEST_BYTES = 2**31 - 1  # gRPC counts a message's length in a signed 32-bit integer
+
+
 @dataclass(frozen=True)
 class ServerLimits:
     """What one server process accepts; every limit is also a `pi-proto serve` flag."""
@@ -240,6 +243,15 @@ class ServerLimits:
     # The most bytes of deltas a stream holds for a client that reads slower than the model writes;
     # the model waits beyond it.
     max_queued_bytes: int = 256 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("max_concurrent_streams", "max_request_bytes", "max_messages", "max_blocks", "max_queued_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"ServerLimits.{name} must be 1 or more, not {getattr(self, name)!r}")
+        if self.max_request_bytes > MAX_REQUEST_BYTES:
+            raise ValueError(f"ServerLimits.max_request_bytes can be at most {MAX_REQUEST_BYTES} (gRPC's)")
+        if not 0 < self.stream_timeout < math.inf:  # NaN fails too
+            raise ValueError(f"ServerLimits.stream_timeout must be more than 0 seconds, not {self.stream_timeout!r}")
 
 
 @dataclass(frozen=True)
@@ -275,7 +287,9 @@ class ModelServer:
     Streams end right after their terminal event. When a client cancels, the model's stream is
     cancelled too. `stop()` ends every in-flight stream with an ABORTED `error` event first, so no
     client is left without a final message. With `token`, calls must carry the metadata
-    `authorization: Bearer <token>` (health checks need none; see gate.py).
+    `authorization: Bearer <token>` (health checks need none; see gate.py). A port in use is an
+    OSError at start(), unless every server on it is made with `reuse_port` (the kernel then
+    spreads connections across them).
     """
 
     def __init__(
@@ -290,6 +304,7 @@ class ModelServer:
         token: str | None = None,
         limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
         flush_window: float = 0.0,
+        reuse_port: bool = False,
     ) -> None:
         self.models = list(models) if isinstance(models, Sequence) else [models]
         if not self.models:
@@ -305,9 +320,13 @@ class ModelServer:
         self._stopping = False
         self._large_requests = asyncio.Semaphore(LARGE_AT_ONCE)
         self._gate = Gate(max_streams=limits.max_concurrent_streams, token=token)
-        self._server = grpc.aio.server(
-            interceptors=[self._gate], options=[("grpc.max_receive_message_length", limits.max_request_bytes)]
-        )
+        options = [
+            ("grpc.max_receive_message_length", limits.max_request_bytes),
+            # gRPC shares a port it binds with any other process by default; a second server
+            # on a port in use is a mistake to report, unless asked for (serve --workers).
+            ("grpc.so_reuseport", int(reuse_port)),
+        ]
+        self._server = grpc.aio.server(interceptors=[self._gate], options=options)
         methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
             "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
             "StreamBatched": grpc.unary_stream_rpc_method_handler(self._stream_batched),

@@ -43,8 +43,9 @@ def run_workers(argv: Sequence[str], host: str, port: int, http_port: int | None
             assert worker.stdout is not None
             lines = [worker.stdout.readline() for _ in range(1 if http_port is None else 2)]
             if not lines[0].startswith("listening on ") or not lines[-1].startswith(("listening on ", "http on ")):
+                # It said why on stderr; its exit code says what kind of failure (2: the flags).
                 print(f"pi-proto serve: worker {len(workers)} did not start", file=sys.stderr)
-                return 1
+                return worker.wait() or 1
         print(f"listening on {host}:{port}", flush=True)
         if http_port is not None:
             print(f"http on {host}:{http_port}", flush=True)
