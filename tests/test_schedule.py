@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import time
 import weakref
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.events import events_of
-from pi_proto.schedule import pacer
+from pi_proto.schedule import Player, pacer
 from pi_proto.scripted import ScriptedModel
 from pi_proto.stream import AssistantMessageEventStream
 
@@ -142,3 +143,22 @@ def test_a_loop_and_its_pacer_are_freed_together() -> None:
     del loop
     gc.collect()
     assert gone() is None
+
+
+@pytest.mark.parametrize("interval", [math.nan, math.inf, -0.01])
+async def test_an_interval_that_is_negative_or_not_finite_is_refused(interval: float) -> None:
+    with pytest.raises(ValueError, match=rf"^interval must be a finite number of seconds, 0 or more, got {interval}$"):
+        AssistantMessageEventStream().play(events_of(TURN, 1), interval)
+
+
+async def test_the_pacer_refuses_a_non_finite_due_time_so_the_other_players_keep_their_pace() -> None:
+    # A NaN in the shared heap breaks its order: the Players due after it would never run.
+    paced = AssistantMessageEventStream()
+    paced.play(events_of(TURN, 1), 0.005)
+    player = Player(AssistantMessageEventStream(), events_of(TURN, 1), 0.005)
+    for when in (math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"^a due time must be a finite loop time, got (nan|inf)$"):
+            pacer().at(when, player)
+    player.stop()
+    events, _ = await asyncio.wait_for(arrivals(paced), 5)
+    assert events[-1].done is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 
 import betterproto2
@@ -11,7 +12,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.pi_json import assistant_from_pi
-from pi_proto.scripted import ScriptedModel
+from pi_proto.scripted import ScriptedModel, ScriptError
 from pi_proto.seed import README_REQUEST
 
 
@@ -92,3 +93,58 @@ def test_script_files_with_errors_name_the_file_and_the_field(tmp_path: Path) ->
         ScriptedModel.from_file(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="delta_size must be at least 1"):
         ScriptedModel([], delta_size=0)
+
+
+TEXT_TURN = '{"role": "assistant", "content": [{"type": "text", "text": "hi"}], "stopReason": "stop"}'
+NAMELESS_CALL_TURN = (
+    '{"role": "assistant", "content": [{"type": "toolCall", "id": "", "name": "", "arguments": {}}],'
+    ' "stopReason": "toolUse"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "error"),
+    [
+        ("[]", r"script\.json: the script has no turns"),
+        (
+            f"[{TEXT_TURN}, {NAMELESS_CALL_TURN}]",  # the stream would fail every second call
+            r"script\.json: turn 2: .*'terminal-valid'.*content\[0\]\.tool_call\.id: .*\[string\.min_len\]",
+        ),
+        (TEXT_TURN.replace('"assistant"', '"user"').join("[]"), r"script\.json: turn 1\.role: .*got 'user'"),
+        (
+            TEXT_TURN.replace(', "stopReason": "stop"', "").join("[]"),
+            r"script\.json: turn 1: the stop reason is not set",
+        ),
+    ],
+)
+def test_script_files_that_could_not_play_are_refused_at_load(tmp_path: Path, script: str, error: str) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(script, encoding="utf-8")
+    with pytest.raises(ValueError, match=error):
+        ScriptedModel.from_file(path)
+
+
+def test_turns_that_could_not_play_are_refused_when_the_model_is_made() -> None:
+    with pytest.raises(ScriptError, match="the script has no turns"):
+        ScriptedModel([])
+    nameless = pp.assistant_message(timestamp=1)
+    nameless.content.append(pp.AssistantContent(tool_call=pp.ToolCall(id="call_1", arguments_json="{}")))
+    nameless.stop_reason = pp.StopReason.TOOL_USE
+    with pytest.raises(ScriptError, match=r"turn 1: .*'terminal-valid'.*tool_call\.name"):
+        ScriptedModel([nameless])
+
+
+def test_option_errors_of_a_script_file_do_not_blame_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(f"[{TEXT_TURN}]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^delta_size must be at least 1, got 0$"):
+        ScriptedModel.from_file(path, delta_size=0)
+    with pytest.raises(ValueError, match=r"^delay must be a finite number of seconds, 0 or more, got -1$"):
+        ScriptedModel.from_file(path, delay=-1)
+
+
+@pytest.mark.parametrize("delay", [math.nan, math.inf, -math.inf, -0.5])
+def test_a_delay_that_is_negative_or_not_finite_is_refused(delay: float) -> None:
+    # A NaN delay would put NaN due times in the loop's shared Pacer, stalling every paced stream.
+    with pytest.raises(ValueError, match=rf"^delay must be a finite number of seconds, 0 or more, got {delay}$"):
+        ScriptedModel.readme(delay=delay)

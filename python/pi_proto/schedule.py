@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -38,7 +39,10 @@ class Pacer:
         self._running = False  # in _run, which arms the timer once the due Players have run
 
     def at(self, when: float, player: Player) -> None:
-        """Run `player` at loop time `when`."""
+        """Run `player` at loop time `when`, which must be finite: a NaN would break the heap's
+        order, and with it the pace of every Player of the loop."""
+        if not math.isfinite(when):
+            raise ValueError(f"a due time must be a finite loop time, got {when}")
         heapq.heappush(self._due, (when, next(self._order), player))
         if not self._running and (self._timer is None or when < self._timer.when()):
             self._arm(when)
@@ -64,6 +68,12 @@ class Pacer:
 _ATTRIBUTE = "_pi_proto_pacer"
 
 
+def check_interval(seconds: float, name: str = "interval") -> None:
+    """Raise ValueError unless `seconds` is a pace a Player can keep: finite, and 0 or more."""
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"{name} must be a finite number of seconds, 0 or more, got {seconds}")
+
+
 def pacer() -> Pacer:
     """The running loop's Pacer, kept on the loop itself: a registry beside it would keep every
     loop alive through its Pacer's references, which lead back to the loop."""
@@ -84,6 +94,7 @@ class Player:
     ending without a terminal event, ends the stream as its producer task would."""
 
     def __init__(self, stream: AssistantMessageEventStream, events: Iterator[ModelEvent], interval: float) -> None:
+        check_interval(interval)
         self.stream = stream
         self.events = events
         self.interval = interval

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from ._gen.types.pi.ai.v1 import (
     AgentContext,
@@ -19,10 +20,16 @@ from ._gen.types.pi.ai.v1 import (
     StartEvent,
     StopReason,
 )
+from .accumulator import Accumulator
 from .events import events_of
 from .messages import now_ms
 from .pi_json import PiJsonError, assistant_from_pi
+from .schedule import check_interval
 from .stream import AssistantMessageEventStream
+
+
+class ScriptError(ValueError):
+    """A script the model cannot play, e.g. a turn whose stream would break a stream rule."""
 
 
 class ScriptedModel:
@@ -31,6 +38,9 @@ class ScriptedModel:
     Call k of a conversation plays turn k: the turn is chosen by the number of assistant messages
     already in the context, so the model keeps no state between calls and serves any number of
     concurrent conversations. A call past the last turn yields an `error` event saying so.
+
+    The turns are checked when the model is made, with the rules their streams will be checked
+    with: a turn that could never play is refused here (ScriptError), not at every call.
     """
 
     def __init__(
@@ -43,9 +53,11 @@ class ScriptedModel:
     ) -> None:
         if delta_size < 1:
             raise ValueError(f"delta_size must be at least 1, got {delta_size}")
+        check_interval(delay, "delay")
+        if not turns:
+            raise ScriptError("the script has no turns: every call would fail")
         for number, turn in enumerate(turns, 1):
-            if turn.stop_reason == StopReason.UNSPECIFIED:
-                raise ValueError(f"turn {number}: the stop reason is not set")
+            _check_playable(turn, number, delta_size)
         self.info = Model(
             id=id,
             name="Scripted turns",
@@ -69,10 +81,10 @@ class ScriptedModel:
         if not isinstance(script, list):
             raise ValueError(f"{path}: a script is a JSON list of assistant messages")
         try:
-            turns = [assistant_from_pi(turn, f"turn {number}") for number, turn in enumerate(script, 1)]
-        except PiJsonError as error:
+            turns = [_turn_from_pi(turn, f"turn {number}") for number, turn in enumerate(script, 1)]
+            return cls(turns, **options)  # type: ignore[arg-type]
+        except (PiJsonError, ScriptError) as error:  # not the options' errors: they are no fault of the file
             raise ValueError(f"{path}: {error}") from None
-        return cls(turns, **options)  # type: ignore[arg-type]
 
     @classmethod
     def readme(cls, **options: int | float | str) -> ScriptedModel:
@@ -98,3 +110,25 @@ class ScriptedModel:
         header = AssistantMessage(api="scripted", provider="scripted", model=self.info.id, timestamp=now_ms())
         events.push(ModelEvent(start=StartEvent(header=header)))
         events.fail(StopReason.ERROR, f"the script has no turn {turn_index + 1}: it has {len(self.turns)} turns")
+
+
+def _turn_from_pi(value: Any, where: str) -> AssistantMessage:
+    """One turn of a script file: an assistant message (assistant_from_pi reads any role as one)."""
+    # A missing role, or a turn that is no object, is assistant_from_pi's to report.
+    role = value.get("role", "assistant") if isinstance(value, Mapping) else "assistant"
+    if role != "assistant":
+        raise PiJsonError(f"{where}.role", f"a script holds assistant messages, got {role!r}")
+    return assistant_from_pi(value, where)
+
+
+def _check_playable(turn: AssistantMessage, number: int, delta_size: int) -> None:
+    """Raise ScriptError unless `turn` streams within the stream rules: its events go through an
+    Accumulator, as they will through every stream that plays them."""
+    if turn.stop_reason == StopReason.UNSPECIFIED:
+        raise ScriptError(f"turn {number}: the stop reason is not set")
+    accumulator = Accumulator()
+    try:
+        for event in events_of(turn, delta_size):
+            accumulator.apply(event)
+    except ValueError as error:  # a broken stream rule (StreamProtocolError), or a block with nothing set
+        raise ScriptError(f"turn {number}: {error}") from None
