@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import signal
 import stat
 import subprocess
@@ -77,6 +79,31 @@ def test_pi_messages_one_per_line_convert_too(tmp_path: Path) -> None:
             r"tail\.json: at byte 27: expected ',' or '\]' after",
         ),
         ("bad.txt", b"", r"bad\.txt: unknown format '\.txt'"),
+        # An item is a TranscriptEntry object: anything else is refused, a string of ProtoJSON text too.
+        (
+            "number.json",
+            b'[{"message": {"user": {}}}, 1]',
+            r"number\.json: item 1: expected a TranscriptEntry object, got a number",
+        ),
+        ("null.json", b"[null]", r"null\.json: item 0: expected a TranscriptEntry object, got null"),
+        ("array.json", b"[[]]", r"array\.json: item 0: expected a TranscriptEntry object, got an array"),
+        (
+            "text.json",
+            b'["{\\"message\\": {\\"user\\": {}}}"]',
+            r"text\.json: item 0: expected a TranscriptEntry object, got a string",
+        ),
+        # An entry that holds nothing is blamed on where it was read, not on the output.
+        (
+            "empty.json",
+            b'[{"message": {"user": {}}}, {}]',
+            r"empty\.json: item 1: TranscriptEntry: oneof 'entry' .* found none",
+        ),
+        ("norole.json", b'[{"message": {}}]', r"norole\.json: item 0: TranscriptEntry\.message: oneof 'role'"),
+        (
+            "empty.binpb",
+            b"\x04\x0a\x02\x0a\x00\x00",
+            r"empty\.binpb: record 1 at byte 5: TranscriptEntry: oneof 'entry'",
+        ),
     ],
 )
 def test_bad_input_names_where_and_leaves_no_output(tmp_path: Path, name: str, content: bytes, message: str) -> None:
@@ -88,6 +115,50 @@ def test_bad_input_names_where_and_leaves_no_output(tmp_path: Path, name: str, c
         convert(source, target)
     assert target.read_bytes() == b"previous"
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([name, "out.binpb"])
+
+
+@pytest.mark.parametrize("output", ["out.jsonl", "out.json", "out.binpb"])
+def test_an_entry_that_cannot_be_written_is_blamed_on_the_input_whatever_the_output(
+    tmp_path: Path, output: str
+) -> None:
+    source = tmp_path / "in.json"
+    source.write_text('[{"message": {"user": {}}}, {}]', encoding="utf-8")
+    with pytest.raises(ConvertError, match=rf"^{re.escape(str(source))}: item 1: TranscriptEntry: "):
+        convert(source, tmp_path / output)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.json"]
+
+
+def test_an_output_that_cannot_be_written_is_named_as_given_not_by_its_temporary_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "out.binpb"
+    with pytest.raises(FileNotFoundError) as caught:
+        convert(SESSION, missing)
+    assert str(caught.value) == f"[Errno 2] No such file or directory: '{missing}'"
+    directory = tmp_path / "directory.binpb"
+    directory.mkdir()
+    with pytest.raises(IsADirectoryError) as caught_directory:
+        convert(SESSION, directory)
+    assert str(caught_directory.value) == f"[Errno 21] Is a directory: '{directory}'"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["directory.binpb"]
+
+
+def test_a_write_that_fails_midway_names_the_output_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    # A file size limit fails a write the way a full disk does; Python ignores SIGXFSZ, so write() raises.
+    target = tmp_path / "out.binpb"
+    target.write_bytes(b"previous")
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    failed = subprocess.run(
+        [sys.executable, "-m", "pi_proto.cli", "convert", str(SESSION), str(target)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit_file_size,
+    )
+    assert failed.returncode == 2, failed.stderr
+    assert failed.stderr == f"pi-proto convert: [Errno 27] File too large: '{target}'\n"
+    assert target.read_bytes() == b"previous"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.binpb"]
 
 
 def test_the_command_prints_sizes_and_fails_cleanly(tmp_path: Path) -> None:

@@ -7,12 +7,14 @@
 Every format is read as a stream, so memory stays near the size of the largest message. Output
 goes to a temporary file beside the target and is renamed over it only when everything
 converted, so a failure or an interrupt never leaves a half-written file; the output keeps the
-mode of the file it replaces, and a new file takes the umask's.
+mode of the file it replaces, and a new file takes the umask's. An entry that cannot be written is
+blamed on where it was read: the line, item or record of the input.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import re
@@ -51,7 +53,9 @@ class Report:
     kinds: Counter[str] = field(default_factory=Counter)
 
 
-Reader = Callable[[BinaryIO, Path, Callable[[int], None]], Iterator[TranscriptEntry]]
+# A reader yields each entry with where it was read ("file:line", "file: item 3", ...), for errors.
+Located = tuple[str, TranscriptEntry]
+Reader = Callable[[BinaryIO, Path, Callable[[int], None]], Iterator[Located]]
 
 
 def convert(source: Path, target: Path, console: Console | None = None) -> Report:
@@ -79,8 +83,8 @@ def convert(source: Path, target: Path, console: Console | None = None) -> Repor
         def advance(offset: int) -> None:
             progress.update(task, completed=offset)
 
-        messages = _counted(read(stream, source, advance), report)
-        report.output_bytes = _write_atomically(target, lambda out: write.write(out, messages, target))
+        entries = _counted(read(stream, source, advance), report)
+        report.output_bytes = _write_atomically(target, lambda emit: write.write(emit, entries))
     return report
 
 
@@ -91,16 +95,16 @@ def kind_of(entry: TranscriptEntry) -> str:
     return "session_entry"
 
 
-def _counted(messages: Iterator[TranscriptEntry], report: Report) -> Iterator[TranscriptEntry]:
-    for message in messages:
-        report.kinds[kind_of(message)] += 1
-        yield message
+def _counted(entries: Iterator[Located], report: Report) -> Iterator[Located]:
+    for where, entry in entries:
+        report.kinds[kind_of(entry)] += 1
+        yield where, entry
 
 
 # --- readers -------------------------------------------------------------------------------------
 
 
-def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
+def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
     offset = 0
     for number, raw in enumerate(stream, 1):
         offset += len(raw)
@@ -109,9 +113,10 @@ def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) ->
         where = f"{path}:{number}"
         value = _json_value(raw, where)
         try:
-            yield entry_from_pi(value, "entry")
+            entry = entry_from_pi(value, "entry")
         except PiJsonError as error:
             raise ConvertError(f"{where}: {error}") from None
+        yield where, entry
         advance(offset)
 
 
@@ -131,13 +136,23 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
+def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
     for index, (offset, item) in enumerate(_array_items(stream, path)):
+        where = f"{path}: item {index}"
+        # Only an object: decode_json would take a string as ProtoJSON text, and fail on anything else.
+        if not isinstance(item, dict):
+            raise ConvertError(f"{where}: expected a TranscriptEntry object, got {_json_kind(item)}")
         try:
-            yield decode_json(TranscriptEntry, item)
+            entry = decode_json(TranscriptEntry, item)
         except DecodeError as error:
-            raise ConvertError(f"{path}: item {index}: {error}") from None
+            raise ConvertError(f"{where}: {error}") from None
+        yield where, entry
         advance(offset)
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
 
 
 def _array_items(stream: BinaryIO, path: Path) -> Iterator[tuple[int, Any]]:
@@ -225,11 +240,13 @@ def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
     return error.msg.startswith("Unterminated string") or error.pos >= len(text) - 6
 
 
-def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[TranscriptEntry]:
+def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
+    start = 0
     try:
-        for offset, message in read_transcript(stream):
-            yield message
+        for record, (offset, entry) in enumerate(read_transcript(stream)):
+            yield f"{path}: record {record} at byte {start}", entry
             advance(offset)
+            start = offset
     except ValueError as error:
         raise ConvertError(f"{path}: {error}") from None
 
@@ -254,14 +271,15 @@ class _Writer:
     head: bytes = b""
     tail: bytes = b""
 
-    def write(self, out: BinaryIO, messages: Iterator[TranscriptEntry], path: Path) -> None:
-        out.write(self.head)
-        for index, message in enumerate(messages):
+    def write(self, emit: Callable[[bytes], None], entries: Iterator[Located]) -> None:
+        emit(self.head)
+        for index, (where, entry) in enumerate(entries):
             try:
-                out.write(self.record(message, index))
-            except (EncodeError, PiJsonError) as error:
-                raise ConvertError(f"{path}: message {index} cannot be written: {error}") from None
-        out.write(self.tail)
+                record = self.record(entry, index)
+            except (EncodeError, PiJsonError) as error:  # what the input holds, e.g. an empty entry
+                raise ConvertError(f"{where}: {error}") from None
+            emit(record)
+        emit(self.tail)
 
 
 _WRITERS = {
@@ -271,17 +289,51 @@ _WRITERS = {
 }
 
 
-def _write_atomically(target: Path, write: Callable[[BinaryIO], None]) -> int:
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+def _write_atomically(target: Path, write: Callable[[Callable[[bytes], None]], None]) -> int:
+    """Call `write` with a function that appends to a temporary file, then rename that over `target`.
+
+    An error of the output names `target`, not the temporary file, which the user never sees;
+    errors of the input, read while `write` runs, pass as they are.
+    """
+    with _output_of(target):
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    out = os.fdopen(handle, "wb")
+
+    def emit(data: bytes) -> None:
+        try:
+            out.write(data)
+        except OSError as error:
+            raise _about(error, target) from None
+
     try:
-        os.fchmod(handle, _mode_for(target))
-        with os.fdopen(handle, "wb") as out:
-            write(out)
-        os.replace(temporary, target)
+        with _output_of(target):
+            os.fchmod(handle, _mode_for(target))
+        write(emit)
+        with _output_of(target):
+            out.close()  # writes what is buffered: a full disk may show only here
+            os.replace(temporary, target)
     except BaseException:  # an error, Ctrl-C or SIGTERM: the target stays as it was
+        with contextlib.suppress(OSError):  # failing already: the rest of the buffer is not needed
+            out.close()
         os.unlink(temporary)
         raise
     return target.stat().st_size
+
+
+@contextlib.contextmanager
+def _output_of(target: Path) -> Iterator[None]:
+    """OSErrors raised inside, told about `target`."""
+    try:
+        yield
+    except OSError as error:
+        raise _about(error, target) from None
+
+
+def _about(error: OSError, target: Path) -> OSError:
+    """The same error about `target` (OSError picks the class from errno: FileNotFoundError, ...)."""
+    if error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror, str(target))
 
 
 def _mode_for(target: Path) -> int:

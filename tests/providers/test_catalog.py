@@ -111,6 +111,13 @@ def test_secrets_are_not_in_the_models_repr_and_are_scrubbed_from_errors(tmp_pat
     assert model.scrub("bad key sk-literal-secret, header header-secret") == "bad key ***, header ***"
 
 
+def test_the_same_model_id_under_two_providers_is_fine(tmp_path: Path) -> None:
+    # A request tells them apart by naming the provider; only one provider listing an id twice is refused.
+    provider = {"apiKey": "k", "baseUrl": "u", "api": "openai-completions", "models": [{"id": "m"}]}
+    path = write(tmp_path, {"providers": {"a": provider, "b": provider}})
+    assert [(model.info.provider, model.info.id) for model in load_catalog(path)] == [("a", "m"), ("b", "m")]
+
+
 def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -171,6 +178,42 @@ def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_
                 }
             },
             "providers.p.apiKey: the command failed with exit code 3",
+        ),
+        (
+            {
+                "providers": {
+                    "p": {
+                        "apiKey": "k",
+                        "baseUrl": "u",
+                        "api": "openai-completions",
+                        "models": [{"id": "m"}, {"id": "other"}, {"id": "m", "name": "again"}],
+                    }
+                }
+            },
+            "providers.p.models[2]: provider 'p' already has a model 'm' (models[0])",
+        ),
+        (
+            {
+                "providers": {
+                    "p": {
+                        "apiKey": "k",
+                        "baseUrl": "u",
+                        "api": "openai-completions",
+                        "models": [{"id": "m", "cost": {"input": 3, "cacheWrite": -1}}],
+                    }
+                }
+            },
+            "providers.p.models[0].cost.cacheWrite: -1 is not a price: expected a finite number, at least 0",
+        ),
+        (
+            '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
+            ' "models": [{"id": "m", "cost": {"output": Infinity}}]}}}',
+            "providers.p.models[0].cost.output: Infinity is not a price",
+        ),
+        (
+            '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
+            ' "models": [{"id": "m", "cost": {"cacheRead": NaN}}]}}}',
+            "providers.p.models[0].cost.cacheRead: NaN is not a price",
         ),
     ],
 )

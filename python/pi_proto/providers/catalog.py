@@ -11,6 +11,7 @@ error, and never part of what ListModels shows.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 from collections.abc import Mapping
@@ -64,10 +65,18 @@ def load_catalog(path: Path) -> list[ModelConfig]:
         if not isinstance(provider, dict):
             raise CatalogError(f"{where}: expected an object")
         # A provider without "models" only adjusts pi's built-in models, which are not served here.
-        models += [
-            _model(name, provider, entry, f"{where}.models[{index}]")
-            for index, entry in enumerate(provider.get("models", []))
-        ]
+        # A request names a model by provider and id, so of two alike one could never be reached
+        # (pi keeps the last silently): refused, with the index of each.
+        first_of: dict[str, int] = {}
+        for index, entry in enumerate(provider.get("models", [])):
+            model = _model(name, provider, entry, f"{where}.models[{index}]")
+            first = first_of.setdefault(model.info.id, index)
+            if first != index:
+                raise CatalogError(
+                    f"{where}.models[{index}]: provider {name!r} already has a model {model.info.id!r} "
+                    f"(models[{first}]); give each model of a provider its own id"
+                )
+            models.append(model)
     if not models:
         raise CatalogError(f'{path}: no models (pi\'s built-in models are not served; list each model under "models")')
     return models
@@ -84,6 +93,7 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
         raise CatalogError(f'{where}: no "baseUrl" for the model or its provider')
     cost = entry.get("cost", {})
     try:
+        prices = {key: float(cost.get(key, 0)) for key in ("input", "output", "cacheRead", "cacheWrite")}
         info = Model(
             id=entry["id"],
             name=str(entry.get("name", entry["id"])),
@@ -93,16 +103,22 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
             reasoning=bool(entry.get("reasoning", False)),
             input=[_INPUTS[kind] for kind in entry.get("input", ["text"])],
             cost=ModelCost(
-                input=float(cost.get("input", 0)),
-                output=float(cost.get("output", 0)),
-                cache_read=float(cost.get("cacheRead", 0)),
-                cache_write=float(cost.get("cacheWrite", 0)),
+                input=prices["input"],
+                output=prices["output"],
+                cache_read=prices["cacheRead"],
+                cache_write=prices["cacheWrite"],
             ),
             context_window=int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
             max_tokens=int(entry.get("maxTokens", DEFAULT_MAX_TOKENS)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CatalogError(f"{where}: {type(error).__name__}: {error}") from None
+    for key, price in prices.items():
+        # Prices per million tokens: a negative or infinite one would make every call's cost nonsense.
+        if not math.isfinite(price) or price < 0:
+            raise CatalogError(
+                f"{where}.cost.{key}: {json.dumps(cost[key])} is not a price: expected a finite number, at least 0"
+            )
     headers = {**provider.get("headers", {}), **entry.get("headers", {})}
     provider_where = where.rsplit(".models", 1)[0]
     if "apiKey" not in provider:  # pi requires it too; servers that ignore it take any value
