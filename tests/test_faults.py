@@ -131,3 +131,88 @@ async def test_a_slow_reader_does_not_grow_server_memory() -> None:
     # The model was held back: what it produced is bounded by the transport's buffers (about 100 KiB:
     # some 14,000 one-character deltas, batched), not by the turn's 50,000.
     assert produced < 20_000, produced
+
+
+async def _consume(
+    events: AssistantMessageEventStream, first_seen: asyncio.Event
+) -> tuple[list[str], pp.AssistantMessage]:
+    """Iterate `events`, setting `first_seen` once an event has arrived: the consumer then waits
+    for the call's next message, where a test can cut the call; any exception reaches the test."""
+    seen: list[str] = []
+    async for event in events:
+        seen.append(kind(event))
+        first_seen.set()
+    return seen, await events.result()
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "plain"])
+@pytest.mark.parametrize("when", ["mid-stream", "before-iterating"])
+async def test_closing_the_client_ends_open_streams_with_one_aborted_event(batched: bool, when: str) -> None:
+    async with ModelServer(ScriptedModel.readme(delay=0.2)) as server:
+        client = ModelClient(server.target, batched=batched)
+        events = client.stream(readme_context())
+        if when == "before-iterating":
+            await client.close()
+            seen, message = await _consume(events, asyncio.Event())
+        else:
+            first_seen = asyncio.Event()
+            consumer = asyncio.create_task(_consume(events, first_seen))
+            await first_seen.wait()
+            await client.close()
+            seen, message = await consumer  # the consumer's task is not cancelled: it raises nothing
+    assert seen[-1] == "error"
+    assert seen.count("error") == 1
+    assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "the client was closed")
+    assert events.failure is None  # the caller's doing, as with cancel()
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]  # close() spared this task
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "plain"])
+async def test_a_stream_started_after_close_ends_with_one_aborted_event(batched: bool) -> None:
+    async with ModelServer(ScriptedModel.readme()) as server:
+        client = ModelClient(server.target, batched=batched)
+        await client.close()
+        seen, message = await drain(client.stream(readme_context()))
+    assert [kind(event) for event in seen] == ["error"]
+    assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "the client was closed")
+
+
+async def test_cancel_from_another_task_ends_a_waiting_consumer_without_raising() -> None:
+    async with ModelServer(ScriptedModel.readme(delay=0.2)) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        first_seen = asyncio.Event()
+        consumer = asyncio.create_task(_consume(events, first_seen))
+        await first_seen.wait()
+        events.cancel()
+        seen, message = await consumer
+    assert seen[-1] == "error"
+    assert message.stop_reason == pp.StopReason.ABORTED
+    assert events.failure is None  # a cancel is the caller's, not a failure of the stream
+
+
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "plain"])
+async def test_cancelling_the_consumers_task_propagates_and_aborts_the_stream(batched: bool) -> None:
+    async with (
+        ModelServer(ScriptedModel.readme(delay=0.2)) as server,
+        ModelClient(server.target, batched=batched) as client,
+    ):
+        events = client.stream(readme_context())
+        first_seen = asyncio.Event()
+        consumer = asyncio.create_task(_consume(events, first_seen))
+        await first_seen.wait()
+        consumer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await consumer
+        message = await events.result()
+    assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "cancelled")
+
+
+async def test_cancelling_a_task_waiting_for_trailers_propagates() -> None:
+    async with ModelServer(ScriptedModel.readme(delay=0.5)) as server, ModelClient(server.target) as client:
+        events = client.stream(readme_context())
+        waiting = asyncio.create_task(events.trailing_metadata())
+        await asyncio.sleep(0.1)  # the trailers come with the status, seconds from now
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting  # not swallowed into "no trailers"
+        events.cancel()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,6 +36,8 @@ Unary = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
 AFTER_TERMINAL_SECONDS = 1.0
 # The deadline of a call that sets none: longer than the server's default stream limit (600 s).
 DEFAULT_TIMEOUT_SECONDS = 900.0
+# The error message of a stream that ModelClient.close() ended, or that was started after it.
+CLIENT_CLOSED = "the client was closed"
 
 
 class CallError(Exception):
@@ -53,6 +56,11 @@ class ModelCallStream(AssistantMessageEventStream):
     own task: no second task hands events over, and the call is read no faster than it is
     consumed, so a slow consumer holds the server back through HTTP/2 flow control. Consumers
     take turns at reading, so several consumers of one stream share its events in turn.
+
+    Cancelling the task of a consumer that is reading cancels the call too, and the
+    CancelledError reaches that consumer; the stream still ends with its ABORTED event for the
+    others. The call cancelled from anywhere else (`cancel()`, the client closed) only ends the
+    stream, with its ABORTED event.
     """
 
     def __init__(
@@ -71,7 +79,6 @@ class ModelCallStream(AssistantMessageEventStream):
         self._batch_error: DecodeError | None = None  # what cut that batch short, after its events
         self._pulling = asyncio.Lock()
         self._received = 0
-        self._cancelled = False
 
     async def __anext__(self) -> ModelEvent:
         while not self._queue and not self.done:
@@ -85,10 +92,10 @@ class ModelCallStream(AssistantMessageEventStream):
 
     def cancel(self, message: str = "cancelled", reason: StopReason = StopReason.ABORTED) -> None:
         """Cancel the call, from any task; the stream ends with an `error` event (ABORTED unless
-        told otherwise), which a consumer waiting for the next event receives."""
+        told otherwise), which a consumer waiting for the next event receives. `failure` stays
+        None: the caller stopped the stream, nothing failed."""
         if self.done:
             return
-        self._cancelled = True
         if self._call is not None:
             self._call.cancel()
         self.fail(reason, message)
@@ -99,8 +106,12 @@ class ModelCallStream(AssistantMessageEventStream):
             return ()
         try:
             return tuple(await self._call.initial_metadata() or ())
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+        except grpc.aio.AioRpcError:
             return ()
+        except asyncio.CancelledError:
+            if _cancelling_current_task():
+                raise
+            return ()  # the call was cancelled, not the caller
 
     async def trailing_metadata(self) -> Metadata:
         """The response trailers the server sent with the status; empty if there were none."""
@@ -108,8 +119,12 @@ class ModelCallStream(AssistantMessageEventStream):
             return ()
         try:
             return tuple(await asyncio.wait_for(self._call.trailing_metadata(), AFTER_TERMINAL_SECONDS) or ())
-        except (grpc.aio.AioRpcError, asyncio.CancelledError, TimeoutError):
+        except (grpc.aio.AioRpcError, TimeoutError):
             return ()
+        except asyncio.CancelledError:
+            if _cancelling_current_task():
+                raise
+            return ()  # the call was cancelled, not the caller
 
     async def _pull(self, *, ahead: bool = False) -> None:
         """Apply the next event of the batch at hand, or read one message from the call; a failure
@@ -151,11 +166,12 @@ class ModelCallStream(AssistantMessageEventStream):
             code = error.code().name
             self.fail(StopReason.ERROR, error.details() or code, StreamFailure(error.details() or code, code))
         except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._cancelled and (current is None or current.cancelling() == 0):
-                return  # cancel() from another task: the stream already holds its ABORTED event
-            self.cancel()
-            raise
+            if _cancelling_current_task():
+                self.cancel()  # the consumer's own task is cancelled: the call goes with it
+                raise
+            # The call was cancelled under the consumer, whose task carries on: by cancel() or
+            # ModelClient.close(), which have ended the stream already, or by grpc itself.
+            self.cancel("the call was cancelled")
 
     def _apply(self, data: bytes) -> None:
         """Decode one event and apply it; whatever the bytes hold, a failure ends the stream."""
@@ -171,6 +187,13 @@ class ModelCallStream(AssistantMessageEventStream):
             self.push(event)
         except StreamProtocolError as error:
             self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+
+
+def _cancelling_current_task() -> bool:
+    """Whether the running task is being cancelled: a CancelledError is then the caller's own,
+    not one grpc raises for a call cancelled elsewhere."""
+    current = asyncio.current_task()
+    return current is not None and current.cancelling() > 0
 
 
 def _split_batch(data: bytes, events: deque[bytes]) -> DecodeError | None:
@@ -221,8 +244,10 @@ class ModelClient:
     Every failure becomes the stream's `error` event, carrying everything received before it: a
     non-OK status or transport failure is ERROR with the status message; a stream that closes
     without a terminal event is ERROR "stream ended without a terminal event"; an event that
-    breaks the stream rules is ERROR naming the event and the rule; `cancel()` on the returned
-    stream is ABORTED; `failure` on the stream says which of these ended it.
+    breaks the stream rules is ERROR naming the event and the rule; `failure` on the stream says
+    which status or rule it was. `cancel()` on the returned stream is ABORTED "cancelled", and
+    closing the client ends the streams still open ABORTED "the client was closed": the caller's
+    doing, not failures, so `failure` stays None.
 
     With `root_certificates` (PEM) the channel uses TLS; with `token` every call carries
     `authorization: Bearer <token>`. A call without its own `timeout` gets `default_timeout`
@@ -258,9 +283,19 @@ class ModelClient:
         self._batched: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(BATCHED_METHOD)
         self._list: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/ListModels")
         self._get: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/GetModel")
+        # Weakly: a stream nobody holds any more has no consumer to tell when the client closes.
+        self._open_streams: weakref.WeakSet[ModelCallStream] = weakref.WeakSet()
+        self._closed = False
 
     async def close(self) -> None:
-        """Close the channel; streams still open end with an ERROR event."""
+        """Close the channel; streams still open end with an ABORTED event, "the client was
+        closed", and streams started from now on end with it at once."""
+        self._closed = True
+        # Ended before the channel cancels their calls, so that consumers reading them see a
+        # stream cancelled under them, not a CancelledError of their own.
+        for events in list(self._open_streams):
+            events.cancel(CLIENT_CLOSED)
+        self._open_streams.clear()
         await self._channel.close()
 
     async def __aenter__(self) -> ModelClient:
@@ -320,6 +355,10 @@ class ModelClient:
             events = ModelCallStream()
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
+        if self._closed:  # grpc would raise UsageError: iteration, not this call, tells the caller
+            events = ModelCallStream()
+            events.fail(StopReason.ABORTED, CLIENT_CLOSED)
+            return events
         seconds = self.default_timeout if timeout is None else timeout
         deadline = None if seconds is None else time.monotonic() + seconds
         headers = (*self._authorization, *metadata)
@@ -328,7 +367,10 @@ class ModelClient:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             return self._stream(request, timeout=left, metadata=headers)
 
-        if not self.batched:
-            return ModelCallStream(plain(), max_message_bytes=self.max_message_bytes)
-        call = self._batched(request, timeout=seconds, metadata=headers)
-        return ModelCallStream(call, max_message_bytes=self.max_message_bytes, fallback=plain)
+        if self.batched:
+            call = self._batched(request, timeout=seconds, metadata=headers)
+            events = ModelCallStream(call, max_message_bytes=self.max_message_bytes, fallback=plain)
+        else:
+            events = ModelCallStream(plain(), max_message_bytes=self.max_message_bytes)
+        self._open_streams.add(events)
+        return events

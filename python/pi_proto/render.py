@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage, Model, ModelCost
 from .events import FAILED, event_kind, without_partial
@@ -18,28 +19,35 @@ from .wire import to_json
 
 async def print_live(console: Console, events: AssistantMessageEventStream) -> AssistantMessage:
     """Print text and reasoning as they arrive, each tool call once complete, then a summary of
-    the events received; return the final message."""
+    the events received; return the final message. What the model sent is printed as it is."""
     kinds: Counter[str] = Counter()
     async for event in events:
         kind, body = event_kind(event)
         kinds[kind] += 1
         if kind == "text_delta":
-            console.print(body.delta, end="", markup=False, highlight=False)
+            _print_literal(console, body.delta, end="")
         elif kind == "thinking_delta":
-            console.print(body.delta, end="", style="dim italic", markup=False, highlight=False)
+            _print_literal(console, body.delta, style="dim italic", end="")
         elif kind in ("text_end", "thinking_end"):
             console.print()
         elif kind == "toolcall_end":
             call = body.tool_call
-            console.print(f"→ {call.name}({json.dumps(tool_call_arguments(call), ensure_ascii=False)})", style="cyan")
+            arguments = json.dumps(tool_call_arguments(call), ensure_ascii=False)
+            _print_literal(console, f"→ {call.name}({arguments})", style="cyan")
         elif kind == "error":
-            console.print(f"✗ {body.message.error_message}", style="bold red", markup=False)
+            _print_literal(console, f"✗ {body.message.error_message}", style="bold red")
     message = await events.result()
-    style = "red" if message.stop_reason in FAILED else "green"
-    console.print(summary(message), style=style, markup=False, highlight=False)
+    _print_literal(console, summary(message), style="red" if message.stop_reason in FAILED else "green")
     trace = ", ".join(f"{kind}×{count}" if count > 1 else kind for kind, count in kinds.items())
-    console.print(f"events: {trace}", style="dim", markup=False, highlight=False)
+    _print_literal(console, f"events: {trace}", style="dim")
     return message
+
+
+def _print_literal(console: Console, text: str, *, style: str = "", end: str = "\n") -> None:
+    """Print `text` exactly as it is: a Text is never read for markup (`[/]` would raise,
+    `[red]` vanish), emoji codes or highlights, and soft wrapping leaves line breaks to the
+    terminal, as rich cannot know where a delta printed piece by piece starts on its line."""
+    console.print(Text(text, style=style), end=end, soft_wrap=True)
 
 
 async def print_json_lines(events: AssistantMessageEventStream) -> AssistantMessage:
