@@ -298,3 +298,20 @@ async def test_a_failure_after_the_start_is_an_error_event_on_every_protocol() -
     assert status == 200
     assert [value["type"] for value in objects] == ["start", "error"]
     assert objects[1]["error"]["errorMessage"] == message.error_message
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
+async def test_closing_the_http_client_ends_its_open_streams_with_aborted(protocol: str) -> None:
+    model = ScriptedModel.readme(delay=0.05)
+    async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
+        client = HttpModelClient(http_server.url, protocol=protocol)
+        events = client.stream(readme_context())
+        first = await anext(events)
+        await client.close()
+        rest, message = await drain(events)
+        after, late = await drain(client.stream(readme_context()))
+    assert kind(first) == "start"
+    assert [kind(event) for event in rest][-1] == "error"
+    assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "the client was closed")
+    assert [kind(event) for event in after] == ["error"]
+    assert (late.stop_reason, late.error_message) == (pp.StopReason.ABORTED, "the client was closed")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
@@ -36,7 +37,7 @@ from .._gen.types.pi.ai.v1 import (
     StreamRequest,
 )
 from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from ..client import DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
+from ..client import CLIENT_CLOSED, DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
 from ..stream import AssistantMessageEventStream, StreamFailure
 from ..wire import DecodeError, EncodeError, M, decode, encode, from_upb, parse
 from .codec import GRPC_NAMES, JSON, PROTO, ClientCodec, Wire
@@ -88,9 +89,17 @@ class HttpModelClient:
             send_compression=None,
             http_client=Client(self._transport),
         )
+        # Weakly: a stream nobody holds any more has no consumer to tell when the client closes.
+        self._open_streams: weakref.WeakSet[AssistantMessageEventStream] = weakref.WeakSet()
+        self._closed = False
 
     async def close(self) -> None:
-        """Close the connections; streams still open end with an ERROR event."""
+        """Close the connections; streams still open end with an ABORTED event, "the client was
+        closed", as ModelClient's do, and streams started from now on end with it at once."""
+        self._closed = True
+        for events in list(self._open_streams):
+            events.cancel(CLIENT_CLOSED)
+        self._open_streams.clear()
         await self._client.close()
         await self._transport.aclose()
 
@@ -157,11 +166,15 @@ class HttpModelClient:
         except EncodeError as error:
             events.fail(StopReason.ERROR, f"invalid request: {error}")
             return events
+        if self._closed:
+            events.fail(StopReason.ABORTED, CLIENT_CLOSED)
+            return events
         pairs = metadata.items() if isinstance(metadata, Mapping) else metadata
         headers = {**self._headers, **{key: _text(value) for key, value in pairs}}
         seconds = self.default_timeout if timeout is None else timeout
         deadline = None if seconds is None else time.monotonic() + seconds
         events.drive(self._read(events, Wire(service_pb2.StreamRequest, request), headers, deadline))
+        self._open_streams.add(events)
         return events
 
     async def _read(
