@@ -177,6 +177,18 @@ async def test_a_stream_started_after_close_ends_with_one_aborted_event(batched:
     assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "the client was closed")
 
 
+async def test_the_catalog_calls_after_close_raise_call_error() -> None:
+    async with ModelServer(ScriptedModel.readme()) as server:
+        client = ModelClient(server.target)
+        await client.close()
+        with pytest.raises(pp.client.CallError) as listing:
+            await client.list_models()
+        with pytest.raises(pp.client.CallError) as getting:
+            await client.get_model("scripted-v1")
+    assert (listing.value.status_code, listing.value.detail) == ("CANCELLED", "the client was closed")
+    assert getting.value.status_code == "CANCELLED"
+
+
 async def test_cancel_from_another_task_ends_a_waiting_consumer_without_raising() -> None:
     async with ModelServer(ScriptedModel.readme(delay=0.2)) as server, ModelClient(server.target) as client:
         events = client.stream(readme_context())

@@ -321,6 +321,8 @@ class ModelClient:
     async def _unary(
         self, method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes], request: bytes, timeout: float
     ) -> bytes:
+        if self._closed:  # grpc would raise its UsageError
+            raise CallError("CANCELLED", CLIENT_CLOSED)
         try:
             reply: bytes = await method(request, timeout=timeout, metadata=self._authorization)
         except grpc.aio.AioRpcError as error:
