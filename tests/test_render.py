@@ -9,7 +9,7 @@ from rich.console import Console
 
 import pi_proto as pp
 from pi_proto.events import events_of
-from pi_proto.render import print_live
+from pi_proto.render import print_live, summary
 from pi_proto.stream import AssistantMessageEventStream
 
 pytestmark = pytest.mark.timeout(10)
@@ -57,3 +57,11 @@ async def test_long_text_is_not_broken_into_lines() -> None:
     text = "word " * 30  # one delta wider than the console: the terminal wraps it, rich must not
     message = pp.assistant_message(text, timestamp=1)
     assert (await printed(message, width=40, delta_size=len(text))).splitlines()[0] == text
+
+
+def test_the_summary_shows_a_usage_of_zero_tokens_as_zero() -> None:
+    message = pp.assistant_message("hi", timestamp=1)
+    message.usage = pp.Usage()
+    assert summary(message).endswith("0 in / 0 out")
+    message.usage = None
+    assert summary(message).endswith("usage unknown")
