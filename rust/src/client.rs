@@ -32,6 +32,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(900);
 /// The deadline of a catalog call (`list_models`, `get_model`) unless the client sets another.
 pub const DEFAULT_CATALOG_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The longest deadline gRPC can send (`grpc-timeout` holds at most 8 digits: 99,999,999 hours,
+/// about 11,400 years). A longer one, `Duration::MAX` say, is sent as this: practically none.
+const LONGEST_TIMEOUT: Duration = Duration::from_secs(99_999_999 * 3600);
+
 const STREAM_METHOD: &str = "/pi.ai.v1.ModelService/Stream";
 const BATCHED_METHOD: &str = "/pi.ai.v1.ModelService/StreamBatched";
 
@@ -49,7 +53,8 @@ pub struct CallOptions {
     pub coalesce_deltas: bool,
     /// The call's deadline; `None` for the client's default ([`DEFAULT_TIMEOUT`] unless set with
     /// [`ModelClient::with_default_timeout`]). Passing it ends the stream with ERROR, failure
-    /// status `DEADLINE_EXCEEDED`.
+    /// status `DEADLINE_EXCEEDED`. One longer than gRPC can send (99,999,999 hours), such as
+    /// `Duration::MAX`, is sent as that.
     pub timeout: Option<Duration>,
     /// Request metadata (ASCII keys and values), e.g. `("authorization", "Bearer ...")`, added
     /// to the client's own ([`ModelClient::with_metadata`]), replacing its value of the same key.
@@ -79,8 +84,15 @@ impl std::error::Error for CallError {}
 
 impl From<&Status> for CallError {
     /// For a failure of the transport (tonic's own status, e.g. "tcp connect error"), the root
-    /// cause is appended to the message ("Connection refused").
+    /// cause is appended to the message ("Connection refused"). A connection lost mid-call
+    /// (the server killed, the network gone) is UNAVAILABLE, as gRPC's other runtimes report it:
+    /// tonic reports it as UNKNOWN, with the transport's error as the status's source, where a
+    /// status the server sent has none.
     fn from(status: &Status) -> Self {
+        let code = match status.code() {
+            Code::Unknown if std::error::Error::source(status).is_some() => Code::Unavailable,
+            code => code,
+        };
         let mut message = status.message().to_owned();
         let mut root = std::error::Error::source(status);
         while let Some(cause) = root.and_then(std::error::Error::source) {
@@ -96,7 +108,7 @@ impl From<&Status> for CallError {
             };
         }
         Self {
-            code: code_name(status.code()),
+            code: code_name(code),
             message,
         }
     }
@@ -194,7 +206,10 @@ impl ModelClient {
             options: options.generation,
             coalesce_deltas: options.coalesce_deltas,
         };
-        let timeout = options.timeout.or(self.default_timeout);
+        let timeout = options
+            .timeout
+            .or(self.default_timeout)
+            .map(|limit| limit.min(LONGEST_TIMEOUT));
         let events = EventStream::new().with_max_message_bytes(self.max_message_bytes);
         // Encoded once: a fallback to Stream sends the same bytes.
         let body = Bytes::from(request.encode_to_vec());
@@ -232,7 +247,10 @@ impl ModelClient {
         let call = Call {
             // The timeout is for the server; ours is Call::deadline.
             phase: Phase::Opening(opener.open(method, timeout)),
-            deadline: timeout.map(|limit| Box::pin(tokio::time::sleep_until(now + limit))),
+            // None for a deadline past what this platform's clock can hold: as good as none.
+            deadline: timeout
+                .and_then(|limit| now.checked_add(limit))
+                .map(|deadline| Box::pin(tokio::time::sleep_until(deadline))),
             received: 0,
             batched: self.batched,
             fallback,
@@ -283,7 +301,7 @@ impl ModelClient {
     ) -> Result<tonic::Request<T>, CallError> {
         let mut request = tonic::Request::new(message);
         if let Some(limit) = timeout {
-            request.set_timeout(limit);
+            request.set_timeout(limit.min(LONGEST_TIMEOUT));
         }
         for (key, value) in self.metadata.iter().chain(metadata) {
             let key = MetadataKey::from_bytes(key.as_bytes());

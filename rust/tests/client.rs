@@ -529,6 +529,76 @@ async fn nothing_listening_is_an_unavailable_error_event() {
     .await;
 }
 
+// tonic reports a connection lost mid-call as UNKNOWN; it is UNAVAILABLE, as a transport failure
+// is everywhere else (and the status to retry on).
+#[tokio::test]
+async fn a_server_gone_mid_stream_is_an_unavailable_error_event() {
+    within(async {
+        let mut script = playing(&seed_turn()[..3]);
+        script.push(Action::Sleep(Duration::from_millis(200)));
+        script.push(Action::Hangup);
+        let server = FakeServer::start(script).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        let result = events.result().await;
+        assert_eq!(result.stop_reason, StopReason::Error as i32);
+        assert_eq!(text_of(&result), "我先读取项");
+        let failure = events.failure();
+        assert!(
+            matches!(
+                failure,
+                Some(StreamFailure::Status {
+                    code: "UNAVAILABLE",
+                    ..
+                })
+            ),
+            "{failure:?}"
+        );
+    })
+    .await;
+}
+
+// `Duration::MAX` as "no deadline to speak of": tonic panics on a timeout its header cannot hold
+// (over 99,999,999 hours), and a deadline that far overflows the clock.
+#[tokio::test]
+async fn a_deadline_longer_than_grpc_can_send_is_sent_as_the_longest() {
+    within(async {
+        let server = FakeServer::with_catalog(playing(&seed_turn()), catalog()).await;
+        let client = ModelClient::new(&server.target)
+            .expect("a valid target")
+            .with_catalog_timeout(Some(Duration::MAX));
+        let options = CallOptions {
+            timeout: Some(Duration::MAX),
+            ..Default::default()
+        };
+        let events = client.stream(user_context("hi"), options);
+        assert_eq!(kinds(&collect(&events).await).last(), Some(&"done"));
+        let events = client
+            .clone()
+            .with_default_timeout(Some(Duration::MAX))
+            .stream(user_context("hi"), CallOptions::default());
+        assert_eq!(kinds(&collect(&events).await).last(), Some(&"done"));
+        assert_eq!(
+            client.list_models("").await.map(|models| models.len()),
+            Ok(3)
+        );
+
+        let received = server.received();
+        assert_eq!(received.len(), 3);
+        for request in received {
+            assert_eq!(
+                request.headers["grpc-timeout"], "99999999H",
+                "{}",
+                request.path
+            );
+        }
+    })
+    .await;
+}
+
 fn catalog() -> Vec<Model> {
     let model = |provider: &str, id: &str| Model {
         id: id.to_owned(),

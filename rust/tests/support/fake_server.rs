@@ -15,6 +15,7 @@ use pi_proto::v1::{
 };
 use prost::Message;
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 
 /// One step of a call.
 #[derive(Debug, Clone)]
@@ -29,6 +30,9 @@ pub enum Action {
     Sleep(Duration),
     /// End the call with this gRPC status code and message; nothing is sent after it.
     Status(u32, &'static str),
+    /// Drop the call's whole connection, as a server killed mid-call: the socket closes with no
+    /// status, no reset and no GOAWAY.
+    Hangup,
 }
 
 impl Action {
@@ -92,8 +96,17 @@ impl FakeServer {
                     let Ok(mut connection) = h2::server::handshake(socket).await else {
                         return;
                     };
-                    while let Some(Ok((request, respond))) = connection.accept().await {
-                        tokio::spawn(answer(request, respond, service.clone()));
+                    let hangup = Arc::new(Notify::new());
+                    loop {
+                        tokio::select! {
+                            accepted = connection.accept() => {
+                                let Some(Ok((request, respond))) = accepted else { break };
+                                let answering = answer(request, respond, service.clone(), hangup.clone());
+                                tokio::spawn(answering);
+                            }
+                            // Dropping the connection closes the socket as it is.
+                            () = hangup.notified() => break,
+                        }
                     }
                 });
             }
@@ -119,6 +132,7 @@ async fn answer(
     request: http::Request<h2::RecvStream>,
     mut respond: h2::server::SendResponse<Bytes>,
     service: Arc<Service>,
+    hangup: Arc<Notify>,
 ) -> Result<(), h2::Error> {
     let (parts, mut body) = request.into_parts();
     let mut bytes = BytesMut::new();
@@ -182,6 +196,11 @@ async fn answer(
             Action::Send(bytes) | Action::Raw(bytes) => send.send_data(framed(bytes), false)?,
             Action::Sleep(pause) => tokio::time::sleep(*pause).await,
             Action::Status(code, message) => return send.send_trailers(status(*code, message)),
+            Action::Hangup => {
+                hangup.notify_one();
+                // The call stays open until the connection is gone: ending it here would reset it.
+                return std::future::pending().await;
+            }
         }
     }
     if !batch.is_empty() {

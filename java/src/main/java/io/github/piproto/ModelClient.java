@@ -28,8 +28,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -58,6 +62,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The catalog calls, {@link #listModels} and {@link #getModel}, are plain blocking calls with a
  * deadline of {@link #CATALOG_TIMEOUT}; they throw {@link CallException} with the status code.
+ *
+ * <p>{@link #close()} ends the streams still open with an ABORTED {@code error} event, {@link
+ * #CLIENT_CLOSED}, as {@code cancel()} does; a stream started after it ends that way at once, and a
+ * catalog call throws CANCELLED. Clients made from this one ({@link #withBatched} and the like)
+ * share its channel, so closing any of them closes them all.
  */
 public final class ModelClient implements AutoCloseable {
   /** The largest single message (an event, or a batch of them) the client accepts, in bytes. */
@@ -68,6 +77,9 @@ public final class ModelClient implements AutoCloseable {
 
   /** The deadline of a catalog call, {@link #listModels} or {@link #getModel}. */
   public static final Duration CATALOG_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The {@code error_message} of a stream ended by {@link #close()}. */
+  public static final String CLIENT_CLOSED = "the client was closed";
 
   /**
    * The generated Stream method, receiving each event as bytes: the client decodes them itself, so
@@ -84,6 +96,7 @@ public final class ModelClient implements AutoCloseable {
       ModelServiceGrpc.getStreamBatchedMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
 
   private final ManagedChannel channel;
+  private final OpenStreams open; // shared by the clients on this channel
   private final Duration defaultTimeout;
   private final long maxMessageBytes;
   private final boolean batched;
@@ -98,12 +111,17 @@ public final class ModelClient implements AutoCloseable {
 
   /** A client over a channel of your own (TLS, interceptors, ...); {@link #close} shuts it down. */
   public ModelClient(ManagedChannel channel) {
-    this(channel, DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES, true);
+    this(channel, new OpenStreams(), DEFAULT_TIMEOUT, Accumulator.DEFAULT_MAX_MESSAGE_BYTES, true);
   }
 
   private ModelClient(
-      ManagedChannel channel, Duration defaultTimeout, long maxMessageBytes, boolean batched) {
+      ManagedChannel channel,
+      OpenStreams open,
+      Duration defaultTimeout,
+      long maxMessageBytes,
+      boolean batched) {
     this.channel = channel;
+    this.open = open;
     this.defaultTimeout = defaultTimeout;
     this.maxMessageBytes = maxMessageBytes;
     this.batched = batched;
@@ -114,7 +132,7 @@ public final class ModelClient implements AutoCloseable {
    * null for no deadline.
    */
   public ModelClient withDefaultTimeout(Duration timeout) {
-    return new ModelClient(channel, timeout, maxMessageBytes, batched);
+    return new ModelClient(channel, open, timeout, maxMessageBytes, batched);
   }
 
   /**
@@ -125,7 +143,7 @@ public final class ModelClient implements AutoCloseable {
     if (bytes < 0) {
       throw new IllegalArgumentException("maxMessageBytes must not be negative");
     }
-    return new ModelClient(channel, defaultTimeout, bytes, batched);
+    return new ModelClient(channel, open, defaultTimeout, bytes, batched);
   }
 
   /**
@@ -134,7 +152,7 @@ public final class ModelClient implements AutoCloseable {
    * same either way.
    */
   public ModelClient withBatched(boolean batched) {
-    return new ModelClient(channel, defaultTimeout, maxMessageBytes, batched);
+    return new ModelClient(channel, open, defaultTimeout, maxMessageBytes, batched);
   }
 
   /**
@@ -182,15 +200,66 @@ public final class ModelClient implements AutoCloseable {
   public AssistantMessageEventStream stream(
       StreamRequest request, Duration timeout, Metadata headers) {
     AssistantMessageEventStream events = new AssistantMessageEventStream(maxMessageBytes);
+    String invalid = invalidHeader(headers);
+    if (invalid != null) {
+      // grpc-java would log a warning and send the call without it (an authorization header, say).
+      String message = "request metadata '%s' must be printable ASCII".formatted(invalid);
+      events.fail(
+          StopReason.STOP_REASON_ERROR,
+          message,
+          StreamFailure.ofStatus(Status.Code.INVALID_ARGUMENT.name(), message));
+      return events;
+    }
+    if (!open.add(events)) {
+      events.fail(StopReason.STOP_REASON_ABORTED, CLIENT_CLOSED);
+      return events;
+    }
     Duration deadline = timeout != null ? timeout : defaultTimeout;
     CallOptions options =
         deadline == null
             ? CallOptions.DEFAULT
-            : CallOptions.DEFAULT.withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS);
+            : CallOptions.DEFAULT.withDeadlineAfter(nanos(deadline), TimeUnit.NANOSECONDS);
     Channel target =
         ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
-    events.drive(stream -> receive(stream, target, request, options, batched));
+    events.drive(
+        stream -> {
+          try {
+            receive(stream, target, request, options, batched);
+          } finally {
+            open.remove(stream);
+          }
+        });
     return events;
+  }
+
+  /**
+   * {@code duration} in nanoseconds, or the longest there is when it does not fit a long (about 292
+   * years; gRPC cuts a deadline at 100 years anyway).
+   */
+  private static long nanos(Duration duration) {
+    try {
+      return duration.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return duration.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * The name of the first ASCII header whose value grpc-java would not send (a character outside
+   * space to tilde, such as a token's trailing newline), or null if it sends them all.
+   */
+  private static String invalidHeader(Metadata headers) {
+    for (String name : headers.keys()) {
+      if (name.endsWith(Metadata.BINARY_HEADER_SUFFIX)) {
+        continue;
+      }
+      for (String value : headers.getAll(Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER))) {
+        if (!value.chars().allMatch(c -> c >= 0x20 && c <= 0x7e)) {
+          return name;
+        }
+      }
+    }
+    return null;
   }
 
   /** Every model the server serves, in its catalog order. */
@@ -239,13 +308,24 @@ public final class ModelClient implements AutoCloseable {
   }
 
   private ModelServiceGrpc.ModelServiceBlockingStub catalog() {
+    if (open.isClosed()) { // grpc-java would say UNAVAILABLE, "Channel shutdown invoked"
+      throw new CallException(Status.Code.CANCELLED.name(), CLIENT_CLOSED);
+    }
     return ModelServiceGrpc.newBlockingStub(channel)
         .withDeadlineAfter(CATALOG_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  /** Shut the channel down; streams still open end with an ERROR event. */
+  /**
+   * Shut the channel down. Streams still open end first, with an ABORTED {@code error} event,
+   * {@link #CLIENT_CLOSED}, and no {@code failure()}; streams started from now on end that way at
+   * once, and catalog calls throw {@link CallException} CANCELLED.
+   */
   @Override
   public void close() {
+    // Ended before the channel cancels their calls, so that no consumer sees that as a failure.
+    for (AssistantMessageEventStream events : open.close()) {
+      events.cancel(CLIENT_CLOSED, StopReason.STOP_REASON_ABORTED);
+    }
     channel.shutdownNow();
     try {
       channel.awaitTermination(10, TimeUnit.SECONDS);
@@ -343,6 +423,34 @@ public final class ModelClient implements AutoCloseable {
     }
     events.send(event); // waits while the consumers are behind
     return !events.isDone();
+  }
+
+  /** The streams of the clients on one channel that are still running, until it is closed. */
+  private static final class OpenStreams {
+    private final Set<AssistantMessageEventStream> running =
+        Collections.newSetFromMap(new IdentityHashMap<>());
+    private boolean closed;
+
+    /** Count {@code events} as running; false once the channel is closed. */
+    synchronized boolean add(AssistantMessageEventStream events) {
+      return !closed && running.add(events);
+    }
+
+    synchronized void remove(AssistantMessageEventStream events) {
+      running.remove(events);
+    }
+
+    synchronized boolean isClosed() {
+      return closed;
+    }
+
+    /** Mark the channel closed, and return the streams still running. */
+    synchronized List<AssistantMessageEventStream> close() {
+      closed = true;
+      List<AssistantMessageEventStream> still = new ArrayList<>(running);
+      running.clear();
+      return still;
+    }
   }
 
   /** Why the bytes of a StreamBatchedResponse cannot be read on from some field. */

@@ -357,6 +357,99 @@ class ClientTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
+  void closingTheClientEndsItsOpenStreamsWithAbortedAndLaterOnesAtOnce() throws Exception {
+    try (FakeModelServer server = FakeModelServer.start(scripted(Duration.ofMillis(300)))) {
+      ModelClient client = new ModelClient(server.target());
+      ModelClient sibling = client.withBatched(false); // the same channel
+      AssistantMessageEventStream waited = client.stream(userContext("hi"));
+      AssistantMessageEventStream unread = sibling.stream(userContext("hi"));
+      Iterator<ModelEvent> iterator = waited.iterator();
+      assertEquals("start", Events.kindOf(iterator.next()));
+      Thread closer =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(100); // the consumer is waiting for text_start by now
+                } catch (InterruptedException interrupted) {
+                  Thread.currentThread().interrupt();
+                }
+                client.close();
+              });
+      closer.start();
+      List<ModelEvent> rest = new ArrayList<>();
+      iterator.forEachRemaining(rest::add); // returns, throws nothing
+      closer.join();
+
+      assertEquals(List.of("error"), kinds(rest));
+      for (AssistantMessageEventStream events : List.of(waited, unread)) {
+        AssistantMessage message = events.result().get(10, TimeUnit.SECONDS);
+        assertEquals(StopReason.STOP_REASON_ABORTED, message.getStopReason());
+        assertEquals(ModelClient.CLIENT_CLOSED, message.getErrorMessage());
+        assertTrue(events.failure().isEmpty()); // the caller's doing, not a failure
+      }
+      assertEquals("scripted-v1", waited.result().get().getModel()); // what arrived is kept
+      List<String> unreadKinds = kinds(drain(unread));
+      assertEquals("error", unreadKinds.get(unreadKinds.size() - 1));
+
+      for (ModelClient closed : List.of(client, sibling, sibling.withBatched(true))) {
+        AssistantMessageEventStream late = closed.stream(userContext("hi"));
+        assertTrue(late.isDone()); // at once, not after a round trip
+        assertEquals(List.of("error"), kinds(drain(late)));
+        AssistantMessage message = late.result().get();
+        assertEquals(StopReason.STOP_REASON_ABORTED, message.getStopReason());
+        assertEquals(ModelClient.CLIENT_CLOSED, message.getErrorMessage());
+        assertTrue(late.failure().isEmpty());
+        CallException refused = assertThrows(CallException.class, closed::listModels);
+        assertEquals("CANCELLED", refused.statusCode());
+        assertEquals(ModelClient.CLIENT_CLOSED, refused.detail());
+      }
+      assertEquals(2, server.methods().size()); // nothing was called after close
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aDeadlineTooLongForNanosecondsIsAsGoodAsNone() throws Exception {
+    StreamRequest request = StreamRequest.newBuilder().setContext(userContext("hi")).build();
+    Duration forever = Duration.ofSeconds(Long.MAX_VALUE);
+    List<AssistantMessageEventStream> streams =
+        List.of(
+            fastClient.stream(request, forever),
+            fastClient.stream(request, Duration.ofDays(1000L * 365)),
+            fastClient.withDefaultTimeout(forever).stream(request));
+    for (AssistantMessageEventStream events : streams) {
+      assertEquals(README_KINDS, kinds(drain(events)));
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aHeaderValueThatGrpcWouldDropEndsTheStreamInsteadOfGoingWithout() throws Exception {
+    Metadata headers = new Metadata();
+    Metadata.Key<String> authorization =
+        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+    headers.put(authorization, "Bearer secret\n"); // a token read from a file, newline and all
+    try (FakeModelServer server = FakeModelServer.start(scripted(Duration.ZERO));
+        ModelClient client = new ModelClient(server.target())) {
+      StreamRequest request = StreamRequest.newBuilder().setContext(userContext("hi")).build();
+      AssistantMessageEventStream events = client.stream(request, null, headers);
+
+      assertEquals(List.of("error"), kinds(drain(events)));
+      AssistantMessage message = events.result().get();
+      assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
+      assertTrue(message.getErrorMessage().contains("'authorization'"), message.getErrorMessage());
+      assertFalse(message.getErrorMessage().contains("secret")); // the value is not echoed
+      assertEquals("INVALID_ARGUMENT", events.failure().orElseThrow().statusCode().orElseThrow());
+      assertEquals(List.of(), server.methods()); // not sent without it
+
+      headers.removeAll(authorization);
+      headers.put(authorization, "Bearer secret");
+      assertEquals(README_KINDS, kinds(drain(client.stream(request, null, headers))));
+    }
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
   void noServerIsAnErrorEventNotAnException() throws Exception {
     int port;
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
