@@ -35,6 +35,9 @@ func (e *CallError) GRPCStatus() *status.Status { return e.status }
 // ListModels lists the models the server serves, in its catalog order: only provider's, unless
 // provider is "". A failed call returns a *[CallError].
 func (c *Client) ListModels(ctx context.Context, provider string) ([]*aiv1.Model, error) {
+	if c.isClosed() {
+		return nil, closedError("ListModels")
+	}
 	ctx, cancel := c.unaryContext(ctx)
 	defer cancel()
 	reply, err := aiv1.NewModelServiceClient(c.conn).ListModels(ctx, &aiv1.ListModelsRequest{Provider: provider})
@@ -48,6 +51,9 @@ func (c *Client) ListModels(ctx context.Context, provider string) ([]*aiv1.Model
 // provider that serves the id). A model the server does not serve is a *[CallError] with the
 // status code "NOT_FOUND", whose Detail names what is served.
 func (c *Client) GetModel(ctx context.Context, id, provider string) (*aiv1.Model, error) {
+	if c.isClosed() {
+		return nil, closedError("GetModel")
+	}
 	ctx, cancel := c.unaryContext(ctx)
 	defer cancel()
 	reply, err := aiv1.NewModelServiceClient(c.conn).GetModel(ctx, &aiv1.GetModelRequest{Provider: provider, Id: id})
@@ -70,6 +76,11 @@ func (c *Client) unaryContext(ctx context.Context) (context.Context, context.Can
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, DefaultCatalogTimeout)
+}
+
+// closedError is the CallError of a catalog call made after Close.
+func closedError(method string) *CallError {
+	return &CallError{Method: method, StatusCode: "CANCELED", Detail: clientClosed, status: status.New(codes.Canceled, clientClosed)}
 }
 
 func callError(method string, err error) *CallError {

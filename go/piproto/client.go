@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -27,6 +28,10 @@ import (
 // usual limit on one stream, so that a server that never answers cannot hold a call forever.
 const DefaultTimeout = 15 * time.Minute
 
+// clientClosed is the error message of a stream that [Client.Close] ended, or that was started
+// after it, as in the Python client.
+const clientClosed = "the client was closed"
+
 // Client is a client of pi.ai.v1.ModelService: every call of Stream shares its one connection.
 type Client struct {
 	conn            *grpc.ClientConn
@@ -34,6 +39,10 @@ type Client struct {
 	defaultTimeout  time.Duration
 	maxMessageBytes int64
 	batched         bool
+
+	mu      sync.Mutex
+	closed  bool
+	streams map[*AssistantMessageEventStream]struct{} // the streams whose calls are running
 }
 
 type clientConfig struct {
@@ -67,20 +76,21 @@ func WithTLS(config *tls.Config) ClientOption {
 }
 
 // WithMaxReceiveBytes sets the largest event, in bytes on the wire, the client accepts (default
-// 64 MiB).
+// 64 MiB); it must be at least 1.
 func WithMaxReceiveBytes(n int) ClientOption {
 	return func(config *clientConfig) { config.maxReceive = n }
 }
 
 // WithDefaultTimeout sets the deadline of a call that sets none with [WithTimeout] (default
-// [DefaultTimeout], 15 minutes); 0 leaves such calls without a deadline of their own.
+// [DefaultTimeout], 15 minutes); 0 leaves such calls without a deadline of their own. It must
+// not be negative.
 func WithDefaultTimeout(timeout time.Duration) ClientOption {
 	return func(config *clientConfig) { config.defaultTimeout = timeout }
 }
 
 // WithMaxMessageBytes caps the UTF-8 bytes a call's deltas (text, thinking and tool call
-// arguments) may add up to (default [DefaultMaxMessageBytes], 64 MiB); a call that sends more
-// ends with an ERROR event and the rule "size-limit".
+// arguments) may add up to (default [DefaultMaxMessageBytes], 64 MiB, which 0 also means); a call
+// that sends more ends with an ERROR event and the rule "size-limit". It must not be negative.
 func WithMaxMessageBytes(n int64) ClientOption {
 	return func(config *clientConfig) { config.maxMessageBytes = n }
 }
@@ -102,11 +112,15 @@ func WithDialOptions(options ...grpc.DialOption) ClientOption {
 
 // NewClient returns a client of the ModelService at target (host:port, or any gRPC target
 // name). It connects when the first call needs it and reconnects as needed; without TLS options
-// it speaks plaintext HTTP/2. It fails only for a target or options it cannot use.
+// it speaks plaintext HTTP/2. It fails only for a target or options it cannot use: an empty
+// target, a token that cannot go in a header, a negative timeout or limit, a receive limit of 0.
 func NewClient(target string, options ...ClientOption) (*Client, error) {
 	config := clientConfig{maxReceive: 64 << 20, defaultTimeout: DefaultTimeout, maxMessageBytes: DefaultMaxMessageBytes}
 	for _, option := range options {
 		option(&config)
+	}
+	if err := config.check(target); err != nil {
+		return nil, err
 	}
 	transport := insecure.NewCredentials()
 	if config.roots != nil || config.tls != nil {
@@ -140,9 +154,46 @@ func NewClient(target string, options ...ClientOption) (*Client, error) {
 	return client, nil
 }
 
-// Close closes the connection; streams still open end with an ERROR event.
+// check refuses a target or options the client cannot use, before anything is dialled.
+func (config *clientConfig) check(target string) error {
+	switch {
+	case strings.TrimSpace(target) == "":
+		return errors.New("piproto: the target is empty")
+	case strings.ContainsFunc(config.token, func(char rune) bool { return char < 0x20 || char > 0x7e }):
+		// grpc-go refuses such a header value on every call; better to say so once, here.
+		return errors.New("piproto: the token holds a character other than printable ASCII, which a header cannot carry")
+	case config.defaultTimeout < 0:
+		return fmt.Errorf("piproto: the default timeout is negative (%v); 0 means none", config.defaultTimeout)
+	case config.maxReceive <= 0:
+		return fmt.Errorf("piproto: the largest message to receive must be at least 1 byte, not %d", config.maxReceive)
+	case config.maxMessageBytes < 0:
+		return fmt.Errorf("piproto: the most bytes a message's deltas may add up to is negative (%d)", config.maxMessageBytes)
+	}
+	return nil
+}
+
+// Close closes the connection. Streams still open end with an ABORTED error event, "the client
+// was closed", with no Failure (the caller ended them; nothing failed), and streams started from
+// then on end with it at once; catalog calls fail with CANCELED.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	open := c.streams
+	c.streams = nil
+	c.mu.Unlock()
+	// Ended before the connection goes, so that their consumers see the close, not the error of a
+	// connection closing under them.
+	for events := range open {
+		events.CancelWith(clientClosed, aiv1.StopReason_STOP_REASON_ABORTED)
+	}
 	return c.conn.Close()
+}
+
+// isClosed reports whether Close has been called.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // Target is the target the client was created with.
@@ -192,12 +243,14 @@ func WithCoalesceDeltas(coalesce bool) StreamOption {
 }
 
 // WithTimeout sets the call's deadline, counted from its start, in place of the client's default
-// timeout; 0 means none. A deadline of the call's context applies as well, whichever comes first.
+// timeout; 0 means none, and a negative one has passed already (as with context.WithTimeout). A
+// deadline of the call's context applies as well, whichever comes first.
 func WithTimeout(timeout time.Duration) StreamOption {
 	return func(config *streamConfig) { config.timeout = &timeout }
 }
 
-// WithMetadata sends request metadata with the call, as key, value pairs.
+// WithMetadata sends request metadata with the call, as key, value pairs; an odd number of
+// strings ends the stream with ERROR (INVALID_ARGUMENT) before anything is sent.
 func WithMetadata(keyValues ...string) StreamOption {
 	return func(config *streamConfig) { config.metadata = append(config.metadata, keyValues...) }
 }
@@ -215,7 +268,8 @@ func WithMetadata(keyValues ...string) StreamOption {
 // stream that closes without a terminal event is ERROR "stream ended without a terminal event"
 // (rule "terminal-missing"); bytes that are no ModelEvent, or an event that breaks a stream rule,
 // are ERROR naming the event's index and the rule. Cancelling ctx, or calling Cancel on the
-// stream, ends it with ABORTED "cancelled" and no Failure.
+// stream, ends it with ABORTED "cancelled" and no Failure; closing the client ends it with ABORTED
+// "the client was closed" and no Failure, at once for a stream started after [Client.Close].
 func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, options ...StreamOption) *AssistantMessageEventStream {
 	config := streamConfig{timeout: &c.defaultTimeout}
 	for _, option := range options {
@@ -230,12 +284,29 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 		events.failStatus("INVALID_ARGUMENT", "invalid request: "+err.Error())
 		return events
 	}
+	if len(config.metadata)%2 != 0 {
+		// grpc's AppendToOutgoingContext would panic, in the goroutine of the call.
+		events.failStatus("INVALID_ARGUMENT", fmt.Sprintf("invalid request: WithMetadata takes key, value pairs, not %d strings", len(config.metadata)))
+		return events
+	}
 	pairs := config.metadata
 	if c.authorization != "" {
 		pairs = append([]string{"authorization", c.authorization}, pairs...)
 	}
 	timeout := *config.timeout
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		events.CancelWith(clientClosed, aiv1.StopReason_STOP_REASON_ABORTED)
+		return events
+	}
+	if c.streams == nil {
+		c.streams = make(map[*AssistantMessageEventStream]struct{})
+	}
+	c.streams[events] = struct{}{}
+	c.mu.Unlock()
 	events.Drive(ctx, func(ctx context.Context) error {
+		defer c.forget(events)
 		if len(pairs) > 0 {
 			ctx = metadata.AppendToOutgoingContext(ctx, pairs...)
 		}
@@ -244,14 +315,21 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 	return events
 }
 
+// forget drops a stream whose call has ended from the ones Close ends.
+func (c *Client) forget(events *AssistantMessageEventStream) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.streams, events)
+}
+
 // receive runs one call and feeds its events to events, reading the next event only once it is
 // wanted. It ends the stream itself on a status, an undecodable event or a broken rule; it
 // returns nil when the call ended without a terminal event, which Drive turns into one.
 func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration) error {
 	call := ctx
 	var cancel context.CancelFunc
-	if timeout > 0 {
-		call, cancel = context.WithTimeout(ctx, timeout)
+	if timeout != 0 {
+		call, cancel = context.WithTimeout(ctx, timeout) // a negative timeout has passed already
 	} else {
 		call, cancel = context.WithCancel(ctx)
 	}

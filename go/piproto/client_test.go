@@ -504,29 +504,106 @@ func TestNoServerIsAnErrorEventNotAFailureToCall(t *testing.T) {
 	}
 }
 
-func TestAServerStoppedMidStreamAndAClosedClientGiveAnErrorEvent(t *testing.T) {
+func TestAServerStoppedMidStreamGivesAnErrorEvent(t *testing.T) {
 	bound(t)
 	ctx := testContext(t)
 	fake := blockedServer(t)
-	stopped := newClient(t, fake.target).Stream(ctx, userContext("hi"))
+	events := newClient(t, fake.target).Stream(ctx, userContext("hi"))
+	if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
+		t.Fatal("no start event")
+	}
+	fake.server.Stop()
+	rest, message := drain(events)
+	assertKinds(t, rest, "error")
+	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || events.Failure().StatusCode != "UNAVAILABLE" {
+		t.Fatalf("message %v, failure %v", message, events.Failure())
+	}
+}
+
+func TestClosingTheClientEndsItsStreamsWithAbortedAndNoFailure(t *testing.T) {
+	bound(t)
+	ctx := testContext(t)
+	fake := blockedServer(t)
 	client, err := piproto.NewClient(fake.target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := client.Stream(ctx, userContext("hi"))
-	for _, events := range []*piproto.AssistantMessageEventStream{stopped, closed} {
-		if first, ok := events.Next(ctx); !ok || piproto.EventKind(first) != "start" {
-			t.Fatal("no start event")
+	waiting := client.Stream(ctx, userContext("hi")) // its consumer waits for the event after start
+	if first, ok := waiting.Next(ctx); !ok || piproto.EventKind(first) != "start" {
+		t.Fatal("no start event")
+	}
+	unread := client.Stream(ctx, userContext("hi")) // nothing read yet
+	rests := make(chan []*aiv1.ModelEvent, 1)
+	go func() {
+		rest, _ := drain(waiting)
+		rests <- rest
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := client.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertKinds(t, <-rests, "error")
+	late := client.Stream(ctx, userContext("hi")) // started after Close: ends at once
+	for name, events := range map[string]*piproto.AssistantMessageEventStream{"waiting": waiting, "unread": unread, "late": late} {
+		_, message := drain(events)
+		assertStopped(t, message, aiv1.StopReason_STOP_REASON_ABORTED, "the client was closed")
+		if events.Failure() != nil {
+			t.Fatalf("%s: failure %v", name, events.Failure())
 		}
 	}
-	_ = client.Close()
-	fake.server.Stop()
-	for _, events := range []*piproto.AssistantMessageEventStream{stopped, closed} {
-		rest, message := drain(events)
-		assertKinds(t, rest, "error")
-		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || events.Failure() == nil {
-			t.Fatalf("message %v, failure %v", message, events.Failure())
+	_, err = client.ListModels(ctx, "")
+	var callError *piproto.CallError
+	if !errors.As(err, &callError) || callError.StatusCode != "CANCELED" || callError.Detail != "the client was closed" {
+		t.Fatalf("ListModels after Close: %v", err)
+	}
+}
+
+func TestNewClientRefusesATargetOrOptionsItCannotUse(t *testing.T) {
+	for name, call := range map[string]func() (*piproto.Client, error){
+		"an empty target":        func() (*piproto.Client, error) { return piproto.NewClient(" ") },
+		"a token with a newline": func() (*piproto.Client, error) { return piproto.NewClient("127.0.0.1:1", piproto.WithToken("a\nb")) },
+		"a token beyond ASCII":   func() (*piproto.Client, error) { return piproto.NewClient("127.0.0.1:1", piproto.WithToken("tökén")) },
+		"a negative default timeout": func() (*piproto.Client, error) {
+			return piproto.NewClient("127.0.0.1:1", piproto.WithDefaultTimeout(-time.Second))
+		},
+		"a receive limit of 0": func() (*piproto.Client, error) {
+			return piproto.NewClient("127.0.0.1:1", piproto.WithMaxReceiveBytes(0))
+		},
+		"a negative message limit": func() (*piproto.Client, error) {
+			return piproto.NewClient("127.0.0.1:1", piproto.WithMaxMessageBytes(-1))
+		},
+	} {
+		if client, err := call(); err == nil || !strings.HasPrefix(err.Error(), "piproto: ") {
+			if client != nil {
+				_ = client.Close()
+			}
+			t.Errorf("%s: accepted (%v)", name, err)
 		}
+	}
+}
+
+func TestANegativeTimeoutHasPassedAlready(t *testing.T) {
+	bound(t)
+	fake := readmeServer(t, 0)
+	events := newClient(t, fake.target).Stream(testContext(t), userContext("hi"), piproto.WithTimeout(-time.Second))
+	seen, message := drain(events)
+	assertKinds(t, seen, "error")
+	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || events.Failure() == nil || events.Failure().StatusCode != "DEADLINE_EXCEEDED" {
+		t.Fatalf("message %v, failure %v", message, events.Failure())
+	}
+}
+
+func TestAnOddNumberOfMetadataStringsIsAnInvalidRequestNotAPanic(t *testing.T) {
+	bound(t)
+	fake := readmeServer(t, 0)
+	events := newClient(t, fake.target).Stream(testContext(t), userContext("hi"), piproto.WithMetadata("x-trace"))
+	seen, message := drain(events)
+	assertKinds(t, seen, "error")
+	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || events.Failure() == nil || events.Failure().StatusCode != "INVALID_ARGUMENT" {
+		t.Fatalf("message %v, failure %v", message, events.Failure())
+	}
+	if calls := fake.methodsSeen(); len(calls) != 0 {
+		t.Fatalf("sent: %v", calls)
 	}
 }
 

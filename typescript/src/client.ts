@@ -65,6 +65,14 @@ export const DEFAULT_UNARY_TIMEOUT_MS = 30 * 1000;
 /** How long the trailers may take after the terminal event before the call is cut. */
 const TRAILER_GRACE_MS = 1000;
 
+/**
+ * The longest deadline a call gets, in milliseconds: 99,999,999 (about 27.8 hours), the most the
+ * eight digits of gRPC's `grpc-timeout` header carry in milliseconds (a server may refuse more),
+ * and well within the longest delay of a Node timer (2^31 - 1; a timer set for longer fires at
+ * once).
+ */
+const MAX_TIMEOUT_MS = 99_999_999;
+
 export type { Protocol } from "./batched.js";
 
 /** The protocols a transport of createModelTransport speaks. */
@@ -92,9 +100,11 @@ export interface TransportOptions {
 /** Options of any call: how to reach the server, and what goes with the call. */
 export interface CallOptions extends TransportOptions {
   /**
-   * The call's deadline in milliseconds from its start; Infinity for none. A stream's default is
+   * The call's deadline in milliseconds from its start; Infinity for none, 0 or less for one that
+   * has passed already (nothing is sent). It is rounded up to a whole millisecond, and capped at
+   * 99,999,999 (about 27.8 hours, the most gRPC's `grpc-timeout` header carries). A stream's default is
    * 15 minutes (DEFAULT_TIMEOUT_MS), passing it ends the stream with ERROR (status
-   * DEADLINE_EXCEEDED); a catalog call's is 30 seconds (DEFAULT_UNARY_TIMEOUT_MS).
+   * DEADLINE_EXCEEDED); a catalog call's is 30 seconds (DEFAULT_UNARY_TIMEOUT_MS). NaN is refused.
    */
   timeoutMs?: number;
   /** Aborting it cancels the call: a stream ends with ABORTED, a catalog call fails with CANCELED. */
@@ -162,6 +172,9 @@ export function createModelTransport(target: string, options: TransportOptions =
   }
   if (protocol === "grpc" && httpVersion !== "2") throw new TypeError("gRPC needs HTTP/2, not HTTP/1.1");
   const baseUrl = baseUrlOf(target, ca === undefined ? "http" : "https");
+  if (!URL.canParse(baseUrl) || new URL(baseUrl).host === "") {
+    throw new TypeError(`target ${JSON.stringify(target)}: expected host:port or a base URL`);
+  }
   if (ca !== undefined && !baseUrl.startsWith("https://")) {
     throw new TypeError(`a CA certificate needs TLS, not ${target}`);
   }
@@ -237,7 +250,10 @@ function sharedTransport(target: string, options: TransportOptions): Transport {
  * is ERROR with the status message (its status code); an event that breaks a stream rule, bytes
  * that are no ModelEvent (`event-decode`) and a call that ends without a terminal event
  * (`terminal-missing`) are ERROR (the rule); `cancel()` on the returned stream, from any task, or
- * aborting `options.signal` is ABORTED (no failure).
+ * aborting `options.signal` is ABORTED (no failure). Options it cannot use (a target that is no
+ * address, an unknown protocol, a header value HTTP cannot carry, a NaN deadline, a NaN or
+ * negative `maxMessageBytes`) are refused the same way as a broken request: nothing is sent, and
+ * the stream's one event is ERROR with status INVALID_ARGUMENT. streamModel itself never throws.
  */
 export function streamModel(
   target: string | Transport,
@@ -265,7 +281,20 @@ export function streamModel(
     events.fail(StopReason.ERROR, detail, { kind: "status", statusCode: "INVALID_ARGUMENT", detail });
     return events;
   }
-  const transport = typeof target === "string" ? sharedTransport(target, options) : target;
+  let transport: Transport;
+  try {
+    const { maxMessageBytes } = options;
+    if (maxMessageBytes !== undefined && !(maxMessageBytes >= 0)) {
+      throw new RangeError(`maxMessageBytes ${maxMessageBytes}: expected a number of bytes, 0 or more`);
+    }
+    checkTimeout(options.timeoutMs);
+    requestHeaders(options); // a value HTTP cannot carry throws here rather than when the call is made
+    transport = typeof target === "string" ? sharedTransport(target, options) : target;
+  } catch (error) {
+    const detail = `invalid options: ${error instanceof Error ? error.message : String(error)}`;
+    events.fail(StopReason.ERROR, detail, { kind: "status", statusCode: "INVALID_ARGUMENT", detail });
+    return events;
+  }
   const caller = options.signal;
   const cancel = (): void => events.cancel();
   events.drive(async (signal) => {
@@ -297,7 +326,7 @@ async function receive(
       return;
     }
     const status = ConnectError.from(error); // UNKNOWN for a failure that is not a status
-    const statusCode = codeName(status.code);
+    const statusCode = codeName(connectionLost(status) ? Code.Unavailable : status.code);
     const detail = status.rawMessage || statusCode;
     events.fail(StopReason.ERROR, detail, { kind: "status", statusCode, detail });
   }
@@ -330,11 +359,11 @@ async function relay(
   signal: AbortSignal,
 ): Promise<ModelEvent | undefined> {
   if (signal.aborted) return undefined; // cancelled before the call could start
+  const firstTimeout = callTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS); // throws for a deadline that has passed
+  const deadline = performance.now() + (firstTimeout ?? 0);
   const call = new AbortController();
   const abort = (): void => call.abort();
   signal.addEventListener("abort", abort, { once: true });
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const deadline = performance.now() + timeoutMs;
   const open = (batched: boolean, timeoutMs: number | undefined): Messages => {
     const callOptions: StreamCallOptions = {
       signal: call.signal,
@@ -352,7 +381,7 @@ async function relay(
     const stream = createClient(ModelService, transport).stream(request, callOptions);
     return { kind: "events", iterator: stream[Symbol.asyncIterator]() };
   };
-  let messages = open(options.batched ?? true, Number.isFinite(timeoutMs) ? timeoutMs : undefined);
+  let messages = open(options.batched ?? true, firstTimeout);
   let terminal: ModelEvent | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
   let received = 0; // events, not messages
@@ -382,7 +411,7 @@ async function relay(
         const unimplemented = ConnectError.from(error).code === Code.Unimplemented;
         if (messages.kind === "batches" && received === 0 && unimplemented && !signal.aborted) {
           // A server without StreamBatched: the same call through Stream, within the same deadline.
-          const left = Number.isFinite(timeoutMs) ? Math.max(1, Math.floor(deadline - performance.now())) : undefined;
+          const left = firstTimeout === undefined ? undefined : Math.max(1, Math.floor(deadline - performance.now()));
           messages = open(false, left);
           continue;
         }
@@ -506,20 +535,24 @@ export async function getModel(
 
 type UnaryOptions = { timeoutMs?: number; signal?: AbortSignal; headers: Headers };
 
-/** Make one unary call; a failure becomes a CallError. */
+/** Make one unary call; a failure becomes a CallError (INVALID_ARGUMENT for options it cannot use). */
 async function unary<T>(
   target: string | Transport,
   options: CallOptions,
   call: (client: Client<typeof ModelService>, options: UnaryOptions) => Promise<T>,
 ): Promise<T> {
-  const transport = typeof target === "string" ? sharedTransport(target, options) : target;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_UNARY_TIMEOUT_MS;
+  let transport: Transport;
+  let headers: Headers;
   try {
-    return await call(createClient(ModelService, transport), {
-      timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : undefined,
-      signal: options.signal,
-      headers: requestHeaders(options),
-    });
+    checkTimeout(options.timeoutMs);
+    headers = requestHeaders(options);
+    transport = typeof target === "string" ? sharedTransport(target, options) : target;
+  } catch (error) {
+    throw new CallError("INVALID_ARGUMENT", error instanceof Error ? error.message : String(error));
+  }
+  try {
+    const timeoutMs = callTimeout(options.timeoutMs ?? DEFAULT_UNARY_TIMEOUT_MS);
+    return await call(createClient(ModelService, transport), { timeoutMs, signal: options.signal, headers });
   } catch (error) {
     const status = ConnectError.from(error);
     throw new CallError(codeName(status.code), status.rawMessage || codeName(status.code));
@@ -531,6 +564,37 @@ function requestHeaders(options: CallOptions): Headers {
   const headers = new Headers(options.headers);
   if (options.token !== undefined) headers.set("authorization", `Bearer ${options.token}`);
   return headers;
+}
+
+/** Refuse a `timeoutMs` that is not a number of milliseconds (NaN, or not a number at all). */
+function checkTimeout(timeoutMs: number | undefined): void {
+  if (timeoutMs !== undefined && (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs))) {
+    throw new RangeError(`timeoutMs ${String(timeoutMs)}: expected milliseconds, or Infinity for none`);
+  }
+}
+
+/**
+ * `timeoutMs` as connect takes it: undefined for none (Infinity), else whole milliseconds (connect
+ * writes the number as it is into the deadline header, and a header such as `grpc-timeout: 0.5m`
+ * is malformed: a gRPC server may refuse it, and every later call on the connection with it), at
+ * most MAX_TIMEOUT_MS. A deadline of 0 or less has passed already: it throws DEADLINE_EXCEEDED,
+ * as connect's timer would, on every transport (connect's own calls read 0 or less as none).
+ */
+function callTimeout(timeoutMs: number): number | undefined {
+  if (timeoutMs === Infinity) return undefined;
+  if (!(timeoutMs > 0)) throw new ConnectError("the operation timed out", Code.DeadlineExceeded);
+  return Math.min(Math.ceil(timeoutMs), MAX_TIMEOUT_MS);
+}
+
+/**
+ * Whether the connection under the call was lost (a server that crashed or was killed, a network
+ * that went away), not a status the server sent: connect-node reports the HTTP/2 streams a lost
+ * session closes as CANCELED, and a reset HTTP/1.1 connection as ABORTED, though the client
+ * cancelled nothing (a cancel of its own never gets here). Other gRPC clients say UNAVAILABLE.
+ */
+function connectionLost(error: ConnectError): boolean {
+  const status = error.code === Code.Canceled || error.code === Code.Aborted;
+  return status && [...error.metadata.keys()].length === 0; // a status from the server carries metadata
 }
 
 /** Read what is left of an aborted call, to its end. */

@@ -92,6 +92,26 @@ test("getModel fails with a CallError carrying the status code", { timeout: TEST
   await assert.rejects(gone, { name: "CallError", statusCode: "UNAVAILABLE" });
 });
 
+test("a catalog call's deadline and options: passed, refused, or whole milliseconds", { timeout: TEST_TIMEOUT }, async () => {
+  const calls = server.calls;
+  // A deadline of 0 or less has passed (connect alone would read it as none); nothing is sent.
+  for (const timeoutMs of [0, -1, -Infinity]) {
+    await assert.rejects(listModels(server.target, "", { timeoutMs }), { name: "CallError", statusCode: "DEADLINE_EXCEEDED" });
+  }
+  // Options it cannot use reject with a CallError too, not a TypeError.
+  for (const [target, options] of [
+    [server.target, { timeoutMs: NaN }],
+    ["", {}],
+    [server.target, { protocol: "sse" as never }],
+    [server.target, { token: "a\nb" }],
+  ] as const) {
+    await assert.rejects(getModel(target, "gpt-4o-mini", "", options), { name: "CallError", statusCode: "INVALID_ARGUMENT" });
+  }
+  assert.equal(server.calls, calls);
+  // A fractional deadline goes as whole milliseconds (`grpc-timeout: 1234.5m` is malformed).
+  sameModels(await listModels(server.target, "openai", { timeoutMs: 1234.5 }), [MINI]);
+});
+
 test("a stream names its model by provider and id, with pi's call options", { timeout: TEST_TIMEOUT }, async () => {
   const generation = {
     reasoning: ThinkingLevel.HIGH,

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { clone, create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
   AgentContextSchema,
   type AssistantMessage,
@@ -14,6 +15,7 @@ import {
   type ModelEvent,
   StopReason,
   type StreamFailure,
+  type StreamModelOptions,
   type StreamRequest,
   ToolResultMessageSchema,
   createModelTransport,
@@ -274,19 +276,110 @@ test("no server is an ERROR event, not an exception", { timeout: TEST_TIMEOUT },
   assert.equal(statusOf(events.failure), "UNAVAILABLE");
 });
 
-test("a connection cut mid-stream gives the client an ERROR event", { timeout: TEST_TIMEOUT }, async () => {
+test("a connection cut mid-stream gives the client an ERROR event, UNAVAILABLE", { timeout: TEST_TIMEOUT }, async () => {
   const server = await startFakeServer(scripted(40));
   try {
     const events = streamModel(server.target, userContext("hi"));
     assert.equal(eventKind((await events.next()).value!), "start");
-    server.drop();
+    server.drop(); // as a server that crashes, or is killed
     const [rest, message] = await drain(events);
     assert.equal(eventKind(rest.at(-1)!), "error");
     assert.equal(message.stopReason, StopReason.ERROR);
     assert.ok(message.errorMessage);
-    assert.equal(events.failure?.kind, "status");
+    // connect-node calls the streams of the lost session CANCELED, though nobody cancelled them.
+    assert.equal(statusOf(events.failure), "UNAVAILABLE");
   } finally {
     await server.close();
+  }
+});
+
+test("a server's own CANCELLED or ABORTED status keeps its code", { timeout: TEST_TIMEOUT }, async () => {
+  for (const [code, name] of [
+    [Code.Canceled, "CANCELED"],
+    [Code.Aborted, "ABORTED"],
+  ] as const) {
+    const server = await startFakeServer(async function* (request, context) {
+      yield* play(eventsOf(answer(request)).slice(0, 1), context);
+      throw new ConnectError("said the server", code);
+    });
+    try {
+      const events = streamModel(server.target, userContext("hi"));
+      const [seen, message] = await drain(events);
+      assert.equal(eventKind(seen.at(-1)!), "error");
+      assert.equal(message.errorMessage, "said the server");
+      assert.equal(statusOf(events.failure), name);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test("options it cannot use end the stream with INVALID_ARGUMENT; streamModel never throws", { timeout: TEST_TIMEOUT }, async () => {
+  const server = await startFakeServer(scripted(0));
+  try {
+    const cases: Array<[string | undefined, StreamModelOptions, RegExp]> = [
+      ["", {}, /target "": expected host:port or a base URL/],
+      ["nohost:abc", {}, /target "nohost:abc"/],
+      [undefined, { protocol: "sse" as never }, /protocol "sse"/],
+      [undefined, { token: "a\nb" }, /invalid header value/],
+      [undefined, { headers: { "x-trace": "a\rb" } }, /invalid header value/],
+      [undefined, { timeoutMs: NaN }, /timeoutMs NaN/],
+      [undefined, { maxMessageBytes: NaN }, /maxMessageBytes NaN/],
+      [undefined, { maxMessageBytes: -1 }, /maxMessageBytes -1/],
+    ];
+    for (const [target, options, detail] of cases) {
+      let events: AssistantMessageEventStream | undefined;
+      assert.doesNotThrow(() => (events = streamModel(target ?? server.target, userContext("hi"), options)));
+      const [seen, message] = await drain(events!);
+      assert.deepEqual(seen.map(eventKind), ["error"]);
+      assert.equal(message.stopReason, StopReason.ERROR);
+      assert.match(message.errorMessage ?? "", /^invalid options: /);
+      assert.match(message.errorMessage ?? "", detail);
+      assert.equal(statusOf(events!.failure), "INVALID_ARGUMENT");
+    }
+    assert.equal(server.calls, 0);
+    assert.equal(server.connections, 0);
+  } finally {
+    await server.close();
+  }
+});
+
+test("a deadline of 0 or less has passed on every transport; others are whole milliseconds", { timeout: TEST_TIMEOUT }, async () => {
+  const server = await startFakeServer(scripted(0));
+  try {
+    const own = createGrpcTransport({ baseUrl: `http://${server.target}` }); // connect reads 0 as none
+    for (const target of [server.target, own]) {
+      for (const timeoutMs of [0, -1, -Infinity]) {
+        for (const batched of [true, false]) {
+          const events = streamModel(target, userContext("hi"), { timeoutMs, batched });
+          const [seen, message] = await drain(events);
+          assert.deepEqual(seen.map(eventKind), ["error"], `timeoutMs ${timeoutMs}`);
+          assert.equal(message.stopReason, StopReason.ERROR);
+          assert.equal(statusOf(events.failure), "DEADLINE_EXCEEDED");
+        }
+      }
+    }
+    assert.equal(server.calls, 0);
+    // `grpc-timeout: 1234.5m` would be malformed, and a server may refuse every later call on the
+    // connection for it; a timer longer than 2^31 - 1 ms would fire at once.
+    for (const timeoutMs of [1234.5, 1e300, 2 ** 31]) {
+      const message = await streamModel(server.target, userContext("hi"), { timeoutMs }).result();
+      assert.equal(message.stopReason, StopReason.TOOL_USE, `timeoutMs ${timeoutMs}`);
+    }
+    assert.deepEqual(server.deadlines, [1235, 99_999_999, 99_999_999]);
+  } finally {
+    await server.close();
+  }
+  // The fallback to Stream gets what is left of the capped deadline.
+  const older = await startFakeServer(scripted(0), undefined, [], "unimplemented");
+  try {
+    const message = await streamModel(older.target, userContext("hi"), { timeoutMs: 1e300 }).result();
+    assert.equal(message.stopReason, StopReason.TOOL_USE);
+    const [batched, plain] = older.deadlines;
+    assert.equal(batched, 99_999_999);
+    assert.ok(plain !== undefined && plain > 99_000_000 && plain <= 99_999_999, `${plain}`);
+  } finally {
+    await older.close();
   }
 });
 

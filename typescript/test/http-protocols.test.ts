@@ -219,6 +219,32 @@ for (const protocol of PROTOCOLS) {
     assert.equal(nobody.failure?.kind === "status" && nobody.failure.statusCode, "UNAVAILABLE");
   });
 
+  test(`${protocol}: a connection cut mid-stream is UNAVAILABLE; the server's own ABORTED stays ABORTED`, { timeout: TEST_TIMEOUT }, async () => {
+    for (const options of [HTTP1, { httpVersion: "2" } as const]) {
+      const server = await startFakeServer(scripted(40), undefined, [], "grouped", options);
+      try {
+        const events = streamModel(server.target, userContext("hi"), { protocol, httpVersion: options.httpVersion });
+        assert.equal(eventKind((await events.next()).value!), "start");
+        server.drop(); // as a server that crashes, or is killed
+        const { kinds, message } = await consume(events);
+        assert.equal(kinds.at(-1), "error");
+        assert.equal(message.stopReason, StopReason.ERROR);
+        // connect-node reads a reset connection as ABORTED, a lost HTTP/2 session as CANCELED.
+        assert.equal(events.failure?.kind === "status" && events.failure.statusCode, "UNAVAILABLE", options.httpVersion);
+      } finally {
+        await server.close();
+      }
+    }
+    const aborting = await serving([batchOf(EVENTS[0]!)], Code.Aborted);
+    try {
+      const events = streamModel(aborting.target, userContext("hi"), { protocol });
+      assert.deepEqual((await consume(events)).kinds, ["start", "error"]);
+      assert.equal(events.failure?.kind === "status" && events.failure.statusCode, "ABORTED");
+    } finally {
+      await aborting.close();
+    }
+  });
+
   test(`${protocol}: cancel() and the caller's signal end the stream with ABORTED`, { timeout: TEST_TIMEOUT }, async () => {
     const events = streamModel(slow.target, userContext("hi"), { protocol });
     assert.equal(eventKind((await events.next()).value!), "start");
