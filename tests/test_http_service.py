@@ -315,3 +315,16 @@ async def test_closing_the_http_client_ends_its_open_streams_with_aborted(protoc
     assert (message.stop_reason, message.error_message) == (pp.StopReason.ABORTED, "the client was closed")
     assert [kind(event) for event in after] == ["error"]
     assert (late.stop_reason, late.error_message) == (pp.StopReason.ABORTED, "the client was closed")
+
+
+async def test_sse_names_a_broken_rule_of_a_pi_json_body_by_its_pi_json_path(
+    servers: tuple[ModelServer, HttpServer],
+) -> None:
+    _, http_server = servers
+    result = {"role": "toolResult", "toolCallId": "", "toolName": "read", "content": [], "timestamp": 1}
+    status, (error,) = await sse_post(http_server.url, {"messages": [result]})
+    assert (status, error["code"]) == (400, "invalid_argument")
+    assert error["message"].startswith("messages[0].toolCallId: ")
+    protojson = json.loads(pp.to_json(pp.StreamRequest(context=pp.context_from_pi({"messages": [result]}))))
+    status, (error,) = await sse_post(http_server.url, protojson)
+    assert error["message"].startswith("context.messages[0].tool_result.tool_call_id: ")  # as the client wrote it

@@ -13,6 +13,7 @@ import pi_proto as pp
 from pi_proto.convert import kind_of
 from pi_proto.pi_json import (
     context_from_pi,
+    context_path,
     context_to_pi,
     entry_from_pi,
     entry_to_pi,
@@ -271,3 +272,19 @@ def test_blocks_with_only_default_values_convert_back() -> None:
         "type": "start",
         "partial": {"role": "assistant", "content": [], "api": "", "provider": "", "model": "", "timestamp": 0},
     }
+
+
+@pytest.mark.parametrize(
+    ("field_path", "in_context"),
+    [
+        ("context.messages[0].tool_result.tool_call_id", "messages[0].toolCallId"),
+        ("context.messages[1].assistant.content[2].tool_call.arguments_json", "messages[1].content[2].arguments"),
+        ("context.messages[0].user.content[0].text.text", "messages[0].content[0].text"),
+        ("context.messages[0].user", "messages[0]"),
+        ("context.tools[0].parameters_json", "tools[0].parameters"),
+        ("context.system_prompt", "systemPrompt"),
+        ("options.temperature", "options.temperature"),
+    ],
+)
+def test_a_request_field_path_in_the_pi_json_context(field_path: str, in_context: str) -> None:
+    assert context_path(field_path) == in_context

@@ -724,3 +724,24 @@ def _no_extra(read: _Reader) -> None:
     extra = read.extra_json()
     if extra:
         raise PiJsonError(read.where, f"unknown field {next(iter(json.loads(extra)))!r}")
+
+
+def context_path(field_path: str) -> str:
+    """Where a StreamRequest's field path (of a broken rule) points in the pi-JSON context it was
+    read from: `context.messages[0].tool_result.tool_call_id` is `messages[0].toolCallId`. The
+    schema's role and block wrappers are pi's `role` and `type` keys, so they leave no step; a
+    path outside the context is returned as it is."""
+    steps = field_path.split(".")
+    if steps[0] != "context":
+        return field_path
+    out: list[str] = []
+    wrapper_next = False
+    for step in steps[1:]:
+        if wrapper_next:
+            wrapper_next = False
+            continue
+        name, bracket, index = step.partition("[")
+        head, *rest = name.removesuffix("_json").split("_")
+        out.append(head + "".join(word.title() for word in rest) + bracket + index)
+        wrapper_next = name in ("messages", "content") and bool(bracket)  # a role or a block's type
+    return ".".join(out)

@@ -142,6 +142,14 @@ class RequestTooLarge(Refused):
         super().__init__("RESOURCE_EXHAUSTED", message)
 
 
+class RequestInvalid(Refused):
+    """A request that breaks the schema's rules: INVALID_ARGUMENT, with the rules it breaks."""
+
+    def __init__(self, error: ValidationError) -> None:
+        super().__init__("INVALID_ARGUMENT", str(error))
+        self.violations = error.violations
+
+
 @dataclass(frozen=True, eq=False)
 class Call:
     """One model call being served, over gRPC or HTTP: its checked request and its events.
@@ -537,7 +545,9 @@ class ModelServer:
                 return await asyncio.to_thread(checked, upb)
         except TooLarge as error:
             raise RequestTooLarge(str(error)) from None
-        except (DecodeError, ValidationError) as error:
+        except ValidationError as error:
+            raise RequestInvalid(error) from None
+        except DecodeError as error:
             raise Refused("INVALID_ARGUMENT", str(error)) from None
 
 

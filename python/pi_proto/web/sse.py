@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -58,9 +59,11 @@ from ..pi_json import (
     assistant_from_pi,
     assistant_to_pi,
     context_from_pi,
+    context_path,
 )
-from ..server import BATCH_BYTES, Call, Refused, RequestTooLarge, coalesce
+from ..server import BATCH_BYTES, Call, Refused, RequestInvalid, RequestTooLarge, coalesce
 from ..stream import AssistantMessageEventStream
+from ..validate import ValidationError
 from ..wire import EncodeError, encode
 from .service import ModelService, release_slot, take_slot
 
@@ -260,11 +263,11 @@ QUERY_PARAMETERS = ("model", "provider", "coalesceDeltas")
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
-def request_bytes(body: bytes, query: str) -> bytes:
-    """The StreamRequest bytes of an SSE request's body: ProtoJSON of a StreamRequest (unknown
-    fields refused), or a pi-JSON context with the model named in the query. Raises Refused
-    (INVALID_ARGUMENT) saying what is wrong; the server then checks the request as it checks
-    any other."""
+def request_bytes(body: bytes, query: str) -> tuple[bytes, bool]:
+    """The StreamRequest bytes of an SSE request's body, and whether the body was a pi-JSON context:
+    ProtoJSON of a StreamRequest (unknown fields refused), or a pi-JSON context with the model
+    named in the query. Raises Refused (INVALID_ARGUMENT) saying what is wrong; the server then
+    checks the request as it checks any other."""
     params = _query(query)
     try:
         value = json.loads(body)
@@ -287,16 +290,15 @@ def request_bytes(body: bytes, query: str) -> bytes:
                 json_format.ParseDict(value, upb)
             except json_format.ParseError as error:
                 raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
-            return upb.SerializeToString()
+            return upb.SerializeToString(), False
         try:
-            return encode(
-                StreamRequest(
-                    model=params.get("model", ""),
-                    provider=params.get("provider", ""),
-                    context=context_from_pi(value),
-                    coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
-                )
+            request = StreamRequest(
+                model=params.get("model", ""),
+                provider=params.get("provider", ""),
+                context=context_from_pi(value),
+                coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
             )
+            return encode(request), True
         except (PiJsonError, EncodeError) as error:
             raise Refused("INVALID_ARGUMENT", str(error)) from None
     except RecursionError:
@@ -379,19 +381,25 @@ class SseEndpoint:
         if body is None:
             return  # the client went away
         try:
-            data = request_bytes(body, scope.get("query_string", b"").decode("latin-1"))
+            data, from_context = request_bytes(body, scope.get("query_string", b"").decode("latin-1"))
             take_slot(server.gate)
         except Refused as refused:
             await _refuse(send, refused)
             return
         try:
-            await self._serve(data, receive, send)
+            await self._serve(data, from_context, receive, send)
         finally:
             release_slot(server.gate)
 
-    async def _serve(self, data: bytes, receive: Receive, send: Send) -> None:
+    async def _serve(self, data: bytes, from_context: bool, receive: Receive, send: Send) -> None:
         try:
             call = await self.service.server.start_call(data)
+        except RequestInvalid as refused:
+            if from_context:  # the broken rules, where the client wrote them: pi-JSON's names
+                found = [replace(broken, field_path=context_path(broken.field_path)) for broken in refused.violations]
+                refused = RequestInvalid(ValidationError(found))
+            await _refuse(send, refused)
+            return
         except Refused as refused:
             await _refuse(send, refused)
             return
