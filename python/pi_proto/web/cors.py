@@ -10,13 +10,11 @@ expose gRPC-web's status headers, which a trailers-only answer puts among the he
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from .sse import Receive, Scope, Send
-
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+from .sse import App, Receive, Scope, Send
 
 ANY = "*"
 MAX_AGE_SECONDS = 7200  # how long a browser may reuse a preflight's answer

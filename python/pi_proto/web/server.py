@@ -16,9 +16,10 @@ from typing import Any
 import uvicorn
 
 from ..server import ModelServer
-from .cors import App, Cors
+from .cors import Cors
+from .grpc_web_text import GrpcWebText
 from .service import ConnectApp, GateInterceptor, ModelService
-from .sse import SSE_PATH, Receive, Scope, Send, SseEndpoint
+from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
 
 
 class HttpApp:
@@ -29,11 +30,12 @@ class HttpApp:
         self.service = ModelService(server)
         self._route: App = Cors(self._routed, cors_origins) if cors_origins else self._routed
         self._sse = SseEndpoint(self.service)
-        self._connect = ConnectApp(
+        connect = ConnectApp(
             self.service.endpoints(),
             read_max_bytes=server.limits.max_request_bytes,
             interceptors=[GateInterceptor(server.gate)],
         )
+        self._connect = GrpcWebText(connect, server.limits.max_request_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._route(scope, receive, send)

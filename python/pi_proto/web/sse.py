@@ -71,6 +71,7 @@ SSE_PATH = "/v1/stream"
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]  # an ASGI application
 JsonObject = dict[str, Any]
 
 # HTTP statuses of the status codes, as Connect maps them (connectrpc.com/docs/protocol).
