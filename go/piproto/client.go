@@ -29,7 +29,7 @@ import (
 const DefaultTimeout = 15 * time.Minute
 
 // clientClosed is the error message of a stream that [Client.Close] ended, or that was started
-// after it, as in the Python client.
+// after it.
 const clientClosed = "the client was closed"
 
 // Client is a client of pi.ai.v1.ModelService: every call of Stream shares its one connection.
