@@ -40,7 +40,7 @@ from pi_proto.client import ModelCallStream
 from pi_proto.server import BATCHED_METHOD, STREAM_METHOD
 
 from . import versus
-from .bench import RESULTS, finite, machine
+from .bench import RESULTS, columns, finite, machine, percentile
 from .protocols import CONTEXT, GRPC_PREFIX, OWN_CONNECTION, Protocol, Served, Tally, Workload, cpu_seconds, ours_grpc
 from .workloads import our_server, text_turn
 
@@ -251,11 +251,6 @@ def _median_span(values: Sequence[float], digits: int = 1) -> str:
     return middle if low == high else f"{middle} ({low}–{high})"
 
 
-def _table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
-
-
 def added_p99(fixed: dict[str, Fixed], name: str, reference: str) -> list[float]:
     """Round by round, `name`'s p99 extra delay minus `reference`'s (ms)."""
     return [mine - theirs for mine, theirs in zip(fixed[name].p99_ms, fixed[reference].p99_ms, strict=True)]
@@ -289,7 +284,7 @@ def report(steps: Sequence[Variant], fixed: dict[str, Fixed], searches: dict[str
                 held,
             )
         )
-    return _table(rows)
+    return columns(rows)
 
 
 def coalescing_report(done: Coalescing) -> str:
@@ -307,13 +302,13 @@ def coalescing_report(done: Coalescing) -> str:
     row("  messages per stream", slow, lambda run: run.messages / done.streams, 1)
     row("  bytes per stream", slow, lambda run: run.bytes / done.streams, 0)
     row("  characters/s, all streams", slow, lambda run: run.chars / run.seconds, 0)
-    row("  gap p99, ms", slow, lambda run: run.gaps[len(run.gaps) * 99 // 100] * 1000, 1)
+    row("  gap p99, ms", slow, lambda run: percentile(run.gaps, 99), 1)
     row("  server µs per event delivered", slow, lambda run: run.server_us_per_event, 1)
     rows.append((f"{done.streams} consumers keeping up with a model at {LIVE.rate:g} events/s", "", ""))
     row("  events delivered per stream", paced, lambda run: run.events / done.streams, 1)
     row("  bytes per stream", paced, lambda run: run.bytes / done.streams, 0)
     row("  server µs per event", paced, lambda run: run.server_us_per_event, 1)
-    return _table(rows)
+    return columns(rows)
 
 
 def main() -> int:

@@ -523,6 +523,11 @@ def table(figures: list[Figure]) -> str:
         verdict = "" if f.met is None else ("met" if f.met else "NOT MET")
         value = f"{f.value:,.2f}{_span(f.value_span)} {f.unit}"
         rows.append((f.section, f.name, value, baseline, ratio, f"{f.target} {verdict}".strip()))
+    return columns(rows)
+
+
+def columns(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as text, each column as wide as its widest cell."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) for row in rows)
 

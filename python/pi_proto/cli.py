@@ -77,17 +77,16 @@ async def serve(args: argparse.Namespace) -> int:
     if args.http_port is not None:
         web = web_module()
         try:
-            origins = [web.checked_origin(origin) for origin in args.cors_origin]
-        except ValueError as error:
+            http = web.HttpServer(
+                server,
+                host=args.host,
+                port=args.http_port,
+                ssl_context=http_tls(args),
+                reuse_port=args.worker,
+                cors_origins=args.cors_origin,
+            )
+        except ValueError as error:  # an origin that is not one
             raise ValueError(f"--cors-origin: {error}") from None
-        http = web.HttpServer(
-            server,
-            host=args.host,
-            port=args.http_port,
-            ssl_context=http_tls(args),
-            reuse_port=args.worker,
-            cors_origins=origins,
-        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -491,10 +490,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "serve":
             check_serve(args)
-        if args.command == "serve" and args.workers > 1:
-            return run_workers(
-                sys.argv[1:] if argv is None else argv, args.host, args.port, args.http_port, args.workers
-            )
+            if args.workers > 1:
+                return run_workers(
+                    sys.argv[1:] if argv is None else argv, args.host, args.port, args.http_port, args.workers
+                )
         if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished
             return convert_files(args)
         code: int = asyncio.run(args.run(args))

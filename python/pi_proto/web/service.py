@@ -83,7 +83,7 @@ class GateInterceptor:
             raise ConnectError(Code.UNAUTHENTICATED, refusal)
 
     async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
-        pass
+        """Nothing to give back (connectrpc's interceptors have both hooks)."""
 
 
 class ModelService:

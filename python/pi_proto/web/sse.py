@@ -271,39 +271,41 @@ def request_bytes(body: bytes, query: str) -> tuple[bytes, bool]:
     checks the request as it checks any other."""
     params = _query(query)
     try:
+        return _request_bytes(body, params)
+    except RecursionError:  # the JSON, or a value inside it the conversion walks
+        raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
+
+
+def _request_bytes(body: bytes, params: dict[str, str]) -> tuple[bytes, bool]:
+    try:
         value = json.loads(body)
     except ValueError as error:  # UnicodeDecodeError is one too
         raise Refused("INVALID_ARGUMENT", f"the body is not JSON: {error}") from None
-    except RecursionError:
-        raise Refused("INVALID_ARGUMENT", "the body is not JSON this server reads: nested too deeply") from None
     if not isinstance(value, dict):
         raise Refused("INVALID_ARGUMENT", "the body must be a JSON object: a StreamRequest or a pi-JSON context")
-    try:
-        if "messages" not in value:
-            if params:
-                raise Refused(
-                    "INVALID_ARGUMENT",
-                    f"the query parameter {next(iter(params))!r} goes with a pi-JSON context; "
-                    "a StreamRequest names its model and options in its own fields",
-                )
-            upb = service_pb2.StreamRequest()
-            try:
-                json_format.ParseDict(value, upb)
-            except json_format.ParseError as error:
-                raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
-            return upb.SerializeToString(), False
-        try:
-            request = StreamRequest(
-                model=params.get("model", ""),
-                provider=params.get("provider", ""),
-                context=context_from_pi(value),
-                coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
+    if "messages" not in value:
+        if params:
+            raise Refused(
+                "INVALID_ARGUMENT",
+                f"the query parameter {next(iter(params))!r} goes with a pi-JSON context; "
+                "a StreamRequest names its model and options in its own fields",
             )
-            return encode(request), True
-        except (PiJsonError, EncodeError) as error:
-            raise Refused("INVALID_ARGUMENT", str(error)) from None
-    except RecursionError:
-        raise Refused("INVALID_ARGUMENT", "the body holds a value nested too deeply to convert") from None
+        upb = service_pb2.StreamRequest()
+        try:
+            json_format.ParseDict(value, upb)
+        except json_format.ParseError as error:
+            raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
+        return upb.SerializeToString(), False
+    try:
+        request = StreamRequest(
+            model=params.get("model", ""),
+            provider=params.get("provider", ""),
+            context=context_from_pi(value),
+            coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
+        )
+        return encode(request), True
+    except (PiJsonError, EncodeError) as error:
+        raise Refused("INVALID_ARGUMENT", str(error)) from None
 
 
 def _query(query: str) -> dict[str, str]:
