@@ -124,6 +124,8 @@ async def run_client_with(client: Any, case: pb.ClientCase, name: str) -> None:
         count, last = count + 1, event
         if count == settings.cancel_after_events:
             events.cancel()
+        if count == settings.close_after_events:
+            await client.close()
     if canceller is not None:
         canceller.cancel()
     result = await events.result()

@@ -180,6 +180,9 @@ func runClient(c *conformancev1.ClientCase, name, server string) string {
 		if count == int(settings.GetCancelAfterEvents()) {
 			events.Cancel()
 		}
+		if count == int(settings.GetCloseAfterEvents()) {
+			_ = client.Close()
+		}
 	}
 	result := events.Result(ctx)
 

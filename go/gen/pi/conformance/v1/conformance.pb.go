@@ -1149,8 +1149,11 @@ type ClientSettings struct {
 	CancelAfterMs uint32 `protobuf:"varint,3,opt,name=cancel_after_ms,json=cancelAfterMs,proto3" json:"cancel_after_ms,omitempty"`
 	// The largest message, in bytes, the client accumulates from deltas; 0 for the client's default.
 	MaxMessageBytes uint64 `protobuf:"varint,4,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Close the client (the runtime's own close of a client and its connection) from the consuming
+	// loop right after this many events; 0 for never. The stream ends ABORTED, with no failure.
+	CloseAfterEvents uint32 `protobuf:"varint,5,opt,name=close_after_events,json=closeAfterEvents,proto3" json:"close_after_events,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ClientSettings) Reset() {
@@ -1207,6 +1210,13 @@ func (x *ClientSettings) GetCancelAfterMs() uint32 {
 func (x *ClientSettings) GetMaxMessageBytes() uint64 {
 	if x != nil {
 		return x.MaxMessageBytes
+	}
+	return 0
+}
+
+func (x *ClientSettings) GetCloseAfterEvents() uint32 {
+	if x != nil {
+		return x.CloseAfterEvents
 	}
 	return 0
 }
@@ -1817,13 +1827,14 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\aentries\x18\x01 \x03(\v2(.pi.conformance.v1.Metadata.EntriesEntryR\aentries\x1a:\n" +
 	"\fEntriesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb5\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe3\x01\n" +
 	"\x0eClientSettings\x12\x1f\n" +
 	"\vdeadline_ms\x18\x01 \x01(\rR\n" +
 	"deadlineMs\x12.\n" +
 	"\x13cancel_after_events\x18\x02 \x01(\rR\x11cancelAfterEvents\x12&\n" +
 	"\x0fcancel_after_ms\x18\x03 \x01(\rR\rcancelAfterMs\x12*\n" +
-	"\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytes\"\xef\x01\n" +
+	"\x11max_message_bytes\x18\x04 \x01(\x04R\x0fmaxMessageBytes\x12,\n" +
+	"\x12close_after_events\x18\x05 \x01(\rR\x10closeAfterEvents\"\xef\x01\n" +
 	"\rClientOutcome\x12,\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonR\x06reason\x12\x16\n" +
 	"\x06events\x18\x02 \x01(\rR\x06events\x12!\n" +

@@ -161,16 +161,18 @@ class Metadata(_message.Message):
     def __init__(self, entries: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ClientSettings(_message.Message):
-    __slots__ = ("deadline_ms", "cancel_after_events", "cancel_after_ms", "max_message_bytes")
+    __slots__ = ("deadline_ms", "cancel_after_events", "cancel_after_ms", "max_message_bytes", "close_after_events")
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_AFTER_EVENTS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_AFTER_EVENTS_FIELD_NUMBER: _ClassVar[int]
     deadline_ms: int
     cancel_after_events: int
     cancel_after_ms: int
     max_message_bytes: int
-    def __init__(self, deadline_ms: _Optional[int] = ..., cancel_after_events: _Optional[int] = ..., cancel_after_ms: _Optional[int] = ..., max_message_bytes: _Optional[int] = ...) -> None: ...
+    close_after_events: int
+    def __init__(self, deadline_ms: _Optional[int] = ..., cancel_after_events: _Optional[int] = ..., cancel_after_ms: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., close_after_events: _Optional[int] = ...) -> None: ...
 
 class ClientOutcome(_message.Message):
     __slots__ = ("reason", "events", "status_code", "rule", "result")

@@ -77,6 +77,9 @@ final class ClientCases {
         if (count == settings.getCancelAfterEvents()) {
           events.cancel();
         }
+        if (count == settings.getCloseAfterEvents()) {
+          caller.close();
+        }
       }
       watchdog.cancel(false);
       if (canceller != null) {
