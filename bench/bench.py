@@ -13,7 +13,10 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 8-13. our gRPC, SSE and Connect endpoints against the peer users would pick instead of us, JSON over
    Server-Sent Events (bench/sse.py), with plain grpc.aio as the transport reference, side by side
    in alternating rounds: one stream, 64 streams, server and client CPU per event, bytes on the
-   wire, and live capacity.
+   wire, and live capacity;
+14. the accumulator alone (bench/accumulation.py): 1 MB and 4 MB of tool-call argument deltas ÷ the
+   same bytes as text deltas, the growth from 1 MB to 4 MB, and the corpus's partial-JSON cases
+   fed one character at a time ÷ the same characters as text.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -45,6 +48,7 @@ from pi_proto.pi_json import entry_from_pi, entry_to_pi
 from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
 from pi_proto.wire import to_upb
 
+from . import accumulation as accumulated
 from . import versus
 from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
@@ -604,11 +608,35 @@ def provider_backed(deltas: int = 10_000) -> list[Figure]:
     return [figure("7 provider-backed", "events/s, serve --models ÷ the provider's SDK alone", ours, "events/s", alone)]
 
 
+def accumulation(sizes: tuple[int, int] = (1_000_000, 4_000_000)) -> list[Figure]:
+    """14: the accumulator alone, tool-call argument deltas against the same bytes as text deltas;
+    linear in what was received, so 4x the bytes takes about 4x the time (quadratic: 16x; the
+    target leaves room for a busy machine)."""
+    section = "14 accumulation"
+    small, large = (accumulated.deltas(size) for size in sizes)
+    figures = [
+        figure(
+            section,
+            f"{each.size / 1e6:g} MB in 20-byte deltas, tool call ÷ text",
+            each.arguments * 1e3,
+            "ms",
+            each.text * 1e3,
+        )
+        for each in (small, large)
+    ]
+    growth = f"tool call, {large.size / 1e6:g} MB ÷ {small.size / 1e6:g} MB"
+    figures.append(figure(section, growth, large.arguments * 1e3, "ms", small.arguments * 1e3, "<= 6"))
+    calls, text, characters = accumulated.partial_json_cases()
+    name = f"the corpus's partial-JSON cases, {characters:,} characters one per delta, tool call ÷ text"
+    figures.append(figure(section, name, calls * 1e3, "ms", text * 1e3))
+    return figures
+
+
 def main() -> int:
     started = time.perf_counter()
     figures: list[Figure] = []
     sections = (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory, provider_backed)
-    for section in (*sections, versus_streams, versus_bytes):
+    for section in (*sections, accumulation, versus_streams, versus_bytes):
         figures.extend(section())
         print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     capacity, probes = versus_capacity()

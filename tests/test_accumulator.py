@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
+import sys
+from collections.abc import Callable
+
 import betterproto2
 import pytest
 
 import pi_proto as pp
 from pi_proto.accumulator import Accumulator, StreamProtocolError
 from pi_proto.events import events_of
+from pi_proto.partial_json import Completion
 from pi_proto.seed import README_PREAMBLE
+from pi_proto.stream import AssistantMessageEventStream
 
 from .conformance.wire_cases import ASSISTANT
 
@@ -98,3 +106,204 @@ def test_a_terminal_event_alone_is_a_valid_stream() -> None:
     failed = pp.assistant_message(stop_reason=pp.StopReason.ERROR, error_message="socket reset", timestamp=1)
     event = Accumulator().apply(pp.ModelEvent(error=pp.ErrorEvent(reason=pp.StopReason.ERROR, message=failed)))
     assert event.partial is failed
+
+
+# --- a streaming tool call: its arguments are completed when read ---------------------------------
+
+
+def streaming(*deltas: str, limit: int = pp.accumulator.DEFAULT_MAX_MESSAGE_BYTES) -> Accumulator:
+    accumulator = Accumulator(limit)
+    accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
+    accumulator.apply(pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="call_1", name="write")))
+    for delta in deltas:
+        accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta=delta)))
+    return accumulator
+
+
+def the_call(accumulator: Accumulator, at: int = 0) -> pp.ToolCall:
+    call = accumulator.partial.content[at].tool_call
+    assert call is not None
+    return call
+
+
+@pytest.fixture
+def completions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every completed text the accumulator builds, in order."""
+    built: list[str] = []
+    completed = Completion.completed
+
+    def counted(self: Completion, *text: str) -> str:
+        built.append(completed(self, *text))
+        return built[-1]
+
+    monkeypatch.setattr(Completion, "completed", counted)
+    return built
+
+
+def test_tool_call_deltas_build_no_completion_until_the_arguments_are_read(completions: list[str]) -> None:
+    # Building it at every delta copies the text so far each time: quadratic in the arguments.
+    deltas = ['{"path": "a.txt", "content": "', *(["line\\n"] * 1000), "end"]
+    accumulator = streaming(*deltas)
+    assert completions == []
+    call = the_call(accumulator)
+    assert call.raw_arguments == "".join(deltas)
+    assert call.arguments_json == '{"path": "a.txt", "content": "' + "line\\n" * 1000 + 'end"}'
+    assert pp.tool_call_arguments(call)["content"] == "line\n" * 1000 + "end"
+    assert len(completions) == 1  # read twice, built once
+    accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta='", "mode": 6')))
+    assert len(completions) == 1
+    assert (
+        the_call(accumulator).arguments_json == '{"path": "a.txt", "content": "' + "line\\n" * 1000 + 'end", "mode": 6}'
+    )
+    assert len(completions) == 2
+
+
+def test_encoding_copying_and_comparing_a_partial_see_its_arguments_so_far(completions: list[str]) -> None:
+    accumulator = streaming('{"path": "REA', 'DME.md", "limit": 1')
+    raw = '{"path": "README.md", "limit": 1'
+    expected = pp.ToolCall(id="call_1", name="write", arguments_json=raw + "}", raw_arguments=raw)
+    message = pp.assistant_message(expected, timestamp=1)
+    assert pp.decode(pp.AssistantMessage, pp.encode(accumulator.partial)) == message
+    accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta="0")))
+    expected.arguments_json, expected.raw_arguments = raw + "0}", raw + "0"
+    call = the_call(accumulator)
+    assert pp.to_json(accumulator.partial) == pp.to_json(message)
+    assert pp.encode(call) == pp.encode(expected)  # the call on its own, too
+    assert call == expected
+    assert expected == call
+    assert (call != expected, expected != call) == (False, False)
+    assert accumulator.partial == message
+    assert message == accumulator.partial
+    assert pp.decode(pp.ToolCall, bytes(call)) == expected  # betterproto2's own encoder
+    snapshot, deep = copy.copy(call), copy.deepcopy(accumulator.partial)
+    assert pickle.loads(pickle.dumps(call)) == expected
+    assert (type(snapshot), snapshot) == (pp.ToolCall, expected)
+    accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta="0}")))
+    assert (snapshot, deep) == (expected, message)  # copies keep what they copied
+    assert call.arguments_json == the_call(accumulator).arguments_json == '{"path": "README.md", "limit": 100}'
+
+
+def test_arguments_the_caller_sets_stand_until_the_next_delta() -> None:
+    accumulator = streaming('{"a": [1')
+    call = the_call(accumulator)
+    call.arguments_json = '{"shown": true}'
+    assert pp.encode(call) == pp.encode(
+        pp.ToolCall(id="call_1", name="write", arguments_json='{"shown": true}', raw_arguments='{"a": [1')
+    )
+    accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta=", 2")))
+    assert call.arguments_json == '{"a": [1, 2]}'
+
+
+@pytest.mark.parametrize("replace", [copy.copy, lambda call: dataclasses.replace(call, name="write")])
+def test_a_call_put_in_the_partials_place_is_completed_at_each_delta(
+    replace: Callable[[pp.ToolCall], pp.ToolCall],
+) -> None:
+    accumulator = streaming('{"a": "x')
+    content = accumulator.partial.content[0]
+    content.tool_call = replace(the_call(accumulator))
+    accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta='y", "b": 2')))
+    assert (content.tool_call.raw_arguments, content.tool_call.arguments_json) == (
+        '{"a": "xy", "b": 2',
+        '{"a": "xy", "b": 2}',
+    )
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython", reason="CPython grows a string in place when one reference holds it"
+)
+def test_the_argument_text_is_held_once_so_each_delta_grows_it_in_place() -> None:
+    # A second reference (the completion keeping the text, say) makes every delta copy the text so far.
+    accumulator = streaming('{"content": "', "abc", "def")
+    raw = the_call(accumulator).raw_arguments
+    assert sys.getrefcount(raw) == 3  # the call's field, `raw`, and getrefcount's argument
+
+
+def test_an_error_event_made_from_the_partial_carries_plain_tool_calls() -> None:
+    stream = AssistantMessageEventStream()
+    for event in (
+        pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))),
+        pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="call_1", name="write")),
+        pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta='{"path": "REA')),
+    ):
+        stream.push(event)
+    stream.fail(pp.StopReason.ERROR, "the model is down")
+    call = stream.partial.content[0].tool_call
+    assert type(call) is pp.ToolCall
+    assert (call.arguments_json, call.raw_arguments) == ('{"path": "REA"}', '{"path": "REA')
+
+
+# --- the size limit counts what the partial keeps from block events, not only deltas --------------
+
+
+def refused(accumulator: Accumulator, event: pp.ModelEvent) -> tuple[int, str]:
+    before, partial = accumulator.received_bytes, pp.encode(accumulator.partial)
+    with pytest.raises(StreamProtocolError) as caught:
+        accumulator.apply(event)
+    assert (accumulator.received_bytes, pp.encode(accumulator.partial)) == (before, partial)  # nothing changed
+    return caught.value.event_index, caught.value.rule_id
+
+
+def opened(limit: int, *events: pp.ModelEvent) -> Accumulator:
+    accumulator = Accumulator(limit)
+    for event in (pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))), *events):
+        accumulator.apply(event)
+    return accumulator
+
+
+def test_a_tool_calls_id_and_name_count_in_bytes_of_utf8() -> None:
+    start = pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="call_é", name="write"))  # 7 + 5 bytes
+    assert opened(12, start).received_bytes == 12
+    assert refused(opened(11), start) == (1, "size-limit")
+
+    # Endless calls with 8 KiB ids and no arguments: each holds 8,195 bytes once ended (its id and
+    # name, then the ended call's "{}"), so the eighth start passes 64 KiB.
+    def long_start(index: int) -> pp.ModelEvent:
+        return pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(content_index=index, id="x" * 8192, name="n"))
+
+    accumulator = opened(64 * 1024)
+    for index in range(7):
+        accumulator.apply(long_start(index))
+        call = pp.ToolCall(id="x" * 8192, name="n", arguments_json="{}")
+        accumulator.apply(pp.ModelEvent(toolcall_end=pp.ToolCallEndEvent(content_index=index, tool_call=call)))
+    assert accumulator.received_bytes == 7 * 8195
+    assert refused(accumulator, long_start(7)) == (15, "size-limit")
+
+
+def test_signatures_count_toward_the_limit() -> None:
+    text = opened(
+        8, pp.ModelEvent(text_start=pp.TextStartEvent()), pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="hi"))
+    )
+    end = pp.ModelEvent(text_end=pp.TextEndEvent(text_signature="sig-é"))  # 6 bytes
+    text.apply(end)
+    assert text.received_bytes == 8
+    text = opened(
+        7, pp.ModelEvent(text_start=pp.TextStartEvent()), pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="hi"))
+    )
+    assert refused(text, end) == (3, "size-limit")
+    thinking = opened(5, pp.ModelEvent(thinking_start=pp.ThinkingStartEvent()))
+    assert refused(thinking, pp.ModelEvent(thinking_end=pp.ThinkingEndEvent(thinking_signature="abcdef"))) == (
+        2,
+        "size-limit",
+    )
+    thinking.apply(pp.ModelEvent(thinking_end=pp.ThinkingEndEvent(thinking_signature="abcde", redacted=True)))
+    assert thinking.received_bytes == 5
+
+
+def test_the_call_a_toolcall_end_carries_counts_beyond_the_streamed_one() -> None:
+    delta = pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta='{"a":1}'))
+    # The call as it streamed (id, name and arguments: 1 + 1 + 7 bytes) is not counted twice.
+    same = pp.ToolCall(id="c", name="n", arguments_json='{"a":1}')
+    accumulator = opened(9, pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="c", name="n")), delta)
+    accumulator.apply(pp.ModelEvent(toolcall_end=pp.ToolCallEndEvent(tool_call=same)))
+    assert accumulator.received_bytes == 9
+    # What it holds beyond that counts: its raw arguments (7), a signature (3), unknown fields (4).
+    more = pp.ToolCall(id="c", name="n", arguments_json='{"a":1}', raw_arguments='{"a":1}', thought_signature="sig")
+    more._unknown_fields = b"\xa0\x06\x01x"
+    for limit, fits in ((23, True), (22, False)):
+        accumulator = opened(limit, pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="c", name="n")), delta)
+        end = pp.ModelEvent(toolcall_end=pp.ToolCallEndEvent(tool_call=more))
+        if fits:
+            accumulator.apply(end)
+            assert accumulator.received_bytes == 23
+        else:
+            assert refused(accumulator, end) == (3, "size-limit")

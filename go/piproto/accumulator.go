@@ -29,7 +29,7 @@ func (e *StreamProtocolError) Error() string {
 	return fmt.Sprintf("event %d breaks rule '%s': %s", e.EventIndex, e.RuleID, e.Detail)
 }
 
-// DefaultMaxMessageBytes is the most UTF-8 a receiver accumulates from deltas unless told
+// DefaultMaxMessageBytes is the most UTF-8 a receiver accumulates from block events unless told
 // otherwise: 64 MiB.
 const DefaultMaxMessageBytes = 64 << 20
 
@@ -50,8 +50,11 @@ const DefaultMaxMessageBytes = 64 << 20
 //   - terminal-valid: a done or error event passes every rule of the schema ([Violations]): its
 //     reason, a message whose stop reason equals it, and every rule of that message;
 //     terminal-agrees: the message has the blocks that were streamed, in number and kind.
-//   - size-limit: the UTF-8 bytes of every delta so far (text, thinking and tool call arguments)
-//     stay within MaxMessageBytes.
+//   - size-limit: what the partial keeps from block events stays within MaxMessageBytes, in bytes
+//     of UTF-8: every delta (text, thinking and tool call arguments), the id and name of a
+//     toolcall_start, the signature of a text_end or thinking_end, and the call a toolcall_end
+//     carries (its strings and any fields the schema does not know), as far as it holds more than
+//     the streamed call it replaces.
 //
 // While a tool call streams, its raw_arguments hold the argument text so far and its
 // arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
@@ -69,10 +72,11 @@ type Accumulator struct {
 	Partial *aiv1.AssistantMessage
 	// Count is the number of events applied (or refused) so far.
 	Count int
-	// MaxMessageBytes is the most UTF-8 the deltas may add up to; 0 means DefaultMaxMessageBytes.
+	// MaxMessageBytes is the most UTF-8 the block events may bring (rule size-limit); 0 means
+	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
 
-	received int64 // bytes of UTF-8 over every delta so far
+	received int64 // bytes of UTF-8 counted toward the limit so far
 	started  bool
 	blocks   []*openBlock // per block of Partial.Content
 	// argumentsOnDemand leaves arguments_json of a streaming tool call unset until
@@ -88,6 +92,7 @@ type openBlock struct {
 	last string // the string last stored in the block; anything else means the caller replaced it
 	// For a tool call: the completion of its argument text into arguments_json, read as it grows.
 	arguments *argumentsCompletion
+	counted   int64 // for a tool call: the bytes its start and deltas counted toward the limit
 }
 
 // NewAccumulator returns an Accumulator with an empty partial and the default size limit.
@@ -194,8 +199,15 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		if int64(at) != int64(len(content)) {
 			return broken("next-index", "content_index %d, where the next block is %d", at, len(content))
 		}
+		var size int64
+		if start := event.GetToolcallStart(); start != nil {
+			size = int64(len(start.GetId()) + len(start.GetName()))
+		}
+		if err := a.count(broken, check, size); err != nil {
+			return err
+		}
 		a.Partial.Content = append(content, newBlock(event))
-		state := &openBlock{open: true}
+		state := &openBlock{open: true, counted: size}
 		if member == "tool_call" && !a.argumentsOnDemand {
 			state.arguments = &argumentsCompletion{}
 		}
@@ -215,12 +227,10 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	}
 	if step == "delta" {
 		delta := deltaOf(event)
-		if check {
-			a.received += int64(len(delta))
-			if limit := a.limit(); a.received > limit {
-				return broken("size-limit", "the deltas add up to %d bytes, more than the limit of %d", a.received, limit)
-			}
+		if err := a.count(broken, check, int64(len(delta))); err != nil {
+			return err
 		}
+		state.counted += int64(len(delta))
 		switch block := block.GetBlock().(type) {
 		case *aiv1.AssistantContent_Text:
 			block.Text.Text = state.append(block.Text.Text, delta)
@@ -237,12 +247,20 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	}
 	switch body := event.GetEvent().(type) {
 	case *aiv1.ModelEvent_TextEnd:
-		if signature := body.TextEnd.TextSignature; signature != nil {
+		signature := body.TextEnd.TextSignature
+		if err := a.count(broken, check, int64(len(body.TextEnd.GetTextSignature()))); err != nil {
+			return err
+		}
+		if signature != nil {
 			block.GetText().TextSignature = proto.String(*signature)
 		}
 	case *aiv1.ModelEvent_ThinkingEnd:
 		thinking := block.GetThinking()
-		if signature := body.ThinkingEnd.ThinkingSignature; signature != nil {
+		signature := body.ThinkingEnd.ThinkingSignature
+		if err := a.count(broken, check, int64(len(body.ThinkingEnd.GetThinkingSignature()))); err != nil {
+			return err
+		}
+		if signature != nil {
 			thinking.ThinkingSignature = proto.String(*signature)
 		}
 		if redacted := body.ThinkingEnd.Redacted; redacted != nil {
@@ -255,6 +273,10 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		}
 		if started := block.GetToolCall().GetId(); call.GetId() != started {
 			return broken("tool-call-id", "tool call %d started with id %q and ends with id %q", at, started, call.GetId())
+		}
+		// The call replaces the streamed one: only what it holds beyond that counts again.
+		if err := a.count(broken, check, max(0, callSize(call)-state.counted)); err != nil {
+			return err
 		}
 		content[at] = &aiv1.AssistantContent{Block: &aiv1.AssistantContent_ToolCall{ToolCall: call}}
 	}
@@ -273,6 +295,27 @@ func (a *Accumulator) completeArguments() {
 			call.ArgumentsJson = (&argumentsCompletion{}).update(call.GetRawArguments())
 		}
 	}
+}
+
+// count counts size more bytes toward the limit, or refuses the event (rule size-limit) and counts
+// nothing; without check, it counts nothing.
+func (a *Accumulator) count(broken brokenRule, check bool, size int64) error {
+	if !check {
+		return nil
+	}
+	if limit := a.limit(); a.received+size > limit {
+		return broken("size-limit", "the block events add up to %d bytes, more than the limit of %d", a.received+size, limit)
+	}
+	a.received += size
+	return nil
+}
+
+// callSize is the bytes a tool call holds: the UTF-8 of its strings, and any fields the schema
+// does not know.
+func callSize(call *aiv1.ToolCall) int64 {
+	size := len(call.GetId()) + len(call.GetName()) + len(call.GetArgumentsJson()) + len(call.GetRawArguments()) +
+		len(call.GetThoughtSignature()) + len(call.GetExtraJson()) + len(call.ProtoReflect().GetUnknown())
+	return int64(size)
 }
 
 func (a *Accumulator) limit() int64 {

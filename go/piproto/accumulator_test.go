@@ -355,3 +355,86 @@ func TestCloseMakesATerminalEventsMessageThePartialWithoutTheRules(t *testing.T)
 		t.Fatal("Close did not attach the event's message")
 	}
 }
+
+// refusedForSize applies events to a new accumulator with the limit, then last, which must break
+// size-limit and change nothing; it returns the index of the refused event.
+func refusedForSize(t *testing.T, limit int64, events []*aiv1.ModelEvent, last *aiv1.ModelEvent) int {
+	t.Helper()
+	accumulator := piproto.NewAccumulator()
+	accumulator.MaxMessageBytes = limit
+	for _, event := range events {
+		if err := accumulator.Apply(event); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := proto.Clone(accumulator.Partial)
+	var broken *piproto.StreamProtocolError
+	if err := accumulator.Apply(last); !errors.As(err, &broken) || broken.RuleID != "size-limit" {
+		t.Fatalf("error %v", err)
+	}
+	if !proto.Equal(accumulator.Partial, before) {
+		t.Fatal("a refused event changed the partial")
+	}
+	return broken.EventIndex
+}
+
+// fits applies events to a new accumulator with the limit, failing the test on a broken rule.
+func fits(t *testing.T, limit int64, events ...*aiv1.ModelEvent) {
+	t.Helper()
+	accumulator := piproto.NewAccumulator()
+	accumulator.MaxMessageBytes = limit
+	for _, event := range events {
+		if err := accumulator.Apply(event); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAToolCallsIDAndNameAndTheSignaturesOfEndEventsCountTowardTheSizeLimit(t *testing.T) {
+	bound(t)
+	callStart := toolCallStart(0, "call_é", "write") // 7 + 5 bytes
+	fits(t, 12, start(nil), callStart)
+	if index := refusedForSize(t, 11, []*aiv1.ModelEvent{start(nil)}, callStart); index != 1 {
+		t.Fatalf("refused event %d", index)
+	}
+	signed := &aiv1.ModelEvent{Event: &aiv1.ModelEvent_TextEnd{TextEnd: &aiv1.TextEndEvent{TextSignature: proto.String("sig-é")}}} // 6
+	fits(t, 8, start(nil), textStart(0), textDelta(0, "hi"), signed)
+	if index := refusedForSize(t, 7, []*aiv1.ModelEvent{start(nil), textStart(0), textDelta(0, "hi")}, signed); index != 3 {
+		t.Fatalf("refused event %d", index)
+	}
+	thinkingStart := &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ThinkingStart{ThinkingStart: &aiv1.ThinkingStartEvent{}}}
+	thinkingEnd := &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ThinkingEnd{ThinkingEnd: &aiv1.ThinkingEndEvent{ThinkingSignature: proto.String("abcdef")}}}
+	if index := refusedForSize(t, 5, []*aiv1.ModelEvent{start(nil), thinkingStart}, thinkingEnd); index != 2 {
+		t.Fatalf("refused event %d", index)
+	}
+
+	// Endless calls with 8 KiB ids and no arguments: each holds 8,195 bytes once ended (its id and
+	// name, then the ended call's "{}"), so the eighth start passes 64 KiB.
+	long := strings.Repeat("x", 8192)
+	events := []*aiv1.ModelEvent{start(nil)}
+	for index := range uint32(7) {
+		end := &aiv1.ToolCallEndEvent{ContentIndex: index, ToolCall: &aiv1.ToolCall{Id: long, Name: "n", ArgumentsJson: "{}"}}
+		events = append(events, toolCallStart(index, long, "n"), &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallEnd{ToolcallEnd: end}})
+	}
+	fits(t, 7*8195, events...)
+	if index := refusedForSize(t, 64<<10, events, toolCallStart(7, long, "n")); index != 15 {
+		t.Fatalf("refused event %d", index)
+	}
+}
+
+func TestAnEndedToolCallCountsWhatItHoldsBeyondTheStreamedOne(t *testing.T) {
+	bound(t)
+	opening := []*aiv1.ModelEvent{start(nil), toolCallStart(0, "c", "n"), toolCallDelta(0, `{"a":1}`)}
+	end := func(call *aiv1.ToolCall) *aiv1.ModelEvent {
+		return &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallEnd{ToolcallEnd: &aiv1.ToolCallEndEvent{ToolCall: call}}}
+	}
+	// The call as it streamed (1 + 1 + 7 bytes) is not counted twice.
+	fits(t, 9, append(slices.Clone(opening), end(&aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: `{"a":1}`}))...)
+	// Beyond it: raw arguments (7), a signature (3), and a field the schema does not know (4 bytes).
+	more := &aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: `{"a":1}`, RawArguments: proto.String(`{"a":1}`), ThoughtSignature: proto.String("sig")}
+	more.ProtoReflect().SetUnknown([]byte{0xa2, 0x06, 0x01, 'x'})
+	fits(t, 23, append(slices.Clone(opening), end(more))...)
+	if index := refusedForSize(t, 22, opening, end(more)); index != 3 {
+		t.Fatalf("refused event %d", index)
+	}
+}

@@ -14,10 +14,16 @@ event's index and the rule's id:
 - `terminal-valid`: a `done` or `error` event passes the schema's rules (its reason, a message
   whose stop reason equals it, and every rule of that message); `terminal-agrees`: the message has
   the blocks that were streamed, in number and kind.
-- `size-limit`: the deltas received stay within the receiver's limit, in bytes of UTF-8.
+- `size-limit`: what the partial keeps from block events stays within the receiver's limit, in
+  bytes of UTF-8: every delta, the id and name of a `toolcall_start`, the signature of a
+  `text_end` or `thinking_end`, and the call a `toolcall_end` carries (its strings and any fields
+  the schema does not know), as far as it holds more than the streamed call it replaces.
 
 While a tool call streams, its `arguments_json` is the text so far completed into a JSON object
-(partial_json.py), and an event that carries `usage` sets the partial's usage.
+(partial_json.py). The completion copies the text, so it is built when read (by attribute, by
+encoding, copying or comparing the call), once per delta at most, and not for a call nobody
+reads: a stream of many tool-call deltas costs linear time. An event that carries `usage` sets
+the partial's usage.
 
 The conformance corpus (tests/conformance/stream.json) pins each rule for every runtime.
 """
@@ -25,7 +31,7 @@ The conformance corpus (tests/conformance/stream.json) pins each rule for every 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeGuard
 
 from ._gen.types.pi.ai.v1 import (
     AssistantContent,
@@ -41,7 +47,7 @@ from .validate import Violation, violations
 
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 _BLOCK_NAMES = {"text": "text", "thinking": "thinking", "tool_call": "tool call"}
-# The most a receiver accumulates from deltas unless told otherwise: 64 MiB of UTF-8.
+# The most a receiver accumulates from block events unless told otherwise: 64 MiB of UTF-8.
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
@@ -72,14 +78,19 @@ class Accumulator:
         self.partial = AssistantMessage()
         self.count = 0
         self.max_message_bytes = max_message_bytes
-        self.received_bytes = 0  # of UTF-8, over every delta so far
+        self.received_bytes = 0  # of UTF-8, over what the block events so far brought (size-limit)
         self._started = False
         self._open: list[bool] = []  # per block: not yet ended
         self._completions: dict[int, Completion] = {}  # per tool call still streaming
+        self._call_bytes: dict[int, int] = {}  # per tool call still streaming: the bytes it counted
 
     def apply(self, event: ModelEvent) -> ModelEvent:
         """Apply `event` to the partial, set `event.partial`, and return the event."""
-        if (body := event.text_delta) is not None and self._append_text(body.content_index, body.delta):
+        # Deltas are most of a stream: text and tool-call deltas take a short path.
+        if ((text := event.text_delta) is not None and self._append_text(text.content_index, text.delta)) or (
+            (arguments := event.toolcall_delta) is not None
+            and self._append_arguments(arguments.content_index, arguments.delta)
+        ):
             self.count += 1
             if event.usage is not None:
                 self.partial.usage = event.usage
@@ -131,12 +142,50 @@ class Accumulator:
         block.text = text
         return True
 
+    def _append_arguments(self, at: Any, delta: Any) -> bool:
+        """A tool-call delta to a streaming call of this partial, within the size limit, applied as
+        _apply_block would; False, changing nothing, for anything else."""
+        content = self.partial.content
+        if not self._started or type(at) is not int or type(delta) is not str:
+            return False
+        if not 0 <= at < len(content) or not self._open[at]:
+            return False
+        call = content[at].tool_call
+        completion = self._completions.get(at)
+        if call is None or completion is None or not _completes(call, completion):
+            return False
+        size = len(delta) if delta.isascii() else len(delta.encode())
+        if self.received_bytes + size > self.max_message_bytes:
+            return False
+        self.received_bytes += size
+        self._call_bytes[at] += size
+        fields = call.__dict__
+        raw = fields["raw_arguments"] or ""
+        fields["raw_arguments"] = ""  # dropped first, so CPython can grow the string in place
+        raw += delta
+        fields["raw_arguments"] = raw
+        fields.pop("arguments_json", None)  # built again when next read
+        completion.read(raw)
+        return True
+
     def close(self, event: ModelEvent) -> ModelEvent:
         """Attach the message of a terminal event built from this partial, without the rules."""
         _, body = event_kind(event)
-        self.partial = body.message
+        message = body.message
+        for content in message.content:
+            if isinstance(call := content.tool_call, _StreamingToolCall):
+                content.tool_call = copy.copy(call)  # the message goes on as plain ToolCalls
+        self.partial = message
         event.partial = self.partial
         return event
+
+    def _count(self, rule: _Rules, size: int) -> None:
+        """Count `size` more bytes toward the limit, or refuse the event, counting nothing."""
+        if self.received_bytes + size > self.max_message_bytes:
+            raise rule.broken(
+                "size-limit", f"the block events add up to more than the limit of {self.max_message_bytes} bytes"
+            )
+        self.received_bytes += size
 
     def _apply_block(self, rule: _Rules, kind: str, body: Any) -> None:
         family, _, step = kind.partition("_")
@@ -146,10 +195,15 @@ class Accumulator:
         if step == "start":
             if at != len(content):
                 raise rule.broken("next-index", f"content_index {at} must open the next block, {len(content)}")
-            content.append(_new_block(member, body))
-            self._open.append(True)
             if member == "tool_call":
-                self._completions[at] = Completion()
+                size = utf8_size(body.id) + utf8_size(body.name)
+                self._count(rule, size)
+                completion = self._completions[at] = Completion()
+                self._call_bytes[at] = size
+                content.append(AssistantContent(tool_call=_StreamingToolCall.started(body.id, body.name, completion)))
+            else:
+                content.append(_new_block(member))
+            self._open.append(True)
             return
         if at >= len(content):
             raise rule.broken("block-exists", f"content_index {at} refers to no block (the message has {len(content)})")
@@ -160,30 +214,40 @@ class Accumulator:
             raise rule.broken("block-open", f"block {at} has already ended")
         if step == "delta":
             delta = body.delta
-            self.received_bytes += utf8_size(delta)
-            if self.received_bytes > self.max_message_bytes:
-                raise rule.broken(
-                    "size-limit", f"the deltas add up to more than the limit of {self.max_message_bytes} bytes"
-                )
+            size = utf8_size(delta)
+            self._count(rule, size)
             _append(block, delta)
             if member == "tool_call":
-                block.arguments_json = self._completions[at].update(block.raw_arguments)
+                self._call_bytes[at] += size
+                completion = self._completions[at]
+                completion.read(block.raw_arguments)
+                if _completes(block, completion):
+                    block.__dict__.pop("arguments_json", None)  # built again when next read
+                else:  # a call the caller put in the partial's place
+                    block.arguments_json = completion.completed(block.raw_arguments)
             return
-        self._open[at] = False
-        self._completions.pop(at, None)
         if member == "text":
-            if body.text_signature is not None:
-                block.text_signature = body.text_signature
+            signature = body.text_signature
+            self._count(rule, utf8_size(signature) if signature is not None else 0)
+            if signature is not None:
+                block.text_signature = signature
         elif member == "thinking":
-            if body.thinking_signature is not None:
-                block.thinking_signature = body.thinking_signature
+            signature = body.thinking_signature
+            self._count(rule, utf8_size(signature) if signature is not None else 0)
+            if signature is not None:
+                block.thinking_signature = signature
             if body.redacted is not None:
                 block.redacted = body.redacted
         else:
             call = body.tool_call if body.tool_call is not None else ToolCall()
             if call.id != block.id:
                 raise rule.broken("tool-call-id", f"tool call {at} started as {block.id!r} but ends as {call.id!r}")
+            # The call replaces the streamed one: only what it holds beyond that counts again.
+            self._count(rule, max(0, _call_size(call) - self._call_bytes[at]))
             content[at] = AssistantContent(tool_call=call)
+        self._open[at] = False
+        self._completions.pop(at, None)
+        self._call_bytes.pop(at, None)
 
     def _finish(self, rule: _Rules, body: Any) -> None:
         broken = violations(ModelEvent(**{rule.kind: body}))
@@ -209,12 +273,96 @@ class _Rules:
         return StreamProtocolError(self.index, rule, f"{self.kind}: {detail}", violations)
 
 
-def _new_block(member: str, body: Any) -> AssistantContent:
+def _new_block(member: str) -> AssistantContent:
     if member == "text":
         return AssistantContent(text=TextContent(text=""))
-    if member == "thinking":
-        return AssistantContent(thinking=ThinkingContent(thinking=""))
-    return AssistantContent(tool_call=ToolCall(id=body.id, name=body.name, arguments_json="{}", raw_arguments=""))
+    return AssistantContent(thinking=ThinkingContent(thinking=""))
+
+
+def _call_size(call: ToolCall) -> int:
+    """The bytes a tool call holds: the UTF-8 of its strings, and any fields the schema does not know."""
+    optional = (call.raw_arguments or "", call.thought_signature or "")
+    strings = (call.id, call.name, call.arguments_json, call.extra_json, *optional)
+    return sum(map(utf8_size, strings)) + len(call.__dict__.get("_unknown_fields") or b"")
+
+
+def _completes(call: ToolCall, completion: Completion | None) -> TypeGuard[_StreamingToolCall]:
+    """Whether `call` is the streaming call that `completion` completes when it is read."""
+    fields = call.__dict__
+    return type(fields) is _LiveFields and fields.completion is completion
+
+
+class _LiveFields(dict[str, Any]):
+    """The fields of a streaming tool call. `arguments_json`, the completion of its text so far,
+    is left out until read: reading it, as an attribute or through the dict as the wire code
+    does, builds and keeps it, and the next delta drops it again."""
+
+    __slots__ = ("completion",)
+
+    def __init__(self, values: dict[str, Any], completion: Completion) -> None:
+        super().__init__(values)
+        self.completion = completion
+
+    def __missing__(self, key: str) -> Any:
+        if key != "arguments_json":
+            raise KeyError(key)
+        completed: str = self.completion.completed(self["raw_arguments"] or "")
+        self["arguments_json"] = completed
+        return completed
+
+
+class _StreamingToolCall(ToolCall):
+    """The partial's tool call while its arguments stream: a ToolCall in every way (its fields,
+    encoding, equality with a ToolCall), whose `arguments_json` is completed when read.
+
+    A copy is a plain ToolCall, as it stands at the copy.
+    """
+
+    @classmethod
+    def started(cls, id: str, name: str, completion: Completion) -> _StreamingToolCall:
+        call = cls.__new__(cls)
+        values = ToolCall(id=id, name=name, raw_arguments="").__dict__
+        del values["arguments_json"]  # the completion of "", "{}", once read
+        call.__dict__ = _LiveFields(values, completion)
+        return call
+
+    @property
+    def arguments_json(self) -> str:
+        value: str = self.__dict__["arguments_json"]
+        return value
+
+    @arguments_json.setter
+    def arguments_json(self, value: str) -> None:
+        self.__dict__["arguments_json"] = value
+
+    def _snapshot(self) -> ToolCall:
+        values = dict(self.__dict__)
+        values["arguments_json"] = self.arguments_json
+        call = ToolCall.__new__(ToolCall)
+        call.__dict__ = values
+        return call
+
+    def __copy__(self, _: Any = None) -> ToolCall:  # type: ignore[override]
+        return self._snapshot()
+
+    def __deepcopy__(self, memo: Any = None) -> ToolCall:  # type: ignore[override]
+        return copy.deepcopy(self._snapshot(), memo)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self._snapshot().__reduce__()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall):
+            return NotImplemented
+        return self._snapshot() == (other._snapshot() if isinstance(other, _StreamingToolCall) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# Named as the type it stands for, so encoding a call on its own, repr() and the wire code's
+# lookups by name treat it as one.
+_StreamingToolCall.__name__ = _StreamingToolCall.__qualname__ = ToolCall.__name__
+_StreamingToolCall.__module__ = ToolCall.__module__
 
 
 def _append(block: TextContent | ThinkingContent | ToolCall, delta: str) -> None:

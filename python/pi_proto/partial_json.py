@@ -8,7 +8,8 @@ objects are closed. Text that cannot complete into a JSON object gives "{}".
 
 `Completion` reads the text as it grows, from where it stopped, and keeps only the state the
 completion needs, so a call whose arguments arrive in many deltas costs time linear in their
-length to scan (building each completed text still copies it).
+length to scan. Building the completed text copies it, so the accumulator builds it only when
+the partial's arguments are read, not at every delta.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 # What a number can start with: more characters may still make it a number.
 _NUMBER_START = re.compile(r"-?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?(?:(?<=[0-9])[eE][+-]?[0-9]*)?)?")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
+# Runs read at once rather than a character at a time: most of a long argument is inside strings.
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what ends a run of plain string characters
+_NUMBER_RUN = re.compile(r"[0-9+\-.eE]+")
 _LITERALS = ("true", "false", "null")
 _WHITESPACE = frozenset(" \t\n\r")
 _ESCAPES = frozenset('"\\/bfnrtu')
@@ -39,9 +43,12 @@ class _Container:
 
 @dataclass
 class Completion:
-    """The completion of one tool call's argument text, updated as the text grows."""
+    """The completion of one tool call's argument text, read as the text grows.
 
-    text: str = ""  # the text read so far, owned by the caller
+    It keeps no reference to the text: the caller passes it in, so the caller's string is the only
+    one and CPython can grow it in place.
+    """
+
     _at: int = 0  # how far the text has been read
     _stack: list[_Container] = field(default_factory=list)
     _token: str = ""  # "string", "key", "number", "literal" or "" between tokens
@@ -54,51 +61,56 @@ class Completion:
 
     def update(self, text: str) -> str:
         """Read `text`, the text so far (what was read before, and more); return its completion."""
-        self.text = text
-        if not self._broken:
-            self._read()
-        return self.completed()
+        self.read(text)
+        return self.completed(text)
 
-    def completed(self) -> str:
-        """The text so far completed into the text of a JSON object, or "{}"."""
-        if self._broken or not self._started:
-            return EMPTY
-        if self._finished:
-            return self.text
-        closers = "".join(container.closer for container in reversed(self._stack))
-        inner = self._stack[-1]
-        if self._token == "string":
-            end = self._escape_start if self._escape else len(self.text)
-            return self.text[:end] + '"' + closers
-        if self._token == "number":
-            if _NUMBER_START.fullmatch(self.text, self._token_start) is None:
-                return EMPTY  # no more text can make this a number
-            prefix = _NUMBER.match(self.text, self._token_start, len(self.text))
-            if prefix is not None and prefix.end() > self._token_start:
-                return self.text[: prefix.end()] + closers
-            return self.text[: inner.keep] + closers
-        if self._token == "literal":
-            word = self.text[self._token_start :]
-            literal = next(candidate for candidate in _LITERALS if candidate.startswith(word))
-            return self.text[: self._token_start] + literal + closers
-        return self.text[: inner.keep] + closers
-
-    def _read(self) -> None:
-        text, at = self.text, self._at
+    def read(self, text: str) -> None:
+        """Read `text`, the text so far (what was read before, and more), from where reading stopped."""
+        if self._broken:
+            return
+        at = self._at
         while at < len(text):
             at = self._step(text, at)
             if self._broken:
                 return
         self._at = at
 
+    def completed(self, text: str) -> str:
+        """`text`, the text read so far, completed into the text of a JSON object, or "{}"."""
+        if self._broken or not self._started:
+            return EMPTY
+        if self._finished:
+            return text
+        closers = "".join(container.closer for container in reversed(self._stack))
+        inner = self._stack[-1]
+        if self._token == "string":
+            end = self._escape_start if self._escape else len(text)
+            return text[:end] + '"' + closers
+        if self._token == "number":
+            if _NUMBER_START.fullmatch(text, self._token_start) is None:
+                return EMPTY  # no more text can make this a number
+            prefix = _NUMBER.match(text, self._token_start, len(text))
+            if prefix is not None and prefix.end() > self._token_start:
+                return text[: prefix.end()] + closers
+            return text[: inner.keep] + closers
+        if self._token == "literal":
+            word = text[self._token_start :]
+            literal = next(candidate for candidate in _LITERALS if candidate.startswith(word))
+            return text[: self._token_start] + literal + closers
+        return text[: inner.keep] + closers
+
     def _step(self, text: str, at: int) -> int:
         """Read from `at`; return where to read next."""
         char = text[at]
         if self._token in ("string", "key"):
-            return self._in_string(char, at)
+            if not self._escape and (stop := _STRING_STOP.search(text, at)) is not None:
+                at = stop.start()
+                return self._in_string(text[at], at)
+            return len(text) if not self._escape else self._in_string(char, at)
         if self._token == "number":
             if char in _NUMBER_CHARS:
-                return at + 1
+                run = _NUMBER_RUN.match(text, at)
+                return run.end() if run is not None else at + 1
             token = text[self._token_start : at]
             if _NUMBER.fullmatch(token) is None:
                 self._broken = True

@@ -12,8 +12,10 @@
 //! - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
 //!   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
 //!   started with.
-//! - `size-limit`: the deltas received (text, reasoning and tool call arguments together) stay
-//!   within the receiver's limit, in bytes of UTF-8.
+//! - `size-limit`: what the partial keeps from block events stays within the receiver's limit, in
+//!   bytes of UTF-8: every delta (text, reasoning and tool call arguments), the id and name of a
+//!   `toolcall_start`, the signature of a `text_end` or `thinking_end`, and the call a
+//!   `toolcall_end` carries, as far as it holds more than the streamed call it replaces.
 //! - `terminal-valid`: a `done` or `error` event passes the schema's rules (see
 //!   [`crate::violations`]); `terminal-agrees`: its message has the blocks that were streamed,
 //!   in number and kind.
@@ -23,7 +25,8 @@
 //!
 //! While a tool call streams, its `raw_arguments` is the text so far and its `arguments_json`
 //! that text completed into a JSON object ([`crate::complete_arguments`]), kept up to date
-//! incrementally. A non-terminal event that carries `usage` sets the partial's usage once it is
+//! incrementally: each delta rewrites only the end of the completed text that changed, so a call
+//! streamed in many deltas costs linear time. A non-terminal event that carries `usage` sets the partial's usage once it is
 //! applied (a terminal event's message carries its own).
 
 use std::collections::HashMap;
@@ -39,7 +42,7 @@ use crate::v1::{
 };
 use crate::validate::{Violation, violations};
 
-/// The most a receiver accumulates from deltas unless told otherwise: 64 MiB of UTF-8.
+/// The most a receiver accumulates from block events unless told otherwise: 64 MiB of UTF-8.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// An event that does not fit the stream received so far.
@@ -95,8 +98,9 @@ pub struct Accumulator {
     received_bytes: u64,
     started: bool,
     open: Vec<bool>, // per block: not yet ended
-    /// Per tool call still streaming, by content index: its arguments' completion.
-    completions: HashMap<u32, Completion>,
+    /// Per tool call still streaming, by content index: its arguments' completion, and the bytes
+    /// its start and deltas counted toward the limit.
+    completions: HashMap<u32, (Completion, u64)>,
 }
 
 impl Default for Accumulator {
@@ -106,7 +110,8 @@ impl Default for Accumulator {
 }
 
 impl Accumulator {
-    /// An accumulator that refuses deltas adding up to more than `limit` bytes of UTF-8.
+    /// An accumulator that refuses block events bringing more than `limit` bytes of UTF-8 in all
+    /// (rule `size-limit`).
     pub fn with_max_message_bytes(limit: u64) -> Self {
         Self {
             partial: Arc::default(),
@@ -136,7 +141,7 @@ impl Accumulator {
         self.count
     }
 
-    /// Bytes of UTF-8 received in deltas so far.
+    /// Bytes of UTF-8 counted toward the limit so far: what the block events brought.
     pub fn received_bytes(&self) -> u64 {
         self.received_bytes
     }
@@ -204,6 +209,9 @@ impl Accumulator {
                 self.open_block(rule, start.content_index, thinking)
             }
             Event::ToolcallStart(start) => {
+                self.next_index(rule, start.content_index)?;
+                let size = (start.id.len() + start.name.len()) as u64;
+                self.count_bytes(rule, size)?;
                 // Until the call ends, its arguments are the text so far, and its completion.
                 let call = ToolCall {
                     id: start.id.clone(),
@@ -214,7 +222,8 @@ impl Accumulator {
                 };
                 self.open_block(rule, start.content_index, Block::ToolCall(call))?;
                 let completion = Completion::default();
-                self.completions.insert(start.content_index, completion);
+                self.completions
+                    .insert(start.content_index, (completion, size));
                 Ok(())
             }
             Event::TextDelta(delta) => {
@@ -227,6 +236,11 @@ impl Accumulator {
                 self.append(rule, delta.content_index, Kind::ToolCall, &delta.delta)
             }
             Event::TextEnd(end) => {
+                self.block(rule, end.content_index, Kind::Text, false)?;
+                self.count_bytes(
+                    rule,
+                    end.text_signature.as_ref().map_or(0, String::len) as u64,
+                )?;
                 let block = self.block(rule, end.content_index, Kind::Text, true)?;
                 if let (Block::Text(text), Some(signature)) = (block, &end.text_signature) {
                     text.text_signature = Some(signature.clone());
@@ -234,6 +248,9 @@ impl Accumulator {
                 Ok(())
             }
             Event::ThinkingEnd(end) => {
+                self.block(rule, end.content_index, Kind::Thinking, false)?;
+                let signature = end.thinking_signature.as_ref().map_or(0, String::len);
+                self.count_bytes(rule, signature as u64)?;
                 let block = self.block(rule, end.content_index, Kind::Thinking, true)?;
                 if let Block::Thinking(thinking) = block {
                     if end.thinking_signature.is_some() {
@@ -247,7 +264,7 @@ impl Accumulator {
             }
             Event::ToolcallEnd(end) => {
                 let at = end.content_index;
-                let block = self.block(rule, at, Kind::ToolCall, true)?;
+                let block = self.block(rule, at, Kind::ToolCall, false)?;
                 let call = end.tool_call.clone().unwrap_or_default();
                 if let Block::ToolCall(started) = block
                     && call.id != started.id
@@ -258,7 +275,10 @@ impl Accumulator {
                     );
                     return Err(rule.broken("tool-call-id", detail));
                 }
-                *block = Block::ToolCall(call);
+                // The call replaces the streamed one: only what it holds beyond that counts again.
+                let counted = self.completions.get(&at).map_or(0, |(_, counted)| *counted);
+                self.count_bytes(rule, call_size(&call).saturating_sub(counted))?;
+                *self.block(rule, at, Kind::ToolCall, true)? = Block::ToolCall(call);
                 self.completions.remove(&at);
                 Ok(())
             }
@@ -268,12 +288,8 @@ impl Accumulator {
         }
     }
 
-    fn open_block(
-        &mut self,
-        rule: &Rule,
-        at: u32,
-        block: Block,
-    ) -> Result<(), StreamProtocolError> {
+    /// Refuse a start event unless it opens the next block.
+    fn next_index(&self, rule: &Rule, at: u32) -> Result<(), StreamProtocolError> {
         let next = self.partial.content.len();
         if at as usize != next {
             return Err(rule.broken(
@@ -281,6 +297,29 @@ impl Accumulator {
                 format!("content_index {at} must open the next block, {next}"),
             ));
         }
+        Ok(())
+    }
+
+    /// Count `size` more bytes toward the limit, or refuse the event, counting nothing.
+    fn count_bytes(&mut self, rule: &Rule, size: u64) -> Result<(), StreamProtocolError> {
+        let received = self.received_bytes + size;
+        if received > self.max_message_bytes {
+            let limit = self.max_message_bytes;
+            let detail =
+                format!("the block events add up to {received} bytes, above the limit of {limit}");
+            return Err(rule.broken("size-limit", detail));
+        }
+        self.received_bytes = received;
+        Ok(())
+    }
+
+    fn open_block(
+        &mut self,
+        rule: &Rule,
+        at: u32,
+        block: Block,
+    ) -> Result<(), StreamProtocolError> {
+        self.next_index(rule, at)?;
         Arc::make_mut(&mut self.partial)
             .content
             .push(AssistantContent { block: Some(block) });
@@ -297,14 +336,7 @@ impl Accumulator {
     ) -> Result<(), StreamProtocolError> {
         // Checked first, so a refused delta leaves the partial as it was.
         self.block(rule, at, kind, false)?;
-        let received = self.received_bytes + delta.len() as u64;
-        if received > self.max_message_bytes {
-            let limit = self.max_message_bytes;
-            let detail =
-                format!("the deltas add up to {received} bytes, above the limit of {limit}");
-            return Err(rule.broken("size-limit", detail));
-        }
-        self.received_bytes = received;
+        self.count_bytes(rule, delta.len() as u64)?;
         let mut completion = self.completions.remove(&at);
         match self.block(rule, at, kind, false)? {
             Block::Text(text) => text.text.push_str(delta),
@@ -312,7 +344,8 @@ impl Accumulator {
             Block::ToolCall(call) => {
                 let raw = call.raw_arguments.get_or_insert_default();
                 raw.push_str(delta);
-                let completion = completion.get_or_insert_default();
+                let (completion, counted) = completion.get_or_insert_default();
+                *counted += delta.len() as u64;
                 completion.update(raw, &mut call.arguments_json);
             }
         }
@@ -432,6 +465,19 @@ impl Kind {
             Self::ToolCall => "tool call",
         }
     }
+}
+
+/// The bytes of UTF-8 a tool call's strings hold.
+fn call_size(call: &ToolCall) -> u64 {
+    let optional = [&call.raw_arguments, &call.thought_signature];
+    let strings = [&call.id, &call.name, &call.arguments_json, &call.extra_json];
+    let size = strings.iter().map(|text| text.len()).sum::<usize>()
+        + optional
+            .iter()
+            .filter_map(|text| text.as_ref())
+            .map(String::len)
+            .sum::<usize>();
+    size as u64
 }
 
 /// The proto field name of each block's member, "none" where none is set.

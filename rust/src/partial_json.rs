@@ -130,8 +130,8 @@ impl Number {
 impl Completion {
     /// Read `text`, the text so far (what was read before, and more), and make `completed` its
     /// completion. `completed` must hold what the previous update wrote (empty, or `"{}"`, before
-    /// the first): only the part that changes is rewritten.
-    pub(crate) fn update(&mut self, text: &str, completed: &mut String) {
+    /// the first): only the part that changes is rewritten. Returns how many bytes were written.
+    pub(crate) fn update(&mut self, text: &str, completed: &mut String) -> usize {
         if !self.broken {
             self.read(text.as_bytes());
         }
@@ -139,7 +139,7 @@ impl Completion {
             completed.clear();
             completed.push_str(EMPTY);
             self.shown = 0;
-            return;
+            return EMPTY.len();
         };
         // Both are cut points of the text, so on a character boundary.
         let same = self.shown.min(end);
@@ -148,6 +148,7 @@ impl Completion {
         completed.push_str(tail);
         completed.extend(self.stack.iter().rev().map(|open| char::from(open.closer)));
         self.shown = end;
+        completed.len() - same
     }
 
     /// The completion as how much of the text it keeps and what follows before the closers;
@@ -388,6 +389,28 @@ mod tests {
             assert_eq!(complete_arguments(text), "{}", "{text:?}");
             assert_eq!(in_pieces(text, 1), "{}", "{text:?}, a byte at a time");
         }
+    }
+
+    #[test]
+    fn each_update_writes_what_changed_not_the_text_so_far() {
+        // Rewriting the whole completion at every delta costs time quadratic in the arguments.
+        let text = format!(
+            r#"{{"path": "a.txt", "content": "{}", "n": [1.5, true]}}"#,
+            "line\\n".repeat(20_000)
+        );
+        let (mut completion, mut completed, mut written) =
+            (Completion::default(), String::new(), 0);
+        for end in (0..=text.len()).step_by(20).chain([text.len()]) {
+            written += completion.update(&text[..end], &mut completed);
+        }
+        assert_eq!(completed, text);
+        // Each update writes its new text, the closing quote and the closers: a few bytes each.
+        let updates = text.len() / 20 + 2;
+        assert!(
+            written <= text.len() + 8 * updates,
+            "{written} bytes written for {} received",
+            text.len()
+        );
     }
 
     #[test]

@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AssistantContent, AssistantMessage, ModelEvent, StartEvent, StopReason, TextStartEvent,
-    ThinkingContent, ToolCall, ToolCallDeltaEvent, ToolCallStartEvent, Usage, assistant_content,
+    AssistantContent, AssistantMessage, ModelEvent, StartEvent, StopReason, TextEndEvent,
+    TextStartEvent, ThinkingContent, ThinkingEndEvent, ThinkingStartEvent, ToolCall,
+    ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent, Usage, assistant_content,
 };
 use pi_proto::{Accumulator, StreamProtocolError, event_kind, events_of, text_of};
 use support::{
@@ -381,5 +382,137 @@ fn usage_carried_by_an_event_becomes_the_partials_after_the_event() {
         last.usage = Some(usage(99));
         accumulator.apply(&last).expect("a valid stream");
         assert_eq!(accumulator.partial(), &finished);
+    });
+}
+
+/// Apply `events` to an accumulator with `limit`, then `last`, which must break `size-limit` and
+/// change nothing; the index of the refused event.
+fn refused_for_size(limit: u64, events: &[ModelEvent], last: &ModelEvent) -> usize {
+    let mut accumulator = Accumulator::with_max_message_bytes(limit);
+    for event in events {
+        accumulator
+            .apply(event)
+            .expect("the events before the last fit");
+    }
+    let (before, partial) = (accumulator.received_bytes(), accumulator.partial().clone());
+    let broken = accumulator
+        .apply(last)
+        .expect_err("the last event breaks size-limit");
+    assert_eq!(broken.rule_id, "size-limit");
+    assert_eq!(accumulator.received_bytes(), before);
+    assert_eq!(accumulator.partial(), &partial);
+    broken.event_index
+}
+
+/// The bytes counted once `events` are applied to an accumulator with `limit`.
+fn counted(limit: u64, events: &[ModelEvent]) -> u64 {
+    let mut accumulator = Accumulator::with_max_message_bytes(limit);
+    for event in events {
+        accumulator.apply(event).expect("the events fit");
+    }
+    accumulator.received_bytes()
+}
+
+fn start() -> ModelEvent {
+    event(Event::Start(StartEvent {
+        header: Some(AssistantMessage::default()),
+    }))
+}
+
+fn call_start(content_index: u32, id: &str, name: &str) -> ModelEvent {
+    event(Event::ToolcallStart(ToolCallStartEvent {
+        content_index,
+        id: id.to_owned(),
+        name: name.to_owned(),
+    }))
+}
+
+fn call_end(content_index: u32, call: ToolCall) -> ModelEvent {
+    event(Event::ToolcallEnd(ToolCallEndEvent {
+        content_index,
+        tool_call: Some(call),
+    }))
+}
+
+#[test]
+fn a_tool_calls_id_and_name_and_the_signatures_of_end_events_count_toward_the_limit() {
+    bounded(|| {
+        let opened = call_start(0, "call_é", "write"); // 7 + 5 bytes
+        assert_eq!(counted(12, &[start(), opened.clone()]), 12);
+        assert_eq!(refused_for_size(11, &[start()], &opened), 1);
+
+        let mut signed = opening();
+        signed.push(text_delta(0, "hi"));
+        let end = event(Event::TextEnd(TextEndEvent {
+            content_index: 0,
+            text_signature: Some("sig-é".to_owned()), // 6 bytes
+        }));
+        assert_eq!(counted(8, &[signed.clone(), vec![end.clone()]].concat()), 8);
+        assert_eq!(refused_for_size(7, &signed, &end), 3);
+        let thinking = event(Event::ThinkingStart(ThinkingStartEvent {
+            content_index: 0,
+        }));
+        let thought = event(Event::ThinkingEnd(ThinkingEndEvent {
+            content_index: 0,
+            thinking_signature: Some("abcdef".to_owned()),
+            redacted: None,
+        }));
+        assert_eq!(refused_for_size(5, &[start(), thinking], &thought), 2);
+
+        // Endless calls with 8 KiB ids and no arguments: each holds 8,195 bytes once ended (its id
+        // and name, then the ended call's "{}"), so the eighth start passes 64 KiB.
+        let long = "x".repeat(8192);
+        let mut events = vec![start()];
+        for index in 0..7 {
+            let ended = ToolCall {
+                id: long.clone(),
+                name: "n".to_owned(),
+                arguments_json: "{}".to_owned(),
+                ..Default::default()
+            };
+            events.extend([call_start(index, &long, "n"), call_end(index, ended)]);
+        }
+        assert_eq!(counted(7 * 8195, &events), 7 * 8195);
+        assert_eq!(
+            refused_for_size(64 * 1024, &events, &call_start(7, &long, "n")),
+            15
+        );
+    });
+}
+
+#[test]
+fn an_ended_tool_call_counts_what_it_holds_beyond_the_streamed_one() {
+    bounded(|| {
+        let opened = [
+            start(),
+            call_start(0, "c", "n"),
+            argument_delta(r#"{"a":1}"#),
+        ];
+        let same = ToolCall {
+            id: "c".to_owned(),
+            name: "n".to_owned(),
+            arguments_json: r#"{"a":1}"#.to_owned(),
+            ..Default::default()
+        };
+        // The call as it streamed (1 + 1 + 7 bytes) is not counted twice.
+        assert_eq!(
+            counted(
+                9,
+                &[opened.to_vec(), vec![call_end(0, same.clone())]].concat()
+            ),
+            9
+        );
+        // Beyond it: its raw arguments (7) and a signature (3).
+        let more = ToolCall {
+            raw_arguments: Some(r#"{"a":1}"#.to_owned()),
+            thought_signature: Some("sig".to_owned()),
+            ..same
+        };
+        let end = call_end(0, more);
+        assert_eq!(
+            counted(19, &[opened.to_vec(), vec![end.clone()]].concat()),
+            19
+        );
+        assert_eq!(refused_for_size(18, &opened, &end), 3);
     });
 }

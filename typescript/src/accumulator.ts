@@ -13,8 +13,11 @@
  * - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
  *   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
  *   started with.
- * - `size-limit`: the deltas received (text, thinking and tool call arguments) add up to at most
- *   `maxMessageBytes` bytes of UTF-8.
+ * - `size-limit`: what the partial keeps from block events adds up to at most `maxMessageBytes`
+ *   bytes of UTF-8: every delta (text, thinking and tool call arguments), the id and name of a
+ *   `toolcall_start`, the signature of a `text_end` or `thinking_end`, and the call a
+ *   `toolcall_end` carries (its strings and any fields the schema does not know), as far as it
+ *   holds more than the streamed call it replaces.
  * - `terminal-valid`: a `done` or `error` event, as a whole ModelEvent, passes the schema's rules
  *   (its reason, a message whose stop reason equals it, every rule of that message); the error
  *   lists the violations, with paths from the event (`done.message.content[0].tool_call.id`).
@@ -24,8 +27,10 @@
  * `event-decode` (bytes that are not a ModelEvent); see the client.
  *
  * While a tool call streams, its `rawArguments` hold the text so far and its `argumentsJson` that
- * text completed into a JSON object (partial-json.ts). A non-terminal event that carries `usage`
- * sets the partial's usage (a terminal event's message carries its own).
+ * text completed into a JSON object (partial-json.ts). Both grow by appending, which JavaScript
+ * engines do without copying the text so far, so a call streamed in many deltas costs linear
+ * time. A non-terminal event that carries `usage` sets the partial's usage (a terminal event's
+ * message carries its own).
  */
 
 import { create } from "@bufbuild/protobuf";
@@ -41,7 +46,7 @@ import { eventKind } from "./events.js";
 import { ArgumentsCompletion } from "./partial-json.js";
 import { type Violation, describeViolation, violations } from "./validate.js";
 
-/** The most a receiver accumulates from deltas unless told otherwise: 64 MiB of UTF-8. */
+/** The most a receiver accumulates from block events unless told otherwise: 64 MiB of UTF-8. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** An event that does not fit the stream received so far: its index, the rule it breaks and why. */
@@ -85,13 +90,14 @@ export class Accumulator {
   partial: AssistantMessage = create(AssistantMessageSchema);
   /** How many events have been applied (or refused). */
   count = 0;
-  /** The bytes of UTF-8 received in deltas so far. */
+  /** The bytes of UTF-8 counted toward the limit so far: what the block events brought. */
   receivedBytes = 0;
   private started = false;
   private readonly open: boolean[] = []; // per block: not yet ended
   private readonly completions = new Map<number, ArgumentsCompletion>(); // per tool call still streaming
+  private readonly callBytes = new Map<number, number>(); // per tool call still streaming: the bytes it counted
 
-  /** `maxMessageBytes`: the most bytes of UTF-8 the deltas may add up to (rule `size-limit`). */
+  /** `maxMessageBytes`: the most bytes of UTF-8 the block events may bring (rule `size-limit`). */
   constructor(readonly maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES) {}
 
   /** Apply `event` to the partial, set `event.partial`, and return the event. */
@@ -149,9 +155,14 @@ export class Accumulator {
       if (at !== content.length) {
         throw broken("next-index", `opens block ${at}, but the next block is ${content.length}`);
       }
+      if (body.case === "toolcallStart") {
+        const size = utf8Bytes(body.value.id) + utf8Bytes(body.value.name);
+        this.countBytes(broken, size);
+        this.completions.set(at, new ArgumentsCompletion());
+        this.callBytes.set(at, size);
+      }
       content.push(newBlock(body));
       this.open.push(true);
-      if (body.case === "toolcallStart") this.completions.set(at, new ArgumentsCompletion());
       return;
     }
     if (at >= content.length) throw broken("block-exists", `block ${at} does not exist (there are ${content.length})`);
@@ -166,24 +177,23 @@ export class Accumulator {
       case "thinkingDelta":
       case "toolcallDelta": {
         const delta = body.value.delta;
-        this.receivedBytes += Buffer.byteLength(delta, "utf8");
-        if (this.receivedBytes > this.maxMessageBytes) {
-          throw broken("size-limit", `the deltas add up to more than ${this.maxMessageBytes} bytes`);
-        }
+        const size = utf8Bytes(delta);
+        this.countBytes(broken, size);
         if (block.case === "text") block.value.text += delta;
         else if (block.case === "thinking") block.value.thinking += delta;
         else if (block.case === "toolCall") {
+          this.callBytes.set(at, this.callBytes.get(at)! + size);
           block.value.rawArguments = (block.value.rawArguments ?? "") + delta;
           block.value.argumentsJson = this.completions.get(at)!.push(delta);
         }
         return;
       }
     }
-    this.open[at] = false;
-    this.completions.delete(at);
     if (body.case === "textEnd" && block.case === "text") {
+      this.countBytes(broken, utf8Bytes(body.value.textSignature ?? ""));
       if (body.value.textSignature !== undefined) block.value.textSignature = body.value.textSignature;
     } else if (body.case === "thinkingEnd" && block.case === "thinking") {
+      this.countBytes(broken, utf8Bytes(body.value.thinkingSignature ?? ""));
       if (body.value.thinkingSignature !== undefined) block.value.thinkingSignature = body.value.thinkingSignature;
       if (body.value.redacted !== undefined) block.value.redacted = body.value.redacted;
     } else if (body.case === "toolcallEnd" && block.case === "toolCall") {
@@ -192,8 +202,21 @@ export class Accumulator {
         const [started, ends] = [block.value.id, call.id].map((id) => JSON.stringify(id));
         throw broken("tool-call-id", `tool call ${at} started with id ${started} but ends with ${ends}`);
       }
+      // The call replaces the streamed one: only what it holds beyond that counts again.
+      this.countBytes(broken, Math.max(0, callSize(call) - this.callBytes.get(at)!));
       content[at] = create(AssistantContentSchema, { block: { case: "toolCall", value: call } });
     }
+    this.open[at] = false;
+    this.completions.delete(at);
+    this.callBytes.delete(at);
+  }
+
+  /** Count `size` more bytes toward the limit, or refuse the event, counting nothing. */
+  private countBytes(broken: (rule: string, detail: string) => StreamProtocolError, size: number): void {
+    if (this.receivedBytes + size > this.maxMessageBytes) {
+      throw broken("size-limit", `the block events add up to more than ${this.maxMessageBytes} bytes`);
+    }
+    this.receivedBytes += size;
   }
 
   private finish(
@@ -219,6 +242,26 @@ export class Accumulator {
     }
     this.partial = message;
   }
+}
+
+function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
+}
+
+/** The bytes a tool call holds: the UTF-8 of its strings, and any fields the schema does not know. */
+function callSize(call: ToolCall): number {
+  const strings = [call.id, call.name, call.argumentsJson, call.rawArguments, call.thoughtSignature, call.extraJson];
+  let size = strings.reduce((sum, text) => sum + utf8Bytes(text ?? ""), 0);
+  for (const field of call.$unknown ?? []) {
+    size += varintSize((field.no << 3) | field.wireType) + field.data.length; // the tag, then what followed it
+  }
+  return size;
+}
+
+function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value >>> 7; rest > 0; rest >>>= 7) size += 1;
+  return size;
 }
 
 function newBlock(body: BlockEvent): AssistantContent {

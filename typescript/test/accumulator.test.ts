@@ -15,6 +15,7 @@ import {
   StopReason,
   DEFAULT_MAX_MESSAGE_BYTES,
   StreamProtocolError,
+  ToolCallSchema,
   UsageSchema,
   completeArguments,
   eventKind,
@@ -179,13 +180,75 @@ test("size-limit counts the UTF-8 bytes of every delta", { timeout: TEST_TIMEOUT
   const delta = (contentIndex: number, value: string) =>
     event({ case: contentIndex === 0 ? "textDelta" : "toolcallDelta", value: { contentIndex, delta: value } });
   const callStart = event({ case: "toolcallStart", value: { contentIndex: 1, id: "c", name: "n" } });
-  const fits = new Accumulator(8);
+  const fits = new Accumulator(10);
   for (const item of [START, TEXT_START, delta(0, "é"), callStart, delta(1, "{\"a\":1")]) fits.apply(item);
-  assert.equal(fits.receivedBytes, 8); // "é" is two bytes
-  const error = refusal([START, TEXT_START, delta(0, "é"), callStart, delta(1, "{\"a\":12")], new Accumulator(8));
+  assert.equal(fits.receivedBytes, 10); // "é" is two bytes, and the call's id and name count
+  const error = refusal([START, TEXT_START, delta(0, "é"), callStart, delta(1, "{\"a\":12")], new Accumulator(10));
   assert.deepEqual([error.eventIndex, error.ruleId], [4, "size-limit"]);
   assert.equal(new Accumulator().maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES);
   assert.equal(DEFAULT_MAX_MESSAGE_BYTES, 64 * 1024 * 1024);
+});
+
+/** Apply `events` to `accumulator`, then `last`, which must break size-limit and change nothing. */
+function refusedForSize(accumulator: Accumulator, events: ModelEvent[], last: ModelEvent): number {
+  for (const item of events) accumulator.apply(item);
+  const [before, partial] = [accumulator.receivedBytes, toBinary(AssistantMessageSchema, accumulator.partial)];
+  const error = refusal([last], accumulator);
+  assert.equal(error.ruleId, "size-limit");
+  assert.deepEqual([accumulator.receivedBytes, toBinary(AssistantMessageSchema, accumulator.partial)], [before, partial]);
+  return error.eventIndex;
+}
+
+test("size-limit counts a tool call's id and name, and the signatures of end events", { timeout: TEST_TIMEOUT }, () => {
+  const callStart = event({ case: "toolcallStart", value: { contentIndex: 0, id: "call_é", name: "write" } }); // 7 + 5
+  const fits = new Accumulator(12);
+  for (const item of [START, callStart]) fits.apply(item);
+  assert.equal(fits.receivedBytes, 12);
+  assert.equal(refusedForSize(new Accumulator(11), [START], callStart), 1);
+
+  const textEnd = event({ case: "textEnd", value: { contentIndex: 0, textSignature: "sig-é" } }); // 6
+  const hi = event({ case: "textDelta", value: { contentIndex: 0, delta: "hi" } });
+  const signed = new Accumulator(8);
+  for (const item of [START, TEXT_START, hi, textEnd]) signed.apply(item);
+  assert.equal(signed.receivedBytes, 8);
+  assert.equal(refusedForSize(new Accumulator(7), [START, TEXT_START, hi], textEnd), 3);
+  const thinkingStart = event({ case: "thinkingStart", value: { contentIndex: 0 } });
+  const thinkingEnd = event({ case: "thinkingEnd", value: { contentIndex: 0, thinkingSignature: "abcdef" } });
+  assert.equal(refusedForSize(new Accumulator(5), [START, thinkingStart], thinkingEnd), 2);
+
+  // Endless calls with 8 KiB ids and no arguments: each holds 8,195 bytes once ended, so the eighth
+  // start passes 64 KiB.
+  const long = "x".repeat(8192);
+  const endless = new Accumulator(64 * 1024);
+  const calls = Array.from({ length: 7 }, (_, contentIndex) => [
+    event({ case: "toolcallStart", value: { contentIndex, id: long, name: "n" } }),
+    event({ case: "toolcallEnd", value: { contentIndex, toolCall: { id: long, name: "n", argumentsJson: "{}" } } }),
+  ]).flat();
+  const eighth = event({ case: "toolcallStart", value: { contentIndex: 7, id: long, name: "n" } });
+  assert.equal(refusedForSize(endless, [START, ...calls], eighth), 15);
+  assert.equal(endless.receivedBytes, 7 * 8195);
+});
+
+test("size-limit counts what an ended tool call holds beyond the streamed one", { timeout: TEST_TIMEOUT }, () => {
+  const opening = [
+    START,
+    event({ case: "toolcallStart", value: { contentIndex: 0, id: "c", name: "n" } }),
+    event({ case: "toolcallDelta", value: { contentIndex: 0, delta: '{"a":1}' } }),
+  ];
+  // The call as it streamed (1 + 1 + 7 bytes) is not counted twice.
+  const same = new Accumulator(9);
+  const sameEnd = event({ case: "toolcallEnd", value: { toolCall: { id: "c", name: "n", argumentsJson: '{"a":1}' } } });
+  for (const item of [...opening, sameEnd]) same.apply(item);
+  assert.equal(same.receivedBytes, 9);
+  // Beyond it: raw arguments (7), a signature (3) and a field the schema does not know (4 bytes).
+  const more = create(ToolCallSchema, { id: "c", name: "n", argumentsJson: '{"a":1}', thoughtSignature: "sig" });
+  more.rawArguments = '{"a":1}';
+  more.$unknown = [{ no: 100, wireType: 2, data: new Uint8Array([1, 0x78]) }];
+  const end = event({ case: "toolcallEnd", value: { toolCall: more } });
+  const fits = new Accumulator(23);
+  for (const item of [...opening, end]) fits.apply(item);
+  assert.equal(fits.receivedBytes, 23);
+  assert.equal(refusedForSize(new Accumulator(22), opening, end), 3);
 });
 
 test("a terminal event alone is a valid stream", { timeout: TEST_TIMEOUT }, () => {
@@ -234,6 +297,37 @@ test("the completion reads each delta once: 1 MB in 20-character deltas is fast"
   assert.equal(JSON.parse(completed).rows.length, 19_068); // the rows the first megabyte holds, the last one cut to {}
   // Copying the text on every delta would take tens of seconds; reading it once, well under one.
   assert.ok(elapsed < 5000, `${deltas.length} deltas took ${elapsed.toFixed(0)} ms`);
+});
+
+test("a tool-call delta copies none of the text received before it", { timeout: TEST_TIMEOUT }, () => {
+  // Strings grow by appending without a copy; slicing the text so far at every delta would cost
+  // time quadratic in the arguments. Count what is sliced while 10,000 deltas are applied.
+  const text = JSON.stringify({ path: "notes.md", content: "line \\ of \"text\"\n".repeat(10_000), n: [1.5e3, true] });
+  const deltas = Array.from({ length: Math.ceil(text.length / 20) }, (_, i) => text.slice(i * 20, i * 20 + 20));
+  const events = deltas.map((delta) => event({ case: "toolcallDelta", value: { contentIndex: 0, delta } }));
+  const accumulator = new Accumulator();
+  accumulator.apply(START);
+  accumulator.apply(CALL_START);
+  let sliced = 0;
+  const methods = ["slice", "substring", "substr"] as const;
+  const originals = methods.map((name) => String.prototype[name]);
+  methods.forEach((name, index) => {
+    const original = originals[index] as (this: string, ...args: number[]) => string;
+    (String.prototype as unknown as Record<string, unknown>)[name] = function (this: string, ...args: number[]) {
+      const part = original.apply(this, args);
+      sliced += part.length;
+      return part;
+    };
+  });
+  try {
+    for (const item of events) accumulator.apply(item);
+  } finally {
+    methods.forEach((name, index) => {
+      (String.prototype as unknown as Record<string, unknown>)[name] = originals[index];
+    });
+  }
+  assert.ok(sliced <= text.length, `${sliced} characters sliced for ${text.length} received`);
+  assert.equal(callAt(accumulator.partial, 0).argumentsJson, text);
 });
 
 test("an event that carries usage sets the partial's usage", { timeout: TEST_TIMEOUT }, () => {

@@ -384,10 +384,10 @@ test("a deadline of 0 or less has passed on every transport; others are whole mi
 });
 
 test("deltas beyond maxMessageBytes end the stream (rule size-limit)", { timeout: TEST_TIMEOUT }, async () => {
-  const events = streamModel(fast.target, userContext("hi"), { maxMessageBytes: 30 });
+  const events = streamModel(fast.target, userContext("hi"), { maxMessageBytes: 40 });
   const [seen, message] = await drain(events);
-  // "我先读取项目说明" is 24 bytes of UTF-8; the next delta, "。", takes the text to 27, and the
-  // first 8 characters of the arguments past 30.
+  // "我先读取项目说明" is 24 bytes of UTF-8; the next delta, "。", takes the text to 27, the tool
+  // call's id and name to 37, and the first 8 characters of its arguments past 40.
   assert.deepEqual(seen.map(eventKind), [...README_KINDS.slice(0, 6), "error"]);
   assert.equal(message.stopReason, StopReason.ERROR);
   const failure = events.failure;

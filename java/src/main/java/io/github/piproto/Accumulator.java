@@ -33,25 +33,30 @@ import java.util.stream.Collectors;
  *       schema ({@link Validation}): its reason, a message whose stop reason equals it, and every
  *       rule of that message; the exception lists the violations. {@code terminal-agrees}, checked
  *       after it: the message has the blocks that were streamed, in number and kind.
- *   <li>{@code size-limit}: the deltas received so far (text, thinking and tool-call arguments) add
- *       up to at most the receiver's limit, in bytes of UTF-8 ({@link #DEFAULT_MAX_MESSAGE_BYTES}
- *       unless told otherwise).
+ *   <li>{@code size-limit}: what the partial keeps from block events adds up to at most the
+ *       receiver's limit, in bytes of UTF-8 ({@link #DEFAULT_MAX_MESSAGE_BYTES} unless told
+ *       otherwise): every delta (text, thinking and tool-call arguments), the id and name of a
+ *       {@code toolcall_start}, the signature of a {@code text_end} or {@code thinking_end}, and
+ *       the call a {@code toolcall_end} carries (its strings and any fields the schema does not
+ *       know), as far as it holds more than the streamed call it replaces.
  * </ul>
  *
  * <p>Messages are immutable, so the partial is kept as parts rather than as a message: the header,
  * each open block's text in a StringBuilder, and each finished block built once. Applying an event
  * costs the size of the event, never of the text received so far, so a stream costs linear time in
- * its length. {@link #partial()} builds the message only when asked, at the cost of one copy of it,
- * and returns the same object until the next event changes it. While a tool call's arguments
- * stream, its partial holds the text so far in {@code raw_arguments} and its completion into a JSON
- * object ({@link PartialJson}, read incrementally) in {@code arguments_json}. A non-terminal event
- * that carries {@code usage} sets the partial's usage once applied (a terminal event's message
- * carries its own).
+ * its length. {@link #partial()} builds the message only when asked, copying only the blocks that
+ * changed since it was last built, and returns the same object until the next event changes it.
+ * While a tool call's arguments stream, its partial holds the text so far in {@code raw_arguments}
+ * and its completion into a JSON object ({@link PartialJson}, read incrementally) in {@code
+ * arguments_json}. A non-terminal event that carries {@code usage} sets the partial's usage once
+ * applied (a terminal event's message carries its own).
  *
  * <p>Not thread-safe: one stream applies its events from one thread at a time.
  */
 public final class Accumulator {
-  /** The most bytes of UTF-8 a receiver accumulates from deltas unless told otherwise: 64 MiB. */
+  /**
+   * The most bytes of UTF-8 a receiver accumulates from block events unless told otherwise: 64 MiB.
+   */
   public static final long DEFAULT_MAX_MESSAGE_BYTES = 64L * 1024 * 1024;
 
   /** Each block's name in the details. */
@@ -74,11 +79,16 @@ public final class Accumulator {
   /** The partial as last built; null once an event has changed it, until it is asked for. */
   private AssistantMessage snapshot = AssistantMessage.getDefaultInstance();
 
+  /** How many times the partial was built: once per time it is asked for after a change. */
+  int builds;
+
   public Accumulator() {
     this(DEFAULT_MAX_MESSAGE_BYTES);
   }
 
-  /** An accumulator that accepts at most {@code maxMessageBytes} bytes of UTF-8 from deltas. */
+  /**
+   * An accumulator that accepts at most {@code maxMessageBytes} bytes of UTF-8 from block events.
+   */
   public Accumulator(long maxMessageBytes) {
     if (maxMessageBytes < 0) {
       throw new IllegalArgumentException("maxMessageBytes must not be negative");
@@ -102,6 +112,7 @@ public final class Accumulator {
         message.addContent(block.content());
       }
       snapshot = message.build();
+      builds += 1;
     }
     return snapshot;
   }
@@ -158,12 +169,11 @@ public final class Accumulator {
       case TEXT_START -> open(rule, event.getTextStart().getContentIndex(), Block.openText());
       case THINKING_START ->
           open(rule, event.getThinkingStart().getContentIndex(), Block.openThinking());
-      case TOOLCALL_START ->
-          open(
-              rule,
-              event.getToolcallStart().getContentIndex(),
-              Block.openToolCall(
-                  event.getToolcallStart().getId(), event.getToolcallStart().getName()));
+      case TOOLCALL_START -> {
+        String id = event.getToolcallStart().getId();
+        String name = event.getToolcallStart().getName();
+        open(rule, event.getToolcallStart().getContentIndex(), Block.openToolCall(id, name));
+      }
       case TEXT_DELTA ->
           append(
               rule,
@@ -195,6 +205,8 @@ public final class Accumulator {
               "tool call %d started with id \"%s\" but ends with \"%s\""
                   .formatted(unsigned(at), startedAs, call.getId()));
         }
+        // The call replaces the streamed one: only what it holds beyond that counts again.
+        count(rule, Math.max(0, callSize(call) - block.counted));
         block.end(AssistantContent.newBuilder().setToolCall(call).build());
       }
       default -> throw new IllegalStateException("not a block event: " + rule.kind);
@@ -209,20 +221,41 @@ public final class Accumulator {
           "content_index %d must open the next block, %d"
               .formatted(unsigned(contentIndex), blocks.size()));
     }
+    count(rule, block.counted); // a tool call's id and name
     blocks.add(block);
   }
 
   private void append(Rule rule, int contentIndex, AssistantContent.BlockCase kind, String delta) {
     Block block = openBlock(rule, contentIndex, kind);
-    long total = receivedBytes + utf8Length(delta);
+    long size = utf8Length(delta);
+    count(rule, size);
+    block.counted += size;
+    block.append(delta);
+  }
+
+  /** Count {@code size} more bytes toward the limit, or refuse the event, counting nothing. */
+  private void count(Rule rule, long size) {
+    long total = receivedBytes + size;
     if (total > maxMessageBytes) {
       throw rule.broken(
           "size-limit",
-          "the deltas add up to %d bytes, more than the limit of %d"
+          "the block events add up to %d bytes, more than the limit of %d"
               .formatted(total, maxMessageBytes));
     }
     receivedBytes = total;
-    block.append(delta);
+  }
+
+  /**
+   * The bytes a tool call holds: the UTF-8 of its strings, and any fields the schema does not know.
+   */
+  private static long callSize(ToolCall call) {
+    return utf8Length(call.getId())
+        + utf8Length(call.getName())
+        + utf8Length(call.getArgumentsJson())
+        + utf8Length(call.getRawArguments())
+        + utf8Length(call.getThoughtSignature())
+        + utf8Length(call.getExtraJson())
+        + call.getUnknownFields().getSerializedSize();
   }
 
   /** The open block at {@code contentIndex}, which must be of {@code kind}. */
@@ -246,6 +279,7 @@ public final class Accumulator {
 
   private void endText(Rule rule, TextEndEvent end) {
     Block block = openBlock(rule, end.getContentIndex(), AssistantContent.BlockCase.TEXT);
+    count(rule, utf8Length(end.getTextSignature()));
     TextContent.Builder text = block.content().getText().toBuilder();
     if (end.hasTextSignature()) {
       text.setTextSignature(end.getTextSignature());
@@ -255,6 +289,7 @@ public final class Accumulator {
 
   private void endThinking(Rule rule, ThinkingEndEvent end) {
     Block block = openBlock(rule, end.getContentIndex(), AssistantContent.BlockCase.THINKING);
+    count(rule, utf8Length(end.getThinkingSignature()));
     ThinkingContent.Builder thinking = block.content().getThinking().toBuilder();
     if (end.hasThinkingSignature()) {
       thinking.setThinkingSignature(end.getThinkingSignature());
@@ -358,6 +393,12 @@ public final class Accumulator {
     private final StringBuilder received; // text and thinking
     private final PartialJson arguments; // tool calls
 
+    /** For an open block: what it is as of now, once built; null when a delta changed it since. */
+    private AssistantContent built;
+
+    /** The bytes its start and deltas counted toward the limit. */
+    long counted;
+
     private Block(AssistantContent content, boolean open) {
       this.content = content;
       this.open = open;
@@ -383,7 +424,9 @@ public final class Accumulator {
 
     static Block openToolCall(String id, String name) {
       ToolCall call = ToolCall.newBuilder().setId(id).setName(name).build();
-      return new Block(AssistantContent.newBuilder().setToolCall(call).build(), true);
+      Block block = new Block(AssistantContent.newBuilder().setToolCall(call).build(), true);
+      block.counted = utf8Length(id) + utf8Length(name);
+      return block;
     }
 
     AssistantContent.BlockCase kind() {
@@ -399,6 +442,7 @@ public final class Accumulator {
     }
 
     void append(String delta) {
+      built = null;
       if (arguments != null) {
         arguments.append(delta);
       } else {
@@ -409,17 +453,25 @@ public final class Accumulator {
     void end(AssistantContent finished) {
       content = finished;
       open = false;
+      built = null;
     }
 
     /**
      * The block as of now: an open block gets a copy of its text so far; an open tool call holds
      * its arguments so far in {@code raw_arguments}, and their completion into a JSON object in
-     * {@code arguments_json} (contract rule 2).
+     * {@code arguments_json} (contract rule 2). Built once per change, when first asked for.
      */
     AssistantContent content() {
       if (!open) {
         return content;
       }
+      if (built == null) {
+        built = build();
+      }
+      return built;
+    }
+
+    private AssistantContent build() {
       return switch (content.getBlockCase()) {
         case TEXT ->
             content.toBuilder()

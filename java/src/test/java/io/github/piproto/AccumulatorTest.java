@@ -22,6 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnknownFieldSet;
 import io.github.piproto.ai.v1.AssistantContent;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.DoneEvent;
@@ -29,6 +31,10 @@ import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.StopReason;
 import io.github.piproto.ai.v1.TextContent;
 import io.github.piproto.ai.v1.TextEndEvent;
+import io.github.piproto.ai.v1.TextStartEvent;
+import io.github.piproto.ai.v1.ThinkingEndEvent;
+import io.github.piproto.ai.v1.ToolCall;
+import io.github.piproto.ai.v1.ToolCallEndEvent;
 import io.github.piproto.ai.v1.Usage;
 import java.util.ArrayList;
 import java.util.List;
@@ -282,5 +288,121 @@ class AccumulatorTest {
     ModelEvent outOfPlace = textDelta(0, "x").toBuilder().setUsage(usage).build();
     assertThrows(StreamProtocolException.class, () -> accumulator.apply(outOfPlace));
     assertEquals(Usage.getDefaultInstance(), accumulator.partial().getUsage());
+  }
+
+  /**
+   * Apply {@code events} with the limit, then {@code last}, which must break size-limit and change
+   * nothing.
+   */
+  private static String refusedForSize(long limit, List<ModelEvent> events, ModelEvent last) {
+    Accumulator accumulator = new Accumulator(limit);
+    events.forEach(accumulator::apply);
+    AssistantMessage before = accumulator.partial();
+    String broken = firstBroken(accumulator, last);
+    assertEquals(before, accumulator.partial());
+    return broken;
+  }
+
+  /** Apply {@code events} with the limit, each of which must fit. */
+  private static void fits(long limit, ModelEvent... events) {
+    Accumulator accumulator = new Accumulator(limit);
+    for (ModelEvent event : events) {
+      accumulator.apply(event);
+    }
+  }
+
+  private static ModelEvent callEnd(int index, ToolCall call) {
+    return ModelEvent.newBuilder()
+        .setToolcallEnd(ToolCallEndEvent.newBuilder().setContentIndex(index).setToolCall(call))
+        .build();
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aToolCallsIdAndNameAndTheSignaturesOfEndEventsCountTowardTheLimit() {
+    ModelEvent opened = toolCallStart(0, "call_é", "write"); // 7 + 5 bytes
+    fits(12, start(), opened);
+    assertEquals("1 size-limit", refusedForSize(11, List.of(start()), opened));
+
+    ModelEvent signed =
+        ModelEvent.newBuilder()
+            .setTextEnd(TextEndEvent.newBuilder().setTextSignature("sig-é")) // 6 bytes
+            .build();
+    fits(8, start(), textStart(0), textDelta(0, "hi"), signed);
+    assertEquals(
+        "3 size-limit",
+        refusedForSize(7, List.of(start(), textStart(0), textDelta(0, "hi")), signed));
+    ModelEvent thought =
+        ModelEvent.newBuilder()
+            .setThinkingEnd(ThinkingEndEvent.newBuilder().setThinkingSignature("abcdef"))
+            .build();
+    assertEquals("2 size-limit", refusedForSize(5, List.of(start(), thinkingStart(0)), thought));
+
+    // Endless calls with 8 KiB ids and no arguments: each holds 8,195 bytes once ended (its id and
+    // name, then the ended call's "{}"), so the eighth start passes 64 KiB.
+    String id = "x".repeat(8192);
+    List<ModelEvent> events = new ArrayList<>(List.of(start()));
+    for (int index = 0; index < 7; index++) {
+      events.add(toolCallStart(index, id, "n"));
+      events.add(toolCallEnd(index, id, "n", "{}"));
+    }
+    fits(7 * 8195, events.toArray(ModelEvent[]::new));
+    assertEquals("15 size-limit", refusedForSize(64 * 1024, events, toolCallStart(7, id, "n")));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void anEndedToolCallCountsWhatItHoldsBeyondTheStreamedOne() {
+    List<ModelEvent> opening =
+        List.of(start(), toolCallStart(0, "c", "n"), toolCallDelta(0, "{\"a\":1}"));
+    ToolCall same =
+        ToolCall.newBuilder().setId("c").setName("n").setArgumentsJson("{\"a\":1}").build();
+    // The call as it streamed (1 + 1 + 7 bytes) is not counted twice.
+    fits(9, opening.get(0), opening.get(1), opening.get(2), callEnd(0, same));
+    // Beyond it: raw arguments (7), a signature (3), and a field the schema does not know (4).
+    ToolCall more =
+        same.toBuilder()
+            .setRawArguments("{\"a\":1}")
+            .setThoughtSignature("sig")
+            .setUnknownFields(
+                UnknownFieldSet.newBuilder()
+                    .addField(
+                        100,
+                        UnknownFieldSet.Field.newBuilder()
+                            .addLengthDelimited(ByteString.copyFromUtf8("x"))
+                            .build())
+                    .build())
+            .build();
+    fits(23, opening.get(0), opening.get(1), opening.get(2), callEnd(0, more));
+    assertEquals("3 size-limit", refusedForSize(22, opening, callEnd(0, more)));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void thePartialIsBuiltWhenAskedForNotAtEveryDelta() {
+    // Building it copies the text so far: at every delta, that is quadratic in the arguments.
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    accumulator.apply(toolCallStart(0, "call_1", "write"));
+    accumulator.apply(toolCallDelta(0, "{\"content\":\""));
+    for (int delta = 0; delta < 1000; delta++) {
+      accumulator.apply(toolCallDelta(0, "line\\n"));
+    }
+    assertEquals(0, accumulator.builds);
+    AssistantMessage partial = accumulator.partial();
+    String completed = "{\"content\":\"" + "line\\n".repeat(1000) + "\"}";
+    assertEquals(completed, partial.getContent(0).getToolCall().getArgumentsJson());
+    assertSame(partial, accumulator.partial());
+    assertEquals(1, accumulator.builds);
+    // A block the event left as it was is not built again.
+    accumulator.apply(
+        ModelEvent.newBuilder()
+            .setTextStart(TextStartEvent.newBuilder().setContentIndex(1))
+            .setUsage(Usage.newBuilder().setOutput(3))
+            .build());
+    AssistantMessage later = accumulator.partial();
+    assertEquals(2, accumulator.builds);
+    assertSame(partial.getContent(0), later.getContent(0));
+    assertEquals(3, later.getUsage().getOutput());
   }
 }
