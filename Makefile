@@ -16,6 +16,13 @@ PROTOVALIDATE_VERSION := 1.3.0
 VALIDATE_PROTO := build/proto-deps/buf/validate/validate.proto
 # The schema image of the last released version, which `buf breaking` compares against.
 BASELINE := $(wildcard proto/baseline/pi-proto-*.binpb)
+# The schema as one descriptor set, every import included (protovalidate's, Google's), committed
+# so that protoc (--descriptor_set_in) and grpcurl (-protoset) compile it from a clone alone,
+# without Maven. No source info: the comments are in the .proto files beside it, and would make
+# it four times larger.
+DESCRIPTOR_SET := proto/pi-proto.binpb
+# grpcurl, which tests run against the server (reflection, and the descriptor set without it).
+GRPCURL_VERSION := v1.9.4
 # One version for every artifact; `make set-version V=x.y.z` writes it into each manifest.
 VERSION := $(shell cat VERSION)
 DIST := $(CURDIR)/dist
@@ -58,7 +65,7 @@ GEN_TEMPLATES := buf.gen.yaml buf.gen.types.yaml $(TS)/buf.gen.yaml go/buf.gen.y
 GEN_DIRS := python/pi_proto/_gen $(TS)/src/gen go/gen
 
 .PHONY: generate
-generate: setup ts-setup proto-deps go-plugins ## Regenerate python/pi_proto/_gen, typescript/src/gen and go/gen from proto/.
+generate: setup ts-setup proto-deps go-plugins ## Regenerate python/pi_proto/_gen, typescript/src/gen, go/gen and proto/pi-proto.binpb from proto/.
 	$(MAKE) generate-into OUT=$(CURDIR)
 
 # Everything generated goes under OUT, so check-generate can compare a fresh copy with ours.
@@ -70,6 +77,19 @@ generate-into:
 	sed -i -e 's/^from pi\.ai\.v1 import /from . import /' -e 's/^from buf\.validate import /from ....buf.validate import /' \
 		$(OUT)/$(PB2_DIR)/*_pb2.py $(OUT)/$(PB2_DIR)/*_pb2.pyi
 	sed -i 's/^from pi\.ai\.v1 import /from ...ai.v1 import /' $(OUT)/python/pi_proto/_gen/pb2/pi/conformance/v1/*_pb2.py*
+# Built from the Go module proxy into the venv's bin; the stamp names the version, so a new pin rebuilds.
+$(VENV)/.grpcurl-$(GRPCURL_VERSION): $(VENV)/.installed
+	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+.PHONY: grpcurl
+grpcurl: $(VENV)/.grpcurl-$(GRPCURL_VERSION) ## Build grpcurl (pinned) into .venv/bin, for the tests.
+
+# Debian's protoc, what C++ users compile the schema with; the tests compile the descriptor set with it.
+.PHONY: protoc
+protoc: ## Install Debian's protobuf-compiler when protoc is missing.
+	@command -v protoc >/dev/null || $(MAKE) -C cpp setup PACKAGES=protobuf-compiler
+
 	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses neither of these.
 	rm -rf $(OUT)/python/pi_proto/_gen/types/buf $(OUT)/python/pi_proto/_gen/types/google
 
@@ -89,6 +109,8 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 .PHONY: lint
 lint: setup ts-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
 	ruff check python tests fuzz bench
+	mkdir -p $(OUT)/$(dir $(DESCRIPTOR_SET))
+	buf build --exclude-source-info --as-file-descriptor-set -o $(OUT)/$(DESCRIPTOR_SET)
 	ruff format --check python tests fuzz bench
 	mypy
 	buf lint
@@ -101,6 +123,7 @@ format: setup ## Apply ruff and buf formatting.
 	ruff check --fix python tests fuzz bench
 	ruff format python tests fuzz bench
 	buf format --write proto
+	cmp -s $(DESCRIPTOR_SET) "$$fresh/$(DESCRIPTOR_SET)" || { echo "$(DESCRIPTOR_SET) is stale"; stale=1; }; \
 
 .PHONY: release-baseline
 release-baseline: setup proto-deps ## At a release: make this version's schema the one `buf breaking` compares against.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -12,10 +13,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import pi_proto as pp
+from pi_proto import convert as convert_module
 from pi_proto.convert import ConvertError, convert
+from pi_proto.transcript import delimited
 
 from .jsonstrict import same_json
 from .test_pi_json import SESSION
@@ -235,3 +240,106 @@ def test_an_interrupt_stops_at_once_and_leaves_the_output_as_it_was(
     assert "Traceback" not in errors
     assert target.read_bytes() == b"previous"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["big.jsonl", "out.binpb"]
+
+
+# --- entries above the size limit ----------------------------------------------------------------
+
+LIMIT = 1000  # the limit these tests set, so that an entry above it is small to write
+
+
+def user_line(text_size: int) -> bytes:
+    return json.dumps({"role": "user", "content": "x" * text_size, "timestamp": 1}).encode() + b"\n"
+
+
+@pytest.fixture
+def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(convert_module, "MAX_ENTRY_BYTES", LIMIT)
+    return LIMIT
+
+
+def test_a_line_up_to_the_limit_converts_and_a_longer_one_is_refused_naming_it(
+    tmp_path: Path, small_limit: int
+) -> None:
+    fits = user_line(0)
+    fits = user_line(small_limit - len(fits) + 1)  # the limit counts the line without its newline
+    assert len(fits) == small_limit + 1
+    source, target = tmp_path / "long.jsonl", tmp_path / "out.binpb"
+    source.write_bytes(fits + fits)
+    convert(source, target)
+    source.write_bytes(fits + user_line(5 * small_limit) + fits)
+    target.write_bytes(b"previous")
+    with pytest.raises(ConvertError, match=rf"^{re.escape(str(source))}:2: the line is longer than 1,000 bytes"):
+        convert(source, target)
+    assert target.read_bytes() == b"previous"
+
+
+class Endless(io.RawIOBase):
+    """A file that never ends (as /dev/zero): `fill` repeated after `head`, counting what it gives."""
+
+    def __init__(self, head: bytes, fill: bytes, most: int) -> None:
+        self.data = head
+        self.fill = fill
+        self.given = 0
+        self.most = most  # giving more than this means the reader buffers without bound
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        assert self.given <= self.most, f"read {self.given:,} bytes of one entry without stopping"
+        while len(self.data) < len(buffer):
+            self.data += self.fill * 1024
+        size = len(buffer)
+        buffer[:size] = self.data[:size]
+        self.data = self.data[size:]
+        self.given += size
+        return size
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "fill", "error"),
+    [
+        ("zero.jsonl", b"", b"\0", r"zero\.jsonl:1: the line is longer than 1,000 bytes"),
+        ("second.jsonl", user_line(10), b"x", r"second\.jsonl:2: the line is longer than 1,000 bytes"),
+        ("item.json", b'[{"message": {"user": {}}}, "', b"x", r"item\.json: item 1: longer than 1,000 bytes"),
+        ("space.json", b'[{"message": {"user": {}}}, [', b" ", r"space\.json: item 1: longer than 1,000 bytes"),
+    ],
+)
+def test_an_endless_entry_is_refused_having_read_a_bounded_amount(
+    small_limit: int, name: str, head: bytes, fill: bytes, error: str
+) -> None:
+    endless = Endless(head, fill, most=100 * small_limit + (1 << 16))
+    reader = convert_module._READERS[Path(name).suffix]
+    with pytest.raises(ConvertError, match=error):
+        for _ in reader(io.BufferedReader(endless), Path(name), lambda offset: None):
+            pass
+    # What was read is all the reader could hold: the limit, and one buffer's worth.
+    assert endless.given <= small_limit + len(head) + (1 << 16)
+
+
+def test_a_record_claiming_more_than_the_limit_is_refused_before_it_is_read(tmp_path: Path, small_limit: int) -> None:
+    large = pp.TranscriptEntry(message=pp.agent_message(pp.user_message("x" * 5 * small_limit, timestamp=1)))
+    source = tmp_path / "large.binpb"
+    source.write_bytes(delimited(large))
+    size = len(pp.encode(large))
+    with pytest.raises(ConvertError, match=rf"large\.binpb: record 0 at byte 0: claims {size} bytes, above the limit"):
+        convert(source, tmp_path / "out.jsonl")
+
+
+def test_the_command_refuses_a_line_from_dev_zero(tmp_path: Path) -> None:
+    source = tmp_path / "zero.jsonl"
+    source.symlink_to("/dev/zero")
+
+    def bounded() -> None:  # before the limit, reading /dev/zero grew until the machine ran out of memory
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_proto.cli", "convert", str(source), str(tmp_path / "out.binpb")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=bounded,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"{source}:1: the line is longer than {convert_module.MAX_ENTRY_BYTES:,} bytes" in done.stderr
+    assert "Traceback" not in done.stderr

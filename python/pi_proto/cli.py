@@ -25,6 +25,8 @@ from .events import FAILED
 from .messages import agent_message, user_message
 from .providers import ProviderModel, load_models
 from .render import describe_model, print_json_lines, print_live
+from .files import read_regular_file
+from .gate import Gate
 from .scripted import ScriptedModel
 from .server import MAX_REQUEST_BYTES, ModelServer, ServerLimits, Tls
 from .stream import ServedModel
@@ -32,7 +34,7 @@ from .wire import to_json
 
 if TYPE_CHECKING:
     from .web import AsgiServer
-from .workers import run_workers
+from .workers import run_workers, watch_supervisor
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -71,7 +73,7 @@ async def serve(args: argparse.Namespace) -> int:
         token=token,
         limits=limits,
         flush_window=args.flush_ms / 1000,
-        reuse_port=args.worker,
+        reuse_port=args.worker is not None,
     )
     http: AsgiServer | None = None
     if args.http_port is not None:
@@ -82,7 +84,7 @@ async def serve(args: argparse.Namespace) -> int:
                 host=args.host,
                 port=args.http_port,
                 ssl_context=http_tls(args),
-                reuse_port=args.worker,
+                reuse_port=args.worker is not None,
                 cors_origins=args.cors_origin,
             )
         except ValueError as error:  # an origin that is not one
@@ -97,6 +99,10 @@ async def serve(args: argparse.Namespace) -> int:
     tune_collector()
     print(f"listening on {server.target}", flush=True)  # the line scripts wait for: always the first
     if http is not None:
+    if args.token_file is not None:
+        loop.add_signal_handler(signal.SIGHUP, reload_token, server.gate, args.token_file)
+    if args.worker is not None:
+        watch_supervisor(args.worker, stop.set)
         print(f"http on {http.target}", flush=True)
     served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in server.models)
     print(f"pi-proto serve: serving {served}", file=sys.stderr, flush=True)
@@ -175,13 +181,14 @@ async def serve_conformance(args: argparse.Namespace) -> int:
 
 
 def read_token(path: Path | None) -> str | None:
-    """The bearer token in `path` (surrounding whitespace removed), or None without a file."""
+    """The bearer token in `path` (surrounding whitespace removed), or None without a file; only a
+    regular file is read, up to MAX_TOKEN_FILE_BYTES."""
     if path is None:
         return None
     try:
-        token = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"--token-file {path}: {getattr(error, 'strerror', None) or error}") from None
+        token = read_regular_file(path, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
+    except ValueError as error:  # UnicodeDecodeError is one too
+        raise ValueError(f"--token-file {path}: {error}") from None
     if not token:
         raise ValueError(f"--token-file {path}: the token file is empty")
     if any(character.isspace() or not character.isprintable() for character in token):
@@ -191,7 +198,7 @@ def read_token(path: Path | None) -> str | None:
 
 async def stream(args: argparse.Namespace) -> int:
     context = AgentContext(messages=[agent_message(user_message(args.text))])
-    root_certificates = None if args.ca_file is None else args.ca_file.read_bytes()
+    root_certificates = read_ca_file(args.ca_file)
     async with ModelClient(
         args.target, root_certificates=root_certificates, token=read_token(args.token_file)
     ) as client:
@@ -199,6 +206,10 @@ async def stream(args: argparse.Namespace) -> int:
         # Ctrl-C or SIGTERM cancel the call: its ABORTED error event is printed like any other end.
         stopped_by: list[int] = []
         loop = asyncio.get_running_loop()
+# A token is one word; a file larger than this is not a token file (JWTs are a few KiB).
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+
+
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, _stop_stream, events, signum, stopped_by)
         try:
@@ -212,6 +223,34 @@ async def stream(args: argparse.Namespace) -> int:
     if stopped_by:
         return 128 + stopped_by[0]  # as a shell reports a program a signal stopped
     return 1 if message.stop_reason in FAILED else 0
+
+
+# A CA bundle is some hundred KiB; this is room for any.
+MAX_CA_FILE_BYTES = 4 * 1024 * 1024
+
+
+def read_ca_file(path: Path | None) -> bytes | None:
+    """The PEM certificates in `path`, or None without a file; as for token files, only a regular
+    file is read, up to MAX_CA_FILE_BYTES."""
+    if path is None:
+        return None
+    try:
+        return read_regular_file(path, MAX_CA_FILE_BYTES)
+    except ValueError as error:
+        raise ValueError(f"--ca-file {path}: {error}") from None
+
+
+def reload_token(gate: Gate, path: Path) -> None:
+    """SIGHUP: the gate takes the token now in `path`, for every protocol it admits; when the file
+    cannot be used, the old token stays and one line says why."""
+    try:
+        token = read_token(path)
+    except ValueError as error:
+        print(f"pi-proto serve: SIGHUP: kept the previous token: {error}", file=sys.stderr, flush=True)
+        return
+    assert token is not None  # read_token returns None only without a path
+    gate.set_token(token)
+    print(f"pi-proto serve: SIGHUP: reloaded the token from {path}", file=sys.stderr, flush=True)
 
 
 def _stop_stream(events: ModelCallStream, signum: int, stopped_by: list[int]) -> None:
@@ -228,7 +267,7 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 async def models(args: argparse.Namespace) -> int:
-    root_certificates = None if args.ca_file is None else args.ca_file.read_bytes()
+    root_certificates = read_ca_file(args.ca_file)
     async with ModelClient(
         args.target, root_certificates=root_certificates, token=read_token(args.token_file)
     ) as client:
@@ -327,7 +366,8 @@ def parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument(
         "--workers", type=whole(1), default=1, help="server processes sharing the ports, e.g. one per core (default: 1)"
     )
-    serve_cmd.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # one of --workers' processes
+    # One of --workers' processes, given the pipe whose end says that its supervisor is gone.
+    serve_cmd.add_argument("--worker", type=int, metavar="FD", help=argparse.SUPPRESS)
     serve_cmd.add_argument(
         "--grace", type=duration(), default=5.0, help="shutdown grace seconds (default: %(default)s)"
     )
@@ -356,7 +396,11 @@ def parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
-    serve_cmd.add_argument("--token-file", type=Path, help="require 'authorization: Bearer <token in this file>'")
+    serve_cmd.add_argument(
+        "--token-file",
+        type=Path,
+        help="require 'authorization: Bearer <token in this file>'; SIGHUP reads the file again",
+    )
     defaults = ServerLimits()
     serve_cmd.add_argument(
         "--max-streams",
@@ -492,7 +536,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_serve(args)
             if args.workers > 1:
                 return run_workers(
-                    sys.argv[1:] if argv is None else argv, args.host, args.port, args.http_port, args.workers
+                    sys.argv[1:] if argv is None else argv,
+                    args.host,
+                    args.port,
+                    args.http_port,
+                    args.workers,
+                    forward_hangup=args.token_file is not None,
                 )
         if args.command == "convert":  # synchronous: asyncio would hold Ctrl-C until it finished
             return convert_files(args)

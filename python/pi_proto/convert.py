@@ -4,7 +4,8 @@
 - `.json`: a JSON array of TranscriptEntry objects in ProtoJSON;
 - `.binpb`: a binary transcript (length-delimited TranscriptEntry records).
 
-Every format is read as a stream, so memory stays near the size of the largest message. Output
+Every format is read as a stream, so memory stays near the size of the largest message; a line,
+item or record above MAX_ENTRY_BYTES is refused, naming it, once that much is read. Output
 goes to a temporary file beside the target and is renamed over it only when everything
 converted, so a failure or an interrupt never leaves a half-written file; the output keeps the
 mode of the file it replaces, and a new file takes the umask's. An entry that cannot be written is
@@ -38,6 +39,10 @@ from .wire import DecodeError, EncodeError, decode_json, to_json
 
 FORMATS = (".jsonl", ".json", ".binpb")
 PROGRESS_BYTES = 4 * 1024 * 1024
+# The most bytes one entry may take in any format (a .jsonl line without its newline, a .json
+# item, a .binpb record). Reading holds it whole, a few times over once parsed, so without a
+# bound a line that never ends (a .jsonl linked to /dev/zero) grows until memory runs out.
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
 class ConvertError(ValueError):
@@ -106,11 +111,17 @@ def _counted(entries: Iterator[Located], report: Report) -> Iterator[Located]:
 
 def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
     offset = 0
-    for number, raw in enumerate(stream, 1):
+    number = 0
+    limit = MAX_ENTRY_BYTES
+    # At most the limit and a newline at a time, so a longer line is refused having read that much.
+    while raw := stream.readline(limit + 1):
+        number += 1
         offset += len(raw)
+        where = f"{path}:{number}"
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            raise ConvertError(f"{where}: the line is longer than {limit:,} bytes, the most an entry may take")
         if not raw.strip():
             continue
-        where = f"{path}:{number}"
         value = _json_value(raw, where)
         try:
             entry = entry_from_pi(value, "entry")
@@ -176,16 +187,24 @@ class _Streamed:
         self.text = ""
         self.at = 0  # where the unread text starts
         self.offset = 0  # the byte offset of self.text[self.at] in the file
+        self.read = 0  # the bytes read from the file
         self.items = 0
         self.ended = False
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._json = json.JSONDecoder(parse_constant=_not_json)
 
+    def unread(self) -> int:
+        """The bytes read and not yet taken (those of the item being parsed)."""
+        return self.read - self.offset
+
     def more(self) -> bool:
-        """Read more text, as much again as is unread, so a long item costs linear time; False at the end."""
+        """Read more text, as much again as is unread (so a long item costs linear time), but no
+        more than one byte past the limit of an entry; False at the end."""
         if self.ended:
             return False
-        data = self.stream.read(max(1 << 16, len(self.text) - self.at))
+        size = max(1 << 16, self.unread())
+        data = self.stream.read(max(1, min(size, MAX_ENTRY_BYTES + 1 - self.unread())))
+        self.read += len(data)
         self.ended = not data
         try:
             self.text = self.text[self.at :] + self._decoder.decode(data, final=self.ended)
@@ -221,7 +240,13 @@ class _Streamed:
                 value, end = self._json.raw_decode(self.text, self.at)
                 break
             except json.JSONDecodeError as error:
-                if not _cut_short(error, self.text) or not self.more():
+                if not _cut_short(error, self.text):
+                    raise ConvertError(f"{where}: not valid JSON: {error}") from None
+                if self.unread() > MAX_ENTRY_BYTES:
+                    raise ConvertError(
+                        f"{where}: longer than {MAX_ENTRY_BYTES:,} bytes, the most an entry may take"
+                    ) from None
+                if not self.more():
                     raise ConvertError(f"{where}: not valid JSON: {error}") from None
             except RecursionError:
                 raise ConvertError(f"{where}: JSON nested too deep to read") from None
@@ -243,7 +268,7 @@ def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
 def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
     start = 0
     try:
-        for record, (offset, entry) in enumerate(read_transcript(stream)):
+        for record, (offset, entry) in enumerate(read_transcript(stream, max_record_bytes=MAX_ENTRY_BYTES)):
             yield f"{path}: record {record} at byte {start}", entry
             advance(offset)
             start = offset

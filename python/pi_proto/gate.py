@@ -4,7 +4,7 @@ It is a grpc.aio interceptor, so ModelService, health `Watch` and reflection all
 it: every streaming call takes a slot of `max_streams` while it runs (one more is refused with
 RESOURCE_EXHAUSTED), and with a token every call but the health service's must carry exactly one
 `authorization: Bearer <token>` header (scheme case-insensitive, RFC 7235), compared in constant
-time and never logged.
+time and never logged. The token can be replaced while the server runs (set_token).
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ class Gate(grpc.aio.ServerInterceptor):
         if not handler.response_streaming:
             return handler
         return _replace(handler, self._counted(_behaviour(handler)))
+
+    def set_token(self, token: str) -> None:
+        """Require `token` from now on (SIGHUP's reload): every protocol checks it here, at each
+        call's start, so calls already admitted run on."""
+        self._token = token.encode()
 
     def refuse_credentials(self, metadata: Any) -> str | None:
         """Why a call with these (key, value) headers is refused, or None when it may pass (always,

@@ -34,8 +34,11 @@ def write_transcript(stream: BinaryIO, entries: Iterable[TranscriptEntry]) -> in
     return written
 
 
-def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, TranscriptEntry]]:
-    """Yield (byte offset after the record, message) for each record, strictly decoded."""
+def read_transcript(
+    stream: BinaryIO, *, max_record_bytes: int = MAX_RECORD_BYTES
+) -> Iterator[tuple[int, TranscriptEntry]]:
+    """Yield (byte offset after the record, message) for each record, strictly decoded; a record
+    claiming more than `max_record_bytes` is refused before it is read."""
     offset = 0
     record = 0
     while True:
@@ -44,8 +47,13 @@ def read_transcript(stream: BinaryIO) -> Iterator[tuple[int, TranscriptEntry]]:
         if size is None:
             return
         offset += length_bytes
-        if size > MAX_RECORD_BYTES:
-            raise TranscriptError(f"record {record} at byte {start}: claims {size} bytes, above protobuf's 2 GiB limit")
+        if size > max_record_bytes:
+            limit = (
+                "protobuf's 2 GiB limit"
+                if max_record_bytes == MAX_RECORD_BYTES
+                else f"the limit of {max_record_bytes:,} bytes"
+            )
+            raise TranscriptError(f"record {record} at byte {start}: claims {size} bytes, above {limit}")
         data = stream.read(size)
         if len(data) < size:
             raise TranscriptError(
