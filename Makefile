@@ -51,6 +51,23 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 .PHONY: ts-setup
 ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolchain into typescript/node_modules.
 
+# The browser tests drive Debian's chromium with playwright-core (pinned in tests/browser), which
+# downloads no browser of its own.
+BROWSER := tests/browser
+/usr/bin/chromium:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+$(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-lock.json
+	cd $(BROWSER) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+.PHONY: browser-setup
+browser-setup: /usr/bin/chromium $(BROWSER)/node_modules/.installed ## Install Debian's chromium and playwright-core for the browser tests.
+
+# curl, with nghttp2, is the HTTP/2 client of tests/test_http_connections.py.
+/usr/bin/curl:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl
+
 $(VALIDATE_PROTO):
 	mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
 		-Dartifact=build.buf:protovalidate:$(PROTOVALIDATE_VERSION) -DoutputDirectory=build/jars
@@ -59,6 +76,19 @@ $(VALIDATE_PROTO):
 
 .PHONY: proto-deps
 proto-deps: $(VALIDATE_PROTO) ## Fetch buf/validate/validate.proto (from Maven Central) into build/proto-deps.
+
+# Built from the Go module proxy into the venv's bin; the stamp names the version, so a new pin rebuilds.
+$(VENV)/.grpcurl-$(GRPCURL_VERSION): $(VENV)/.installed
+	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	touch $@
+
+.PHONY: grpcurl
+grpcurl: $(VENV)/.grpcurl-$(GRPCURL_VERSION) ## Build grpcurl (pinned) into .venv/bin, for the tests.
+
+# Debian's protoc, what C++ users compile the schema with; the tests compile the descriptor set with it.
+.PHONY: protoc
+protoc: ## Install Debian's protobuf-compiler when protoc is missing.
+	@command -v protoc >/dev/null || $(MAKE) -C cpp setup PACKAGES=protobuf-compiler
 
 # Generated code, by template: Python (upb classes, then betterproto2 types), TypeScript and Go.
 GEN_TEMPLATES := buf.gen.yaml buf.gen.types.yaml $(TS)/buf.gen.yaml go/buf.gen.yaml
@@ -77,21 +107,10 @@ generate-into:
 	sed -i -e 's/^from pi\.ai\.v1 import /from . import /' -e 's/^from buf\.validate import /from ....buf.validate import /' \
 		$(OUT)/$(PB2_DIR)/*_pb2.py $(OUT)/$(PB2_DIR)/*_pb2.pyi
 	sed -i 's/^from pi\.ai\.v1 import /from ...ai.v1 import /' $(OUT)/python/pi_proto/_gen/pb2/pi/conformance/v1/*_pb2.py*
-# Built from the Go module proxy into the venv's bin; the stamp names the version, so a new pin rebuilds.
-$(VENV)/.grpcurl-$(GRPCURL_VERSION): $(VENV)/.installed
-	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
-	touch $@
-
-.PHONY: grpcurl
-grpcurl: $(VENV)/.grpcurl-$(GRPCURL_VERSION) ## Build grpcurl (pinned) into .venv/bin, for the tests.
-
-# Debian's protoc, what C++ users compile the schema with; the tests compile the descriptor set with it.
-.PHONY: protoc
-protoc: ## Install Debian's protobuf-compiler when protoc is missing.
-	@command -v protoc >/dev/null || $(MAKE) -C cpp setup PACKAGES=protobuf-compiler
-
 	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses neither of these.
 	rm -rf $(OUT)/python/pi_proto/_gen/types/buf $(OUT)/python/pi_proto/_gen/types/google
+	mkdir -p $(OUT)/$(dir $(DESCRIPTOR_SET))
+	buf build --exclude-source-info --as-file-descriptor-set -o $(OUT)/$(DESCRIPTOR_SET)
 
 .PHONY: go-plugins
 go-plugins:
@@ -104,13 +123,12 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 	stale=0; for dir in $(GEN_DIRS); do \
 		diff -r -x __pycache__ "$$dir" "$$fresh/$$dir" >/dev/null || { diff -r -q -x __pycache__ "$$dir" "$$fresh/$$dir"; stale=1; }; \
 	done; \
+	cmp -s $(DESCRIPTOR_SET) "$$fresh/$(DESCRIPTOR_SET)" || { echo "$(DESCRIPTOR_SET) is stale"; stale=1; }; \
 	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
 .PHONY: lint
 lint: setup ts-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
 	ruff check python tests fuzz bench
-	mkdir -p $(OUT)/$(dir $(DESCRIPTOR_SET))
-	buf build --exclude-source-info --as-file-descriptor-set -o $(OUT)/$(DESCRIPTOR_SET)
 	ruff format --check python tests fuzz bench
 	mypy
 	buf lint
@@ -123,7 +141,6 @@ format: setup ## Apply ruff and buf formatting.
 	ruff check --fix python tests fuzz bench
 	ruff format python tests fuzz bench
 	buf format --write proto
-	cmp -s $(DESCRIPTOR_SET) "$$fresh/$(DESCRIPTOR_SET)" || { echo "$(DESCRIPTOR_SET) is stale"; stale=1; }; \
 
 .PHONY: release-baseline
 release-baseline: setup proto-deps ## At a release: make this version's schema the one `buf breaking` compares against.
@@ -131,7 +148,7 @@ release-baseline: setup proto-deps ## At a release: make this version's schema t
 	buf build proto --exclude-source-info -o proto/baseline/pi-proto-$(VERSION).binpb
 
 .PHONY: pytest
-pytest: setup ## Run the Python tests only.
+pytest: setup browser-setup /usr/bin/curl grpcurl protoc ## Run the Python tests only.
 	pytest
 
 .PHONY: ts-test

@@ -39,7 +39,9 @@ async def test_serve_prints_the_grpc_line_first_then_the_http_line_and_serves_bo
             _, over_grpc = await drain(grpc_client.stream(readme_context()))
             _, over_connect = await drain(client.stream(readme_context()))
         body = json.dumps({"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}).encode()
-        reply = await pyqwest.Client().post(f"http://{address}{SSE_PATH}", content=body)
+        reply = await pyqwest.Client().post(
+            f"http://{address}{SSE_PATH}", headers={"content-type": "application/json"}, content=body
+        )
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
     assert over_connect == over_grpc

@@ -9,27 +9,32 @@ import contextlib
 import json
 import socket
 import struct
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pyqwest
 import pytest
+from google.protobuf import json_format
 
 import pi_proto as pp
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import ModelServer, ServerLimits
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, read_sse
+from pi_proto.web import service as service_module
+from pi_proto.web import sse as sse_module
 
 from .helpers import RecordingModel, WatchedModel, drain, kind, readme_context
 
 TOKEN = "s3cret-token"
+JSON = {"content-type": "application/json"}
 REQUEST = json.loads(pp.to_json(pp.StreamRequest(context=readme_context())))
 
 
 async def sse_status(url: str, body: Any = REQUEST, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     """The status of an SSE call and its error body (or its last event)."""
     async with pyqwest.Client().stream(
-        "POST", url + SSE_PATH, headers=headers or {}, content=json.dumps(body).encode()
+        "POST", url + SSE_PATH, headers={**JSON, **(headers or {})}, content=json.dumps(body).encode()
     ) as response:
         if response.status != 200:
             return response.status, json.loads(b"".join([bytes(chunk) async for chunk in response.content]))
@@ -205,7 +210,7 @@ async def test_an_sse_client_that_leaves_cancels_the_model() -> None:
     model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
         async with pyqwest.Client().stream(
-            "POST", http_server.url + SSE_PATH, content=json.dumps(REQUEST).encode()
+            "POST", http_server.url + SSE_PATH, headers=JSON, content=json.dumps(REQUEST).encode()
         ) as response:
             first = await anext(aiter(read_sse(response.content)))
             assert first["type"] == "start"
@@ -343,3 +348,92 @@ async def test_sse_names_the_scheme_it_wants_when_refusing(guarded: tuple[ModelS
     async with pyqwest.Client().stream("POST", http_server.url + SSE_PATH, content=b"{}") as response:
         assert response.status == 401
         assert response.headers["www-authenticate"] == "Bearer"
+
+
+def _connect_json(context: pp.AgentContext) -> bytes:
+    """A Connect server-streaming request in JSON: one enveloped ProtoJSON message."""
+    message = pp.to_json(pp.StreamRequest(context=context)).encode()
+    return struct.pack(">BI", 0, len(message)) + message
+
+
+async def _connect_json_status(url: str, context: pp.AgentContext) -> tuple[int, bytes]:
+    async with pyqwest.Client().stream(
+        "POST",
+        url + "/pi.ai.v1.ModelService/Stream",
+        headers={"content-type": "application/connect+json"},
+        content=_connect_json(context),
+    ) as response:
+        return response.status, b"".join([bytes(chunk) async for chunk in response.content])
+
+
+COUNTED = {"max_messages": 3, "max_blocks": 5}
+
+
+def _sse_body(way: str, context: pp.AgentContext) -> Any:
+    """The context as a pi-JSON body, or as a StreamRequest's ProtoJSON."""
+    if way == "sse-pi-json":
+        return {"messages": [pp.message_to_pi(message) for message in context.messages]}
+    return json.loads(pp.to_json(pp.StreamRequest(context=context)))
+
+
+@pytest.mark.parametrize(
+    ("way", "context"),
+    [
+        ("sse-pi-json", pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=1))] * 4)),
+        ("sse-proto-json", pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=1))] * 4)),
+        ("connect-json", pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=1))] * 4)),
+        ("sse-pi-json", pp.AgentContext(messages=[pp.agent_message(pp.user_message(*["a"] * 6, timestamp=1))])),
+        (
+            "connect-json",
+            pp.AgentContext(messages=[pp.agent_message(pp.user_message(*["a"] * 6, timestamp=1))]),
+        ),
+    ],
+)
+async def test_a_context_over_a_count_is_refused_before_it_is_converted(
+    monkeypatch: pytest.MonkeyPatch, way: str, context: pp.AgentContext
+) -> None:
+    converted: list[str] = []
+    monkeypatch.setattr(sse_module, "context_from_pi", lambda *_: converted.append("pi-json"))
+    real_parse = json_format.ParseDict
+
+    def parse(value: Any, message: Any, **options: Any) -> Any:
+        if message.DESCRIPTOR.name == "StreamRequest":
+            converted.append("proto-json")
+        return real_parse(value, message, **options)
+
+    monkeypatch.setattr(json_format, "ParseDict", parse)
+    limits = ServerLimits(**COUNTED)
+    async with ModelServer(ScriptedModel.readme(), limits=limits) as grpc_server, HttpServer(grpc_server) as web:
+        if way == "connect-json":
+            status, body = await _connect_json_status(web.url, context)
+            code = json.loads(body[5:])["error"]["code"]  # the end-of-stream message
+        else:
+            value = _sse_body(way, context)
+            status, error = await sse_status(web.url, value)
+            code = error["code"]
+    assert (status, code) == ((200 if way == "connect-json" else 413), "resource_exhausted")
+    assert converted == []
+
+
+@pytest.mark.parametrize("way", ["sse-pi-json", "sse-proto-json", "connect-json"])
+async def test_a_large_request_is_decoded_off_the_event_loop(monkeypatch: pytest.MonkeyPatch, way: str) -> None:
+    threads: list[bool] = []
+    for module, name in ((sse_module, "request_bytes"), (service_module, "from_proto_json")):
+        real = getattr(module, name)
+
+        def spy(*args: Any, real: Any = real) -> Any:
+            threads.append(threading.current_thread() is threading.main_thread())
+            return real(*args)
+
+        monkeypatch.setattr(module, name, spy)
+    context = pp.AgentContext(messages=[pp.agent_message(pp.user_message("x" * 300_000, timestamp=1))])
+    async with ModelServer(ScriptedModel.readme()) as grpc_server, HttpServer(grpc_server) as web:
+        if way == "connect-json":
+            status, body = await _connect_json_status(web.url, context)
+            assert b'"done"' in body
+        else:
+            value = _sse_body(way, context)
+            status, last = await sse_status(web.url, value)
+            assert last["type"] == "done"
+    assert status == 200
+    assert threads == [False]  # decoded once, not on the event loop's thread

@@ -3,6 +3,7 @@ protocol says them (pi_proto.web)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 from collections.abc import AsyncIterator
@@ -17,9 +18,10 @@ from pi_proto.server import ModelServer
 from pi_proto.stream import AssistantMessageEventStream
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, event_from_sse, read_sse
 
-from .helpers import drain, kind, readme_context
+from .helpers import RecordingModel, drain, kind, readme_context
 
 NOT_SERVED = "is not served: this server serves scripted/scripted-v1"
+JSON = {"content-type": "application/json"}
 WAYS = [
     ("connect", "proto", True),
     ("connect", "proto", False),
@@ -129,7 +131,7 @@ async def test_sse_answers_text_event_stream_ending_after_the_terminal_event(
 ) -> None:
     _, http_server = servers
     body = pp.to_json(pp.StreamRequest(context=readme_context())).encode()
-    reply = await pyqwest.Client().post(http_server.url + SSE_PATH, content=body)
+    reply = await pyqwest.Client().post(http_server.url + SSE_PATH, headers=JSON, content=body)
     assert reply.status == 200
     assert reply.headers["content-type"] == "text/event-stream"
     assert reply.headers["cache-control"] == "no-cache"
@@ -147,7 +149,9 @@ async def test_sse_takes_a_pi_context_with_the_model_in_the_query(servers: tuple
     assert status == 200
     assert objects[-1]["type"] == "done"
     query = "?model=gpt-9&provider=openai"
-    reply = await pyqwest.Client().post(http_server.url + SSE_PATH + query, content=json.dumps(context).encode())
+    reply = await pyqwest.Client().post(
+        http_server.url + SSE_PATH + query, headers=JSON, content=json.dumps(context).encode()
+    )
     assert reply.status == 404
     assert reply.json() == {
         "code": "not_found",
@@ -328,3 +332,55 @@ async def test_sse_names_a_broken_rule_of_a_pi_json_body_by_its_pi_json_path(
     protojson = json.loads(pp.to_json(pp.StreamRequest(context=pp.context_from_pi({"messages": [result]}))))
     status, (error,) = await sse_post(http_server.url, protojson)
     assert error["message"].startswith("context.messages[0].tool_result.tool_call_id: ")  # as the client wrote it
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonl"],
+)
+async def test_sse_takes_only_json_bodies_so_that_pages_must_ask_first(content_type: str | None) -> None:
+    model = RecordingModel(pp.assistant_message("hi", timestamp=1))
+    body = json.dumps({"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}).encode()
+    headers = {} if content_type is None else {"content-type": content_type}
+    async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
+        reply = await pyqwest.Client().post(http_server.url + SSE_PATH, headers=headers, content=body)
+    assert reply.status == 415
+    shown = "none" if content_type is None else repr(content_type)
+    assert json.loads(reply.content) == {
+        "code": "invalid_argument",
+        "message": f"the body must be application/json, not {shown}",
+    }
+    assert model.streams == []
+
+
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON"])
+async def test_sse_takes_json_with_parameters_and_in_any_case(
+    servers: tuple[ModelServer, HttpServer], content_type: str
+) -> None:
+    context = {"messages": [{"role": "user", "content": "hi", "timestamp": 1}]}
+    status, events = await sse_post(servers[1].url, context, headers={"content-type": content_type})
+    assert (status, events[-1]["type"]) == (200, "done")
+
+
+@pytest.mark.parametrize(
+    ("method", "content_type"),
+    [
+        ("Stream", "application/connect+proto"),
+        ("StreamBatched", "application/connect+json"),
+        ("Stream", "application/grpc-web+proto"),
+        ("StreamBatched", "application/grpc-web-text+proto"),
+    ],
+)
+async def test_streaming_answers_tell_proxies_not_to_buffer_them(
+    servers: tuple[ModelServer, HttpServer], method: str, content_type: str
+) -> None:
+    request = pp.StreamRequest(context=readme_context())
+    message = pp.to_json(request).encode() if content_type.endswith("json") else pp.encode(request)
+    body = struct.pack(">BI", 0, len(message)) + message
+    if "text" in content_type:
+        body = base64.b64encode(body)
+    async with pyqwest.Client().stream(
+        "POST", f"{servers[1].url}/pi.ai.v1.ModelService/{method}", headers={"content-type": content_type}, content=body
+    ) as response:
+        assert response.status == 200
+        assert (response.headers["cache-control"], response.headers["x-accel-buffering"]) == ("no-cache", "no")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
+import logging
 import math
+import resource
 import signal
 import ssl
 import sys
@@ -22,11 +25,11 @@ from .conformance import ConformanceServer, load_cases
 from .convert import convert
 from .demo import run_demo
 from .events import FAILED
+from .files import read_regular_file
+from .gate import Gate
 from .messages import agent_message, user_message
 from .providers import ProviderModel, load_models
 from .render import describe_model, print_json_lines, print_live
-from .files import read_regular_file
-from .gate import Gate
 from .scripted import ScriptedModel
 from .server import MAX_REQUEST_BYTES, ModelServer, ServerLimits, Tls
 from .stream import ServedModel
@@ -42,6 +45,8 @@ async def serve(args: argparse.Namespace) -> int:
         return await serve_conformance(args)
     if args.models is not None and args.script is not None:
         raise ValueError("--models and --script go apart: serve real models or a script")
+    raise_file_limit()
+    log_to_stderr()
     models: ServedModel | list[ProviderModel]
     if args.models is not None:
         models = load_models(args.models)
@@ -86,6 +91,7 @@ async def serve(args: argparse.Namespace) -> int:
                 ssl_context=http_tls(args),
                 reuse_port=args.worker is not None,
                 cors_origins=args.cors_origin,
+                limits=web.HttpLimits(max_connections=args.max_connections, header_timeout=args.header_timeout),
             )
         except ValueError as error:  # an origin that is not one
             raise ValueError(f"--cors-origin: {error}") from None
@@ -93,16 +99,16 @@ async def serve(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    if args.token_file is not None:
+        loop.add_signal_handler(signal.SIGHUP, reload_token, server.gate, args.token_file)
+    if args.worker is not None:
+        watch_supervisor(args.worker, stop.set)
     await server.start()
     if http is not None:
         await _start_beside(http, server)
     tune_collector()
     print(f"listening on {server.target}", flush=True)  # the line scripts wait for: always the first
     if http is not None:
-    if args.token_file is not None:
-        loop.add_signal_handler(signal.SIGHUP, reload_token, server.gate, args.token_file)
-    if args.worker is not None:
-        watch_supervisor(args.worker, stop.set)
         print(f"http on {http.target}", flush=True)
     served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in server.models)
     print(f"pi-proto serve: serving {served}", file=sys.stderr, flush=True)
@@ -129,6 +135,25 @@ def tune_collector() -> None:
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
 
 
+def log_to_stderr() -> None:
+    """What the library logs (a connection limit reached, say) as `pi-proto serve:` lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("pi-proto serve: %(message)s"))
+    logger = logging.getLogger("pi_proto")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+
+
+def raise_file_limit() -> None:
+    """Raise the soft limit of open files to the hard one, as Go programs do at start: a server
+    holds a descriptor per connection, and the HTTP port's share is derived from this limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(OSError, ValueError):  # kept as it is: what is derived from it holds
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def web_module() -> ModuleType:
     """pi_proto.web, or a ValueError saying what to install when the `http` extra is missing."""
     try:
@@ -144,7 +169,7 @@ def http_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
         return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(args.tls_cert, args.tls_key)
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(["h2", "http/1.1"])
     return context
 
 
@@ -180,6 +205,10 @@ async def serve_conformance(args: argparse.Namespace) -> int:
     return 0
 
 
+# A token is one word; a file larger than this is not a token file (JWTs are a few KiB).
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+
+
 def read_token(path: Path | None) -> str | None:
     """The bearer token in `path` (surrounding whitespace removed), or None without a file; only a
     regular file is read, up to MAX_TOKEN_FILE_BYTES."""
@@ -194,35 +223,6 @@ def read_token(path: Path | None) -> str | None:
     if any(character.isspace() or not character.isprintable() for character in token):
         raise ValueError(f"--token-file {path}: the token must be one word of printable characters")
     return token
-
-
-async def stream(args: argparse.Namespace) -> int:
-    context = AgentContext(messages=[agent_message(user_message(args.text))])
-    root_certificates = read_ca_file(args.ca_file)
-    async with ModelClient(
-        args.target, root_certificates=root_certificates, token=read_token(args.token_file)
-    ) as client:
-        events = client.stream(context, provider=args.provider, model=args.model, timeout=args.timeout)
-        # Ctrl-C or SIGTERM cancel the call: its ABORTED error event is printed like any other end.
-        stopped_by: list[int] = []
-        loop = asyncio.get_running_loop()
-# A token is one word; a file larger than this is not a token file (JWTs are a few KiB).
-MAX_TOKEN_FILE_BYTES = 64 * 1024
-
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, _stop_stream, events, signum, stopped_by)
-        try:
-            if args.json:
-                message = await print_json_lines(events)
-            else:
-                message = await print_live(Console(highlight=False), events)
-        finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
-    if stopped_by:
-        return 128 + stopped_by[0]  # as a shell reports a program a signal stopped
-    return 1 if message.stop_reason in FAILED else 0
 
 
 # A CA bundle is some hundred KiB; this is room for any.
@@ -251,6 +251,31 @@ def reload_token(gate: Gate, path: Path) -> None:
     assert token is not None  # read_token returns None only without a path
     gate.set_token(token)
     print(f"pi-proto serve: SIGHUP: reloaded the token from {path}", file=sys.stderr, flush=True)
+
+
+async def stream(args: argparse.Namespace) -> int:
+    context = AgentContext(messages=[agent_message(user_message(args.text))])
+    root_certificates = read_ca_file(args.ca_file)
+    async with ModelClient(
+        args.target, root_certificates=root_certificates, token=read_token(args.token_file)
+    ) as client:
+        events = client.stream(context, provider=args.provider, model=args.model, timeout=args.timeout)
+        # Ctrl-C or SIGTERM cancel the call: its ABORTED error event is printed like any other end.
+        stopped_by: list[int] = []
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, _stop_stream, events, signum, stopped_by)
+        try:
+            if args.json:
+                message = await print_json_lines(events)
+            else:
+                message = await print_live(Console(highlight=False), events)
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+    if stopped_by:
+        return 128 + stopped_by[0]  # as a shell reports a program a signal stopped
+    return 1 if message.stop_reason in FAILED else 0
 
 
 def _stop_stream(events: ModelCallStream, signum: int, stopped_by: list[int]) -> None:
@@ -339,6 +364,7 @@ def duration(unit: str = "seconds", *, zero: bool = True) -> Callable[[str], flo
 
 
 PORT = whole(0, 65535)
+HEADER_TIMEOUT = 10.0  # HttpLimits' default, without importing the http extra
 
 
 def parser() -> argparse.ArgumentParser:
@@ -393,6 +419,21 @@ def parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="let web pages of this origin (scheme://host[:port], or * for any) call the HTTP protocols; "
         "repeat for more (default: none, same origin only)",
+    )
+    serve_cmd.add_argument(
+        "--max-connections",
+        type=whole(1),
+        metavar="N",
+        help="open connections on --http-port at once; one more is answered 503 (default: half the open-file "
+        "limit beyond 256, at most 10000; serve raises the soft limit to the hard one)",
+    )
+    serve_cmd.add_argument(
+        "--header-timeout",
+        type=duration(zero=False),
+        default=HEADER_TIMEOUT,
+        metavar="S",
+        help="seconds a request on --http-port has to send its head (request line and headers), from the "
+        "connection or the previous answer; then 408 (default: %(default)g)",
     )
     serve_cmd.add_argument("--tls-cert", type=Path, help="PEM certificate chain: serve TLS (with --tls-key)")
     serve_cmd.add_argument("--tls-key", type=Path, help="PEM private key of --tls-cert")
@@ -502,6 +543,8 @@ NOT_FOR_CONFORMANCE = [
     "workers",
     "no_reflection",
     "cors_origin",
+    "max_connections",
+    "header_timeout",
     "tls_cert",
     "tls_key",
     "token_file",
@@ -521,6 +564,9 @@ def check_serve(args: argparse.Namespace) -> None:
         raise ValueError(f"--http-port and --port must differ: both are {args.port}")
     if args.cors_origin and args.http_port is None:
         raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
+    if args.http_port is None and (args.max_connections, args.header_timeout) != (None, HEADER_TIMEOUT):
+        flag = "--max-connections" if args.max_connections is not None else "--header-timeout"
+        raise ValueError(f"{flag} needs --http-port: it bounds the HTTP port's connections")
     if args.conformance is not None:
         defaults = parser().parse_args(["serve"])
         given = [name for name in NOT_FOR_CONFORMANCE if getattr(args, name) != getattr(defaults, name)]

@@ -5,6 +5,7 @@ pi-JSON events, served from a ModelServer's models with its limits and token (`p
 
 from .client import HttpModelClient
 from .conformance import HttpConformanceServer
+from .connections import HttpLimits
 from .cors import checked_origin
 from .server import AsgiServer, HttpApp, HttpServer
 from .sse import SSE_PATH, event_from_sse, event_to_sse, read_sse
@@ -14,6 +15,7 @@ __all__ = [
     "AsgiServer",
     "HttpApp",
     "HttpConformanceServer",
+    "HttpLimits",
     "HttpModelClient",
     "HttpServer",
     "checked_origin",

@@ -8,32 +8,35 @@ gRPC server's models, limits, bearer token, concurrent-stream slots and in-fligh
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import ssl
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 import uvicorn
 
 from ..server import ModelServer
+from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText
-from .service import ConnectApp, GateInterceptor, ModelService
+from .service import STREAM, STREAM_BATCHED, ConnectApp, GateInterceptor, ModelService, path_of
 from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
 
 
 class HttpApp:
     """The ASGI application: SSE at SSE_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*;
-    web pages of `cors_origins` may call it too (see cors.py)."""
+    web pages of its own origin and of `cors_origins` may call it, no other page (see cors.py)."""
 
     def __init__(self, server: ModelServer, cors_origins: Sequence[str] = ()) -> None:
         self.service = ModelService(server)
-        self._route: App = Cors(self._routed, cors_origins) if cors_origins else self._routed
+        self._route: App = Cors(self._routed, cors_origins)
         self._sse = SseEndpoint(self.service)
         connect = ConnectApp(
             self.service.endpoints(),
             read_max_bytes=server.limits.max_request_bytes,
             interceptors=[GateInterceptor(server.gate)],
+            defer_json=True,
         )
         self._connect = GrpcWebText(connect, server.limits.max_request_bytes)
 
@@ -43,16 +46,39 @@ class HttpApp:
     async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == SSE_PATH:
             await self._sse(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] in STREAMING_PATHS:
+            await self._connect(scope, receive, _unbuffered(send))
         else:
             await self._connect(scope, receive, send)
 
 
+STREAMING_PATHS = frozenset((path_of(STREAM), path_of(STREAM_BATCHED)))
+# What SSE answers with too: no cache, and proxies such as nginx pass each message on at once.
+UNBUFFERED = [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
+
+
+def _unbuffered(send: Send) -> Send:
+    """`send`, with a streaming answer's headers telling proxies to pass it on as it comes."""
+
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            present = {key for key, _ in message.get("headers", ())}
+            extra = [(key, value) for key, value in UNBUFFERED if key not in present]
+            message = {**message, "headers": [*message.get("headers", ()), *extra]}
+        await send(message)
+
+    return sending
+
+
 class AsgiServer:
-    """An ASGI application served by uvicorn (httptools, HTTP/1.1) in the running event loop.
+    """An ASGI application served in the running event loop: HTTP/1.1 by uvicorn (httptools),
+    HTTP/2 by hypercorn, over connections bounded by `limits` (see connections.py).
 
     `port` 0 picks a free port. Unlike uvicorn.run, it leaves signal handling and logging
     configuration to the program. With `reuse_port`, other processes may listen on the same port
     (SO_REUSEPORT: `pi-proto serve --workers`), and the kernel spreads connections across them.
+    With `ssl_context`, HTTP/2 is offered by ALPN beside HTTP/1.1; in clear text a client speaks it
+    with prior knowledge or `Upgrade: h2c`.
     """
 
     def __init__(
@@ -63,14 +89,16 @@ class AsgiServer:
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
         reuse_port: bool = False,
+        limits: HttpLimits = DEFAULT_LIMITS,
     ) -> None:
         self.app = app
         self.host = host
         self.port = port
         self.reuse_port = reuse_port
+        self.limits = limits
         self._ssl = ssl_context
         self._server: uvicorn.Server | None = None
-        self._socket: socket.socket | None = None
+        self._listener: Listener | None = None
         self._ticking: asyncio.Task[None] | None = None
 
     @property
@@ -84,10 +112,15 @@ class AsgiServer:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{'https' if self._ssl else 'http'}://{host}:{self.port}"
 
+    @property
+    def open_connections(self) -> int:
+        """The connections open now, whatever HTTP they speak."""
+        return 0 if self._listener is None else self._listener.open
+
     async def start(self) -> str:
         """Bind, start serving, and return the target; raises OSError when the address is taken."""
-        self._socket = _bind(self.host, self.port, reuse_port=self.reuse_port)
-        self.port = self._socket.getsockname()[1]
+        sock = _bind(self.host, self.port, reuse_port=self.reuse_port)
+        self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.app,
             http="httptools",
@@ -98,39 +131,36 @@ class AsgiServer:
             access_log=False,
             server_header=False,
             proxy_headers=False,
+            timeout_keep_alive=math.ceil(self.limits.idle_timeout),
         )
         config.load()
-        config.ssl = self._ssl
         self._server = uvicorn.Server(config)
-        self._server.lifespan = config.lifespan_class(config)
-        await self._server.startup(sockets=[self._socket])
+        self._listener = Listener(sock, self.app, config, self._server.server_state, self.limits, self._ssl)
+        self._listener.start()
         self._ticking = asyncio.create_task(_tick(self._server))
         return self.target
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Stop accepting, let the responses in flight end within `grace` seconds, then cut them.
-
-        uvicorn's own shutdown, without its fixed pauses: a test suite starts many servers.
-        """
-        if self._server is None or self._ticking is None:
+        """Stop accepting, let the responses in flight end within `grace` seconds, then cut them."""
+        if self._server is None or self._listener is None or self._ticking is None:
             return
-        server, self._server = self._server, None
+        server, listener, self._server, self._listener = self._server, self._listener, None, None
         self._ticking.cancel()
-        for listener in server.servers:
-            listener.close()
+        listener.close()
         state = server.server_state
         for connection in list(state.connections):
             connection.shutdown()  # closes idle connections; busy ones close after their response
+        _, _, h2_context = listener.h2
+        await h2_context.terminated.set()  # HTTP/2: no new streams, and idle connections close
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
-        while (state.connections or state.tasks) and loop.time() < deadline:
+        while (state.connections or state.tasks or listener.h2_tasks) and loop.time() < deadline:
             await asyncio.sleep(0.01)
-        for task in list(state.tasks):
+        for task in [*state.tasks, *listener.h2_tasks]:
             task.cancel()
         for connection in list(state.connections):
             connection.transport.close()
-        for listener in server.servers:
-            await listener.wait_closed()
+        await asyncio.gather(*listener.h2_tasks, return_exceptions=True)
 
     async def __aenter__(self) -> AsgiServer:
         await self.start()
@@ -191,10 +221,13 @@ class HttpServer(AsgiServer):
         ssl_context: ssl.SSLContext | None = None,
         reuse_port: bool = False,
         cors_origins: Sequence[str] = (),
+        limits: HttpLimits = DEFAULT_LIMITS,
     ) -> None:
         self.model_server = server
         self.http_app = HttpApp(server, cors_origins)
-        super().__init__(self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port)
+        super().__init__(
+            self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port, limits=limits
+        )
 
     @property
     def active_streams(self) -> int:

@@ -11,6 +11,7 @@ carrying the status code gRPC would answer; once the stream has started, failure
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import aclosing
 from typing import Any
@@ -25,10 +26,12 @@ from google.protobuf.message import Message as UpbMessage
 from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
 from .._gen.types.pi.ai.v1 import GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse
 from ..gate import Gate
-from ..server import SERVICE, Call, ModelServer, Refused
+from ..server import LARGE_AT_ONCE, LARGE_REQUEST_BYTES, SERVICE, Call, ModelServer, Refused
 from ..validate import ValidationError, check
 from ..wire import DecodeError, M, encode, from_upb, parse
-from .codec import ServerJsonCodec, ServerProtoCodec, Wire, connect_code
+from .codec import JsonRequest, ServerJsonCodec, ServerProtoCodec, Wire, connect_code, from_proto_json
+
+Request = bytes | JsonRequest  # what the codecs make of a request's body
 
 
 def method(
@@ -94,6 +97,18 @@ class ModelService:
         self.server = server
         self.calls: set[Call] = set()
         self.stopping = False
+        self.large_requests = asyncio.Semaphore(LARGE_AT_ONCE)  # decoded in worker threads at once
+
+    async def decoded(self, request: Request) -> bytes:
+        """A request's bytes: ProtoJSON decoded here, in a worker thread when it is large, so the
+        event loop goes on serving meanwhile. Raises ConnectError."""
+        if isinstance(request, bytes):
+            return request
+        limits = self.server.limits
+        if len(request.text) <= LARGE_REQUEST_BYTES:
+            return from_proto_json(request.text, request.cls, limits)
+        async with self.large_requests:
+            return await asyncio.to_thread(from_proto_json, request.text, request.cls, limits)
 
     def endpoints(self) -> dict[str, Endpoint[Any, Any]]:
         return {
@@ -103,21 +118,22 @@ class ModelService:
             path_of(GET_MODEL): Endpoint.unary(GET_MODEL, self.get_model),
         }
 
-    def stream(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+    def stream(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.Stream: one event per message."""
         return self._play(request, event_pb2.ModelEvent, batched=False)
 
-    def stream_batched(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+    def stream_batched(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.StreamBatched: the events waiting together in one message."""
         return self._play(request, service_pb2.StreamBatchedResponse, batched=True)
 
-    async def _play(self, request: bytes, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
+    async def _play(self, request: Request, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
+        data = await self.decoded(request)
         try:
             take_slot(self.server.gate)
         except Refused as refused:
             raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
         try:
-            call = await self.start_call(request)
+            call = await self.start_call(data)
             try:
                 async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
                     async for message in messages:
@@ -143,15 +159,15 @@ class ModelService:
         self.calls.discard(call)
         self.server.end_call(call)
 
-    async def list_models(self, request: bytes, ctx: RequestContext[Any, Any]) -> Wire:
+    async def list_models(self, request: Request, ctx: RequestContext[Any, Any]) -> Wire:
         """ModelService.ListModels: the catalog, or one provider's part of it."""
-        asked = _parsed(ListModelsRequest, request)
+        asked = _parsed(ListModelsRequest, await self.decoded(request))
         listed = ListModelsResponse(models=self.server.catalog(asked.provider))
         return Wire(service_pb2.ListModelsResponse, encode(listed))
 
-    async def get_model(self, request: bytes, ctx: RequestContext[Any, Any]) -> Wire:
+    async def get_model(self, request: Request, ctx: RequestContext[Any, Any]) -> Wire:
         """ModelService.GetModel: one model, or NOT_FOUND naming what is served."""
-        asked = _parsed(GetModelRequest, request)
+        asked = _parsed(GetModelRequest, await self.decoded(request))
         try:
             found = self.server.find(asked.provider, asked.id)
         except KeyError as error:
@@ -173,13 +189,20 @@ class ConnectApp(ConnectASGIApplication[Any]):
     """connectrpc's ASGI application of one service's endpoints (Connect, gRPC-web and, on an
     ASGI server with trailers, gRPC), with our codecs: messages travel as the gRPC server's bytes."""
 
-    def __init__(self, endpoints: Mapping[str, Any], *, read_max_bytes: int, interceptors: Iterable[Any] = ()) -> None:
+    def __init__(
+        self,
+        endpoints: Mapping[str, Any],
+        *,
+        read_max_bytes: int,
+        interceptors: Iterable[Any] = (),
+        defer_json: bool = False,
+    ) -> None:
         super().__init__(
             service=None,
             endpoints=lambda _: endpoints,
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
-            codecs=[ServerProtoCodec(), ServerJsonCodec()],
+            codecs=[ServerProtoCodec(), ServerJsonCodec(deferred=defer_json)],
         )
 
     @property

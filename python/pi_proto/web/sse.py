@@ -10,9 +10,11 @@ what pi's partial would add is carried instead: `start` has the message header a
 event that changes the usage carries `usage`. `done` carries the final message, `error` the failed
 one.
 
-A request refused before the stream starts gets an HTTP error with a JSON body in Connect's shape,
-`{"code": "invalid_argument", "message": "..."}`: 401 without the bearer token, 413 for a body
-above the request limit, 429 when every stream slot is taken, 400 and 404 as Connect maps them.
+The body must be `application/json` (415 otherwise), so that a web page's request needs a CORS
+preflight. A request refused before the stream starts gets an HTTP error with a JSON body in
+Connect's shape, `{"code": "invalid_argument", "message": "..."}`: 401 without the bearer token,
+413 for a body above the request limit, 429 when every stream slot is taken, 400 and 404 as
+Connect maps them.
 A client that goes away cancels the model's stream, as a cancelled gRPC call does.
 """
 
@@ -61,10 +63,20 @@ from ..pi_json import (
     context_from_pi,
     context_path,
 )
-from ..server import BATCH_BYTES, Call, Refused, RequestInvalid, RequestTooLarge, coalesce
+from ..server import (
+    BATCH_BYTES,
+    LARGE_REQUEST_BYTES,
+    Call,
+    Refused,
+    RequestInvalid,
+    RequestTooLarge,
+    ServerLimits,
+    coalesce,
+)
 from ..stream import AssistantMessageEventStream
 from ..validate import ValidationError
 from ..wire import EncodeError, encode
+from .codec import json_counts
 from .service import ModelService, release_slot, take_slot
 
 SSE_PATH = "/v1/stream"
@@ -264,25 +276,30 @@ QUERY_PARAMETERS = ("model", "provider", "coalesceDeltas")
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
-def request_bytes(body: bytes, query: str) -> tuple[bytes, bool]:
+def request_bytes(body: bytes, query: str, limits: ServerLimits | None = None) -> tuple[bytes, bool]:
     """The StreamRequest bytes of an SSE request's body, and whether the body was a pi-JSON context:
     ProtoJSON of a StreamRequest (unknown fields refused), or a pi-JSON context with the model
-    named in the query. Raises Refused (INVALID_ARGUMENT) saying what is wrong; the server then
-    checks the request as it checks any other."""
+    named in the query. The context is counted against `limits` before it is converted. Raises
+    Refused (INVALID_ARGUMENT, or RequestTooLarge) saying what is wrong; the server then checks the
+    request as it checks any other."""
     params = _query(query)
     try:
-        return _request_bytes(body, params)
+        return _request_bytes(body, params, limits)
     except RecursionError:  # the JSON, or a value inside it the conversion walks
         raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
 
 
-def _request_bytes(body: bytes, params: dict[str, str]) -> tuple[bytes, bool]:
+def _request_bytes(body: bytes, params: dict[str, str], limits: ServerLimits | None) -> tuple[bytes, bool]:
     try:
         value = json.loads(body)
     except ValueError as error:  # UnicodeDecodeError is one too
         raise Refused("INVALID_ARGUMENT", f"the body is not JSON: {error}") from None
     if not isinstance(value, dict):
         raise Refused("INVALID_ARGUMENT", "the body must be a JSON object: a StreamRequest or a pi-JSON context")
+    if limits is not None:
+        context = value.get("context") if "messages" not in value else value
+        if isinstance(context, dict):
+            json_counts(context.get("messages"), context.get("tools"), limits)
     if "messages" not in value:
         if params:
             raise Refused(
@@ -368,6 +385,13 @@ class SseEndpoint:
         if refusal is not None:
             await _error(send, 401, "UNAUTHENTICATED", refusal)
             return
+        media_type = next((value for key, value in headers if key == "content-type"), "")
+        if media_type.partition(";")[0].strip().lower() != "application/json":
+            # Nothing else is read: a browser sends a page's form or text/plain POST without asking
+            # first, and only application/json makes it ask (CORS's preflight).
+            shown = repr(media_type) if media_type else "none"
+            await _error(send, 415, "INVALID_ARGUMENT", f"the body must be application/json, not {shown}")
+            return
         # The request is read before a stream slot is taken, as gRPC receives it before its
         # handler runs: a client sending its body slowly holds no slot, but it has the stream's time.
         limits = server.limits
@@ -383,8 +407,13 @@ class SseEndpoint:
             return
         if body is None:
             return  # the client went away
+        query = scope.get("query_string", b"").decode("latin-1")
         try:
-            data, from_context = request_bytes(body, scope.get("query_string", b"").decode("latin-1"))
+            if len(body) <= LARGE_REQUEST_BYTES:
+                data, from_context = request_bytes(body, query, limits)
+            else:  # decoded in a worker thread, so the event loop goes on serving meanwhile
+                async with self.service.large_requests:
+                    data, from_context = await asyncio.to_thread(request_bytes, body, query, limits)
             take_slot(server.gate)
         except Refused as refused:
             await _refuse(send, refused)
