@@ -18,6 +18,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.client import _split_batch
+from pi_proto.demo import run_read
 from pi_proto.pi_json import assistant_to_pi
 from pi_proto.server import BATCHED_METHOD
 
@@ -278,3 +279,11 @@ def test_ctrl_c_ends_a_stream_with_its_aborted_event_and_no_traceback() -> None:
     last = json.loads(lines[-1])
     assert last["error"]["reason"] == "STOP_REASON_ABORTED"
     assert last["error"]["message"]["errorMessage"] == "interrupted by SIGINT"
+
+
+def test_the_demos_read_tool_reads_only_regular_files(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "README.md")
+    call = pp.ToolCall(id="call_1", name="read", arguments_json='{"path": "README.md"}')
+    result = run_read(call, tmp_path)
+    assert result.is_error
+    assert pp.text_of(result) == "read failed: not a regular file"

@@ -7,7 +7,9 @@ and every case fails once its expected outcome is changed.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import betterproto2
 import pytest
@@ -77,3 +79,9 @@ def test_the_corpus_covers_every_stream_rule_and_client_failure() -> None:
     settings = [case.client.client for case in CLIENT_CASES]
     assert any(item.cancel_after_ms for item in settings)
     assert any(item.cancel_after_events for item in settings)
+
+
+def test_a_corpus_file_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "cases.json")  # `pi-proto serve --conformance DIR` would wait on it for ever
+    with pytest.raises(ValueError, match=r"cases\.json: not a pi\.conformance\.v1\.Suite in ProtoJSON: not a regular"):
+        conformance.load_cases(tmp_path)

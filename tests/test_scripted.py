@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from pathlib import Path
 
 import betterproto2
@@ -148,3 +149,18 @@ def test_a_delay_that_is_negative_or_not_finite_is_refused(delay: float) -> None
     # A NaN delay would put NaN due times in the loop's shared Pacer, stalling every paced stream.
     with pytest.raises(ValueError, match=rf"^delay must be a finite number of seconds, 0 or more, got {delay}$"):
         ScriptedModel.readme(delay=delay)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_script_that_is_not_a_regular_file_is_refused_without_waiting_or_reading_it(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "script.json"
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it for reading would wait for a writer that never comes
+    elif kind == "device":
+        path.symlink_to("/dev/zero")  # reading it would never end
+    else:
+        path.mkdir()
+    with pytest.raises(ValueError, match=r"script\.json: cannot read the script: not a regular file"):
+        ScriptedModel.from_file(path)

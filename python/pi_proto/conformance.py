@@ -27,9 +27,11 @@ from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Status,
     Suite,
 )
+from .files import read_regular_file
 from .server import SERVICE, Refused, add_batched_event
 
 CASE_HEADER = "pi-conformance-case"
+MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024  # one file of cases, read whole
 # What a server does for an action other than sending a message: headers, a pause, the status.
 Act = Callable[[ServerAction], Awaitable[None]]
 
@@ -53,16 +55,16 @@ def load_cases(directory: Path) -> list[Case]:
 def read_suite(path: Path) -> Suite:
     """One corpus file; raises ValueError naming the file when it is not a Suite in ProtoJSON."""
     try:
-        return json_format.Parse(path.read_text(encoding="utf-8"), Suite())
-    except (OSError, UnicodeDecodeError, json_format.ParseError) as error:
+        return json_format.Parse(read_regular_file(path, MAX_CORPUS_FILE_BYTES), Suite())
+    except (ValueError, json_format.ParseError) as error:
         raise ValueError(f"{path}: not a pi.conformance.v1.Suite in ProtoJSON: {error}") from None
 
 
 def read_known_failures(path: Path) -> KnownFailures:
     """A runtime's known failures and unsupported case kinds."""
     try:
-        return json_format.Parse(path.read_text(encoding="utf-8"), KnownFailures())
-    except (OSError, UnicodeDecodeError, json_format.ParseError) as error:
+        return json_format.Parse(read_regular_file(path, MAX_CORPUS_FILE_BYTES), KnownFailures())
+    except (ValueError, json_format.ParseError) as error:
         raise ValueError(f"{path}: not a pi.conformance.v1.KnownFailures in ProtoJSON: {error}") from None
 
 

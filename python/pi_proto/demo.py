@@ -14,6 +14,7 @@ from rich.rule import Rule
 
 from ._gen.types.pi.ai.v1 import AgentContext, AgentMessage, StopReason, Tool, ToolCall, ToolResultMessage
 from .client import ModelClient
+from .files import read_regular_file
 from .messages import agent_message, dump_json, tool_call_arguments, tool_result_message, user_message
 from .render import print_live, print_transcript
 from .scripted import ScriptedModel
@@ -21,6 +22,7 @@ from .seed import README_REQUEST
 from .server import ModelServer
 from .wire import encode
 
+MAX_READ_BYTES = 1024 * 1024  # what the read tool returns at most: a file, not a device or a FIFO
 READ_TOOL = Tool(
     name="read",
     description="Read a text file of the project.",
@@ -34,7 +36,7 @@ def run_read(call: ToolCall, root: Path) -> ToolResultMessage:
         path = (root / str(tool_call_arguments(call)["path"])).resolve()
         if not path.is_relative_to(root.resolve()):
             raise PermissionError(f"{path} is outside {root}")
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path, MAX_READ_BYTES).decode("utf-8")
     except (ValueError, KeyError, OSError) as error:
         return tool_result_message(call.id, call.name, f"read failed: {error}", is_error=True)
     return tool_result_message(call.id, call.name, text, details={"path": str(path), "chars": len(text)})

@@ -22,10 +22,13 @@ from ._gen.types.pi.ai.v1 import (
 )
 from .accumulator import Accumulator
 from .events import events_of
+from .files import read_regular_file
 from .messages import now_ms
 from .pi_json import PiJsonError, assistant_from_pi
 from .schedule import check_interval
 from .stream import AssistantMessageEventStream
+
+MAX_SCRIPT_BYTES = 64 * 1024 * 1024  # a script is read whole; a larger one is refused, naming the file
 
 
 class ScriptError(ValueError):
@@ -75,8 +78,8 @@ class ScriptedModel:
         """Load a script: a JSON list of assistant messages in pi-JSON form."""
         path = Path(path)
         try:
-            script = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            script = json.loads(read_regular_file(path, MAX_SCRIPT_BYTES))
+        except ValueError as error:  # the file's, UnicodeDecodeError and JSONDecodeError are ValueErrors
             raise ValueError(f"{path}: cannot read the script: {error}") from None
         if not isinstance(script, list):
             raise ValueError(f"{path}: a script is a JSON list of assistant messages")
