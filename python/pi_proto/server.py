@@ -19,20 +19,24 @@ import grpc
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
 from ._gen.types.pi.ai.v1 import (
+    AssistantMessage,
     GetModelRequest,
     GetModelResponse,
     ListModelsRequest,
     ListModelsResponse,
     Model,
     ModelEvent,
+    StartEvent,
     StopReason,
     StreamRequest,
     TextDeltaEvent,
     ThinkingDeltaEvent,
     ToolCallDeltaEvent,
+    Usage,
 )
 from .events import EVENT_KINDS, event_kind, is_terminal
 from .gate import Gate
+from .messages import now_ms
 from .stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from .validate import ValidationError, check
 from .wire import DecodeError, EncodeError, M, encode, fill_upb, from_upb, parse
@@ -490,7 +494,9 @@ class ModelServer:
         self._active.add(events)
         handler = asyncio.current_task()
         assert handler is not None
-        deadline = asyncio.get_running_loop().call_later(self.limits.stream_timeout, self._time_out, events, handler)
+        deadline = asyncio.get_running_loop().call_later(
+            self.limits.stream_timeout, self._time_out, events, handler, model.info
+        )
         if self._stopping:
             events.cancel("the server is shutting down")
         return Call(request, events, deadline)
@@ -526,9 +532,15 @@ class ModelServer:
             add_batched_event(batch, wire_event(coalesce(waiting, events) if merge else waiting))
         return bytes(batch)
 
-    def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any]) -> None:
+    def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any], info: Model) -> None:
         """End a stream that ran out of time: an ERROR event for a client that reads, and soon after,
-        whatever the client does, the call itself, so it cannot hold its slot."""
+        whatever the client does, the call itself, so it cannot hold its slot. A model that has
+        not answered yet gets its `start` sent for it first, so the error still names the model."""
+        if not events.started and not events.done:
+            header = AssistantMessage(
+                api=info.api, provider=info.provider, model=info.id, usage=Usage(), timestamp=now_ms()
+            )
+            events.push(ModelEvent(start=StartEvent(header=header)))
         events.cancel(
             f"the stream ran longer than the server's limit of {self.limits.stream_timeout:g} s", StopReason.ERROR
         )

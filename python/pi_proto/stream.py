@@ -262,6 +262,21 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         """The message as rebuilt from the events pushed so far."""
         return self._accumulator.partial
 
+    @property
+    def started(self) -> bool:
+        """Whether an event has been pushed (a stream opens with `start`)."""
+        return self._accumulator.count > 0
+
+    @property
+    def received_bytes(self) -> int:
+        """The bytes the events so far count toward the size limit (rule `size-limit`)."""
+        return self._accumulator.received_bytes
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The stream's size limit, in bytes."""
+        return self._accumulator.max_message_bytes
+
     def push(self, event: ModelEvent) -> None:
         """Rebuild the partial from `event`, attach it, and queue the event.
 

@@ -111,6 +111,25 @@ def test_secrets_are_not_in_the_models_repr_and_are_scrubbed_from_errors(tmp_pat
     assert model.scrub("bad key sk-literal-secret, header header-secret") == "bad key ***, header ***"
 
 
+def test_timeout_ms_is_the_models_or_its_providers(tmp_path: Path) -> None:
+    provider = {
+        "apiKey": "k",
+        "baseUrl": "u",
+        "api": "openai-completions",
+        "timeoutMs": 300000,
+        "models": [{"id": "slow"}, {"id": "quick", "timeoutMs": 2500}],
+    }
+    path = write(tmp_path, {"providers": {"local": provider, "other": {**provider, "timeoutMs": None}}})
+    with pytest.raises(CatalogError, match=r"providers\.other\.timeoutMs: null is not a timeout"):
+        load_catalog(path)
+    del provider["timeoutMs"]
+    path = write(tmp_path, {"providers": {"local": provider}})
+    assert [model.timeout_ms for model in load_catalog(path)] == [None, 2500.0]
+    provider["timeoutMs"] = 300000
+    path = write(tmp_path, {"providers": {"local": provider}})
+    assert [model.timeout_ms for model in load_catalog(path)] == [300000.0, 2500.0]
+
+
 def test_the_same_model_id_under_two_providers_is_fine(tmp_path: Path) -> None:
     # A request tells them apart by naming the provider; only one provider listing an id twice is refused.
     provider = {"apiKey": "k", "baseUrl": "u", "api": "openai-completions", "models": [{"id": "m"}]}
@@ -214,6 +233,27 @@ def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_
             '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
             ' "models": [{"id": "m", "cost": {"cacheRead": NaN}}]}}}',
             "providers.p.models[0].cost.cacheRead: NaN is not a price",
+        ),
+        *(
+            (
+                {
+                    "providers": {
+                        "p": {
+                            "apiKey": "k",
+                            "baseUrl": "u",
+                            "api": "openai-completions",
+                            "models": [{"id": "m", "timeoutMs": value}],
+                        }
+                    }
+                },
+                f"providers.p.models[0].timeoutMs: {shown} is not a timeout: expected milliseconds, a number above 0",
+            )
+            for value, shown in ((0, "0"), (-5, "-5"), ("60000", '"60000"'), (True, "true"))
+        ),
+        (
+            '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
+            ' "models": [{"id": "m", "timeoutMs": Infinity}]}}}',
+            "providers.p.models[0].timeoutMs: Infinity is not a timeout",
         ),
     ],
 )

@@ -14,9 +14,10 @@ from types import ModuleType
 from typing import Protocol, cast
 
 from .._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
+from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from ..messages import now_ms
 from ..stream import AssistantMessageEventStream
-from .call import Call, run
+from .call import Call, Describe, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
 
 __all__ = ["APIS", "CatalogError", "ModelConfig", "ProviderModel", "load_models"]
@@ -26,7 +27,7 @@ class ProviderApi(Protocol):
     """What a provider module offers: a stream for a call, and words for what it raised."""
 
     stream: Callable[[Call], Awaitable[None]]
-    describe: Callable[[BaseException], str]
+    describe: Describe
 
 
 def provider_api(api: str) -> ProviderApi:
@@ -41,17 +42,24 @@ def provider_api(api: str) -> ProviderApi:
 class ProviderModel:
     """A model of the catalog, served by calling its provider."""
 
-    def __init__(self, config: ModelConfig, *, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        clock: Callable[[], int] = now_ms,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         self.config = config
         self.api = provider_api(config.info.api)
         self._clock = clock  # the start event's timestamp, in ms; tests pin it
+        self.max_message_bytes = max_message_bytes  # each stream's size limit
 
     @property
     def info(self) -> Model:
         return self.config.info
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
-        events = AssistantMessageEventStream()
+        events = AssistantMessageEventStream(max_message_bytes=self.max_message_bytes)
         call = Call(self.config, context, options, events, self._clock)
         events.drive(run(call, self.api.stream, self.api.describe))
         return events

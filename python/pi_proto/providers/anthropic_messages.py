@@ -15,11 +15,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
 import httpx2
+from anthropic._streaming import SSEDecoder
 
 from .._gen.types.pi.ai.v1 import (
     AssistantContent,
@@ -32,7 +33,9 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
 )
 from ..messages import tool_call_arguments
-from .call import Call, ProviderError, RetryLater, retry_after
+from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after
+from .catalog import ModelConfig
+from .http import describing, http_client
 from .transform import transform_messages
 
 STOP_REASONS = {
@@ -57,13 +60,36 @@ BETAS = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05
 RETRYABLE = (429, 500, 502, 503, 504, 529)
 
 
+class _Events(SSEDecoder):
+    """The SDK's event stream decoder, gathering each event's lines in a bytearray: the SDK adds
+    each line to a bytes object, which copies the event so far at every line (quadratic time in
+    an event of many lines)."""
+
+    async def _aiter_chunks(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        data = bytearray()
+        async for chunk in iterator:
+            for line in chunk.splitlines(keepends=True):
+                data += line
+                if data.endswith((b"\r\r", b"\n\n", b"\r\n\r\n")):
+                    yield bytes(data)
+                    data.clear()
+        if data:
+            yield bytes(data)
+
+
+class _Client(anthropic.AsyncAnthropic):
+    def _make_sse_decoder(self) -> SSEDecoder:
+        return _Events()
+
+
 async def stream(call: Call) -> None:
     """Run one Messages call and tell `call` what it streams."""
-    client = anthropic.AsyncAnthropic(
+    client = _Client(
         api_key=call.model.api_key or None,
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
         default_headers={"anthropic-beta": ",".join(BETAS), **call.headers()},
+        http_client=http_client(call),
     )
     try:
         try:
@@ -73,27 +99,32 @@ async def stream(call: Call) -> None:
             events = await client.messages.create(**typed, stream=True, extra_body=request)
         except anthropic.APIStatusError as error:
             if error.status_code in RETRYABLE:
-                raise RetryLater(retry_after(error.response.headers), describe(error)) from None
+                raise RetryLater(retry_after(error.response.headers), describe(error, call.model)) from None
             raise
         await call.start()
         reader = _Reader(call)
         async with events:
             async for event in events:
                 await reader.apply(event)
+        if not reader.events:
+            raise call.no_events()
     finally:
         await client.close()  # also when cancelled: the provider sees the connection close
 
 
 class _Reader:
-    """One stream's blocks: the provider's block index → (kind, our content index), and signatures."""
+    """One stream's blocks: the provider's block index → (kind, our content index), and signatures,
+    kept as their deltas (joined once, at the block's end) and counted toward the size limit."""
 
     def __init__(self, call: Call) -> None:
         self.call = call
         self.blocks: dict[int, tuple[str, int]] = {}
-        self.signatures: dict[int, str] = {}
+        self.signatures: dict[int, Kept] = {}
+        self.events = 0
 
     async def apply(self, event: Any) -> None:
         call = self.call
+        self.events += 1
         if event.type == "message_start":
             _usage(call, event.message.usage)
         elif event.type == "content_block_start":
@@ -105,7 +136,9 @@ class _Reader:
             elif delta.type == "thinking_delta":
                 await call.thinking(index, delta.thinking)
             elif delta.type == "signature_delta":
-                self.signatures[index] = self.signatures.get(index, "") + delta.signature
+                if (kept := self.signatures.get(index)) is None:
+                    kept = self.signatures[index] = Kept(call)
+                kept.add(delta.signature)
             elif delta.type == "input_json_delta":
                 await call.tool_arguments(index, delta.partial_json)
         elif event.type == "content_block_stop" and event.index in self.blocks:
@@ -113,7 +146,8 @@ class _Reader:
             if kind == "text":
                 await call.close_text(index)
             elif kind == "thinking":
-                await call.close_thinking(index, self.signatures.pop(index, None))
+                kept = self.signatures.pop(index, None)
+                await call.close_thinking(index, kept.take() if kept is not None else None)
             else:
                 await call.close_tool_call(index)
         elif event.type == "message_delta":
@@ -300,13 +334,14 @@ def _assistant(content: Sequence[AssistantContent]) -> list[dict[str, Any]]:
     return blocks
 
 
-def describe(error: BaseException) -> str:
+@describing
+def describe(error: BaseException, model: ModelConfig) -> str:
     """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
     if isinstance(error, anthropic.APIStatusError):
         body = error.body if isinstance(error.body, dict) else {}
         detail = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
         kind = detail.get("type") or type(error).__name__
-        message = detail.get("message") or error.message
+        message = quote(model, str(detail.get("message") or error.message))
         if error.status_code == 200:  # an `error` event in the middle of the stream
             return f"the provider failed mid-stream with {kind}: {message}"
         return f"the provider answered {error.status_code} {kind}: {message}"

@@ -5,6 +5,10 @@ arrived, usage changed, the stop reason); the Call sends pi's events with the ri
 a usage change on the next event, and ends the stream with exactly one terminal event. Failures
 are events, never exceptions: `run` turns whatever the provider raised into an `error` event that
 keeps everything streamed before it, with a message free of the model's secrets.
+
+What the server holds from a provider is bounded by the stream's size limit: the accumulator counts
+what the events brought, and the Call counts what is not yet an event (`hold`, and the body an
+SDK is reading, through `check_size`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallStartEvent,
     Usage,
 )
+from ..accumulator import StreamProtocolError
 from ..cost import calculate_cost
+from ..events import utf8_size
 from ..messages import now_ms
 from ..partial_json import complete
 from ..stream import AssistantMessageEventStream
@@ -56,10 +62,25 @@ MIN_OUTPUT_TOKENS = 1024
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 RETRIES = 2
 BACKOFF_SECONDS = 1.0  # per attempt, when the provider does not say how long to wait
+# A provider's own text in an error (an error page, an upstream error) is cut to MAX_ERROR_TEXT
+# characters, and a whole error message to MAX_ERROR_MESSAGE; always after the secrets are
+# scrubbed, so a secret across the cut leaves none of its characters.
+MAX_ERROR_TEXT = 1000
+MAX_ERROR_MESSAGE = 4000
 
 
 class ProviderError(Exception):
     """A failure to report as the stream's error event, already worded for the client."""
+
+
+def clip(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """`text`, cut to `limit` characters with an ellipsis when longer."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quote(model: ModelConfig, text: str) -> str:
+    """A provider's own text for an error message: the model's secrets scrubbed, then cut."""
+    return clip(model.scrub(text))
 
 
 class RetryLater(Exception):
@@ -93,6 +114,7 @@ class Call:
         self.started = False  # the provider answered and the stream opened
         self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
         self.refusal: str | None = None  # why the provider stopped with an error stop reason
+        self.held = 0  # bytes the provider code keeps that are not yet in an event (signatures)
 
     # --- what the provider tells the call -------------------------------------------------------
 
@@ -188,11 +210,41 @@ class Call:
 
     async def fail(self, message: str) -> None:
         """End the stream with an error event keeping what was streamed, and the latest usage; a
-        call that failed before the provider answered still says which model it was."""
+        call that failed before the provider answered still says which model it was. The message
+        is scrubbed of the model's secrets, then cut."""
         if not self.started:
             await self.start()
         self.events.partial.usage = self.usage
-        self.events.fail(StopReason.ERROR, self.model.scrub(message))
+        self.events.fail(StopReason.ERROR, clip(self.model.scrub(message), MAX_ERROR_MESSAGE))
+
+    # --- what the server holds ---------------------------------------------------------------------
+
+    @property
+    def provider(self) -> str:
+        """The provider as errors name it."""
+        return f"the provider {self.model.info.provider!r}"
+
+    def check_size(self, buffered: int = 0) -> None:
+        """Raise ProviderError if what the stream holds, with `buffered` bytes an SDK is reading
+        and what the Call holds, passes the stream's size limit."""
+        events = self.events
+        if events.received_bytes + self.held + buffered > events.max_message_bytes:
+            raise ProviderError(self.too_large())
+
+    def too_large(self) -> str:
+        return f"{self.provider} sent more than this stream's limit of {self.events.max_message_bytes} bytes"
+
+    def hold(self, size: int) -> None:
+        """Count `size` bytes the provider code keeps toward the size limit; raises ProviderError past it."""
+        self.held += size
+        self.check_size()
+
+    def release(self, size: int) -> None:
+        """Stop counting `size` held bytes (they went into an event, which the accumulator counts)."""
+        self.held -= size
+
+    def no_events(self) -> ProviderError:
+        return ProviderError(f"{self.provider} answered with an event stream that holds no event")
 
     # --- what the provider reads from the call ----------------------------------------------------
 
@@ -243,9 +295,38 @@ class Call:
         await self.events.send(event)
 
 
-async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: Callable[[BaseException], str]) -> None:
+class Kept:
+    """Text a provider streams in parts before it goes into an event (a signature, arguments
+    before their tool's name): the parts, joined once when taken, so keeping n parts costs
+    linear time, and their bytes counted toward the call's size limit meanwhile."""
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self._parts: list[str] = []
+        self._size = 0
+
+    def add(self, part: str) -> None:
+        """Keep `part`; raises ProviderError past the size limit."""
+        size = utf8_size(part)
+        self._parts.append(part)
+        self._size += size
+        self._call.hold(size)
+
+    def take(self) -> str:
+        """The text kept so far, no longer counted (the event it goes into is), and none kept."""
+        text = "".join(self._parts)
+        self._call.release(self._size)
+        self._parts, self._size = [], 0
+        return text
+
+
+Describe = Callable[[BaseException, ModelConfig], str]
+
+
+async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: Describe) -> None:
     """Run a provider's stream for a call, retrying what the provider asks to retry, and end the
-    stream with one terminal event whatever happens (a cancel is left to the stream: ABORTED)."""
+    stream with one terminal event whatever happens (a cancel is left to the stream: ABORTED).
+    `describe` words what the SDK or the connection raised, for the model it called."""
     cap_ms = call.options.max_retry_delay_ms
     cap = (DEFAULT_MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms) / 1000
     for attempt in range(RETRIES + 1):
@@ -271,8 +352,23 @@ async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: C
             await call.fail(str(error))
             return
         except Exception as error:  # the SDK's or the connection's: still one error event, worded
-            await call.fail(describe(error))
+            await call.fail(_words(call, error, describe))
             return
+
+
+def _words(call: Call, error: BaseException, describe: Describe) -> str:
+    """What to tell the client: our own words when the SDK wrapped a failure of ours (a
+    ProviderError raised inside it, a size limit the accumulator enforced), else `describe`'s."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ProviderError):
+            return str(cause)
+        if isinstance(cause, StreamProtocolError) and cause.rule_id == "size-limit":
+            return call.too_large()
+        cause = cause.__cause__ or cause.__context__
+    return describe(error, call.model)
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:

@@ -6,6 +6,9 @@ works as it is. `apiKey` and header values are resolved as pi resolves them: `!c
 command and takes its output, a name of a set environment variable takes its value, anything else
 is used as written. Resolved secrets stay on the server: they are never logged, never put in an
 error, and never part of what ListModels shows.
+
+`timeoutMs`, on a model or its provider, is pi's request option of that name made a setting of the
+model: how long its provider may be silent before the call ends (http.py has the defaults).
 """
 
 from __future__ import annotations
@@ -41,12 +44,16 @@ class ModelConfig:
     headers: Mapping[str, str] = field(repr=False, default_factory=dict)
     compat: Mapping[str, Any] = field(default_factory=dict)
     auth_header: bool = False  # also send `Authorization: Bearer <key>`
+    timeout_ms: float | None = None  # models.json's timeoutMs: the longest the provider may be silent
+
+    def secrets(self) -> list[str]:
+        """The key and header values, which no error may show (shorter than 4 characters: not secrets)."""
+        return [secret for secret in (self.api_key, *self.headers.values()) if len(secret) >= 4]
 
     def scrub(self, text: str) -> str:
         """`text` with every secret of this model replaced, for errors that leave the server."""
-        for secret in (self.api_key, *self.headers.values()):
-            if len(secret) >= 4:
-                text = text.replace(secret, "***")
+        for secret in self.secrets():
+            text = text.replace(secret, "***")
         return text
 
 
@@ -129,7 +136,21 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
         headers={key: resolve(value, f"{where}.headers.{key}") for key, value in headers.items()},
         compat={**provider.get("compat", {}), **entry.get("compat", {})},
         auth_header=bool(provider.get("authHeader", False)),
+        timeout_ms=_timeout_ms(entry, provider, where, provider_where),
     )
+
+
+def _timeout_ms(entry: dict[str, Any], provider: dict[str, Any], where: str, provider_where: str) -> float | None:
+    """The model's timeoutMs, else its provider's: milliseconds, a finite number above 0."""
+    if "timeoutMs" in entry:
+        value, at = entry["timeoutMs"], f"{where}.timeoutMs"
+    elif "timeoutMs" in provider:
+        value, at = provider["timeoutMs"], f"{provider_where}.timeoutMs"
+    else:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise CatalogError(f"{at}: {json.dumps(value)} is not a timeout: expected milliseconds, a number above 0")
+    return float(value)
 
 
 def resolve(spec: Any, where: str) -> str:

@@ -35,7 +35,9 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
 )
 from ..messages import dump_json, tool_call_arguments
-from .call import Call, ProviderError, RetryLater, retry_after
+from .call import Call, ProviderError, RetryLater, quote, retry_after
+from .catalog import ModelConfig
+from .http import describing, http_client
 from .transform import same_model, transform_messages
 
 RETRYABLE = (429, 500, 502, 503, 504)
@@ -78,7 +80,7 @@ async def stream(call: Call) -> None:
         raise ProviderError(f"no API key for provider {call.model.info.provider!r}")
     # Our own httpx2 client: the SDK would switch to aiohttp whenever it is installed, and that path
     # retries failed connections itself; run() is the one that retries.
-    http = httpx2.AsyncClient(timeout=None)
+    http = http_client(call, gemini=True)
     client = genai.Client(vertexai=False, api_key=call.model.api_key, http_options=_http_options(call, http))
     try:
         chunks = cast(AsyncGenerator[types.GenerateContentResponse], await _open(client, call))
@@ -87,17 +89,18 @@ async def stream(call: Call) -> None:
                 first = await anext(chunks, None)
             except errors.APIError as error:
                 if error.code in RETRYABLE:
-                    raise RetryLater(_retry_delay(error), describe(error)) from None
+                    raise RetryLater(_retry_delay(error), describe(error, call.model)) from None
                 raise
+            if first is None:
+                raise call.no_events()
             await call.start()
             reader = _Reader(call)
             try:
-                if first is not None:
-                    await reader.apply(first)
-                    async for chunk in chunks:
-                        await reader.apply(chunk)
+                await reader.apply(first)
+                async for chunk in chunks:
+                    await reader.apply(chunk)
             except errors.APIError as error:  # an `error` object in place of a chunk
-                raise ProviderError(f"the provider failed mid-stream with {_status(error)}") from None
+                raise ProviderError(f"the provider failed mid-stream with {_status(error, call.model)}") from None
             await reader.close()
     finally:
         await http.aclose()  # also when cancelled: the provider sees the connection close
@@ -395,18 +398,23 @@ def _retry_delay(error: errors.APIError) -> float | None:
     return None
 
 
-def _status(error: errors.APIError) -> str:
-    return f"{error.code} {error.status or type(error).__name__}: {error.message or error.details}"
+def _status(error: errors.APIError, model: ModelConfig) -> str:
+    message = quote(model, str(error.message or error.details))
+    return f"{error.code} {error.status or type(error).__name__}: {message}"
 
 
-def describe(error: BaseException) -> str:
+@describing
+def describe(error: BaseException, model: ModelConfig) -> str:
     """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
     if isinstance(error, errors.APIError):
-        return f"the provider answered {_status(error)}"
+        return f"the provider answered {_status(error, model)}"
     if isinstance(error, httpx2.ConnectError):
         return f"cannot reach the provider: {error}"
     if isinstance(error, httpx2.HTTPError):
         return f"the connection to the provider broke: {error}"
     if isinstance(error, json.JSONDecodeError):
         return f"the provider sent a chunk that is not JSON: {error}"
+    if isinstance(error, errors.UnknownApiResponseError) and isinstance(error.__cause__, json.JSONDecodeError):
+        text = str(error.__cause__.doc)  # the SDK's message holds the whole chunk
+        return f"the provider {model.info.provider!r} sent something that is not an event: {quote(model, text)}"
     return f"{type(error).__name__}: {error}"

@@ -38,9 +38,11 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
+from ..events import utf8_size
 from ..messages import dump_json, tool_call_arguments
-from .call import Call, ProviderError, RetryLater, retry_after
+from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after
 from .catalog import ModelConfig
+from .http import describing, http_client
 from .transform import transform_messages
 
 # The delta fields servers put reasoning in, in the order pi reads them: the first one a delta
@@ -68,7 +70,6 @@ TOOL_CHOICES: dict[ToolChoiceMode, str] = {
 }
 RETRYABLE = (429, 500, 502, 503, 504)
 BRIDGE = "I have processed the tool results."  # pi's assistant turn between tool results and a user turn
-MAX_ERROR_TEXT = 1000  # a non-JSON error body (a proxy's HTML page) is cut to this many characters
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ async def stream(call: Call) -> None:
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
         default_headers=call.headers(),
+        http_client=http_client(call),
     )
     try:
         request = body(call)
@@ -174,7 +176,7 @@ async def stream(call: Call) -> None:
             )
         except openai.APIStatusError as error:
             if error.status_code in RETRYABLE:
-                raise RetryLater(retry_after(error.response.headers), describe(error)) from None
+                raise RetryLater(retry_after(error.response.headers), describe(error, call.model)) from None
             raise
         await call.start()
         reader = _Reader(call)
@@ -183,7 +185,11 @@ async def stream(call: Call) -> None:
                 async for chunk in chunks:
                     await reader.apply(chunk)
         except openai.APIConnectionError as error:  # the SDK wraps a broken body in this too
+            if isinstance(error, openai.APITimeoutError) or isinstance(error.__cause__, ProviderError):
+                raise  # ours, or our idle timeout: run words it
             raise ProviderError(f"the connection to the provider broke: {error.__cause__ or error}") from None
+        if not reader.chunks:
+            raise call.no_events()
         await reader.finish()
     finally:
         await client.close()  # also when cancelled: the provider sees the connection close
@@ -195,7 +201,7 @@ class _ToolCall:
 
     call_id: str
     name: str
-    pending: str = ""  # arguments that came before the name
+    pending: Kept  # arguments that came before the name
     index: int | None = None  # our content index, once open
 
 
@@ -213,8 +219,10 @@ class _Reader:
         self.block: tuple[str, int, str | None] | None = None  # kind, content index, signature
         self.tool_calls: dict[int, _ToolCall] = {}
         self.signatures: dict[str, str] = {}  # tool call id → its encrypted reasoning, as JSON
+        self.chunks = 0
 
     async def apply(self, chunk: Any) -> None:
+        self.chunks += 1
         choices = chunk.choices or []  # vLLM's usage chunk has `choices: null`
         if chunk.usage is not None:
             _usage(self.call, chunk.usage)
@@ -239,12 +247,19 @@ class _Reader:
         for detail in details if isinstance(details, list) else []:
             encrypted = isinstance(detail, dict) and detail.get("type") == "reasoning.encrypted"
             if encrypted and _text(detail.get("id")) and detail.get("data"):
-                self.signatures[detail["id"]] = dump_json(detail)
+                self._sign(detail["id"], dump_json(detail))
 
     async def finish(self) -> None:
         """The stream ended: end what is still open."""
         await self._close_block()
         await self._close_tool_calls()
+
+    def _sign(self, call_id: str, signature: str) -> None:
+        """Keep the encrypted reasoning of a tool call until the call ends; it counts toward the
+        size limit meanwhile."""
+        self.call.release(utf8_size(self.signatures.get(call_id, "")))
+        self.signatures[call_id] = signature
+        self.call.hold(utf8_size(signature))
 
     def _stop(self, reason: str) -> None:
         call = self.call
@@ -267,18 +282,19 @@ class _Reader:
         key = self._key(delta)
         function = delta.function
         call_id, name = delta.id or "", (function.name if function is not None else None) or ""
-        state = self.tool_calls.setdefault(key, _ToolCall(call_id, name))
+        if (state := self.tool_calls.get(key)) is None:
+            state = self.tool_calls[key] = _ToolCall(call_id, name, Kept(self.call))
         state.call_id, state.name = state.call_id or call_id, state.name or name
         arguments = (function.arguments if function is not None else None) or ""
         if state.index is not None:
             await self.call.tool_arguments(state.index, arguments)
             return
-        state.pending += arguments
+        state.pending.add(arguments)
         if state.name:
             # A server that sends no id still gets a call a tool result can answer.
             state.call_id = state.call_id or f"call_{key}"
             state.index = await self.call.open_tool_call(state.call_id, state.name)
-            await self.call.tool_arguments(state.index, state.pending)
+            await self.call.tool_arguments(state.index, state.pending.take())
 
     def _key(self, delta: Any) -> int:
         """The provider's index of a tool call delta. A new id at a used index is a new call, as in
@@ -311,7 +327,9 @@ class _Reader:
         for state in states:
             if state.index is None:
                 raise ProviderError(f"the provider streamed a tool call without a name (id {state.call_id!r})")
-            await self.call.close_tool_call(state.index, thought_signature=self.signatures.get(state.call_id))
+            signature = self.signatures.pop(state.call_id, None)
+            self.call.release(utf8_size(signature or ""))  # the end event carries it now
+            await self.call.close_tool_call(state.index, thought_signature=signature)
 
 
 def _text(value: Any) -> bool:
@@ -574,34 +592,35 @@ def _tool_results(results: list[ToolResultMessage], call: Call, switches: Compat
 # --- errors -------------------------------------------------------------------------------------------
 
 
-def describe(error: BaseException) -> str:
+@describing
+def describe(error: BaseException, model: ModelConfig) -> str:
     """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
     if isinstance(error, openai.APIStatusError):
-        kind, message = _detail(error.body, error.message, error.status_code)
+        kind, message = _detail(model, error.body, error.message, error.status_code)
         return f"the provider answered {error.status_code}{f' {kind}' if kind else ''}: {message}"
     if isinstance(error, openai.APIConnectionError):
         return f"cannot reach the provider: {error.__cause__ or error}"
     if isinstance(error, openai.APIError):  # an error object in the middle of the stream
-        kind, message = _detail(error.body, error.message)
+        kind, message = _detail(model, error.body, error.message)
         return f"the provider failed mid-stream{f' with {kind}' if kind else ''}: {message}"
     if isinstance(error, httpx2.HTTPError):
         return f"the connection to the provider broke: {error}"
     return f"{type(error).__name__}: {error}"
 
 
-def _detail(body: object, fallback: str, status: int | None = None) -> tuple[str, str]:
+def _detail(model: ModelConfig, body: object, fallback: str, status: int | None = None) -> tuple[str, str]:
     """The kind ("type (code)") and message of an error body: OpenAI's `error` object (the SDK
     unwraps it), vLLM's top-level one, or a bare string. OpenRouter's `metadata.raw`, the upstream
     provider's own error, follows the message on a line of its own, as pi adds it. A code that
-    repeats the HTTP status is left out."""
+    repeats the HTTP status is left out. Each text of the provider's is quoted (scrubbed, then cut)."""
     if not isinstance(body, dict):
-        return "", (body if isinstance(body, str) else fallback)[:MAX_ERROR_TEXT]
+        return "", quote(model, body if isinstance(body, str) else fallback)
     message = body.get("message")
-    message = message if isinstance(message, str) else fallback[:MAX_ERROR_TEXT]
+    message = quote(model, message if isinstance(message, str) else fallback)
     metadata = body.get("metadata")
     raw = metadata.get("raw") if isinstance(metadata, dict) else None
     if raw:
-        message += "\n" + (raw if isinstance(raw, str) else dump_json(raw))[:MAX_ERROR_TEXT]
+        message += "\n" + quote(model, raw if isinstance(raw, str) else dump_json(raw))
     kind, code = body.get("type"), body.get("code")
     names = [str(kind)] if kind else []
     if code is not None and str(code) not in (str(kind), str(status)):

@@ -38,7 +38,9 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
 )
 from ..messages import tool_call_arguments
-from .call import Call, ProviderError, RetryLater, retry_after
+from .call import Call, ProviderError, RetryLater, quote, retry_after
+from .catalog import ModelConfig
+from .http import describing, http_client
 from .transform import transform_messages
 
 RETRYABLE = (429, 500, 502, 503, 504)
@@ -65,6 +67,7 @@ async def stream(call: Call) -> None:
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
         default_headers=call.headers(),
+        http_client=http_client(call),
     )
     try:
         request = body(call)
@@ -74,7 +77,7 @@ async def stream(call: Call) -> None:
             events = await client.responses.create(**typed, stream=True, extra_body=request)
         except openai.APIStatusError as error:
             if error.status_code in RETRYABLE:
-                raise RetryLater(retry_after(error.response.headers), describe(error)) from None
+                raise RetryLater(retry_after(error.response.headers), describe(error, call.model)) from None
             raise
         await call.start()
         reader = _Reader(call, request.get("service_tier"))
@@ -83,7 +86,11 @@ async def stream(call: Call) -> None:
                 async for event in events:
                     await reader.apply(event)
             except openai.APIConnectionError as error:  # the SDK wraps a broken stream as well
+                if isinstance(error, openai.APITimeoutError) or isinstance(error.__cause__, ProviderError):
+                    raise  # ours, or our idle timeout: run words it
                 raise ProviderError(f"the connection to the provider broke: {error.__cause__ or error}") from None
+        if not reader.events:
+            raise call.no_events()
     finally:
         await client.close()  # also when cancelled: the provider sees the connection close
 
@@ -98,11 +105,12 @@ class _Reader:
         self.index = -1  # its content block
         self.summary_parts = 0  # reasoning summary parts begun
         self.parts: list[str] = []  # the message's content part types: output_text or refusal
-        self.arguments = ""  # the function call's arguments so far
         self.tool_calls = 0
+        self.events = 0
 
     async def apply(self, event: Any) -> None:
         call, kind = self.call, event.type
+        self.events += 1
         if kind == "response.output_item.added":
             await self._open(event.item)
         elif kind == "response.output_item.done":
@@ -123,8 +131,9 @@ class _Reader:
         elif kind == "response.function_call_arguments.delta" and self.item == "function_call":
             await self._arguments(event.delta)
         elif kind == "response.function_call_arguments.done" and self.item == "function_call":
-            if event.arguments.startswith(self.arguments):  # what the deltas left out, if anything
-                await self._arguments(event.arguments[len(self.arguments) :])
+            streamed = self._streamed()
+            if event.arguments.startswith(streamed):  # what the deltas left out, if anything
+                await self._arguments(event.arguments[len(streamed) :])
         elif kind in ("response.completed", "response.incomplete"):
             self._finish(event.response)
         elif kind == "response.failed":
@@ -142,7 +151,7 @@ class _Reader:
         elif item.type == "message":
             self.index, self.parts = await call.open_text(), []
         elif item.type == "function_call":
-            self.index, self.arguments = await call.open_tool_call(f"{item.call_id}|{item.id}", item.name), ""
+            self.index = await call.open_tool_call(f"{item.call_id}|{item.id}", item.name)
             self.tool_calls += 1
             await self._arguments(item.arguments or "")
 
@@ -156,12 +165,16 @@ class _Reader:
         elif item.type == "message":
             await call.close_text(self.index, item.id)
         else:
-            if not self.arguments:  # arguments sent whole with the item, without deltas
+            if not self._streamed():  # arguments sent whole with the item, without deltas
                 await self._arguments(item.arguments or "")
             await call.close_tool_call(self.index)
 
+    def _streamed(self) -> str:
+        """The function call's arguments so far: the partial's, not a copy kept at every delta."""
+        tool_call = self.call.events.partial.content[self.index].tool_call
+        return (tool_call.raw_arguments if tool_call is not None else None) or ""
+
     async def _arguments(self, delta: str) -> None:
-        self.arguments += delta
         await self.call.tool_arguments(self.index, delta)
 
     def _finish(self, response: Any) -> None:
@@ -402,14 +415,17 @@ def _tool_result(result: ToolResultMessage, call: Call) -> list[dict[str, Any]]:
     return items
 
 
-def describe(error: BaseException) -> str:
+@describing
+def describe(error: BaseException, model: ModelConfig) -> str:
     """What went wrong, in words for the client (the model's secrets are scrubbed after)."""
     if isinstance(error, openai.APIStatusError):
         detail = error.body if isinstance(error.body, dict) else {}  # the SDK unwraps {"error": ...}
         kind = detail.get("type") or type(error).__name__
         code = detail.get("code")
         label = f"{kind} ({code})" if code and code != kind else kind
-        return f"the provider answered {error.status_code} {label}: {detail.get('message') or error.message}"
+        page = error.body if isinstance(error.body, str) else None  # a body that is not JSON, as sent
+        message = quote(model, str(detail.get("message") or page or error.message))
+        return f"the provider answered {error.status_code} {label}: {message}"
     if isinstance(error, openai.APIConnectionError):
         return f"cannot reach the provider: {error.__cause__ or error}"
     if isinstance(error, httpx2.HTTPError):
