@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -341,3 +342,14 @@ async def test_a_server_on_a_port_in_use_does_not_start() -> None:
         second = ModelServer(ScriptedModel.readme(), port=first.port)
         with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{first.port}"):
             await second.start()
+
+
+@pytest.mark.parametrize("which", ["cert", "key"])
+def test_tls_files_that_are_not_regular_files_are_refused_without_waiting(tmp_path: Path, which: str) -> None:
+    made = self_signed()
+    (tmp_path / "cert.pem").write_bytes(made.certificate_pem)
+    (tmp_path / "key.pem").write_bytes(made.private_key_pem)
+    (tmp_path / f"{which}.pem").unlink()
+    os.mkfifo(tmp_path / f"{which}.pem")  # OpenSSL would wait for a writer on it
+    with pytest.raises(ValueError, match=rf"{which}\.pem: not a regular file"):
+        Tls.from_files(tmp_path / "cert.pem", tmp_path / "key.pem")

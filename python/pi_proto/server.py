@@ -35,6 +35,7 @@ from ._gen.types.pi.ai.v1 import (
     Usage,
 )
 from .events import EVENT_KINDS, event_kind, is_terminal
+from .files import read_regular_file
 from .gate import Gate
 from .messages import now_ms
 from .stream import AssistantMessageEventStream, ModelRefused, ServedModel
@@ -234,6 +235,7 @@ def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEve
 
 
 MAX_REQUEST_BYTES = 2**31 - 1  # gRPC counts a message's length in a signed 32-bit integer
+MAX_PEM_BYTES = 4 * 1024 * 1024  # a certificate chain or a key; a CA bundle is some hundred KiB
 
 
 @dataclass(frozen=True)
@@ -275,11 +277,19 @@ class Tls:
 
     @classmethod
     def from_files(cls, chain: Path, key: Path) -> Tls:
-        """Read and check a chain and its key; raises ValueError saying what is wrong with which file."""
+        """Read and check a chain and its key; raises ValueError saying what is wrong with which file.
+        Each must be a regular file of at most MAX_PEM_BYTES, so a FIFO or a device is refused
+        before OpenSSL would wait on it or read it without end."""
+        files = {}
+        for path in (chain, key):
+            try:
+                files[path] = read_regular_file(path, MAX_PEM_BYTES)
+            except ValueError as error:
+                raise ValueError(f"{path}: {error}") from None
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         try:
-            context.load_verify_locations(cafile=chain)
-        except (ssl.SSLError, ValueError):
+            context.load_verify_locations(cadata=files[chain].decode("ascii"))
+        except (ssl.SSLError, ValueError):  # UnicodeDecodeError is one
             raise ValueError(f"{chain}: not a PEM certificate chain") from None
         try:
             context.load_cert_chain(chain, key)
@@ -287,7 +297,7 @@ class Tls:
             if "KEY_VALUES_MISMATCH" in str(error) or "key values mismatch" in str(error):
                 raise ValueError(f"{key}: this private key does not match the certificate in {chain}") from None
             raise ValueError(f"{key}: not a PEM private key") from None
-        return cls(chain.read_bytes(), key.read_bytes())
+        return cls(files[chain], files[key])
 
 
 class ModelServer:

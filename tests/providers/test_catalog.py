@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +265,14 @@ def test_a_catalog_that_cannot_be_served_says_what_and_where(tmp_path: Path, doc
         load_models(path)
     assert str(caught.value).startswith(f"{path}: ")
     assert error in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_models_json_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "models.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(CatalogError, match=r"models\.json: cannot read models\.json: not a regular file"):
+        load_catalog(path)

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from .._gen.types.pi.ai.v1 import InputKind, Model, ModelCost
+from ..files import read_regular_file
 
 APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").
 DEFAULT_CONTEXT_WINDOW = 128_000
+MAX_CATALOG_BYTES = 16 * 1024 * 1024  # a models.json; pi's own, with every model it knows, is some hundred KiB
 DEFAULT_MAX_TOKENS = 16_384
 _INPUTS = {"text": InputKind.TEXT, "image": InputKind.IMAGE}
 
@@ -60,8 +62,8 @@ class ModelConfig:
 def load_catalog(path: Path) -> list[ModelConfig]:
     """Every model of a models.json, in file order; raises CatalogError naming what is wrong."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        document = json.loads(read_regular_file(path, MAX_CATALOG_BYTES))
+    except ValueError as error:  # the file's, UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise CatalogError(f"{path}: cannot read models.json: {error}") from None
     providers = document.get("providers") if isinstance(document, dict) else None
     if not isinstance(providers, dict):
