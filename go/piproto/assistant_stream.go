@@ -63,8 +63,8 @@ func NewAssistantMessageEventStream() *AssistantMessageEventStream {
 	return NewAssistantMessageEventStreamWithLimit(0)
 }
 
-// NewAssistantMessageEventStreamWithLimit returns an empty stream whose deltas may add up to at
-// most maxMessageBytes of UTF-8 (rule "size-limit"); 0 means [DefaultMaxMessageBytes].
+// NewAssistantMessageEventStreamWithLimit returns an empty stream whose block events may add up
+// to at most maxMessageBytes of UTF-8 (rule "size-limit"); 0 means [DefaultMaxMessageBytes].
 func NewAssistantMessageEventStreamWithLimit(maxMessageBytes int64) *AssistantMessageEventStream {
 	received := NewAccumulator()
 	received.MaxMessageBytes = maxMessageBytes

@@ -88,8 +88,8 @@ func WithDefaultTimeout(timeout time.Duration) ClientOption {
 	return func(config *clientConfig) { config.defaultTimeout = timeout }
 }
 
-// WithMaxMessageBytes caps the UTF-8 bytes a call's deltas (text, thinking and tool call
-// arguments) may add up to (default [DefaultMaxMessageBytes], 64 MiB, which 0 also means); a call
+// WithMaxMessageBytes caps the UTF-8 bytes a call's block events (deltas, tool-call ids and
+// names, signatures) may add up to (default [DefaultMaxMessageBytes], 64 MiB, which 0 also means); a call
 // that sends more ends with an ERROR event and the rule "size-limit". It must not be negative.
 func WithMaxMessageBytes(n int64) ClientOption {
 	return func(config *clientConfig) { config.maxMessageBytes = n }

@@ -288,7 +288,7 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
         accumulator = self._accumulator
         before = accumulator.received_bytes
         accumulator.apply(event)
-        self._push(event, accumulator.received_bytes - before)  # delta_bytes(event), already counted
+        self._push(event, accumulator.received_bytes - before)  # what the accumulator counted for it
 
     def fail(self, reason: StopReason, error_message: str, failure: StreamFailure | None = None) -> None:
         """End the stream with an `error` event that keeps everything received so far."""

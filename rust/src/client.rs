@@ -120,7 +120,7 @@ impl From<&Status> for CallError {
 /// [`EventStream::failure`] says which: a non-OK status or transport failure is ERROR with the
 /// status message (the code's name when the message is empty), failure
 /// [`StreamFailure::Status`]; a stream that closes without a terminal event, an event that does
-/// not decode or breaks a stream rule, or deltas beyond the size limit are ERROR with failure
+/// not decode or breaks a stream rule, or block events beyond the size limit are ERROR with failure
 /// [`StreamFailure::Rule`]; [`EventStream::cancel`] is ABORTED "cancelled" with no failure.
 ///
 /// A stream calls `StreamBatched`, whose messages each carry one or more events, and falls back
@@ -188,7 +188,7 @@ impl ModelClient {
         self
     }
 
-    /// The same client, ending a stream whose deltas add up to more than `limit` bytes of UTF-8
+    /// The same client, ending a stream whose block events add up to more than `limit` bytes of UTF-8
     /// (rule `size-limit`; default [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB).
     #[must_use]
     pub fn with_max_message_bytes(mut self, limit: u64) -> Self {

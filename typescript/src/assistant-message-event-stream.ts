@@ -38,7 +38,7 @@ export function ruleFailure(error: StreamProtocolError): StreamFailure {
 
 /** Options of a stream. */
 export interface StreamOptions {
-  /** The most bytes of UTF-8 the deltas may add up to (rule `size-limit`); 64 MiB by default. */
+  /** The most bytes of UTF-8 the block events may add up to (rule `size-limit`); 64 MiB by default. */
   maxMessageBytes?: number;
 }
 

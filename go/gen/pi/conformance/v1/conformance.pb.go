@@ -645,8 +645,8 @@ type StreamCase struct {
 	//	*StreamCase_Success
 	//	*StreamCase_Failure
 	Expect isStreamCase_Expect `protobuf_oneof:"expect"`
-	// The most bytes of UTF-8 the receiver accepts from deltas (rule "size-limit"); 0 for its
-	// default.
+	// The most bytes of UTF-8 the receiver accepts from block events (rule "size-limit"); 0 for
+	// its default.
 	MaxMessageBytes uint64 `protobuf:"varint,4,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache

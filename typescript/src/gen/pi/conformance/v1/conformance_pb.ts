@@ -374,8 +374,8 @@ export type StreamCase = Message<"pi.conformance.v1.StreamCase"> & {
   } | { case: undefined; value?: undefined };
 
   /**
-   * The most bytes of UTF-8 the receiver accepts from deltas (rule "size-limit"); 0 for its
-   * default.
+   * The most bytes of UTF-8 the receiver accepts from block events (rule "size-limit"); 0 for
+   * its default.
    *
    * @generated from field: uint64 max_message_bytes = 4;
    */

@@ -43,7 +43,7 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
     this(Accumulator.DEFAULT_MAX_MESSAGE_BYTES);
   }
 
-  /** A stream that accepts at most {@code maxMessageBytes} bytes of UTF-8 from deltas. */
+  /** A stream that accepts at most {@code maxMessageBytes} bytes of UTF-8 from block events. */
   public AssistantMessageEventStream(long maxMessageBytes) {
     super(Events::isTerminal, Events::terminalMessage);
     this.pushed = new Accumulator(maxMessageBytes);

@@ -56,7 +56,7 @@ import java.util.concurrent.TimeUnit;
  * the events in front of it.
  *
  * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
- * whose deltas add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
+ * whose block events add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
  * rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes} change
  * both.
  *
