@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import ssl
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -41,3 +43,16 @@ def self_signed() -> Certificate:
         certificate.public_bytes(serialization.Encoding.PEM),
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
+
+
+def server_context(folder: Path, alpn: list[str]) -> tuple[Path, Path, ssl.SSLContext]:
+    """A fresh self-signed certificate and key written to `folder`, and a server's TLS context of
+    them offering `alpn`."""
+    made = self_signed()
+    chain, key = folder / "cert.pem", folder / "key.pem"
+    chain.write_bytes(made.certificate_pem)
+    key.write_bytes(made.private_key_pem)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(chain, key)
+    context.set_alpn_protocols(alpn)
+    return chain, key, context

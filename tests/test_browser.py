@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from pi_proto.scripted import ScriptedModel
 from pi_proto.server import ModelServer
 from pi_proto.web import HttpServer
 
-from .certs import self_signed
+from .certs import server_context
 
 BROWSER_TESTS = Path(__file__).parent / "browser"
 STREAMS = 8  # more than a browser's six HTTP/1.1 connections per origin
@@ -36,13 +35,7 @@ def _page(url: str) -> dict[str, Any]:
 
 
 async def _seen_by_a_page(tmp_path: Path, alpn: list[str]) -> dict[str, Any]:
-    made = self_signed()
-    chain, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    chain.write_bytes(made.certificate_pem)
-    key.write_bytes(made.private_key_pem)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(chain, key)
-    context.set_alpn_protocols(alpn)
+    _, _, context = server_context(tmp_path, alpn)
     model = ScriptedModel.readme(delay=0.05)  # each stream lasts about a second
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server, ssl_context=context) as web:
         return await asyncio.to_thread(_page, web.url)

@@ -10,7 +10,6 @@ import json
 import resource
 import select
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pi_proto.server import ModelServer, Tls
 from pi_proto.web import SSE_PATH, HttpServer
 from pi_proto.web.connections import PREFACE, HttpLimits
 
-from .certs import self_signed
+from .certs import server_context
 from .helpers import health_status
 
 QUICK = HttpLimits(header_timeout=0.5, idle_timeout=0.5, max_header_bytes=4096, max_headers=10)
@@ -218,13 +217,7 @@ async def test_a_clear_text_client_may_upgrade_to_h2c(servers: tuple[ModelServer
 
 
 async def test_tls_offers_http2_by_alpn(tmp_path: Path) -> None:
-    made = self_signed()
-    chain, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    chain.write_bytes(made.certificate_pem)
-    key.write_bytes(made.private_key_pem)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(chain, key)
-    context.set_alpn_protocols(["h2", "http/1.1"])
+    chain, key, context = server_context(tmp_path, ["h2", "http/1.1"])
     async with (
         ModelServer(ScriptedModel.readme(), tls=Tls.from_files(chain, key)) as grpc_server,
         HttpServer(grpc_server, ssl_context=context) as web,
