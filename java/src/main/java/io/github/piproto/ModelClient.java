@@ -56,9 +56,9 @@ import java.util.concurrent.TimeUnit;
  * the events in front of it.
  *
  * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
- * whose block events add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB) ends with
- * rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes} change
- * both.
+ * whose block events add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB)
+ * ends with rule {@code size-limit}. {@link #withDefaultTimeout} and {@link #withMaxMessageBytes}
+ * change both.
  *
  * <p>The catalog calls, {@link #listModels} and {@link #getModel}, are plain blocking calls with a
  * deadline of {@link #CATALOG_TIMEOUT}; they throw {@link CallException} with the status code.
