@@ -7,12 +7,12 @@ import math
 import operator
 import ssl
 import typing
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
@@ -53,6 +53,7 @@ BATCH_BYTES = 16 * 1024
 # serving other streams and health checks meanwhile; at most LARGE_AT_ONCE of them at a time.
 LARGE_REQUEST_BYTES = 256 * 1024
 LARGE_AT_ONCE = 2
+R = TypeVar("R")  # what work done off the event loop returns
 # How long a stream that ran out of time has to deliver its ERROR event before it is cut off.
 TIMEOUT_GRACE_SECONDS = 1.0
 # The gRPC interop suite's metadata echo: sent back as initial and trailing metadata.
@@ -556,15 +557,20 @@ class ModelServer:
         )
         asyncio.get_running_loop().call_later(TIMEOUT_GRACE_SECONDS, handler.cancel)
 
+    async def off_loop(self, size: int, work: Callable[..., R], *args: Any) -> R:
+        """`work(*args)` for a request of `size` bytes: at once when it is small, else in a worker
+        thread (at most LARGE_AT_ONCE of them for every protocol of the process), so the event
+        loop goes on serving other streams and health checks meanwhile."""
+        if size <= LARGE_REQUEST_BYTES:
+            return work(*args)
+        async with self._large_requests:
+            return await asyncio.to_thread(work, *args)
+
     async def checked_request(self, data: bytes) -> StreamRequest:
         """The request `data` holds, within the limits and passing every rule; raises Refused with
         RESOURCE_EXHAUSTED or INVALID_ARGUMENT naming what is wrong."""
         try:
-            upb = parse_counted(data, self.limits)
-            if len(data) <= LARGE_REQUEST_BYTES:
-                return checked(upb)
-            async with self._large_requests:
-                return await asyncio.to_thread(checked, upb)
+            return await self.off_loop(len(data), checked, parse_counted(data, self.limits))
         except TooLarge as error:
             raise RequestTooLarge(str(error)) from None
         except ValidationError as error:

@@ -11,7 +11,6 @@ carrying the status code gRPC would answer; once the stream has started, failure
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import aclosing
 from typing import Any
@@ -26,7 +25,7 @@ from google.protobuf.message import Message as UpbMessage
 from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
 from .._gen.types.pi.ai.v1 import GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse
 from ..gate import Gate
-from ..server import LARGE_AT_ONCE, LARGE_REQUEST_BYTES, SERVICE, Call, ModelServer, Refused
+from ..server import SERVICE, Call, ModelServer, Refused
 from ..validate import ValidationError, check
 from ..wire import DecodeError, M, encode, from_upb, parse
 from .codec import JsonRequest, ServerJsonCodec, ServerProtoCodec, Wire, connect_code, from_proto_json
@@ -97,18 +96,14 @@ class ModelService:
         self.server = server
         self.calls: set[Call] = set()
         self.stopping = False
-        self.large_requests = asyncio.Semaphore(LARGE_AT_ONCE)  # decoded in worker threads at once
 
     async def decoded(self, request: Request) -> bytes:
-        """A request's bytes: ProtoJSON decoded here, in a worker thread when it is large, so the
-        event loop goes on serving meanwhile. Raises ConnectError."""
+        """A request's bytes: ProtoJSON decoded here, in a worker thread when it is large
+        (ModelServer.off_loop). Raises ConnectError."""
         if isinstance(request, bytes):
             return request
-        limits = self.server.limits
-        if len(request.text) <= LARGE_REQUEST_BYTES:
-            return from_proto_json(request.text, request.cls, limits)
-        async with self.large_requests:
-            return await asyncio.to_thread(from_proto_json, request.text, request.cls, limits)
+        server = self.server
+        return await server.off_loop(len(request.text), from_proto_json, request.text, request.cls, server.limits)
 
     def endpoints(self) -> dict[str, Endpoint[Any, Any]]:
         return {
@@ -120,10 +115,12 @@ class ModelService:
 
     def stream(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.Stream: one event per message."""
+        _unbuffered(ctx)
         return self._play(request, event_pb2.ModelEvent, batched=False)
 
     def stream_batched(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.StreamBatched: the events waiting together in one message."""
+        _unbuffered(ctx)
         return self._play(request, service_pb2.StreamBatchedResponse, batched=True)
 
     async def _play(self, request: Request, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
@@ -173,6 +170,16 @@ class ModelService:
         except KeyError as error:
             raise ConnectError(Code.NOT_FOUND, error.args[0]) from None
         return Wire(service_pb2.GetModelResponse, encode(GetModelResponse(model=found.info)))
+
+
+# What SSE answers with too: no cache, and proxies such as nginx pass each message on at once.
+UNBUFFERED = (("cache-control", "no-cache"), ("x-accel-buffering", "no"))
+
+
+def _unbuffered(ctx: RequestContext[Any, Any]) -> None:
+    """Tell proxies to pass a streaming answer on as it comes (its response headers)."""
+    for key, value in UNBUFFERED:
+        ctx.response_headers[key] = value
 
 
 def _parsed(cls: type[M], data: bytes) -> M:

@@ -65,7 +65,6 @@ from ..pi_json import (
 )
 from ..server import (
     BATCH_BYTES,
-    LARGE_REQUEST_BYTES,
     Call,
     Refused,
     RequestInvalid,
@@ -409,11 +408,7 @@ class SseEndpoint:
             return  # the client went away
         query = scope.get("query_string", b"").decode("latin-1")
         try:
-            if len(body) <= LARGE_REQUEST_BYTES:
-                data, from_context = request_bytes(body, query, limits)
-            else:  # decoded in a worker thread, so the event loop goes on serving meanwhile
-                async with self.service.large_requests:
-                    data, from_context = await asyncio.to_thread(request_bytes, body, query, limits)
+            data, from_context = await server.off_loop(len(body), request_bytes, body, query, limits)
             take_slot(server.gate)
         except Refused as refused:
             await _refuse(send, refused)
