@@ -11,7 +11,7 @@ import asyncio
 import math
 import socket
 import ssl
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import uvicorn
@@ -20,7 +20,7 @@ from ..server import ModelServer
 from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText
-from .service import STREAM, STREAM_BATCHED, ConnectApp, GateInterceptor, ModelService, path_of
+from .service import ConnectApp, GateInterceptor, ModelService
 from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
 
 
@@ -46,28 +46,8 @@ class HttpApp:
     async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == SSE_PATH:
             await self._sse(scope, receive, send)
-        elif scope["type"] == "http" and scope["path"] in STREAMING_PATHS:
-            await self._connect(scope, receive, _unbuffered(send))
         else:
             await self._connect(scope, receive, send)
-
-
-STREAMING_PATHS = frozenset((path_of(STREAM), path_of(STREAM_BATCHED)))
-# What SSE answers with too: no cache, and proxies such as nginx pass each message on at once.
-UNBUFFERED = [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
-
-
-def _unbuffered(send: Send) -> Send:
-    """`send`, with a streaming answer's headers telling proxies to pass it on as it comes."""
-
-    async def sending(message: MutableMapping[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            present = {key for key, _ in message.get("headers", ())}
-            extra = [(key, value) for key, value in UNBUFFERED if key not in present]
-            message = {**message, "headers": [*message.get("headers", ()), *extra]}
-        await send(message)
-
-    return sending
 
 
 class AsgiServer:
