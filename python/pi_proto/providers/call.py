@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from .._gen.types.pi.ai.v1 import (
@@ -359,16 +359,23 @@ async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: D
 def _words(call: Call, error: BaseException, describe: Describe) -> str:
     """What to tell the client: our own words when the SDK wrapped a failure of ours (a
     ProviderError raised inside it, a size limit the accumulator enforced), else `describe`'s."""
-    seen: set[int] = set()
-    cause: BaseException | None = error
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
+    for cause in causes(error):
         if isinstance(cause, ProviderError):
             return str(cause)
         if isinstance(cause, StreamProtocolError) and cause.rule_id == "size-limit":
             return call.too_large()
-        cause = cause.__cause__ or cause.__context__
     return describe(error, call.model)
+
+
+def causes(error: BaseException) -> Iterator[BaseException]:
+    """`error`, then what it was raised from or while handling, and so on, each once: an SDK
+    wraps what it caught, sometimes more than once."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
 
 
 def retry_after(headers: Mapping[str, str] | None) -> float | None:

@@ -28,8 +28,8 @@ from ..files import read_regular_file
 APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").
 DEFAULT_CONTEXT_WINDOW = 128_000
-MAX_CATALOG_BYTES = 16 * 1024 * 1024  # a models.json; pi's own, with every model it knows, is some hundred KiB
 DEFAULT_MAX_TOKENS = 16_384
+MAX_CATALOG_BYTES = 16 * 1024 * 1024  # a models.json; pi's own, with every model it knows, is some hundred KiB
 _INPUTS = {"text": InputKind.TEXT, "image": InputKind.IMAGE}
 
 

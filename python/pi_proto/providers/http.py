@@ -26,7 +26,7 @@ from datetime import timedelta
 
 import httpx2
 
-from .call import Call, Describe, ProviderError, quote
+from .call import Call, Describe, ProviderError, causes, quote
 from .catalog import ModelConfig
 
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -62,13 +62,9 @@ def describing(describe: Describe) -> Describe:
     naming the provider and the timeout."""
 
     def words(error: BaseException, model: ModelConfig) -> str:
-        seen: set[int] = set()
-        cause: BaseException | None = error
-        while cause is not None and id(cause) not in seen:
-            seen.add(id(cause))
+        for cause in causes(error):
             if isinstance(cause, httpx2.TimeoutException):
                 return timed_out(cause, model)
-            cause = cause.__cause__ or cause.__context__
         return describe(error, model)
 
     return words
