@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pi_proto as pp
 from pi_proto.events import events_of
 
+from .timing import timed
 from .workloads import ROOT
 
 DELTA_BYTES = 20
@@ -46,15 +46,6 @@ def arguments_of(size: int) -> str:
     return json.dumps({"path": "notes.md", "content": content, "mode": 420})[:size]
 
 
-def best(runs: int, work: Callable[[], object]) -> float:
-    fastest = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        fastest = min(fastest, time.perf_counter() - started)
-    return fastest
-
-
 def applying(events: Sequence[pp.ModelEvent]) -> Callable[[], pp.AssistantMessage]:
     def apply() -> pp.AssistantMessage:
         accumulator = pp.Accumulator()
@@ -74,11 +65,11 @@ def deltas(size: int, runs: int = 5) -> Sizes:
     partial = applying(as_arguments)()
     assert partial.content[0].tool_call is not None
     assert partial.content[0].tool_call.arguments_json == pp.complete_json(text)  # read once, at the end
-    arguments = best(runs, applying(as_arguments))
+    arguments = timed(applying(as_arguments), runs)
     del as_arguments, partial
     as_text = list(events_of(pp.assistant_message(text, timestamp=1), DELTA_BYTES))[:-2]
     assert pp.text_of(applying(as_text)()) == text
-    return Sizes(size, arguments, best(runs, applying(as_text)))
+    return Sizes(size, arguments, timed(applying(as_text), runs))
 
 
 def partial_json_cases(rounds: int = 100, runs: int = 3) -> tuple[float, float, int]:
@@ -122,8 +113,8 @@ def partial_json_cases(rounds: int = 100, runs: int = 3) -> tuple[float, float, 
 
     assert completions() == [case["completed"] for case in cases]
     characters = sum(len(case.get("text", "")) for case in cases) * rounds
-    as_calls = best(runs, lambda: [completions() for _ in range(rounds)])
-    as_text = best(runs, lambda: [text() for _ in range(rounds)])
+    as_calls = timed(lambda: [completions() for _ in range(rounds)], runs)
+    as_text = timed(lambda: [text() for _ in range(rounds)], runs)
     return as_calls, as_text, characters
 
 

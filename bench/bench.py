@@ -53,6 +53,7 @@ from . import versus
 from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
 from .sse import SSE
+from .timing import timed
 from .web import OURS_CONNECT, OURS_SSE
 from .workloads import ROOT, our_server, serving, text_turn
 
@@ -281,15 +282,6 @@ def wire_bytes() -> list[Figure]:
 
 
 # --- 4: the codec on a real session ----------------------------------------------------------------------
-
-
-def timed(work: Callable[[], object], runs: int = 5) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def codec() -> list[Figure]:

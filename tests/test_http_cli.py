@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 import pi_proto as pp
-from pi_proto import conformance
-from pi_proto.web import SSE_PATH, HttpModelClient
+from pi_proto import cli, conformance
+from pi_proto.web import SSE_PATH, HttpLimits, HttpModelClient
 
 from .conformance import generate, run
 from .helpers import drain, readme_context, serve_process
@@ -137,3 +137,8 @@ def test_serve_cors_origin_must_be_an_origin_on_an_http_port() -> None:
     assert (alone.returncode, bad.returncode) == (2, 2)
     assert "--cors-origin needs --http-port" in alone.stderr
     assert "--cors-origin: not an origin (scheme://host[:port], or *): 'example.com'" in bad.stderr
+
+
+def test_serves_header_timeout_default_is_http_limits_own() -> None:
+    """The command states it without importing the http extra; the two must not drift apart."""
+    assert cli.parser().parse_args(["serve"]).header_timeout == HttpLimits().header_timeout

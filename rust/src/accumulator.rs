@@ -26,8 +26,8 @@
 //! While a tool call streams, its `raw_arguments` is the text so far and its `arguments_json`
 //! that text completed into a JSON object ([`crate::complete_arguments`]), kept up to date
 //! incrementally: each delta rewrites only the end of the completed text that changed, so a call
-//! streamed in many deltas costs linear time. A non-terminal event that carries `usage` sets the partial's usage once it is
-//! applied (a terminal event's message carries its own).
+//! streamed in many deltas costs linear time. A non-terminal event that carries `usage` sets the
+//! partial's usage once it is applied (a terminal event's message carries its own).
 
 use std::collections::HashMap;
 use std::fmt;
