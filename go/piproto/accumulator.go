@@ -59,29 +59,29 @@ const DefaultMaxMessageBytes = 64 << 20
 // While a tool call streams, its raw_arguments hold the argument text so far and its
 // arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
 // a cut string is closed, a cut number or literal finished, an unfinished member dropped, open
-// containers closed; "{}" when the text cannot become an object), read incrementally, so a call
-// streamed in many small deltas is scanned in linear time. A non-terminal event that carries
-// usage sets the partial's usage, after the event is applied.
+// containers closed; "{}" when the text cannot become an object). The completion is built when
+// asked for, by [Accumulator.Partial]: each delta leaves arguments_json empty, because a Go
+// string cannot grow in place and building it at every delta would copy the whole text each
+// time. The text is read incrementally, so completing a call streamed in many small deltas costs
+// linear time however often it is asked. A non-terminal event that carries usage sets the
+// partial's usage, after the event is applied.
 //
-// The partial is one live message updated in place, as in pi: an event's Partial shows the
-// message after that event, until the next event changes it (clone it with proto.Clone to keep
-// a snapshot). Deltas are appended without copying the text received so far, so a long answer
-// costs linear, not quadratic, time. An Accumulator is not safe for concurrent use.
+// The partial is one live message updated in place, as in pi: an event's Partial is that
+// message, showing it after that event until the next event changes it (clone it with
+// proto.Clone to keep a snapshot). Deltas are appended without copying the text received so far,
+// so a long answer costs linear, not quadratic, time. An Accumulator is not safe for concurrent
+// use.
 type Accumulator struct {
-	// Partial is the message as rebuilt from the events applied so far.
-	Partial *aiv1.AssistantMessage
 	// Count is the number of events applied (or refused) so far.
 	Count int
 	// MaxMessageBytes is the most UTF-8 the block events may bring (rule size-limit); 0 means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
 
+	partial  *aiv1.AssistantMessage
 	received int64 // bytes of UTF-8 counted toward the limit so far
 	started  bool
-	blocks   []*openBlock // per block of Partial.Content
-	// argumentsOnDemand leaves arguments_json of a streaming tool call unset until
-	// completeArguments: for a partial that is read only when its stream fails.
-	argumentsOnDemand bool
+	blocks   []*openBlock // per block of partial.Content
 }
 
 // openBlock is the state of one block of the partial: whether it is still open, and the text its
@@ -92,12 +92,24 @@ type openBlock struct {
 	last string // the string last stored in the block; anything else means the caller replaced it
 	// For a tool call: the completion of its argument text into arguments_json, read as it grows.
 	arguments *argumentsCompletion
-	counted   int64 // for a tool call: the bytes its start and deltas counted toward the limit
+	read      string // the text arguments has read
+	counted   int64  // for a tool call: the bytes its start and deltas counted toward the limit
 }
 
 // NewAccumulator returns an Accumulator with an empty partial and the default size limit.
 func NewAccumulator() *Accumulator {
-	return &Accumulator{Partial: &aiv1.AssistantMessage{}}
+	return &Accumulator{partial: &aiv1.AssistantMessage{}}
+}
+
+// Partial is the message as rebuilt from the events applied so far, with the arguments_json of
+// every tool call still streaming completed from its text.
+func (a *Accumulator) Partial() *aiv1.AssistantMessage {
+	for at, state := range a.blocks {
+		if call := a.partial.GetContent()[at].GetToolCall(); call != nil && state.open {
+			call.ArgumentsJson = state.complete(call.GetRawArguments())
+		}
+	}
+	return a.partial
 }
 
 // Apply applies event to the partial and sets event.Partial; an event that does not fit the
@@ -106,7 +118,7 @@ func (a *Accumulator) Apply(event *aiv1.ModelEvent) error {
 	if err := a.apply(event, true); err != nil {
 		return err
 	}
-	event.Partial = a.Partial
+	event.Partial = a.partial
 	return nil
 }
 
@@ -114,9 +126,9 @@ func (a *Accumulator) Apply(event *aiv1.ModelEvent) error {
 // rules: for an error event that a receiver builds from its own partial.
 func (a *Accumulator) Close(event *aiv1.ModelEvent) {
 	if message, err := TerminalMessage(event); err == nil {
-		a.Partial = message
+		a.end(message)
 	}
-	event.Partial = a.Partial
+	event.Partial = a.partial
 }
 
 // apply applies event to the partial; without check, the size limit and the terminal rules
@@ -126,7 +138,7 @@ func (a *Accumulator) apply(event *aiv1.ModelEvent, check bool) error {
 		return err
 	}
 	if usage := event.GetUsage(); usage != nil && !IsTerminal(event) {
-		a.Partial.Usage = usage // the sender's usage changed with this event
+		a.partial.Usage = usage // the sender's usage changed with this event
 	}
 	return nil
 }
@@ -158,8 +170,8 @@ func (a *Accumulator) applyEvent(event *aiv1.ModelEvent, check bool) error {
 		if header == nil {
 			header = &aiv1.AssistantMessage{}
 		}
-		a.Partial = shallowCopy(header)
-		a.blocks = make([]*openBlock, len(a.Partial.Content))
+		a.partial = shallowCopy(header)
+		a.blocks = make([]*openBlock, len(a.partial.Content))
 		for i := range a.blocks {
 			a.blocks[i] = &openBlock{}
 		}
@@ -193,7 +205,7 @@ type brokenRule func(rule, format string, args ...any) *StreamProtocolError
 func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.ModelEvent, check bool) error {
 	family, step, _ := strings.Cut(kind, "_")
 	member := blockOfFamily[family]
-	content := a.Partial.Content
+	content := a.partial.Content
 	at := contentIndex(event)
 	if step == "start" {
 		if int64(at) != int64(len(content)) {
@@ -206,12 +218,8 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		if err := a.count(broken, check, size); err != nil {
 			return err
 		}
-		a.Partial.Content = append(content, newBlock(event))
-		state := &openBlock{open: true, counted: size}
-		if member == "tool_call" && !a.argumentsOnDemand {
-			state.arguments = &argumentsCompletion{}
-		}
-		a.blocks = append(a.blocks, state)
+		a.partial.Content = append(content, newBlock(event))
+		a.blocks = append(a.blocks, &openBlock{open: true, counted: size})
 		return nil
 	}
 	if int64(at) >= int64(len(content)) {
@@ -239,9 +247,7 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		case *aiv1.AssistantContent_ToolCall:
 			raw := state.append(block.ToolCall.GetRawArguments(), delta)
 			block.ToolCall.RawArguments = &raw
-			if state.arguments != nil {
-				block.ToolCall.ArgumentsJson = state.arguments.update(raw)
-			}
+			block.ToolCall.ArgumentsJson = "" // completed when asked for, by Partial
 		}
 		return nil
 	}
@@ -284,17 +290,8 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	state.text = strings.Builder{}
 	state.last = ""
 	state.arguments = nil
+	state.read = ""
 	return nil
-}
-
-// completeArguments sets arguments_json of every tool call still streaming, for an Accumulator
-// that leaves them to be completed on demand.
-func (a *Accumulator) completeArguments() {
-	for at, state := range a.blocks {
-		if call := a.Partial.GetContent()[at].GetToolCall(); call != nil && state.open {
-			call.ArgumentsJson = (&argumentsCompletion{}).update(call.GetRawArguments())
-		}
-	}
 }
 
 // count counts size more bytes toward the limit, or refuses the event (rule size-limit) and counts
@@ -369,13 +366,22 @@ func (b *openBlock) append(current, delta string) string {
 	if current != b.last {
 		b.text.Reset()
 		b.text.WriteString(current)
-		if b.arguments != nil {
-			b.arguments = &argumentsCompletion{} // the text is another: read it from its start
-		}
 	}
 	b.text.WriteString(delta)
 	b.last = b.text.String()
 	return b.last
+}
+
+// complete is the completion of a tool call's argument text into arguments_json, reading only
+// what was appended since it was last asked for, unless the text is another one.
+func (b *openBlock) complete(text string) string {
+	// text shares the bytes of what was read while the deltas only grow it, so this compares
+	// no more than their lengths.
+	if b.arguments == nil || !strings.HasPrefix(text, b.read) {
+		b.arguments = &argumentsCompletion{} // read it from its start
+	}
+	b.read = text
+	return b.arguments.update(text)
 }
 
 // finish checks a terminal event and makes its message the partial.
@@ -388,16 +394,25 @@ func (a *Accumulator) finish(broken brokenRule, event *aiv1.ModelEvent, message 
 			return err
 		}
 		if a.started {
-			streamed, final := members(a.Partial.GetContent()), members(message.GetContent())
+			streamed, final := members(a.partial.GetContent()), members(message.GetContent())
 			if !slices.Equal(streamed, final) {
 				return broken("terminal-agrees", "the message has the blocks %v, the stream built %v", final, streamed)
 			}
 		}
 	}
 	if message != nil {
-		a.Partial = message
+		a.end(message)
 	}
 	return nil
+}
+
+// end makes a terminal event's message the partial: its blocks are as it carries them, none
+// streaming any more.
+func (a *Accumulator) end(message *aiv1.AssistantMessage) {
+	a.partial = message
+	for _, state := range a.blocks {
+		*state = openBlock{}
+	}
 }
 
 func newBlock(event *aiv1.ModelEvent) *aiv1.AssistantContent {

@@ -19,9 +19,9 @@ func openedToolCall() []*aiv1.ModelEvent {
 	}
 }
 
-func TestTheProducersSideOfAStreamBuildsNoCompletionOfTheArguments(t *testing.T) {
+func TestADeltaBuildsNoCompletionOfTheArguments(t *testing.T) {
 	// Completing the arguments copies the text so far: at every delta, that is quadratic in their
-	// length. Only the consumers' side, which shows each event's partial, completes them.
+	// length. A delta leaves them empty; Partial completes them, reading only the new text.
 	stream := NewAssistantMessageEventStream()
 	for _, event := range openedToolCall() {
 		if err := stream.Push(event); err != nil {
@@ -33,9 +33,21 @@ func TestTheProducersSideOfAStreamBuildsNoCompletionOfTheArguments(t *testing.T)
 			t.Fatal(err)
 		}
 	}
-	call := stream.received.Partial.GetContent()[0].GetToolCall()
-	if stream.received.blocks[0].arguments != nil || call.GetArgumentsJson() != "{}" {
-		t.Fatalf("the producer's side completed the arguments: %q", call.GetArgumentsJson())
+	call := stream.received.partial.GetContent()[0].GetToolCall()
+	if stream.received.blocks[0].arguments != nil || call.GetArgumentsJson() != "" {
+		t.Fatalf("a delta completed the arguments: %q", call.GetArgumentsJson())
+	}
+	stream.received.Partial()
+	first := stream.received.blocks[0].arguments
+	if want := `{"a": "` + strings.Repeat("x", 1000) + `"}`; call.GetArgumentsJson() != want || first.read != len(call.GetRawArguments()) {
+		t.Fatalf("completed as %q after reading %d bytes", call.GetArgumentsJson(), first.read)
+	}
+	if err := stream.Push(argumentDelta("y")); err != nil {
+		t.Fatal(err)
+	}
+	stream.received.Partial()
+	if stream.received.blocks[0].arguments != first || !strings.HasSuffix(call.GetArgumentsJson(), `xy"}`) {
+		t.Fatalf("the next delta was not read on from where the completion stood: %q", call.GetArgumentsJson())
 	}
 }
 
@@ -53,7 +65,7 @@ func TestTheArgumentTextGrowsInPlace(t *testing.T) {
 		if err := accumulator.Apply(argumentDelta(strings.Repeat("x", 20))); err != nil {
 			t.Fatal(err)
 		}
-		if data := unsafe.StringData(accumulator.Partial.GetContent()[0].GetToolCall().GetRawArguments()); data != last {
+		if data := unsafe.StringData(accumulator.Partial().GetContent()[0].GetToolCall().GetRawArguments()); data != last {
 			moves, last = moves+1, data
 		}
 	}

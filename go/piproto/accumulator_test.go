@@ -74,7 +74,7 @@ func TestThePartialAtEachStepOfTheSeedsEventTable(t *testing.T) {
 		if err := accumulator.Apply(event); err != nil {
 			t.Fatal(err)
 		}
-		if event.Partial != accumulator.Partial {
+		if event.Partial != accumulator.Partial() {
 			t.Fatal("the event's partial is not the accumulator's")
 		}
 		steps[piproto.EventKind(event)] = proto.Clone(event.Partial).(*aiv1.AssistantMessage) // the partial changes in place
@@ -107,7 +107,7 @@ func TestRebuildingAMessageFromItsEventsGivesItsContentBack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rebuilt := accumulator.Partial
+		rebuilt := accumulator.Partial()
 		// Content and header are rebuilt; usage and stop reason arrive with the terminal event.
 		assertProtoEqual(t, &aiv1.AssistantMessage{Content: rebuilt.Content}, &aiv1.AssistantMessage{Content: message.Content})
 		if rebuilt.Api != message.Api || rebuilt.Provider != message.Provider || rebuilt.Model != message.Model || rebuilt.Timestamp != message.Timestamp {
@@ -126,8 +126,8 @@ func TestStartCopiesTheHeaderAndLeavesItUntouched(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if accumulator.Partial == header || len(accumulator.Partial.Content) != 1 {
-		t.Fatalf("partial %v", accumulator.Partial)
+	if accumulator.Partial() == header || len(accumulator.Partial().Content) != 1 {
+		t.Fatalf("partial %v", accumulator.Partial())
 	}
 	after, _ := proto.Marshal(header)
 	if string(before) != string(after) {
@@ -151,7 +151,7 @@ func TestEndEventsKeepSignaturesOnlyWhenTheyCarryOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first, second := accumulator.Partial.Content[0].GetText(), accumulator.Partial.Content[1].GetThinking()
+	first, second := accumulator.Partial().Content[0].GetText(), accumulator.Partial().Content[1].GetThinking()
 	if first.TextSignature != nil {
 		t.Fatalf("text signature %q", *first.TextSignature)
 	}
@@ -168,7 +168,7 @@ func TestDeltasAppendToWhatTheCallerLeftInTheBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	block := accumulator.Partial.Content[0].GetText()
+	block := accumulator.Partial().Content[0].GetText()
 	snapshot := block.Text
 	block.Text = "replaced "
 	if err := accumulator.Apply(textDelta(0, "cd")); err != nil {
@@ -196,14 +196,14 @@ func TestManyDeltasBuildTheTextAndLeaveEarlierPartialsAsTheyWere(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%10_000 == 0 {
-			earlier = append(earlier, accumulator.Partial.Content[0].GetText().Text)
+			earlier = append(earlier, accumulator.Partial().Content[0].GetText().Text)
 		}
 	}
 	var want strings.Builder
 	for i := range count {
 		want.WriteRune(rune('a' + i%26))
 	}
-	if got := accumulator.Partial.Content[0].GetText().Text; got != want.String() {
+	if got := accumulator.Partial().Content[0].GetText().Text; got != want.String() {
 		t.Fatalf("text of %d characters", len(got))
 	}
 	for n, text := range earlier {
@@ -227,7 +227,7 @@ func TestABrokenRuleIsAnErrorWithTheEventIndexAndTheRuleID(t *testing.T) {
 	if !errors.As(err, &broken) || broken.EventIndex != 2 || broken.RuleID != "block-exists" || broken.Detail == "" || len(broken.Violations) != 0 {
 		t.Fatalf("error %#v", err)
 	}
-	if late.Partial != nil || len(accumulator.Partial.Content) != 1 {
+	if late.Partial != nil || len(accumulator.Partial().Content) != 1 {
 		t.Fatal("a refused event changed the partial")
 	}
 }
@@ -267,8 +267,8 @@ func TestTheDeltasMayAddUpToTheSizeLimitAndNoMore(t *testing.T) {
 			}
 		}
 	}
-	if accumulator.Count != 4 || piproto.TextOf(accumulator.Partial) != "ab" {
-		t.Fatalf("%d events, text %q", accumulator.Count, piproto.TextOf(accumulator.Partial))
+	if accumulator.Count != 4 || piproto.TextOf(accumulator.Partial()) != "ab" {
+		t.Fatalf("%d events, text %q", accumulator.Count, piproto.TextOf(accumulator.Partial()))
 	}
 }
 
@@ -294,11 +294,11 @@ func TestStartKeepsANegativeZeroOfTheHeader(t *testing.T) {
 	if err := accumulator.Apply(start(header)); err != nil {
 		t.Fatal(err)
 	}
-	if !math.Signbit(accumulator.Partial.GetUsage().GetCost().GetInput()) {
+	if !math.Signbit(accumulator.Partial().GetUsage().GetCost().GetInput()) {
 		t.Fatal("the negative zero became a positive one")
 	}
 	want, _ := piproto.MarshalCanonical(header)
-	if got, _ := piproto.MarshalCanonical(accumulator.Partial); !bytes.Equal(got, want) {
+	if got, _ := piproto.MarshalCanonical(accumulator.Partial()); !bytes.Equal(got, want) {
 		t.Fatalf("partial %x, header %x", got, want)
 	}
 }
@@ -351,7 +351,7 @@ func TestCloseMakesATerminalEventsMessageThePartialWithoutTheRules(t *testing.T)
 	kept := assistantMessage([]*aiv1.AssistantContent{rawToolCall("", "", "")}, stoppedBy(aiv1.StopReason_STOP_REASON_UNSPECIFIED))
 	event := errorEvent(aiv1.StopReason_STOP_REASON_ERROR, kept)
 	accumulator.Close(event)
-	if event.Partial != kept || accumulator.Partial != kept {
+	if event.Partial != kept || accumulator.Partial() != kept {
 		t.Fatal("Close did not attach the event's message")
 	}
 }
@@ -367,12 +367,12 @@ func refusedForSize(t *testing.T, limit int64, events []*aiv1.ModelEvent, last *
 			t.Fatal(err)
 		}
 	}
-	before := proto.Clone(accumulator.Partial)
+	before := proto.Clone(accumulator.Partial())
 	var broken *piproto.StreamProtocolError
 	if err := accumulator.Apply(last); !errors.As(err, &broken) || broken.RuleID != "size-limit" {
 		t.Fatalf("error %v", err)
 	}
-	if !proto.Equal(accumulator.Partial, before) {
+	if !proto.Equal(accumulator.Partial(), before) {
 		t.Fatal("a refused event changed the partial")
 	}
 	return broken.EventIndex

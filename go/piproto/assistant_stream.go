@@ -5,7 +5,6 @@ import (
 	"errors"
 	"iter"
 	"sync"
-	"sync/atomic"
 
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 )
@@ -42,6 +41,7 @@ func (f *StreamFailure) String() string { return f.Detail }
 // Each event's Partial is the message rebuilt by an [Accumulator] on the consumer's side, as the
 // event is taken: one live message updated in place, as in pi, so the event read last shows the
 // message after it until the next Next changes it (clone it with proto.Clone to keep a snapshot).
+// A tool call still streaming has its arguments_json left empty there; [AssistantMessageEventStream.Partial] completes it.
 // Producers and consumers may be different goroutines. Several consumers take turns, each event
 // going to the one that has waited longest; the shared partial is theirs to synchronize.
 type AssistantMessageEventStream struct {
@@ -53,8 +53,9 @@ type AssistantMessageEventStream struct {
 	driven   context.Context
 	stop     context.CancelFunc
 
-	view    *Accumulator // the partial the consumers see, in the turn of the one taking an event
-	partial atomic.Pointer[aiv1.AssistantMessage]
+	viewMu sync.Mutex   // the view, between the consumer taking an event and Partial
+	view   *Accumulator // the partial the consumers see, in the turn of the one taking an event
+	taken  bool         // whether an event has been taken
 }
 
 // NewAssistantMessageEventStream returns an empty stream that checks its events against the
@@ -68,7 +69,6 @@ func NewAssistantMessageEventStream() *AssistantMessageEventStream {
 func NewAssistantMessageEventStreamWithLimit(maxMessageBytes int64) *AssistantMessageEventStream {
 	received := NewAccumulator()
 	received.MaxMessageBytes = maxMessageBytes
-	received.argumentsOnDemand = true // the consumers' side completes them for every event
 	return &AssistantMessageEventStream{
 		events: NewEventStream(IsTerminal, func(event *aiv1.ModelEvent) *aiv1.AssistantMessage {
 			message, _ := TerminalMessage(event)
@@ -119,8 +119,7 @@ func (s *AssistantMessageEventStream) fail(reason aiv1.StopReason, errorMessage 
 		return
 	}
 	s.failure = failure
-	s.received.completeArguments()
-	message := s.received.Partial
+	message := s.received.Partial()
 	message.StopReason = reason
 	message.ErrorMessage = &errorMessage
 	s.events.Push(&aiv1.ModelEvent{Event: &aiv1.ModelEvent_Error{Error: &aiv1.ErrorEvent{Reason: reason, Message: message}}})
@@ -266,9 +265,11 @@ func (s *AssistantMessageEventStream) Next(ctx context.Context) (*aiv1.ModelEven
 	if !ok {
 		return nil, false
 	}
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
 	_ = s.view.apply(event, false) // accepted already by the producer's side
-	event.Partial = s.view.Partial
-	s.partial.Store(s.view.Partial)
+	event.Partial = s.view.partial
+	s.taken = true
 	return event, true
 }
 
@@ -299,8 +300,14 @@ func (s *AssistantMessageEventStream) Result(ctx context.Context) *aiv1.Assistan
 	return message
 }
 
-// Partial is the message as rebuilt from the events taken so far: the Partial of the event that
-// Next returned last, or nil before the first.
+// Partial is the message as rebuilt from the events taken so far, or nil before the first: the
+// Partial of the event that Next returned last, with the arguments_json of every tool call still
+// streaming completed (see [Accumulator.Partial]).
 func (s *AssistantMessageEventStream) Partial() *aiv1.AssistantMessage {
-	return s.partial.Load()
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if !s.taken {
+		return nil
+	}
+	return s.view.Partial()
 }

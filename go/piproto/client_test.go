@@ -254,9 +254,10 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 	ctx := testContext(t)
 	var steps []*aiv1.AssistantMessage
 	var seenKinds []string
-	for event := range newClient(t, readmeServer(t, 5*time.Millisecond).target).Stream(ctx, userContext("hi")).Events() {
+	stream := newClient(t, readmeServer(t, 5*time.Millisecond).target).Stream(ctx, userContext("hi"))
+	for event := range stream.Events() {
 		seenKinds = append(seenKinds, piproto.EventKind(event))
-		steps = append(steps, proto.Clone(event.Partial).(*aiv1.AssistantMessage))
+		steps = append(steps, proto.Clone(stream.Partial()).(*aiv1.AssistantMessage))
 	}
 	if !slices.Equal(seenKinds, readmeKinds) {
 		t.Fatalf("kinds %v", seenKinds)

@@ -7,6 +7,7 @@ package piproto_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestAStreamingToolCallShowsItsArgumentsCompletedIntoAnObject(t *testing.T) 
 		if err := accumulator.Apply(toolCallDelta(0, delta)); err != nil {
 			t.Fatal(err)
 		}
-		call := accumulator.Partial.Content[0].GetToolCall()
+		call := accumulator.Partial().Content[0].GetToolCall()
 		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.ArgumentsJson)
 	}
 	want := []string{
@@ -67,7 +68,7 @@ func TestArgumentsThatCannotBecomeAnObjectShowAnEmptyObject(t *testing.T) {
 	bound(t)
 	for _, text := range []string{`[1, 2`, `{"a": 1}}`, `{"a": NaN`, `"text`, `{"a": 1e, "b": 2`, `{"a": 01`} {
 		accumulator := applyAll(t, start(nil), toolCallStart(0, "call_1", "read"), toolCallDelta(0, text))
-		if got := accumulator.Partial.Content[0].GetToolCall().ArgumentsJson; got != "{}" {
+		if got := accumulator.Partial().Content[0].GetToolCall().ArgumentsJson; got != "{}" {
 			t.Errorf("%q completes as %q", text, got)
 		}
 	}
@@ -76,11 +77,12 @@ func TestArgumentsThatCannotBecomeAnObjectShowAnEmptyObject(t *testing.T) {
 func TestArgumentsTheCallerReplacedAreCompletedFromTheirStart(t *testing.T) {
 	bound(t)
 	accumulator := applyAll(t, start(nil), toolCallStart(0, "call_1", "read"), toolCallDelta(0, `{"a": "x`))
-	call := accumulator.Partial.Content[0].GetToolCall()
+	call := accumulator.Partial().Content[0].GetToolCall()
 	call.RawArguments = proto.String(`{"b": [1`)
 	if err := accumulator.Apply(toolCallDelta(0, `, 2`)); err != nil {
 		t.Fatal(err)
 	}
+	accumulator.Partial()
 	if call.GetRawArguments() != `{"b": [1, 2` || call.ArgumentsJson != `{"b": [1, 2]}` {
 		t.Fatalf("raw %q, arguments %q", call.GetRawArguments(), call.ArgumentsJson)
 	}
@@ -118,7 +120,7 @@ func TestAnEventCarryingUsageSetsThePartialsUsage(t *testing.T) {
 		if err := accumulator.Apply(event); err != nil {
 			t.Fatal(err)
 		}
-		outputs = append(outputs, accumulator.Partial.GetUsage().GetOutput())
+		outputs = append(outputs, accumulator.Partial().GetUsage().GetOutput())
 	}
 	if !slices.Equal(outputs, []int64{1, 1, 2, 2, 2, 7}) {
 		t.Fatalf("output tokens after each event %v", outputs)
@@ -128,25 +130,39 @@ func TestAnEventCarryingUsageSetsThePartialsUsage(t *testing.T) {
 	}
 }
 
-// BenchmarkToolCallArgumentsIn20CharacterDeltas streams 200 KB of arguments (a file to write) in
-// deltas of 20 characters, 10,000 partials, each with its own completed arguments_json: reading
-// the text is linear, and copying it into each partial's completion is most of the time.
+// BenchmarkToolCallArgumentsIn20CharacterDeltas streams the arguments of a file to write in
+// deltas of 20 characters, and the same bytes as text, at two sizes: both grow linearly, as the
+// completion is built once, when the partial is read at the end.
 func BenchmarkToolCallArgumentsIn20CharacterDeltas(b *testing.B) {
-	content := strings.Repeat(strings.Repeat("x", 60)+"\n", 200_000/61)
-	data, _ := json.Marshal(map[string]string{"path": "notes.txt", "content": content})
-	events := []*aiv1.ModelEvent{start(nil), toolCallStart(0, "call_1", "write")}
-	for at := 0; at < len(data); at += 20 {
-		events = append(events, toolCallDelta(0, string(data[at:min(at+20, len(data))])))
-	}
-	for b.Loop() {
-		accumulator := piproto.NewAccumulator()
-		for _, event := range events {
-			if err := accumulator.Apply(event); err != nil {
-				b.Fatal(err)
+	for _, size := range []int{1 << 20, 4 << 20} {
+		content := strings.Repeat(strings.Repeat("x", 60)+"\n", size/61)
+		data, _ := json.Marshal(map[string]string{"path": "notes.txt", "content": content})
+		for _, kind := range []string{"arguments", "text"} {
+			events := []*aiv1.ModelEvent{start(nil), toolCallStart(0, "call_1", "write")}
+			if kind == "text" {
+				events[1] = &aiv1.ModelEvent{Event: &aiv1.ModelEvent_TextStart{TextStart: &aiv1.TextStartEvent{}}}
 			}
-		}
-		if accumulator.Partial.Content[0].GetToolCall().ArgumentsJson != string(data) {
-			b.Fatal("the arguments were not completed")
+			for at := 0; at < len(data); at += 20 {
+				delta := string(data[at:min(at+20, len(data))])
+				if kind == "text" {
+					events = append(events, &aiv1.ModelEvent{Event: &aiv1.ModelEvent_TextDelta{TextDelta: &aiv1.TextDeltaEvent{Delta: delta}}})
+				} else {
+					events = append(events, toolCallDelta(0, delta))
+				}
+			}
+			b.Run(fmt.Sprintf("%s/%dMB", kind, size>>20), func(b *testing.B) {
+				for b.Loop() {
+					accumulator := piproto.NewAccumulator()
+					for _, event := range events {
+						if err := accumulator.Apply(event); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if kind == "arguments" && accumulator.Partial().Content[0].GetToolCall().ArgumentsJson != string(data) {
+						b.Fatal("the arguments were not completed")
+					}
+				}
+			})
 		}
 	}
 }

@@ -103,11 +103,11 @@ func runStream(c *conformancev1.StreamCase) string {
 			}
 			return sameFailure(broken, c.GetFailure())
 		}
-		delivered, ok := stream.Next(context.Background())
+		_, ok := stream.Next(context.Background())
 		if !ok {
 			return fmt.Sprintf("event %d was not delivered", index)
 		}
-		partials = append(partials, proto.Clone(delivered.Partial).(*aiv1.AssistantMessage))
+		partials = append(partials, proto.Clone(stream.Partial()).(*aiv1.AssistantMessage))
 	}
 	if c.GetFailure() != nil {
 		return fmt.Sprintf("expected rule %q at event %d; every event fit", c.GetFailure().GetRuleId(), c.GetFailure().GetEventIndex())
@@ -258,7 +258,7 @@ func runPartialJSON(c *conformancev1.PartialJsonCase) string {
 				return fmt.Sprintf("event %d: %v", index, err)
 			}
 		}
-		if got := accumulator.Partial.GetContent()[0].GetToolCall().GetArgumentsJson(); got != c.GetCompleted() {
+		if got := accumulator.Partial().GetContent()[0].GetToolCall().GetArgumentsJson(); got != c.GetCompleted() {
 			return fmt.Sprintf("completes as %q from %d deltas", got, len(deltas))
 		}
 	}
