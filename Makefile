@@ -104,7 +104,8 @@ generate-into:
 	$(foreach template,$(GEN_TEMPLATES),buf generate --template $(template) --output $(OUT);)
 	@# protoc writes absolute imports (`from pi.ai.v1 import ...`); make them package-relative so
 	@# the official classes live inside pi_proto instead of claiming top-level `pi` and `buf` packages.
-	sed -i -e 's/^from pi\.ai\.v1 import /from . import /' -e 's/^from buf\.validate import /from ....buf.validate import /' \
+	sed -i -e 's/^from pi\.ai\.v1 import /from . import /' -e 's/^from pi\.ai\.v1\.\([a-z_]*_pb2\) import \*/from .\1 import */' \
+		-e 's/^from buf\.validate import /from ....buf.validate import /' \
 		$(OUT)/$(PB2_DIR)/*_pb2.py $(OUT)/$(PB2_DIR)/*_pb2.pyi
 	sed -i 's/^from pi\.ai\.v1 import /from ...ai.v1 import /' $(OUT)/python/pi_proto/_gen/pb2/pi/conformance/v1/*_pb2.py*
 	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses neither of these.

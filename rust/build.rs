@@ -18,9 +18,10 @@ use protox::file::{
 };
 
 const PROTO_ROOT: &str = "proto";
-const FILES: [&str; 8] = [
+const FILES: [&str; 9] = [
     "pi/ai/v1/json.proto",
     "pi/ai/v1/content.proto",
+    "pi/ai/v1/tool.proto",
     "pi/ai/v1/message.proto",
     "pi/ai/v1/transcript.proto",
     "pi/ai/v1/context.proto",

@@ -1,7 +1,7 @@
 """The conformance corpus, run against the Python runtime case by case (`make conformance` runs every runtime).
 
 Also: the wire suites are what their generator writes, they cover every message and event kind,
-and every case fails once its expected outcome is changed.
+role and stop reason, and every case fails once its expected outcome is changed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto import conformance
+from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto._gen.types.pi.ai import v1 as types
 
@@ -63,6 +64,19 @@ def test_the_corpus_covers_every_message_and_event_kind() -> None:
         "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error",
     }  # fmt: skip
     assert any(len(case.binary) > 1024 * 1024 for case in wire)
+
+
+def test_the_wire_corpus_covers_every_role_and_stop_reason() -> None:
+    wire = [case.wire for case in CASES if case.WhichOneof("kind") == "wire"]
+    entries = [pp.decode(pp.AgentMessage, case.binary) for case in wire if case.type == "pi.ai.v1.AgentMessage"]
+    roles = {field.name for field in message_pb2.AgentMessage.DESCRIPTOR.oneofs_by_name["role"].fields}
+    assert {pp.role_of(entry) for entry in entries} == roles
+    reasons = {
+        pp.decode(pp.AssistantMessage, case.binary).stop_reason
+        for case in wire
+        if case.type == "pi.ai.v1.AssistantMessage"
+    }
+    assert reasons == set(pp.StopReason) - {pp.StopReason.UNSPECIFIED}  # a start header's, never a message's
 
 
 def test_the_corpus_covers_every_stream_rule_and_client_failure() -> None:

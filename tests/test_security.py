@@ -191,6 +191,17 @@ async def test_contexts_above_the_count_limits_are_refused_before_they_are_check
         error = await raw_status(server.target, pp.encode(pp.StreamRequest(context=pp.AgentContext(messages=[wide]))))
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert error.details() == "the context has 200 content blocks and tools, above this server's limit of 150"
+        # A system message's instructions, sections and tool changes count as blocks too.
+        system = pp.SystemMessage(
+            content=[pp.TextContent(text="x")] * 50,
+            sections=[pp.SystemSection(name="s", text="x")] * 50,
+            tools_added=[pp.Tool(name="t", parameters_json="{}")] * 50,
+            tools_removed=[pp.ToolReference(name="t")] * 50,
+        )
+        request = pp.StreamRequest(context=pp.AgentContext(messages=[pp.AgentMessage(system=system)]))
+        error = await raw_status(server.target, pp.encode(request))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert error.details() == "the context has 200 content blocks and tools, above this server's limit of 150"
 
 
 async def test_a_hostile_request_does_not_freeze_the_server() -> None:

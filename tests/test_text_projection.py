@@ -8,6 +8,7 @@ import betterproto2
 import pytest
 
 import pi_proto as pp
+from pi_proto._gen.types.pi.ai.v1 import SystemMessage, SystemSection
 
 
 def leaky_text_of(message: pp.AssistantMessage) -> str:
@@ -44,3 +45,17 @@ def test_text_of_accepts_every_role_and_the_wrapper() -> None:
     assert pp.text_of(user) == "a\nb"
     assert pp.text_of(pp.agent_message(result)) == "line 1\nline 2"
     assert pp.text_of(pp.assistant_message(pp.thinking("hidden"))) == ""
+
+
+def test_text_of_a_system_message_is_its_content_without_sections_or_tools() -> None:
+    system = SystemMessage(
+        content=[pp.text("You are pi."), pp.text("先读取文件。")],
+        sections=[SystemSection(name="skills", text="- read")],
+        tools_added=[pp.Tool(name="read")],
+    )
+    before = pp.encode(system)
+    assert pp.text_of(system) == "You are pi.\n先读取文件。"
+    assert pp.text_of(pp.agent_message(system)) == "You are pi.\n先读取文件。"
+    assert pp.role_of(pp.agent_message(system)) == "system"
+    assert pp.text_of(pp.AgentMessage(system=SystemMessage())) == ""
+    assert pp.encode(system) == before

@@ -11,8 +11,8 @@ import (
 // TextOf is the message's text blocks joined with newlines, in order; other blocks are skipped.
 //
 // A lossy projection for display, search and summaries: the message itself is left untouched.
-// It takes a *UserMessage, *AssistantMessage, *ToolResultMessage, or an *AgentMessage or
-// *TranscriptEntry wrapping one; a custom message or session entry (kept verbatim, not modelled)
+// It takes a *SystemMessage, *UserMessage, *AssistantMessage, *ToolResultMessage, or an
+// *AgentMessage or *TranscriptEntry wrapping one; a custom message or session entry (kept verbatim, not modelled)
 // has no text blocks, and neither has anything else, nor a wrapper with nothing set ([Unwrap]
 // tells that one apart with [ErrNoRole] or [ErrNoEntry]).
 func TextOf(message proto.Message) string {
@@ -22,6 +22,11 @@ func TextOf(message proto.Message) string {
 	}
 	var texts []string
 	switch inner := inner.(type) {
+	case *aiv1.SystemMessage:
+		// A system message's content holds text blocks only; sections and tools are not text.
+		for _, text := range inner.GetContent() {
+			texts = append(texts, text.GetText())
+		}
 	case *aiv1.UserMessage:
 		for _, content := range inner.GetContent() {
 			if text, ok := content.GetBlock().(*aiv1.UserContent_Text); ok {
@@ -51,8 +56,9 @@ var ErrNoRole = errors.New("AgentMessage has no role set")
 var ErrNoEntry = errors.New("TranscriptEntry has no entry set")
 
 // Unwrap is the role-specific message inside an *AgentMessage or a *TranscriptEntry (or the
-// message itself when it is neither): a *UserMessage, *AssistantMessage, *ToolResultMessage,
-// *CustomMessage, or, for a transcript entry that holds no message, its *SessionEntry.
+// message itself when it is neither): a *SystemMessage, *UserMessage, *AssistantMessage,
+// *ToolResultMessage, *CustomMessage, or, for a transcript entry that holds no message, its
+// *SessionEntry.
 func Unwrap(message proto.Message) (proto.Message, error) {
 	if record, ok := message.(*aiv1.TranscriptEntry); ok {
 		switch entry := record.GetEntry().(type) {
@@ -69,6 +75,8 @@ func Unwrap(message proto.Message) (proto.Message, error) {
 		return message, nil
 	}
 	switch role := entry.GetRole().(type) {
+	case *aiv1.AgentMessage_System:
+		return role.System, nil
 	case *aiv1.AgentMessage_User:
 		return role.User, nil
 	case *aiv1.AgentMessage_Assistant:

@@ -73,11 +73,19 @@ func TestTextOfAcceptsEveryRoleAndTheWrappersOfAMessage(t *testing.T) {
 		{Block: &aiv1.ToolResultContent_Text{Text: &aiv1.TextContent{Text: "line 1"}}},
 		{Block: &aiv1.ToolResultContent_Text{Text: &aiv1.TextContent{Text: "line 2"}}},
 	}}
+	system := &aiv1.SystemMessage{
+		Content:    []*aiv1.TextContent{{Text: "You are pi."}, {Text: "先读取文件。"}},
+		Sections:   []*aiv1.SystemSection{{Name: "skills", Text: proto.String("- read")}},
+		ToolsAdded: []*aiv1.Tool{{Name: "read"}},
+	}
 	for _, case_ := range []struct {
 		message proto.Message
 		want    string
 	}{
 		{user, "a\nb"},
+		{system, "You are pi.\n先读取文件。"},
+		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_System{System: system}}, "You are pi.\n先读取文件。"},
+		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_System{System: &aiv1.SystemMessage{}}}, ""},
 		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_User{User: user}}, "a\nb"},
 		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_ToolResult{ToolResult: result}}, "line 1\nline 2"},
 		{&aiv1.AgentMessage{Role: &aiv1.AgentMessage_Assistant{Assistant: readmeTurn()}}, "我先读取项目说明。"},

@@ -19,6 +19,7 @@ from ._gen.types.pi.ai.v1 import (
     CustomMessage,
     ImageContent,
     StopReason,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -29,7 +30,7 @@ from ._gen.types.pi.ai.v1 import (
     UserMessage,
 )
 
-AnyMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage | AgentMessage
+AnyMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | AgentMessage
 AssistantBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
 MediaBlock: TypeAlias = TextContent | ImageContent
 AnyBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
@@ -214,10 +215,12 @@ def tool_result_message(
 
 
 def agent_message(message: AnyMessage) -> AgentMessage:
-    """Wrap a user, assistant or tool result message as a transcript entry."""
+    """Wrap a system, user, assistant or tool result message as a transcript entry."""
     match message:
         case AgentMessage():
             return message
+        case SystemMessage():
+            return AgentMessage(system=message)
         case UserMessage():
             return AgentMessage(user=message)
         case AssistantMessage():
@@ -227,7 +230,7 @@ def agent_message(message: AnyMessage) -> AgentMessage:
     raise TypeError(f"not a message: {type(message).__name__}")
 
 
-def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMessage | CustomMessage:
+def unwrap(message: AnyMessage) -> SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | CustomMessage:
     """The role-specific message inside a transcript entry (or the message itself)."""
     if not isinstance(message, AgentMessage):
         return message
@@ -238,7 +241,7 @@ def unwrap(message: AnyMessage) -> UserMessage | AssistantMessage | ToolResultMe
 
 
 def role_of(message: AgentMessage) -> str:
-    """The role set in an AgentMessage: "user", "assistant", "tool_result" or "custom"."""
+    """The role set in an AgentMessage: "system", "user", "assistant", "tool_result" or "custom"."""
     return betterproto2.which_one_of(message, "role")[0]
 
 
@@ -258,6 +261,8 @@ def text_of(message: AnyMessage) -> str:
     inner = unwrap(message)
     if isinstance(inner, CustomMessage):
         return ""  # kept verbatim, not modelled: no text blocks to show
+    if isinstance(inner, SystemMessage):
+        return "\n".join(block.text for block in inner.content)  # text blocks only: sections and tools are not text
     return "\n".join(content.text.text for content in inner.content if content.text is not None)
 
 

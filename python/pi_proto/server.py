@@ -197,6 +197,9 @@ def check_counts(request: _UpbStreamRequest, limits: ServerLimits) -> None:
         role = message.WhichOneof("role")
         if role in ("user", "assistant", "tool_result"):
             blocks += len(getattr(message, role).content)
+        elif role == "system":
+            system = message.system
+            blocks += len(system.content) + len(system.sections) + len(system.tools_added) + len(system.tools_removed)
     if blocks > limits.max_blocks:
         raise TooLarge(
             f"the context has {blocks} content blocks and tools, above this server's limit of {limits.max_blocks}"

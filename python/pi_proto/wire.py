@@ -3,8 +3,8 @@
 Both directions go through the official protobuf runtime (upb). Decoding parses with upb, which
 rejects truncated or malformed input, and builds the public betterproto2 objects from the parsed
 message directly, so no second pure-Python parse sees hostile bytes. Encoding builds the upb
-message from the public object, refusing a oneof with zero or several members set on the way
-(betterproto2 does not clear the other members when one is assigned).
+message from the public object, refusing a oneof with several members set on the way (betterproto2
+does not clear the other members when one is assigned), or with none when the schema requires one.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from google.protobuf import json_format, unknown_fields
 from google.protobuf.message import DecodeError as _UpbDecodeError
 from google.protobuf.message import Message as _UpbMessage
 
+from ._gen.pb2.buf.validate import validate_pb2
 from ._gen.pb2.pi.ai.v1 import (
     content_pb2,
     context_pb2,
@@ -28,12 +29,23 @@ from ._gen.pb2.pi.ai.v1 import (
     message_pb2,
     model_pb2,
     service_pb2,
+    tool_pb2,
     transcript_pb2,
 )
 
 M = TypeVar("M", bound=betterproto2.Message)
 
-_PB2_MODULES = (json_pb2, content_pb2, message_pb2, context_pb2, event_pb2, model_pb2, service_pb2, transcript_pb2)
+_PB2_MODULES = (
+    json_pb2,
+    content_pb2,
+    tool_pb2,
+    message_pb2,
+    context_pb2,
+    event_pb2,
+    model_pb2,
+    service_pb2,
+    transcript_pb2,
+)
 
 
 class DecodeError(ValueError):
@@ -45,7 +57,8 @@ class EncodeError(ValueError):
 
 
 def encode(message: betterproto2.Message) -> bytes:
-    """Serialize a message, map entries in key order; raises EncodeError if a oneof has zero or several members."""
+    """Serialize a message, map entries in key order; raises EncodeError if a oneof has several members,
+    or none where the schema requires one."""
     return to_upb(message).SerializeToString(deterministic=True)
 
 
@@ -104,6 +117,7 @@ class _Plan:
     scalar_lists: tuple[tuple[str, Any], ...]  # lists of scalars or enums: (name, enum class or None)
     maps: tuple[str, ...]  # maps of scalars
     oneofs: tuple[tuple[str, dict[str, tuple[str, Any]]], ...]  # (group, {member: (kind, class)})
+    optional_oneofs: frozenset[str]  # the groups the schema lets stay empty
 
 
 @functools.cache
@@ -169,7 +183,17 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
         scalar_lists=tuple(by_kind[SCALARS]),
         maps=tuple(by_kind[MAP]),
         oneofs=tuple(oneofs.items()),
+        optional_oneofs=frozenset(group for group in oneofs if not _required(upb_class, group)),
     )
+
+
+_ONEOF_RULES: Any = validate_pb2.oneof  # the stubs do not type extensions
+
+
+def _required(upb_class: type[_UpbMessage], group: str) -> bool:
+    """Whether the schema requires a member of the oneof, as (buf.validate.oneof).required."""
+    options = upb_class.DESCRIPTOR.oneofs_by_name[group].GetOptions()
+    return bool(options.Extensions[_ONEOF_RULES].required)
 
 
 class _Misplaced(Exception):
@@ -234,7 +258,8 @@ def _writer(cls: type[betterproto2.Message]) -> Callable[[Any, betterproto2.Mess
         body += [f"    if items := values[{name!r}]:", f"        upb.{name}.update(items)"]
     for group, members in plan.oneofs:
         names = ", ".join(f"values[{member!r}]" for member in members)
-        body += [f"    if sum(v is not None for v in ({names},)) != 1:", f"        raise Misplaced({group!r})"]
+        wrong = "> 1" if group in plan.optional_oneofs else "!= 1"
+        body += [f"    if sum(v is not None for v in ({names},)) {wrong}:", f"        raise Misplaced({group!r})"]
         for member, (kind, sub) in members.items():
             body += [f"    if (v := values[{member!r}]) is not None:"]
             if kind == MESSAGE:
@@ -281,11 +306,12 @@ def _fill(upb: Any, message: betterproto2.Message) -> None:
             raise misplaced from None
     for group, members in plan.oneofs:
         chosen = [member for member in members if values[member] is not None]
+        if not chosen and group in plan.optional_oneofs:
+            continue
         if len(chosen) != 1:
             found = ", ".join(chosen) or "none"
-            raise _Misplaced(
-                f"oneof '{group}' of {type(message).__name__} must have exactly one member set, found {found}"
-            )
+            wanted = "at most one member" if group in plan.optional_oneofs else "exactly one member"
+            raise _Misplaced(f"oneof '{group}' of {type(message).__name__} must have {wanted} set, found {found}")
         (member,) = chosen
         if members[member][0] == MESSAGE:
             _fill_member(upb, member, values[member], f".{member}")

@@ -5,8 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::v1::agent_message::Role;
 use crate::v1::{
-    AgentMessage, AssistantMessage, TextContent, ToolResultMessage, TranscriptEntry, UserContent,
-    UserMessage, assistant_content, tool_result_content, transcript_entry, user_content,
+    AgentMessage, AssistantMessage, SystemMessage, TextContent, ToolResultMessage, TranscriptEntry,
+    UserContent, UserMessage, assistant_content, tool_result_content, transcript_entry,
+    user_content,
 };
 
 /// A user message holding one text block, timestamped now.
@@ -29,6 +30,14 @@ fn now_ms() -> i64 {
         .map_or(0, |since| {
             i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
         })
+}
+
+impl From<SystemMessage> for AgentMessage {
+    fn from(message: SystemMessage) -> Self {
+        Self {
+            role: Some(Role::System(message)),
+        }
+    }
 }
 
 impl From<UserMessage> for AgentMessage {
@@ -66,6 +75,12 @@ pub trait TextBlocks {
 /// A lossy projection: the message itself is left untouched.
 pub fn text_of(message: &impl TextBlocks) -> String {
     message.text_blocks().join("\n")
+}
+
+impl TextBlocks for SystemMessage {
+    fn text_blocks(&self) -> Vec<&str> {
+        self.content.iter().map(|text| text.text.as_str()).collect()
+    }
 }
 
 impl TextBlocks for AssistantMessage {
@@ -107,6 +122,7 @@ impl TextBlocks for ToolResultMessage {
 impl TextBlocks for AgentMessage {
     fn text_blocks(&self) -> Vec<&str> {
         match &self.role {
+            Some(Role::System(message)) => message.text_blocks(),
             Some(Role::User(message)) => message.text_blocks(),
             Some(Role::Assistant(message)) => message.text_blocks(),
             Some(Role::ToolResult(message)) => message.text_blocks(),

@@ -51,7 +51,11 @@ fn run_wire(case: &pb::WireCase) -> Outcome {
         ListModelsRequest, ListModelsResponse, GetModelRequest, GetModelResponse,
         StreamBatchedResponse, StartEvent, TextStartEvent, TextDeltaEvent, TextEndEvent,
         ThinkingStartEvent, ThinkingDeltaEvent, ThinkingEndEvent, ToolCallStartEvent,
-        ToolCallDeltaEvent, ToolCallEndEvent, DoneEvent, ErrorEvent, ModelEvent, JsonText
+        ToolCallDeltaEvent, ToolCallEndEvent, DoneEvent, ErrorEvent, ModelEvent, JsonText,
+        SystemMessage, SystemSection, ToolReference, ConstrainedSampling, JsonSchemaSampling,
+        GrammarSampling, Diagnostic, DiagnosticError, DeferredHandle, NestedToolCalls,
+        NestedToolCall, DeferredOptions, ThinkingLevelMapping, ModelPromptCache, ModelInputLimits,
+        ModelImageInputLimits, ModelImageResize, ModelCostTier
     }
 }
 

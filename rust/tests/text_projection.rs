@@ -4,7 +4,10 @@ mod support;
 
 use pi_proto::text_of;
 use pi_proto::v1::agent_message::Role;
-use pi_proto::v1::{AgentMessage, CustomMessage, StopReason, TranscriptEntry, transcript_entry};
+use pi_proto::v1::{
+    AgentMessage, CustomMessage, StopReason, SystemMessage, SystemSection, TextContent, Tool,
+    TranscriptEntry, transcript_entry,
+};
 use support::{assistant_message, bounded, text, tool_call};
 
 #[test]
@@ -51,5 +54,35 @@ fn text_of_an_agent_message_is_the_text_of_the_message_it_wraps() {
         };
         assert_eq!(text_of(&custom), "");
         assert_eq!(text_of(&assistant_message(vec![], StopReason::Stop)), "");
+    });
+}
+
+#[test]
+fn text_of_a_system_message_is_its_content_without_sections_or_tools() {
+    bounded(|| {
+        let block = |text: &str| TextContent {
+            text: text.to_owned(),
+            ..Default::default()
+        };
+        let system = SystemMessage {
+            content: vec![block("You are pi."), block("先读取文件。")],
+            sections: vec![SystemSection {
+                name: "skills".to_owned(),
+                text: Some("- read".to_owned()),
+            }],
+            tools_added: vec![Tool {
+                name: "read".to_owned(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let before = system.clone();
+        assert_eq!(text_of(&system), "You are pi.\n先读取文件。");
+        assert_eq!(system, before);
+        assert_eq!(
+            text_of(&AgentMessage::from(system)),
+            "You are pi.\n先读取文件。"
+        );
+        assert_eq!(text_of(&AgentMessage::from(SystemMessage::default())), "");
     });
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import betterproto2
 
 import pi_proto as pp
+from pi_proto._gen.types.pi.ai import v1 as types
 from pi_proto._gen.types.pi.ai.v1 import JsonShape, JsonText
 
 INT64_MAX = 2**63 - 1
@@ -102,6 +103,133 @@ CUSTOM = pp.CustomMessage(role="bashExecution", fields_json='{"command":"ls","ex
 HEADER = pp.assistant_message(api="anthropic-messages", provider="anthropic", model="claude-opus-4-5", timestamp=7)
 HEADER.stop_reason = pp.StopReason.UNSPECIFIED
 
+# pi-ai 1.6: the system role, constrained sampling, deferred calls, diagnostics and nested calls.
+JSON_SCHEMA = types.ConstrainedSampling(json_schema=types.JsonSchemaSampling(strict=types.Strictness.REQUIRE))
+GRAMMAR = types.GrammarSampling(openai_lark='start: "ls" | "pwd"', openai_regex="^(ls|pwd)$")
+STRICT_TOOL = pp.Tool(
+    name="bash",
+    description="Run a command.",
+    parameters_json='{"type":"object","properties":{"command":{"type":"string"}}}',
+    constrained_sampling=JSON_SCHEMA,
+    extra_json='{"label":"Bash"}',
+)
+SYSTEM = types.SystemMessage(
+    content=[pp.text("You are pi."), pp.text("回答前先读取相关文件。")],
+    sections=[
+        types.SystemSection(name="skills", text="- read: 读取文件"),
+        types.SystemSection(name="agents"),
+        types.SystemSection(name="empty", text=""),
+    ],
+    tools_added=[TOOL, STRICT_TOOL],
+    tools_removed=[types.ToolReference(name="write")],
+    timestamp=1_765_233_665_000,
+    extra_json='{"source":"AGENTS.md"}',
+)
+SYSTEM_CHANGE = types.SystemMessage(
+    sections=[types.SystemSection(name="skills")], tools_removed=[types.ToolReference(name="bash")], timestamp=1_030
+)
+HANDLE = types.DeferredHandle(
+    provider="openai",
+    model_id="gpt-5",
+    api="openai-responses",
+    id="resp_68c1",
+    expires_at=1_765_320_065_294,
+    poll_after_ms=30_000,
+    data_json='{"batch":"batch_1","row":3}',
+)
+DIAGNOSTIC = types.Diagnostic(
+    type="pi_messages_response_failure",
+    timestamp=1_765_233_665_300,
+    error=types.DiagnosticError(
+        name="FetchError", message="socket hang up", stack="FetchError: …", code_text="ECONNRESET"
+    ),
+    details_json='{"attempt":2,"retryable":true}',
+)
+DEFERRED = pp.assistant_message(
+    api="openai-responses",
+    provider="openai",
+    model="gpt-5",
+    stop_reason=pp.StopReason.DEFERRED,
+    timestamp=1_765_233_665_294,
+)
+DEFERRED.deferred = HANDLE
+ANSWERED = pp.assistant_message(
+    pp.text("done"),
+    api="openai-responses",
+    provider="openai",
+    model="gpt-5",
+    usage=pp.Usage(input=10, output=20, reasoning=12, total_tokens=30),
+    stop_reason=pp.StopReason.STOP,
+    timestamp=1_765_233_665_294,
+)
+ANSWERED.response_id = "resp_68c1"
+ANSWERED.response_model = "gpt-5-2025-08-07"
+ANSWERED.provider_thinking_level = "high"
+ANSWERED.thinking_level = types.ModelThinkingLevel.XHIGH
+ANSWERED.diagnostics = [DIAGNOSTIC, types.Diagnostic(type="pi_retry", timestamp=1_765_233_665_200)]
+ANSWERED.raw_stop_reason = "completed"
+ANSWERED.end_turn = True
+ANSWERED.duration_ms = 2_345
+ANSWERED.extra_json = '{"phase":"final"}'
+NESTED = types.NestedToolCalls(
+    calls=[
+        types.NestedToolCall(
+            id="n1", name="read", arguments_json='{"path":"a.txt"}', status=types.NestedCallStatus.OK, duration_ms=3
+        ),
+        types.NestedToolCall(
+            id="n2", name="write", arguments_bytes=2_000_000, status=types.NestedCallStatus.ERROR, error="EACCES"
+        ),
+        types.NestedToolCall(id="n3", name="bash", arguments_json="{}", status=types.NestedCallStatus.UNFINISHED),
+    ],
+    complete=False,
+)
+TOOL_RESULT_1_6 = pp.tool_result_message("call_1", "task", "子任务完成", timestamp=1_040)
+TOOL_RESULT_1_6.usage = pp.Usage(input=100, output=50, cache_write=40, cache_write_1h=30, total_tokens=150)
+TOOL_RESULT_1_6.nested_calls = NESTED
+TOOL_RESULT_1_6.duration_ms = 812
+RESIZE = types.ModelImageResize(max_width=2048, max_height=1536, max_bytes=5_242_880, jpeg_quality=85)
+INPUT_LIMITS = types.ModelInputLimits(
+    max_request_bytes=33_554_432,
+    images=types.ModelImageInputLimits(resize=RESIZE, max_per_message=20, max_per_request=100),
+)
+TIER = types.ModelCostTier(input=6.0, output=22.5, cache_read=0.6, cache_write=7.5, input_tokens_above=200_000)
+MODEL_1_6 = pp.Model(
+    id="gpt-5",
+    name="GPT-5",
+    api="openai-responses",
+    provider="openai",
+    base_url="https://api.openai.com/v1",
+    reasoning=True,
+    input=[pp.InputKind.TEXT, pp.InputKind.IMAGE],
+    cost=pp.ModelCost(input=1.25, output=10.0, cache_read=0.125, cache_write=0.0, tiers=[TIER]),
+    context_window=400_000,
+    max_tokens=128_000,
+    thinking_level_map=[
+        types.ThinkingLevelMapping(level=types.ModelThinkingLevel.OFF),
+        types.ThinkingLevelMapping(level=types.ModelThinkingLevel.MINIMAL, value="minimal"),
+        types.ThinkingLevelMapping(level=types.ModelThinkingLevel.MAX, value=""),
+    ],
+    prompt_cache=types.ModelPromptCache(short=300.0, long=3600.0),
+    input_limits=INPUT_LIMITS,
+    sampling_params_json='{"top_p":0.95}',
+)
+OPTIONS_1_6 = pp.GenerationOptions(
+    reasoning=pp.ThinkingLevel.MAX,
+    sampling_params_json='{"top_k":40,"top_p":0.9}',
+    timeout_ms=INT64_MAX,
+    max_retries=0,
+    transport=types.Transport.WEBSOCKET_CACHED,
+    disable_continuation=False,
+    deferred=types.DeferredOptions(window=types.DeferredWindow._24H),
+)
+SYSTEM_CONTEXT = pp.AgentContext(
+    messages=[
+        pp.AgentMessage(system=SYSTEM),
+        pp.agent_message(USER),
+        pp.AgentMessage(system=SYSTEM_CHANGE),
+    ],
+)
+
 
 CASES: list[Case] = [
     # Content blocks and their role wrappers.
@@ -131,6 +259,10 @@ CASES: list[Case] = [
     ),
     Case("usage", USAGE),
     Case("usage-zero", pp.Usage(cost=pp.Cost())),
+    Case("usage-pi_1_6", pp.Usage(input=10, output=200, cache_write=64, cache_write_1h=32, reasoning=150)),
+    Case("usage-pi_1_6_zero", pp.Usage(cache_write_1h=0, reasoning=0)),
+    Case("cost-from_provider", pp.Cost(input=0.25, output=1.0, total=1.3, total_from_provider=True)),
+    Case("cost-not_from_provider", pp.Cost(total=1.25, total_from_provider=False)),
     Case(
         "usage-int64_max",
         pp.Usage(
@@ -156,6 +288,74 @@ CASES: list[Case] = [
     Case("tool_result_message-null_details", pp.tool_result_message("call_3", "bash", details=None, timestamp=4)),
     Case("custom_message", pp.CustomMessage(role="bashExecution", fields_json='{"command":"ls","exitCode":0}')),
     Case("session_entry", pp.SessionEntry(type="model_change", fields_json='{"provider":"anthropic"}')),
+    # pi-ai 1.6 messages and their parts.
+    Case("system_message", SYSTEM),
+    Case(
+        "system_message-string_content",
+        types.SystemMessage(content=[pp.text("You are pi.")], string_content=True, timestamp=1),
+    ),
+    Case("system_message-empty", types.SystemMessage()),
+    Case("system_message-change", SYSTEM_CHANGE),
+    Case("system_section", types.SystemSection(name="skills", text="- read")),
+    Case(
+        "system_section-removed",
+        types.SystemSection(name="skills"),
+        description="No text: the section is removed (pi's null), which differs from an empty text.",
+    ),
+    Case("system_section-empty_text", types.SystemSection(name="skills", text="")),
+    Case("tool_reference", types.ToolReference(name="write")),
+    Case("assistant_message-pi_1_6", ANSWERED),
+    Case(
+        "assistant_message-pi_1_6_zero_values",
+        pp.AssistantMessage(
+            response_id="",
+            response_model="",
+            provider_thinking_level="",
+            thinking_level=types.ModelThinkingLevel.OFF,
+            raw_stop_reason="",
+            end_turn=False,
+            duration_ms=0,
+            stop_reason=pp.StopReason.STOP,
+        ),
+        description="Present optional fields at their zero values are written and printed.",
+    ),
+    Case("assistant_message-deferred", DEFERRED),
+    Case(
+        "assistant_message-length",
+        pp.assistant_message("an answer cut sh", stop_reason=pp.StopReason.LENGTH, timestamp=10),
+    ),
+    Case(
+        "assistant_message-pending",
+        pp.assistant_message("partial", stop_reason=pp.StopReason.PENDING, timestamp=11),
+    ),
+    Case("diagnostic", DIAGNOSTIC),
+    Case("diagnostic-minimal", types.Diagnostic(type="pi_retry")),
+    Case("diagnostic_error-code_text", DIAGNOSTIC.error or types.DiagnosticError()),
+    Case("diagnostic_error-code_number", types.DiagnosticError(message="Too Many Requests", code_number=429.0)),
+    Case(
+        "diagnostic_error-code_zero",
+        types.DiagnosticError(message="", code_number=0.0),
+        description="A oneof member at its zero value is set, and so written and printed.",
+    ),
+    Case("diagnostic_error-code_empty_text", types.DiagnosticError(name="", message="m", code_text="")),
+    Case("diagnostic_error-no_code", types.DiagnosticError(message="failed")),
+    Case("deferred_handle", HANDLE),
+    Case("deferred_handle-minimal", types.DeferredHandle(provider="openai", id="resp_1")),
+    Case(
+        "deferred_handle-zero_values",
+        types.DeferredHandle(provider="p", id="i", expires_at=0, poll_after_ms=0, data_json="null"),
+    ),
+    Case("tool_result_message-pi_1_6", TOOL_RESULT_1_6),
+    Case("nested_tool_calls", NESTED),
+    Case("nested_tool_calls-complete_empty", types.NestedToolCalls(complete=True)),
+    Case("nested_tool_call", NESTED.calls[0]),
+    Case("nested_tool_call-arguments_left_out", NESTED.calls[1]),
+    Case(
+        "nested_tool_call-zero_values",
+        types.NestedToolCall(
+            arguments_json="{}", arguments_bytes=0, status=types.NestedCallStatus.UNFINISHED, duration_ms=0, error=""
+        ),
+    ),
     # Transcript entries (these also get a pi-JSON file).
     Case("agent_message-user", pp.agent_message(USER)),
     Case(
@@ -189,6 +389,10 @@ CASES: list[Case] = [
         ),
     ),
     Case("agent_message-custom", pp.AgentMessage(custom=CUSTOM)),
+    Case("agent_message-system", pp.AgentMessage(system=SYSTEM)),
+    Case("agent_message-system_empty", pp.AgentMessage(system=types.SystemMessage())),
+    Case("agent_message-assistant_deferred", pp.agent_message(DEFERRED)),
+    Case("agent_message-tool_result_pi_1_6", pp.agent_message(TOOL_RESULT_1_6)),
     # Transcript records.
     Case(
         "transcript_entry-custom_in_session",
@@ -205,6 +409,13 @@ CASES: list[Case] = [
     ),
     Case("transcript_entry-message", pp.TranscriptEntry(message=pp.agent_message(USER))),
     Case(
+        "transcript_entry-system",
+        pp.TranscriptEntry(
+            message=pp.AgentMessage(system=SYSTEM_CHANGE),
+            session_json='{"type":"message","timestamp":"2025-12-08T23:58:22.057Z"}',
+        ),
+    ),
+    Case(
         "agent_message-unknown_fields",
         pp.agent_message(FAILED),
         unknown=b"\x98\x06\x2a\xa2\x06\x03abc\xad\x06\x01\x02\x03\x04\xa9\x06" + bytes(range(8)),
@@ -212,12 +423,40 @@ CASES: list[Case] = [
     ),
     # Context, tools and the request.
     Case("tool", TOOL),
+    Case("tool-constrained_json_schema", STRICT_TOOL),
+    Case("tool-constrained_off", pp.Tool(name="t", constrained_sampling=types.ConstrainedSampling(off=True))),
+    Case(
+        "tool-constrained_grammar",
+        pp.Tool(name="t", parameters_json="{}", constrained_sampling=types.ConstrainedSampling(grammar=GRAMMAR)),
+    ),
+    Case("constrained_sampling-off", types.ConstrainedSampling(off=True)),
+    Case(
+        "constrained_sampling-off_false",
+        types.ConstrainedSampling(off=False),
+        description="Invalid (off is always true), but a set oneof member at its zero value still encodes.",
+    ),
+    Case("constrained_sampling-json_schema", JSON_SCHEMA),
+    Case(
+        "constrained_sampling-json_schema_empty",
+        types.ConstrainedSampling(json_schema=types.JsonSchemaSampling()),
+        description="An empty message as the set oneof member: written as an empty field.",
+    ),
+    Case("constrained_sampling-grammar", types.ConstrainedSampling(grammar=GRAMMAR)),
+    Case("constrained_sampling-grammar_empty", types.ConstrainedSampling(grammar=types.GrammarSampling())),
+    Case("json_schema_sampling", types.JsonSchemaSampling(strict=types.Strictness.PREFER)),
+    Case("grammar_sampling", GRAMMAR),
+    Case("grammar_sampling-empty_strings", types.GrammarSampling(openai_lark="", openai_regex="")),
+    Case("agent_context-system_messages", SYSTEM_CONTEXT),
     Case("agent_context", CONTEXT),
     Case("agent_context-empty", pp.AgentContext()),
     Case("agent_context-empty_system_prompt", pp.AgentContext(system_prompt="")),
     Case("generation_options", pp.GenerationOptions(temperature=0.0, max_tokens=INT64_MAX)),
     Case("generation_options-unset", pp.GenerationOptions()),
     Case("generation_options-every_option", OPTIONS),
+    Case("generation_options-pi_1_6", OPTIONS_1_6),
+    Case("generation_options-deferred_default", pp.GenerationOptions(deferred=types.DeferredOptions())),
+    Case("deferred_options", types.DeferredOptions(window=types.DeferredWindow._15M)),
+    Case("deferred_options-default", types.DeferredOptions()),
     Case("thinking_budgets", pp.ThinkingBudgets(minimal=0, low=1024, high=INT64_MAX)),
     Case("tool_choice-auto", pp.ToolChoice(mode=pp.ToolChoiceMode.AUTO)),
     Case("tool_choice-named", pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read")),
@@ -229,10 +468,35 @@ CASES: list[Case] = [
         "stream_request-provider",
         pp.StreamRequest(provider="anthropic", model="claude-opus-4-5", context=pp.AgentContext(), options=OPTIONS),
     ),
+    Case(
+        "stream_request-system",
+        pp.StreamRequest(provider="openai", model="gpt-5", context=SYSTEM_CONTEXT, options=OPTIONS_1_6),
+    ),
     # The model catalog.
     Case("model_cost", MODEL.cost or pp.ModelCost()),
     Case("model", MODEL),
     Case("model-empty", pp.Model()),
+    Case("model-pi_1_6", MODEL_1_6),
+    Case("model_cost-tiers", MODEL_1_6.cost or pp.ModelCost()),
+    Case("model_cost_tier", TIER),
+    Case("model_cost_tier-empty", types.ModelCostTier()),
+    Case("thinking_level_mapping", types.ThinkingLevelMapping(level=types.ModelThinkingLevel.HIGH, value="high")),
+    Case(
+        "thinking_level_mapping-unsupported",
+        types.ThinkingLevelMapping(level=types.ModelThinkingLevel.XHIGH),
+        description="No value: the model does not support the level (pi's null).",
+    ),
+    Case(
+        "thinking_level_mapping-empty_value", types.ThinkingLevelMapping(level=types.ModelThinkingLevel.LOW, value="")
+    ),
+    Case("model_prompt_cache", types.ModelPromptCache(short=300.0, long=3600.5)),
+    Case("model_prompt_cache-empty", types.ModelPromptCache()),
+    Case("model_input_limits", INPUT_LIMITS),
+    Case("model_input_limits-empty_images", types.ModelInputLimits(images=types.ModelImageInputLimits())),
+    Case("model_image_input_limits", INPUT_LIMITS.images or types.ModelImageInputLimits()),
+    Case("model_image_input_limits-zero_counts", types.ModelImageInputLimits(max_per_message=0, max_per_request=0)),
+    Case("model_image_resize", RESIZE),
+    Case("model_image_resize-int64_max", types.ModelImageResize(max_width=INT64_MAX, max_bytes=INT64_MAX)),
     Case("list_models_request", pp.ListModelsRequest(provider="anthropic")),
     Case(
         "list_models_response", pp.ListModelsResponse(models=[MODEL, pp.Model(id="scripted-v1", provider="scripted")])
@@ -260,6 +524,7 @@ CASES: list[Case] = [
     Case("tool_call_delta_event", pp.ToolCallDeltaEvent(content_index=2, delta='{"path":')),
     Case("tool_call_end_event", pp.ToolCallEndEvent(content_index=2, tool_call=CALL)),
     Case("done_event", pp.DoneEvent(reason=pp.StopReason.TOOL_USE, message=ASSISTANT)),
+    Case("done_event-deferred", pp.DoneEvent(reason=pp.StopReason.DEFERRED, message=DEFERRED)),
     Case("error_event", pp.ErrorEvent(reason=pp.StopReason.ERROR, message=FAILED)),
     Case("model_event-start", pp.ModelEvent(start=pp.StartEvent(header=HEADER))),
     Case("model_event-text_start", pp.ModelEvent(text_start=pp.TextStartEvent())),
@@ -286,6 +551,10 @@ CASES: list[Case] = [
     Case(
         "model_event-done",
         pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.STOP, message=pp.assistant_message("ok", timestamp=8))),
+    ),
+    Case(
+        "model_event-done_deferred",
+        pp.ModelEvent(done=pp.DoneEvent(reason=pp.StopReason.DEFERRED, message=DEFERRED)),
     ),
     Case(
         "model_event-error",

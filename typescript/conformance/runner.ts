@@ -32,6 +32,7 @@ const CASE_TIMEOUT_MS = 30_000;
 const types = createRegistry(
   pi.file_pi_ai_v1_json,
   pi.file_pi_ai_v1_content,
+  pi.file_pi_ai_v1_tool,
   pi.file_pi_ai_v1_message,
   pi.file_pi_ai_v1_context,
   pi.file_pi_ai_v1_event,

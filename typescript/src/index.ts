@@ -2,6 +2,7 @@
 
 export * from "./gen/pi/ai/v1/json_pb.js";
 export * from "./gen/pi/ai/v1/content_pb.js";
+export * from "./gen/pi/ai/v1/tool_pb.js";
 export * from "./gen/pi/ai/v1/message_pb.js";
 export * from "./gen/pi/ai/v1/context_pb.js";
 export * from "./gen/pi/ai/v1/event_pb.js";
@@ -23,6 +24,7 @@ export { ValidationError, type Violation, check, violations } from "./validate.j
 export { MAX_JSON_DEPTH, type JsonTextProblem, jsonTextProblem, jsonViolations } from "./json-text.js";
 export {
   ABSENT_KEY,
+  ORDER_KEY,
   PiJsonError,
   assistantFromPi,
   assistantToPi,

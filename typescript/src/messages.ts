@@ -4,12 +4,13 @@ import type {
   AgentMessage,
   AssistantMessage,
   CustomMessage,
+  SystemMessage,
   ToolResultMessage,
   UserMessage,
 } from "./gen/pi/ai/v1/message_pb.js";
 
-/** A user, assistant or tool result message, or an AgentMessage wrapping one. */
-export type AnyMessage = UserMessage | AssistantMessage | ToolResultMessage | AgentMessage;
+/** A system, user, assistant or tool result message, or an AgentMessage wrapping one. */
+export type AnyMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | AgentMessage;
 
 /**
  * The message's text blocks joined with newlines, in order; other blocks are skipped.
@@ -19,6 +20,7 @@ export type AnyMessage = UserMessage | AssistantMessage | ToolResultMessage | Ag
 export function textOf(message: AnyMessage): string {
   const inner = unwrap(message);
   if (!("content" in inner)) return ""; // kept verbatim, not modelled: no text blocks to show
+  if (inner.$typeName === "pi.ai.v1.SystemMessage") return inner.content.map((block) => block.text).join("\n");
   const texts: string[] = [];
   for (const content of inner.content) {
     if (content.block.case === "text") texts.push(content.block.value.text);
@@ -27,7 +29,9 @@ export function textOf(message: AnyMessage): string {
 }
 
 /** The role-specific message inside an AgentMessage (or the message itself). */
-export function unwrap(message: AnyMessage): UserMessage | AssistantMessage | ToolResultMessage | CustomMessage {
+export function unwrap(
+  message: AnyMessage,
+): SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | CustomMessage {
   if (message.$typeName !== "pi.ai.v1.AgentMessage") return message;
   if (message.role.case === undefined) throw new Error("AgentMessage has no role set");
   return message.role.value;

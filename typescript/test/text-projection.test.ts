@@ -8,6 +8,7 @@ import {
   AssistantMessageSchema,
   type AssistantMessage,
   StopReason,
+  SystemMessageSchema,
   ToolResultMessageSchema,
   UserMessageSchema,
   textOf,
@@ -61,6 +62,14 @@ test("textOf accepts every role and the transcript wrapper", { timeout: TEST_TIM
   });
   assert.equal(textOf(user), "a\nb");
   assert.equal(textOf(create(AgentMessageSchema, { role: { case: "toolResult", value: result } })), "line 1\nline 2");
+  // A system message's instructions are its text; its sections and tools are not.
+  const system = create(SystemMessageSchema, {
+    content: [{ text: "You are pi." }, { text: "Be brief." }],
+    sections: [{ name: "rules", text: "<rules/>" }],
+    toolsAdded: [{ name: "read", parametersJson: "{}" }],
+  });
+  assert.equal(textOf(system), "You are pi.\nBe brief.");
+  assert.equal(textOf(create(AgentMessageSchema, { role: { case: "system", value: system } })), "You are pi.\nBe brief.");
   assert.equal(textOf(assistantMessage([thinking("hidden")])), "");
   assert.throws(() => textOf(create(AgentMessageSchema)), /AgentMessage has no role set/);
 });

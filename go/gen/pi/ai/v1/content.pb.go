@@ -245,6 +245,11 @@ type ToolCall struct {
 	// An opaque provider signature for reusing the reasoning behind this call; absent when the
 	// provider gave none.
 	ThoughtSignature *string `protobuf:"bytes,5,opt,name=thought_signature,json=thoughtSignature,proto3,oneof" json:"thought_signature,omitempty"`
+	// The namespace of a namespaced or dynamically loaded tool (OpenAI Responses); absent for none.
+	Namespace *string `protobuf:"bytes,7,opt,name=namespace,proto3,oneof" json:"namespace,omitempty"`
+	// Set when the complete argument text the model sent was not a JSON object: what is wrong, with
+	// that text. `arguments_json` is then "{}", and running the tool fails with this message.
+	ArgumentsError *string `protobuf:"bytes,8,opt,name=arguments_error,json=argumentsError,proto3,oneof" json:"arguments_error,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -313,6 +318,20 @@ func (x *ToolCall) GetRawArguments() string {
 func (x *ToolCall) GetThoughtSignature() string {
 	if x != nil && x.ThoughtSignature != nil {
 		return *x.ThoughtSignature
+	}
+	return ""
+}
+
+func (x *ToolCall) GetNamespace() string {
+	if x != nil && x.Namespace != nil {
+		return *x.Namespace
+	}
+	return ""
+}
+
+func (x *ToolCall) GetArgumentsError() string {
+	if x != nil && x.ArgumentsError != nil {
+		return *x.ArgumentsError
 	}
 	return ""
 }
@@ -626,18 +645,24 @@ const file_pi_ai_v1_content_proto_rawDesc = "" +
 	"\tmime_type\x18\x02 \x01(\tB\r\xbaH\n" +
 	"r\b:\x06image/R\bmimeType\x121\n" +
 	"\n" +
-	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbc\x02\n" +
+	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbb\x03\n" +
 	"\bToolCall\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n" +
 	"\x04name\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x127\n" +
 	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\rargumentsJson\x124\n" +
 	"\rraw_arguments\x18\x04 \x01(\tB\n" +
 	"\xbaH\ar\x05(\x80\x80\x80\x02H\x00R\frawArguments\x88\x01\x01\x120\n" +
-	"\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x121\n" +
+	"\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12!\n" +
+	"\tnamespace\x18\a \x01(\tH\x02R\tnamespace\x88\x01\x01\x128\n" +
+	"\x0farguments_error\x18\b \x01(\tB\n" +
+	"\xbaH\ar\x05(\x80\x80\x80\x02H\x03R\x0eargumentsError\x88\x01\x01\x121\n" +
 	"\n" +
 	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
 	"\x0e_raw_argumentsB\x14\n" +
-	"\x12_thought_signature\"z\n" +
+	"\x12_thought_signatureB\f\n" +
+	"\n" +
+	"_namespaceB\x12\n" +
+	"\x10_arguments_error\"z\n" +
 	"\vUserContent\x12+\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n" +
 	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n" +

@@ -22,80 +22,6 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Tool declares a tool the model may call.
-type Tool struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The name the model uses to call the tool.
-	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// What the tool does, written for the model.
-	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	// The tool's parameters as the text of a JSON Schema object.
-	ParametersJson string `protobuf:"bytes,3,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
-	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
-	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
-	ExtraJson     string `protobuf:"bytes,4,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Tool) Reset() {
-	*x = Tool{}
-	mi := &file_pi_ai_v1_context_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Tool) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Tool) ProtoMessage() {}
-
-func (x *Tool) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_context_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Tool.ProtoReflect.Descriptor instead.
-func (*Tool) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_context_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *Tool) GetName() string {
-	if x != nil {
-		return x.Name
-	}
-	return ""
-}
-
-func (x *Tool) GetDescription() string {
-	if x != nil {
-		return x.Description
-	}
-	return ""
-}
-
-func (x *Tool) GetParametersJson() string {
-	if x != nil {
-		return x.ParametersJson
-	}
-	return ""
-}
-
-func (x *Tool) GetExtraJson() string {
-	if x != nil {
-		return x.ExtraJson
-	}
-	return ""
-}
-
 // AgentContext is everything a model call sees: the system prompt, the transcript and the tools.
 type AgentContext struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -114,7 +40,7 @@ type AgentContext struct {
 
 func (x *AgentContext) Reset() {
 	*x = AgentContext{}
-	mi := &file_pi_ai_v1_context_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_context_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -126,7 +52,7 @@ func (x *AgentContext) String() string {
 func (*AgentContext) ProtoMessage() {}
 
 func (x *AgentContext) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_context_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_context_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -139,7 +65,7 @@ func (x *AgentContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentContext.ProtoReflect.Descriptor instead.
 func (*AgentContext) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_context_proto_rawDescGZIP(), []int{1}
+	return file_pi_ai_v1_context_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *AgentContext) GetSystemPrompt() string {
@@ -174,13 +100,7 @@ var File_pi_ai_v1_context_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_context_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xb3\x01\n" +
-	"\x04Tool\x12\x1b\n" +
-	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x129\n" +
-	"\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\x0eparametersJson\x121\n" +
-	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xd7\x01\n" +
+	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xd7\x01\n" +
 	"\fAgentContext\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.pi.ai.v1.AgentMessageR\bmessages\x12$\n" +
@@ -188,7 +108,7 @@ const file_pi_ai_v1_context_proto_rawDesc = "" +
 	"\n" +
 	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
 	"\x0e_system_promptBN\n" +
-	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
+	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1P\x03b\x06proto3"
 
 var (
 	file_pi_ai_v1_context_proto_rawDescOnce sync.Once
@@ -202,15 +122,15 @@ func file_pi_ai_v1_context_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_context_proto_rawDescData
 }
 
-var file_pi_ai_v1_context_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_pi_ai_v1_context_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
 var file_pi_ai_v1_context_proto_goTypes = []any{
-	(*Tool)(nil),         // 0: pi.ai.v1.Tool
-	(*AgentContext)(nil), // 1: pi.ai.v1.AgentContext
-	(*AgentMessage)(nil), // 2: pi.ai.v1.AgentMessage
+	(*AgentContext)(nil), // 0: pi.ai.v1.AgentContext
+	(*AgentMessage)(nil), // 1: pi.ai.v1.AgentMessage
+	(*Tool)(nil),         // 2: pi.ai.v1.Tool
 }
 var file_pi_ai_v1_context_proto_depIdxs = []int32{
-	2, // 0: pi.ai.v1.AgentContext.messages:type_name -> pi.ai.v1.AgentMessage
-	0, // 1: pi.ai.v1.AgentContext.tools:type_name -> pi.ai.v1.Tool
+	1, // 0: pi.ai.v1.AgentContext.messages:type_name -> pi.ai.v1.AgentMessage
+	2, // 1: pi.ai.v1.AgentContext.tools:type_name -> pi.ai.v1.Tool
 	2, // [2:2] is the sub-list for method output_type
 	2, // [2:2] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -225,14 +145,15 @@ func file_pi_ai_v1_context_proto_init() {
 	}
 	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_message_proto_init()
-	file_pi_ai_v1_context_proto_msgTypes[1].OneofWrappers = []any{}
+	file_pi_ai_v1_tool_proto_init()
+	file_pi_ai_v1_context_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_context_proto_rawDesc), len(file_pi_ai_v1_context_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   1,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

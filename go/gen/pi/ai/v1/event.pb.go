@@ -576,7 +576,8 @@ func (x *ToolCallEndEvent) GetToolCall() *ToolCall {
 // DoneEvent ends a stream that finished normally.
 type DoneEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Why the call finished: STOP, LENGTH or TOOL_USE, equal to the message's stop reason.
+	// Why the call finished: STOP, LENGTH, TOOL_USE or DEFERRED, equal to the message's stop
+	// reason.
 	Reason StopReason `protobuf:"varint,1,opt,name=reason,proto3,enum=pi.ai.v1.StopReason" json:"reason,omitempty"`
 	// The final assistant message, to be saved in the transcript.
 	Message       *AssistantMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
@@ -1000,11 +1001,12 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x05delta\x18\x02 \x01(\tR\x05delta\"h\n" +
 	"\x10ToolCallEndEvent\x12#\n" +
 	"\rcontent_index\x18\x01 \x01(\rR\fcontentIndex\x12/\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"\xa4\x02\n" +
-	"\tDoneEvent\x12:\n" +
-	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\f\xbaH\t\x82\x01\x06\x18\x01\x18\x02\x18\x03R\x06reason\x12<\n" +
-	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\x9c\x01\xbaH\x98\x01\x1a\x95\x01\n" +
-	"\x1bdone.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xa4\x02\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"\xb6\x03\n" +
+	"\tDoneEvent\x12<\n" +
+	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\x0e\xbaH\v\x82\x01\b\x18\x01\x18\x02\x18\x03\x18\aR\x06reason\x12<\n" +
+	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\xac\x02\xbaH\xa8\x02\x1a\x95\x01\n" +
+	"\x1bdone.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\x1a\x8d\x01\n" +
+	"\x14done.deferred_handle\x12-a DEFERRED message carries its DeferredHandle\x1aF!has(this.message) || (this.reason == 7) == has(this.message.deferred)\"\xa4\x02\n" +
 	"\n" +
 	"ErrorEvent\x128\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +

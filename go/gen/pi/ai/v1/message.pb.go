@@ -39,6 +39,12 @@ const (
 	StopReason_STOP_REASON_ERROR StopReason = 4
 	// The model call was cancelled; the partial content is kept.
 	StopReason_STOP_REASON_ABORTED StopReason = 5
+	// The call has not ended: the stop reason of a partial message still streaming, as pi writes
+	// it; never valid in a terminal event.
+	StopReason_STOP_REASON_PENDING StopReason = 6
+	// The provider took the call to finish later: the message carries a DeferredHandle to fetch
+	// the result with; a done event may end with it.
+	StopReason_STOP_REASON_DEFERRED StopReason = 7
 )
 
 // Enum value maps for StopReason.
@@ -50,6 +56,8 @@ var (
 		3: "STOP_REASON_TOOL_USE",
 		4: "STOP_REASON_ERROR",
 		5: "STOP_REASON_ABORTED",
+		6: "STOP_REASON_PENDING",
+		7: "STOP_REASON_DEFERRED",
 	}
 	StopReason_value = map[string]int32{
 		"STOP_REASON_UNSPECIFIED": 0,
@@ -58,6 +66,8 @@ var (
 		"STOP_REASON_TOOL_USE":    3,
 		"STOP_REASON_ERROR":       4,
 		"STOP_REASON_ABORTED":     5,
+		"STOP_REASON_PENDING":     6,
+		"STOP_REASON_DEFERRED":    7,
 	}
 )
 
@@ -88,6 +98,137 @@ func (StopReason) EnumDescriptor() ([]byte, []int) {
 	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{0}
 }
 
+// ModelThinkingLevel is the reasoning level the agent asked of a model for one response, as pi's
+// ModelThinkingLevel: ThinkingLevel's levels and OFF.
+type ModelThinkingLevel int32
+
+const (
+	// Not said; never valid in a message.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_UNSPECIFIED ModelThinkingLevel = 0
+	// No reasoning.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_OFF ModelThinkingLevel = 1
+	// The least reasoning the model offers.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_MINIMAL ModelThinkingLevel = 2
+	// Little reasoning.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_LOW ModelThinkingLevel = 3
+	// Some reasoning.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_MEDIUM ModelThinkingLevel = 4
+	// Much reasoning.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_HIGH ModelThinkingLevel = 5
+	// More reasoning than HIGH.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_XHIGH ModelThinkingLevel = 6
+	// The most reasoning the model offers.
+	ModelThinkingLevel_MODEL_THINKING_LEVEL_MAX ModelThinkingLevel = 7
+)
+
+// Enum value maps for ModelThinkingLevel.
+var (
+	ModelThinkingLevel_name = map[int32]string{
+		0: "MODEL_THINKING_LEVEL_UNSPECIFIED",
+		1: "MODEL_THINKING_LEVEL_OFF",
+		2: "MODEL_THINKING_LEVEL_MINIMAL",
+		3: "MODEL_THINKING_LEVEL_LOW",
+		4: "MODEL_THINKING_LEVEL_MEDIUM",
+		5: "MODEL_THINKING_LEVEL_HIGH",
+		6: "MODEL_THINKING_LEVEL_XHIGH",
+		7: "MODEL_THINKING_LEVEL_MAX",
+	}
+	ModelThinkingLevel_value = map[string]int32{
+		"MODEL_THINKING_LEVEL_UNSPECIFIED": 0,
+		"MODEL_THINKING_LEVEL_OFF":         1,
+		"MODEL_THINKING_LEVEL_MINIMAL":     2,
+		"MODEL_THINKING_LEVEL_LOW":         3,
+		"MODEL_THINKING_LEVEL_MEDIUM":      4,
+		"MODEL_THINKING_LEVEL_HIGH":        5,
+		"MODEL_THINKING_LEVEL_XHIGH":       6,
+		"MODEL_THINKING_LEVEL_MAX":         7,
+	}
+)
+
+func (x ModelThinkingLevel) Enum() *ModelThinkingLevel {
+	p := new(ModelThinkingLevel)
+	*p = x
+	return p
+}
+
+func (x ModelThinkingLevel) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelThinkingLevel) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_message_proto_enumTypes[1].Descriptor()
+}
+
+func (ModelThinkingLevel) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_message_proto_enumTypes[1]
+}
+
+func (x ModelThinkingLevel) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelThinkingLevel.Descriptor instead.
+func (ModelThinkingLevel) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{1}
+}
+
+// NestedCallStatus is how a nested tool call ended.
+type NestedCallStatus int32
+
+const (
+	// Not said; never valid.
+	NestedCallStatus_NESTED_CALL_STATUS_UNSPECIFIED NestedCallStatus = 0
+	// The call succeeded.
+	NestedCallStatus_NESTED_CALL_STATUS_OK NestedCallStatus = 1
+	// The call failed.
+	NestedCallStatus_NESTED_CALL_STATUS_ERROR NestedCallStatus = 2
+	// The call was still running when the calling tool finished.
+	NestedCallStatus_NESTED_CALL_STATUS_UNFINISHED NestedCallStatus = 3
+)
+
+// Enum value maps for NestedCallStatus.
+var (
+	NestedCallStatus_name = map[int32]string{
+		0: "NESTED_CALL_STATUS_UNSPECIFIED",
+		1: "NESTED_CALL_STATUS_OK",
+		2: "NESTED_CALL_STATUS_ERROR",
+		3: "NESTED_CALL_STATUS_UNFINISHED",
+	}
+	NestedCallStatus_value = map[string]int32{
+		"NESTED_CALL_STATUS_UNSPECIFIED": 0,
+		"NESTED_CALL_STATUS_OK":          1,
+		"NESTED_CALL_STATUS_ERROR":       2,
+		"NESTED_CALL_STATUS_UNFINISHED":  3,
+	}
+)
+
+func (x NestedCallStatus) Enum() *NestedCallStatus {
+	p := new(NestedCallStatus)
+	*p = x
+	return p
+}
+
+func (x NestedCallStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NestedCallStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_message_proto_enumTypes[2].Descriptor()
+}
+
+func (NestedCallStatus) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_message_proto_enumTypes[2]
+}
+
+func (x NestedCallStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NestedCallStatus.Descriptor instead.
+func (NestedCallStatus) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{2}
+}
+
 // Cost is what a model call cost, in US dollars, split the same way as the token counts.
 type Cost struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -99,8 +240,12 @@ type Cost struct {
 	CacheRead float64 `protobuf:"fixed64,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// The cost of the tokens written to the prompt cache.
 	CacheWrite float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
-	// The total cost of the call.
+	// The total cost of the call: the provider's billed cost when it reports one
+	// (total_from_provider), otherwise the sum of the catalog rates.
 	Total float64 `protobuf:"fixed64,5,opt,name=total,proto3" json:"total,omitempty"`
+	// Whether `total` is the cost the provider billed rather than an estimate from the catalog;
+	// absent means an estimate, as false does, and stays absent.
+	TotalFromProvider *bool `protobuf:"varint,7,opt,name=total_from_provider,json=totalFromProvider,proto3,oneof" json:"total_from_provider,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -173,6 +318,13 @@ func (x *Cost) GetTotal() float64 {
 	return 0
 }
 
+func (x *Cost) GetTotalFromProvider() bool {
+	if x != nil && x.TotalFromProvider != nil {
+		return *x.TotalFromProvider
+	}
+	return false
+}
+
 func (x *Cost) GetExtraJson() string {
 	if x != nil {
 		return x.ExtraJson
@@ -195,6 +347,12 @@ type Usage struct {
 	TotalTokens int64 `protobuf:"varint,5,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
 	// The cost of the call; absent when it is not known.
 	Cost *Cost `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The part of cache_write written with one-hour retention; absent when the provider does not
+	// report the split (only Anthropic does).
+	CacheWrite_1H *int64 `protobuf:"varint,8,opt,name=cache_write_1h,json=cacheWrite1h,proto3,oneof" json:"cache_write_1h,omitempty"`
+	// The reasoning tokens, a part of `output`; absent when the provider does not report them,
+	// which is not the same as 0.
+	Reasoning *int64 `protobuf:"varint,9,opt,name=reasoning,proto3,oneof" json:"reasoning,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,7,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -272,6 +430,20 @@ func (x *Usage) GetCost() *Cost {
 		return x.Cost
 	}
 	return nil
+}
+
+func (x *Usage) GetCacheWrite_1H() int64 {
+	if x != nil && x.CacheWrite_1H != nil {
+		return *x.CacheWrite_1H
+	}
+	return 0
+}
+
+func (x *Usage) GetReasoning() int64 {
+	if x != nil && x.Reasoning != nil {
+		return *x.Reasoning
+	}
+	return 0
 }
 
 func (x *Usage) GetExtraJson() string {
@@ -373,8 +545,30 @@ type AssistantMessage struct {
 	StopReason StopReason `protobuf:"varint,6,opt,name=stop_reason,json=stopReason,proto3,enum=pi.ai.v1.StopReason" json:"stop_reason,omitempty"`
 	// A diagnostic message, set when the call ended with ERROR or ABORTED; absent otherwise.
 	ErrorMessage *string `protobuf:"bytes,7,opt,name=error_message,json=errorMessage,proto3,oneof" json:"error_message,omitempty"`
-	// When the message was created, in Unix milliseconds.
+	// When the call started, in Unix milliseconds.
 	Timestamp int64 `protobuf:"varint,8,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// The id the provider gave its response; absent when it gave none.
+	ResponseId *string `protobuf:"bytes,10,opt,name=response_id,json=responseId,proto3,oneof" json:"response_id,omitempty"`
+	// The model the provider says answered, when it differs from or refines `model` (a router's
+	// pick, a dated snapshot); absent when it said nothing.
+	ResponseModel *string `protobuf:"bytes,11,opt,name=response_model,json=responseModel,proto3,oneof" json:"response_model,omitempty"`
+	// The provider's own name for the reasoning effort it used, e.g. "high" or a budget; absent for
+	// a response that did not manage it.
+	ProviderThinkingLevel *string `protobuf:"bytes,12,opt,name=provider_thinking_level,json=providerThinkingLevel,proto3,oneof" json:"provider_thinking_level,omitempty"`
+	// The thinking level the agent asked for this response; unset outside an agent loop.
+	ThinkingLevel ModelThinkingLevel `protobuf:"varint,13,opt,name=thinking_level,json=thinkingLevel,proto3,enum=pi.ai.v1.ModelThinkingLevel" json:"thinking_level,omitempty"`
+	// What went wrong or was worth recording while the response was made, for debugging.
+	Diagnostics []*Diagnostic `protobuf:"bytes,14,rep,name=diagnostics,proto3" json:"diagnostics,omitempty"`
+	// With STOP_REASON_DEFERRED: where to fetch the result. Absent otherwise.
+	Deferred *DeferredHandle `protobuf:"bytes,15,opt,name=deferred,proto3" json:"deferred,omitempty"`
+	// The stop reason as the provider wrote it, before it was mapped to `stop_reason`; absent when
+	// not kept.
+	RawStopReason *string `protobuf:"bytes,16,opt,name=raw_stop_reason,json=rawStopReason,proto3,oneof" json:"raw_stop_reason,omitempty"`
+	// Whether the provider said the model ended its turn; absent when it did not say.
+	EndTurn *bool `protobuf:"varint,17,opt,name=end_turn,json=endTurn,proto3,oneof" json:"end_turn,omitempty"`
+	// Milliseconds from `timestamp` until the response ended, by a monotonic clock; absent when not
+	// measured.
+	DurationMs *int64 `protobuf:"varint,18,opt,name=duration_ms,json=durationMs,proto3,oneof" json:"duration_ms,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,9,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -468,6 +662,69 @@ func (x *AssistantMessage) GetTimestamp() int64 {
 	return 0
 }
 
+func (x *AssistantMessage) GetResponseId() string {
+	if x != nil && x.ResponseId != nil {
+		return *x.ResponseId
+	}
+	return ""
+}
+
+func (x *AssistantMessage) GetResponseModel() string {
+	if x != nil && x.ResponseModel != nil {
+		return *x.ResponseModel
+	}
+	return ""
+}
+
+func (x *AssistantMessage) GetProviderThinkingLevel() string {
+	if x != nil && x.ProviderThinkingLevel != nil {
+		return *x.ProviderThinkingLevel
+	}
+	return ""
+}
+
+func (x *AssistantMessage) GetThinkingLevel() ModelThinkingLevel {
+	if x != nil {
+		return x.ThinkingLevel
+	}
+	return ModelThinkingLevel_MODEL_THINKING_LEVEL_UNSPECIFIED
+}
+
+func (x *AssistantMessage) GetDiagnostics() []*Diagnostic {
+	if x != nil {
+		return x.Diagnostics
+	}
+	return nil
+}
+
+func (x *AssistantMessage) GetDeferred() *DeferredHandle {
+	if x != nil {
+		return x.Deferred
+	}
+	return nil
+}
+
+func (x *AssistantMessage) GetRawStopReason() string {
+	if x != nil && x.RawStopReason != nil {
+		return *x.RawStopReason
+	}
+	return ""
+}
+
+func (x *AssistantMessage) GetEndTurn() bool {
+	if x != nil && x.EndTurn != nil {
+		return *x.EndTurn
+	}
+	return false
+}
+
+func (x *AssistantMessage) GetDurationMs() int64 {
+	if x != nil && x.DurationMs != nil {
+		return *x.DurationMs
+	}
+	return 0
+}
+
 func (x *AssistantMessage) GetExtraJson() string {
 	if x != nil {
 		return x.ExtraJson
@@ -490,6 +747,14 @@ type ToolResultMessage struct {
 	IsError bool `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	// When the result was created, in Unix milliseconds.
 	Timestamp int64 `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// What running the tool itself consumed, when it called a model; not part of the context's
+	// accounting. Absent when there was none.
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The calls this tool made to other tools while it ran; kept for the record, never sent to a
+	// model. Absent when it made none.
+	NestedCalls *NestedToolCalls `protobuf:"bytes,9,opt,name=nested_calls,json=nestedCalls,proto3" json:"nested_calls,omitempty"`
+	// Milliseconds the tool ran, by a monotonic clock; absent when not measured.
+	DurationMs *int64 `protobuf:"varint,10,opt,name=duration_ms,json=durationMs,proto3,oneof" json:"duration_ms,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,7,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -565,6 +830,27 @@ func (x *ToolResultMessage) GetIsError() bool {
 func (x *ToolResultMessage) GetTimestamp() int64 {
 	if x != nil {
 		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *ToolResultMessage) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *ToolResultMessage) GetNestedCalls() *NestedToolCalls {
+	if x != nil {
+		return x.NestedCalls
+	}
+	return nil
+}
+
+func (x *ToolResultMessage) GetDurationMs() int64 {
+	if x != nil && x.DurationMs != nil {
+		return *x.DurationMs
 	}
 	return 0
 }
@@ -645,6 +931,7 @@ type AgentMessage struct {
 	//	*AgentMessage_Assistant
 	//	*AgentMessage_ToolResult
 	//	*AgentMessage_Custom
+	//	*AgentMessage_System
 	Role          isAgentMessage_Role `protobuf_oneof:"role"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -723,6 +1010,15 @@ func (x *AgentMessage) GetCustom() *CustomMessage {
 	return nil
 }
 
+func (x *AgentMessage) GetSystem() *SystemMessage {
+	if x != nil {
+		if x, ok := x.Role.(*AgentMessage_System); ok {
+			return x.System
+		}
+	}
+	return nil
+}
+
 type isAgentMessage_Role interface {
 	isAgentMessage_Role()
 }
@@ -747,6 +1043,11 @@ type AgentMessage_Custom struct {
 	Custom *CustomMessage `protobuf:"bytes,4,opt,name=custom,proto3,oneof"`
 }
 
+type AgentMessage_System struct {
+	// The system prompt and tool set, or a change to them from this point on.
+	System *SystemMessage `protobuf:"bytes,7,opt,name=system,proto3,oneof"`
+}
+
 func (*AgentMessage_User) isAgentMessage_Role() {}
 
 func (*AgentMessage_Assistant) isAgentMessage_Role() {}
@@ -755,11 +1056,620 @@ func (*AgentMessage_ToolResult) isAgentMessage_Role() {}
 
 func (*AgentMessage_Custom) isAgentMessage_Role() {}
 
+func (*AgentMessage_System) isAgentMessage_Role() {}
+
+// SystemMessage carries the system instructions and the tools at one point of a transcript, as
+// pi's SystemMessage. The leading one is the system prompt and the first tool set; each later one
+// changes them from where it stands: `content` adds instructions, `sections` replace or remove
+// named sections, `tools_added` and `tools_removed` change the tools. Replaying them in order
+// gives the prompt and tools in force (see pi's resolveTranscript).
+type SystemMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instruction text, in blocks; on the leading message the base prompt.
+	Content []*TextContent `protobuf:"bytes,1,rep,name=content,proto3" json:"content,omitempty"`
+	// Whether pi-JSON gives the content as one plain string rather than a list of blocks; the
+	// content then holds exactly one text block.
+	StringContent bool `protobuf:"varint,2,opt,name=string_content,json=stringContent,proto3" json:"string_content,omitempty"`
+	// Named prompt sections in order, rendered after `content`; a later message replaces a section
+	// by its name, or removes it.
+	Sections []*SystemSection `protobuf:"bytes,3,rep,name=sections,proto3" json:"sections,omitempty"`
+	// Complete definitions of the tools that become available here.
+	ToolsAdded []*Tool `protobuf:"bytes,4,rep,name=tools_added,json=toolsAdded,proto3" json:"tools_added,omitempty"`
+	// The names of the tools that stop being available here.
+	ToolsRemoved []*ToolReference `protobuf:"bytes,5,rep,name=tools_removed,json=toolsRemoved,proto3" json:"tools_removed,omitempty"`
+	// When the message was created, in Unix milliseconds.
+	Timestamp int64 `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,7,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemMessage) Reset() {
+	*x = SystemMessage{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemMessage) ProtoMessage() {}
+
+func (x *SystemMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemMessage.ProtoReflect.Descriptor instead.
+func (*SystemMessage) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SystemMessage) GetContent() []*TextContent {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *SystemMessage) GetStringContent() bool {
+	if x != nil {
+		return x.StringContent
+	}
+	return false
+}
+
+func (x *SystemMessage) GetSections() []*SystemSection {
+	if x != nil {
+		return x.Sections
+	}
+	return nil
+}
+
+func (x *SystemMessage) GetToolsAdded() []*Tool {
+	if x != nil {
+		return x.ToolsAdded
+	}
+	return nil
+}
+
+func (x *SystemMessage) GetToolsRemoved() []*ToolReference {
+	if x != nil {
+		return x.ToolsRemoved
+	}
+	return nil
+}
+
+func (x *SystemMessage) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *SystemMessage) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// SystemSection is one named section of a system prompt.
+type SystemSection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The section's name, its key in pi's `sections`.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The section's text; absent when this message removes the section (pi's null).
+	Text          *string `protobuf:"bytes,2,opt,name=text,proto3,oneof" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSection) Reset() {
+	*x = SystemSection{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSection) ProtoMessage() {}
+
+func (x *SystemSection) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSection.ProtoReflect.Descriptor instead.
+func (*SystemSection) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SystemSection) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SystemSection) GetText() string {
+	if x != nil && x.Text != nil {
+		return *x.Text
+	}
+	return ""
+}
+
+// Diagnostic is one record of what went wrong or was worth noting while a response was made, as
+// pi's AssistantMessageDiagnostic.
+type Diagnostic struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What kind of record it is, e.g. "pi_messages_response_failure".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// When it was recorded, in Unix milliseconds.
+	Timestamp int64 `protobuf:"varint,2,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// The error it records; absent when it records none.
+	Error *DiagnosticError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// Details as the text of a JSON object; absent when there are none.
+	DetailsJson   *string `protobuf:"bytes,4,opt,name=details_json,json=detailsJson,proto3,oneof" json:"details_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Diagnostic) Reset() {
+	*x = Diagnostic{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Diagnostic) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Diagnostic) ProtoMessage() {}
+
+func (x *Diagnostic) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
+func (*Diagnostic) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Diagnostic) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Diagnostic) GetTimestamp() int64 {
+	if x != nil {
+		return x.Timestamp
+	}
+	return 0
+}
+
+func (x *Diagnostic) GetError() *DiagnosticError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *Diagnostic) GetDetailsJson() string {
+	if x != nil && x.DetailsJson != nil {
+		return *x.DetailsJson
+	}
+	return ""
+}
+
+// DiagnosticError is the error a Diagnostic records.
+type DiagnosticError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The error's class name; absent when not known.
+	Name *string `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	// What went wrong.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The stack trace; absent when not kept.
+	Stack *string `protobuf:"bytes,3,opt,name=stack,proto3,oneof" json:"stack,omitempty"`
+	// The error's code, which pi writes as a string or a number; absent when it has none.
+	//
+	// Types that are valid to be assigned to Code:
+	//
+	//	*DiagnosticError_CodeText
+	//	*DiagnosticError_CodeNumber
+	Code          isDiagnosticError_Code `protobuf_oneof:"code"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiagnosticError) Reset() {
+	*x = DiagnosticError{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiagnosticError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiagnosticError) ProtoMessage() {}
+
+func (x *DiagnosticError) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiagnosticError.ProtoReflect.Descriptor instead.
+func (*DiagnosticError) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DiagnosticError) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *DiagnosticError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DiagnosticError) GetStack() string {
+	if x != nil && x.Stack != nil {
+		return *x.Stack
+	}
+	return ""
+}
+
+func (x *DiagnosticError) GetCode() isDiagnosticError_Code {
+	if x != nil {
+		return x.Code
+	}
+	return nil
+}
+
+func (x *DiagnosticError) GetCodeText() string {
+	if x != nil {
+		if x, ok := x.Code.(*DiagnosticError_CodeText); ok {
+			return x.CodeText
+		}
+	}
+	return ""
+}
+
+func (x *DiagnosticError) GetCodeNumber() float64 {
+	if x != nil {
+		if x, ok := x.Code.(*DiagnosticError_CodeNumber); ok {
+			return x.CodeNumber
+		}
+	}
+	return 0
+}
+
+type isDiagnosticError_Code interface {
+	isDiagnosticError_Code()
+}
+
+type DiagnosticError_CodeText struct {
+	// A code written as a string, e.g. "ECONNRESET".
+	CodeText string `protobuf:"bytes,4,opt,name=code_text,json=codeText,proto3,oneof"`
+}
+
+type DiagnosticError_CodeNumber struct {
+	// A code written as a number, e.g. an HTTP status.
+	CodeNumber float64 `protobuf:"fixed64,5,opt,name=code_number,json=codeNumber,proto3,oneof"`
+}
+
+func (*DiagnosticError_CodeText) isDiagnosticError_Code() {}
+
+func (*DiagnosticError_CodeNumber) isDiagnosticError_Code() {}
+
+// DeferredHandle is where to fetch the result of a call a provider finishes later, as pi's
+// DeferredHandle.
+type DeferredHandle struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provider that holds the call.
+	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The model's id.
+	ModelId string `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
+	// The provider API that serves it.
+	Api string `protobuf:"bytes,3,opt,name=api,proto3" json:"api,omitempty"`
+	// The provider's token for the call, such as a response id or a batch id with a row id.
+	Id string `protobuf:"bytes,4,opt,name=id,proto3" json:"id,omitempty"`
+	// When the provider forgets the call, in Unix milliseconds; absent when not said.
+	ExpiresAt *int64 `protobuf:"varint,5,opt,name=expires_at,json=expiresAt,proto3,oneof" json:"expires_at,omitempty"`
+	// How long to wait before asking, in milliseconds; absent when not said.
+	PollAfterMs *int64 `protobuf:"varint,6,opt,name=poll_after_ms,json=pollAfterMs,proto3,oneof" json:"poll_after_ms,omitempty"`
+	// What rebuilding the final message needs, as the text of a JSON value; absent when nothing.
+	DataJson      *string `protobuf:"bytes,7,opt,name=data_json,json=dataJson,proto3,oneof" json:"data_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeferredHandle) Reset() {
+	*x = DeferredHandle{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeferredHandle) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeferredHandle) ProtoMessage() {}
+
+func (x *DeferredHandle) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeferredHandle.ProtoReflect.Descriptor instead.
+func (*DeferredHandle) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DeferredHandle) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *DeferredHandle) GetModelId() string {
+	if x != nil {
+		return x.ModelId
+	}
+	return ""
+}
+
+func (x *DeferredHandle) GetApi() string {
+	if x != nil {
+		return x.Api
+	}
+	return ""
+}
+
+func (x *DeferredHandle) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DeferredHandle) GetExpiresAt() int64 {
+	if x != nil && x.ExpiresAt != nil {
+		return *x.ExpiresAt
+	}
+	return 0
+}
+
+func (x *DeferredHandle) GetPollAfterMs() int64 {
+	if x != nil && x.PollAfterMs != nil {
+		return *x.PollAfterMs
+	}
+	return 0
+}
+
+func (x *DeferredHandle) GetDataJson() string {
+	if x != nil && x.DataJson != nil {
+		return *x.DataJson
+	}
+	return ""
+}
+
+// NestedToolCalls is the bounded record of the calls a tool made to other tools, as pi's
+// NestedToolCalls; their results are not kept.
+type NestedToolCalls struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The calls, in the order they were made.
+	Calls []*NestedToolCall `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
+	// False when calls were dropped, arguments left out, or calls had not finished.
+	Complete      bool `protobuf:"varint,2,opt,name=complete,proto3" json:"complete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NestedToolCalls) Reset() {
+	*x = NestedToolCalls{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NestedToolCalls) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NestedToolCalls) ProtoMessage() {}
+
+func (x *NestedToolCalls) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NestedToolCalls.ProtoReflect.Descriptor instead.
+func (*NestedToolCalls) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *NestedToolCalls) GetCalls() []*NestedToolCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *NestedToolCalls) GetComplete() bool {
+	if x != nil {
+		return x.Complete
+	}
+	return false
+}
+
+// NestedToolCall is one call a tool made to another tool.
+type NestedToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The tool called.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The arguments as the text of a JSON object; absent when they were over the size limits.
+	ArgumentsJson *string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3,oneof" json:"arguments_json,omitempty"`
+	// The UTF-8 size of the arguments as JSON, given when `arguments_json` is left out.
+	ArgumentsBytes *int64 `protobuf:"varint,4,opt,name=arguments_bytes,json=argumentsBytes,proto3,oneof" json:"arguments_bytes,omitempty"`
+	// How the call ended.
+	Status NestedCallStatus `protobuf:"varint,5,opt,name=status,proto3,enum=pi.ai.v1.NestedCallStatus" json:"status,omitempty"`
+	// Milliseconds the call took; absent when not measured.
+	DurationMs *int64 `protobuf:"varint,6,opt,name=duration_ms,json=durationMs,proto3,oneof" json:"duration_ms,omitempty"`
+	// The error text, cut short; absent when the call did not fail.
+	Error         *string `protobuf:"bytes,7,opt,name=error,proto3,oneof" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NestedToolCall) Reset() {
+	*x = NestedToolCall{}
+	mi := &file_pi_ai_v1_message_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NestedToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NestedToolCall) ProtoMessage() {}
+
+func (x *NestedToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_message_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NestedToolCall.ProtoReflect.Descriptor instead.
+func (*NestedToolCall) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *NestedToolCall) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *NestedToolCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NestedToolCall) GetArgumentsJson() string {
+	if x != nil && x.ArgumentsJson != nil {
+		return *x.ArgumentsJson
+	}
+	return ""
+}
+
+func (x *NestedToolCall) GetArgumentsBytes() int64 {
+	if x != nil && x.ArgumentsBytes != nil {
+		return *x.ArgumentsBytes
+	}
+	return 0
+}
+
+func (x *NestedToolCall) GetStatus() NestedCallStatus {
+	if x != nil {
+		return x.Status
+	}
+	return NestedCallStatus_NESTED_CALL_STATUS_UNSPECIFIED
+}
+
+func (x *NestedToolCall) GetDurationMs() int64 {
+	if x != nil && x.DurationMs != nil {
+		return *x.DurationMs
+	}
+	return 0
+}
+
+func (x *NestedToolCall) GetError() string {
+	if x != nil && x.Error != nil {
+		return *x.Error
+	}
+	return ""
+}
+
 var File_pi_ai_v1_message_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\"\x97\x02\n" +
+	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x13pi/ai/v1/tool.proto\"\xe4\x02\n" +
 	"\x04Cost\x12&\n" +
 	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05input\x12(\n" +
 	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x06output\x12/\n" +
@@ -767,9 +1677,11 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tcacheRead\x121\n" +
 	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
 	"cacheWrite\x12&\n" +
-	"\x05total\x18\x05 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05total\x121\n" +
+	"\x05total\x18\x05 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05total\x123\n" +
+	"\x13total_from_provider\x18\a \x01(\bH\x00R\x11totalFromProvider\x88\x01\x01\x121\n" +
 	"\n" +
-	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\x9c\x02\n" +
+	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x16\n" +
+	"\x14_total_from_provider\"\x9d\x03\n" +
 	"\x05Usage\x12\x1d\n" +
 	"\x05input\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05input\x12\x1f\n" +
 	"\x06output\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06output\x12&\n" +
@@ -778,15 +1690,20 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\vcache_write\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
 	"cacheWrite\x12*\n" +
 	"\ftotal_tokens\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vtotalTokens\x12\"\n" +
-	"\x04cost\x18\x06 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\x121\n" +
+	"\x04cost\x18\x06 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\x122\n" +
+	"\x0ecache_write_1h\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\fcacheWrite1h\x88\x01\x01\x12*\n" +
+	"\treasoning\x18\t \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\treasoning\x88\x01\x01\x121\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbf\x01\n" +
+	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x11\n" +
+	"\x0f_cache_write_1hB\f\n" +
+	"\n" +
+	"_reasoning\"\xbf\x01\n" +
 	"\vUserMessage\x12/\n" +
 	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12%\n" +
 	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n" +
 	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x121\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\x8c\x03\n" +
+	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xcf\a\n" +
 	"\x10AssistantMessage\x124\n" +
 	"\acontent\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantContentR\acontent\x12\x10\n" +
 	"\x03api\x18\x02 \x01(\tR\x03api\x12\x1a\n" +
@@ -797,10 +1714,28 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\n" +
 	"stopReason\x12(\n" +
 	"\rerror_message\x18\a \x01(\tH\x00R\ferrorMessage\x88\x01\x01\x12%\n" +
-	"\ttimestamp\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
+	"\ttimestamp\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12$\n" +
+	"\vresponse_id\x18\n" +
+	" \x01(\tH\x01R\n" +
+	"responseId\x88\x01\x01\x12*\n" +
+	"\x0eresponse_model\x18\v \x01(\tH\x02R\rresponseModel\x88\x01\x01\x12;\n" +
+	"\x17provider_thinking_level\x18\f \x01(\tH\x03R\x15providerThinkingLevel\x88\x01\x01\x12M\n" +
+	"\x0ethinking_level\x18\r \x01(\x0e2\x1c.pi.ai.v1.ModelThinkingLevelB\b\xbaH\x05\x82\x01\x02\x10\x01R\rthinkingLevel\x12A\n" +
+	"\vdiagnostics\x18\x0e \x03(\v2\x14.pi.ai.v1.DiagnosticB\t\xbaH\x06\x92\x01\x03\x10\x80\bR\vdiagnostics\x124\n" +
+	"\bdeferred\x18\x0f \x01(\v2\x18.pi.ai.v1.DeferredHandleR\bdeferred\x12+\n" +
+	"\x0fraw_stop_reason\x18\x10 \x01(\tH\x04R\rrawStopReason\x88\x01\x01\x12\x1e\n" +
+	"\bend_turn\x18\x11 \x01(\bH\x05R\aendTurn\x88\x01\x01\x12-\n" +
+	"\vduration_ms\x18\x12 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x06R\n" +
+	"durationMs\x88\x01\x01\x121\n" +
 	"\n" +
 	"extra_json\x18\t \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
-	"\x0e_error_message\"\xd2\x02\n" +
+	"\x0e_error_messageB\x0e\n" +
+	"\f_response_idB\x11\n" +
+	"\x0f_response_modelB\x1a\n" +
+	"\x18_provider_thinking_levelB\x12\n" +
+	"\x10_raw_stop_reasonB\v\n" +
+	"\t_end_turnB\x0e\n" +
+	"\f_duration_ms\"\xf6\x03\n" +
 	"\x11ToolResultMessage\x12)\n" +
 	"\ftool_call_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
 	"toolCallId\x12\x1b\n" +
@@ -808,22 +1743,90 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\acontent\x18\x03 \x03(\v2\x1b.pi.ai.v1.ToolResultContentR\acontent\x128\n" +
 	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x00R\vdetailsJson\x88\x01\x01\x12\x19\n" +
 	"\bis_error\x18\x05 \x01(\bR\aisError\x12%\n" +
-	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
+	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n" +
+	"\x05usage\x18\b \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12<\n" +
+	"\fnested_calls\x18\t \x01(\v2\x19.pi.ai.v1.NestedToolCallsR\vnestedCalls\x12-\n" +
+	"\vduration_ms\x18\n" +
+	" \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\n" +
+	"durationMs\x88\x01\x01\x121\n" +
 	"\n" +
 	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x0f\n" +
-	"\r_details_json\"|\n" +
-	"\rCustomMessage\x128\n" +
-	"\x04role\x18\x01 \x01(\tB$\xbaH!r\x1f\x10\x01Z\x04userZ\tassistantZ\n" +
+	"\r_details_jsonB\x0e\n" +
+	"\f_duration_ms\"\x84\x01\n" +
+	"\rCustomMessage\x12@\n" +
+	"\x04role\x18\x01 \x01(\tB,\xbaH)r'\x10\x01Z\x06systemZ\x04userZ\tassistantZ\n" +
 	"toolResultR\x04role\x121\n" +
 	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
-	"fieldsJson\"\xa2\x02\n" +
+	"fieldsJson\"\xd5\x02\n" +
 	"\fAgentMessage\x12+\n" +
 	"\x04user\x18\x01 \x01(\v2\x15.pi.ai.v1.UserMessageH\x00R\x04user\x12:\n" +
 	"\tassistant\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageH\x00R\tassistant\x12>\n" +
 	"\vtool_result\x18\x03 \x01(\v2\x1b.pi.ai.v1.ToolResultMessageH\x00R\n" +
 	"toolResult\x121\n" +
-	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06customB\r\n" +
-	"\x04role\x12\x05\xbaH\x02\b\x01J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\rsession_entryR\fsession_json*\xa1\x01\n" +
+	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06custom\x121\n" +
+	"\x06system\x18\a \x01(\v2\x17.pi.ai.v1.SystemMessageH\x00R\x06systemB\r\n" +
+	"\x04role\x12\x05\xbaH\x02\b\x01J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\rsession_entryR\fsession_json\"\x86\x03\n" +
+	"\rSystemMessage\x12/\n" +
+	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.TextContentR\acontent\x12%\n" +
+	"\x0estring_content\x18\x02 \x01(\bR\rstringContent\x12>\n" +
+	"\bsections\x18\x03 \x03(\v2\x17.pi.ai.v1.SystemSectionB\t\xbaH\x06\x92\x01\x03\x10\x80\bR\bsections\x12:\n" +
+	"\vtools_added\x18\x04 \x03(\v2\x0e.pi.ai.v1.ToolB\t\xbaH\x06\x92\x01\x03\x10\x80 R\n" +
+	"toolsAdded\x12G\n" +
+	"\rtools_removed\x18\x05 \x03(\v2\x17.pi.ai.v1.ToolReferenceB\t\xbaH\x06\x92\x01\x03\x10\x80 R\ftoolsRemoved\x12%\n" +
+	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
+	"\n" +
+	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"N\n" +
+	"\rSystemSection\x12\x1b\n" +
+	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12\x17\n" +
+	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x88\x01\x01B\a\n" +
+	"\x05_text\"\xcc\x01\n" +
+	"\n" +
+	"Diagnostic\x12\x1b\n" +
+	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x12%\n" +
+	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12/\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.pi.ai.v1.DiagnosticErrorR\x05error\x128\n" +
+	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\vdetailsJson\x88\x01\x01B\x0f\n" +
+	"\r_details_json\"\xc5\x01\n" +
+	"\x0fDiagnosticError\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x19\n" +
+	"\x05stack\x18\x03 \x01(\tH\x02R\x05stack\x88\x01\x01\x12\x1d\n" +
+	"\tcode_text\x18\x04 \x01(\tH\x00R\bcodeText\x12*\n" +
+	"\vcode_number\x18\x05 \x01(\x01B\a\xbaH\x04\x12\x02@\x01H\x00R\n" +
+	"codeNumberB\x06\n" +
+	"\x04codeB\a\n" +
+	"\x05_nameB\b\n" +
+	"\x06_stack\"\xbd\x02\n" +
+	"\x0eDeferredHandle\x12#\n" +
+	"\bprovider\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bprovider\x12\x19\n" +
+	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x10\n" +
+	"\x03api\x18\x03 \x01(\tR\x03api\x12\x17\n" +
+	"\x02id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12+\n" +
+	"\n" +
+	"expires_at\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\texpiresAt\x88\x01\x01\x120\n" +
+	"\rpoll_after_ms\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\vpollAfterMs\x88\x01\x01\x122\n" +
+	"\tdata_json\x18\a \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x02R\bdataJson\x88\x01\x01B\r\n" +
+	"\v_expires_atB\x10\n" +
+	"\x0e_poll_after_msB\f\n" +
+	"\n" +
+	"_data_json\"h\n" +
+	"\x0fNestedToolCalls\x129\n" +
+	"\x05calls\x18\x01 \x03(\v2\x18.pi.ai.v1.NestedToolCallB\t\xbaH\x06\x92\x01\x03\x10\x80 R\x05calls\x12\x1a\n" +
+	"\bcomplete\x18\x02 \x01(\bR\bcomplete\"\xf4\x02\n" +
+	"\x0eNestedToolCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12<\n" +
+	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\rargumentsJson\x88\x01\x01\x125\n" +
+	"\x0farguments_bytes\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\x0eargumentsBytes\x88\x01\x01\x12>\n" +
+	"\x06status\x18\x05 \x01(\x0e2\x1a.pi.ai.v1.NestedCallStatusB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12-\n" +
+	"\vduration_ms\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\n" +
+	"durationMs\x88\x01\x01\x12\x19\n" +
+	"\x05error\x18\a \x01(\tH\x03R\x05error\x88\x01\x01B\x11\n" +
+	"\x0f_arguments_jsonB\x12\n" +
+	"\x10_arguments_bytesB\x0e\n" +
+	"\f_duration_msB\b\n" +
+	"\x06_error*\xd4\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -831,7 +1834,23 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\x12STOP_REASON_LENGTH\x10\x02\x12\x18\n" +
 	"\x14STOP_REASON_TOOL_USE\x10\x03\x12\x15\n" +
 	"\x11STOP_REASON_ERROR\x10\x04\x12\x17\n" +
-	"\x13STOP_REASON_ABORTED\x10\x05BN\n" +
+	"\x13STOP_REASON_ABORTED\x10\x05\x12\x17\n" +
+	"\x13STOP_REASON_PENDING\x10\x06\x12\x18\n" +
+	"\x14STOP_REASON_DEFERRED\x10\a*\x96\x02\n" +
+	"\x12ModelThinkingLevel\x12$\n" +
+	" MODEL_THINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18MODEL_THINKING_LEVEL_OFF\x10\x01\x12 \n" +
+	"\x1cMODEL_THINKING_LEVEL_MINIMAL\x10\x02\x12\x1c\n" +
+	"\x18MODEL_THINKING_LEVEL_LOW\x10\x03\x12\x1f\n" +
+	"\x1bMODEL_THINKING_LEVEL_MEDIUM\x10\x04\x12\x1d\n" +
+	"\x19MODEL_THINKING_LEVEL_HIGH\x10\x05\x12\x1e\n" +
+	"\x1aMODEL_THINKING_LEVEL_XHIGH\x10\x06\x12\x1c\n" +
+	"\x18MODEL_THINKING_LEVEL_MAX\x10\a*\x92\x01\n" +
+	"\x10NestedCallStatus\x12\"\n" +
+	"\x1eNESTED_CALL_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15NESTED_CALL_STATUS_OK\x10\x01\x12\x1c\n" +
+	"\x18NESTED_CALL_STATUS_ERROR\x10\x02\x12!\n" +
+	"\x1dNESTED_CALL_STATUS_UNFINISHED\x10\x03BN\n" +
 	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
@@ -846,37 +1865,62 @@ func file_pi_ai_v1_message_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_message_proto_rawDescData
 }
 
-var file_pi_ai_v1_message_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pi_ai_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_pi_ai_v1_message_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_pi_ai_v1_message_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_pi_ai_v1_message_proto_goTypes = []any{
 	(StopReason)(0),           // 0: pi.ai.v1.StopReason
-	(*Cost)(nil),              // 1: pi.ai.v1.Cost
-	(*Usage)(nil),             // 2: pi.ai.v1.Usage
-	(*UserMessage)(nil),       // 3: pi.ai.v1.UserMessage
-	(*AssistantMessage)(nil),  // 4: pi.ai.v1.AssistantMessage
-	(*ToolResultMessage)(nil), // 5: pi.ai.v1.ToolResultMessage
-	(*CustomMessage)(nil),     // 6: pi.ai.v1.CustomMessage
-	(*AgentMessage)(nil),      // 7: pi.ai.v1.AgentMessage
-	(*UserContent)(nil),       // 8: pi.ai.v1.UserContent
-	(*AssistantContent)(nil),  // 9: pi.ai.v1.AssistantContent
-	(*ToolResultContent)(nil), // 10: pi.ai.v1.ToolResultContent
+	(ModelThinkingLevel)(0),   // 1: pi.ai.v1.ModelThinkingLevel
+	(NestedCallStatus)(0),     // 2: pi.ai.v1.NestedCallStatus
+	(*Cost)(nil),              // 3: pi.ai.v1.Cost
+	(*Usage)(nil),             // 4: pi.ai.v1.Usage
+	(*UserMessage)(nil),       // 5: pi.ai.v1.UserMessage
+	(*AssistantMessage)(nil),  // 6: pi.ai.v1.AssistantMessage
+	(*ToolResultMessage)(nil), // 7: pi.ai.v1.ToolResultMessage
+	(*CustomMessage)(nil),     // 8: pi.ai.v1.CustomMessage
+	(*AgentMessage)(nil),      // 9: pi.ai.v1.AgentMessage
+	(*SystemMessage)(nil),     // 10: pi.ai.v1.SystemMessage
+	(*SystemSection)(nil),     // 11: pi.ai.v1.SystemSection
+	(*Diagnostic)(nil),        // 12: pi.ai.v1.Diagnostic
+	(*DiagnosticError)(nil),   // 13: pi.ai.v1.DiagnosticError
+	(*DeferredHandle)(nil),    // 14: pi.ai.v1.DeferredHandle
+	(*NestedToolCalls)(nil),   // 15: pi.ai.v1.NestedToolCalls
+	(*NestedToolCall)(nil),    // 16: pi.ai.v1.NestedToolCall
+	(*UserContent)(nil),       // 17: pi.ai.v1.UserContent
+	(*AssistantContent)(nil),  // 18: pi.ai.v1.AssistantContent
+	(*ToolResultContent)(nil), // 19: pi.ai.v1.ToolResultContent
+	(*TextContent)(nil),       // 20: pi.ai.v1.TextContent
+	(*Tool)(nil),              // 21: pi.ai.v1.Tool
+	(*ToolReference)(nil),     // 22: pi.ai.v1.ToolReference
 }
 var file_pi_ai_v1_message_proto_depIdxs = []int32{
-	1,  // 0: pi.ai.v1.Usage.cost:type_name -> pi.ai.v1.Cost
-	8,  // 1: pi.ai.v1.UserMessage.content:type_name -> pi.ai.v1.UserContent
-	9,  // 2: pi.ai.v1.AssistantMessage.content:type_name -> pi.ai.v1.AssistantContent
-	2,  // 3: pi.ai.v1.AssistantMessage.usage:type_name -> pi.ai.v1.Usage
+	3,  // 0: pi.ai.v1.Usage.cost:type_name -> pi.ai.v1.Cost
+	17, // 1: pi.ai.v1.UserMessage.content:type_name -> pi.ai.v1.UserContent
+	18, // 2: pi.ai.v1.AssistantMessage.content:type_name -> pi.ai.v1.AssistantContent
+	4,  // 3: pi.ai.v1.AssistantMessage.usage:type_name -> pi.ai.v1.Usage
 	0,  // 4: pi.ai.v1.AssistantMessage.stop_reason:type_name -> pi.ai.v1.StopReason
-	10, // 5: pi.ai.v1.ToolResultMessage.content:type_name -> pi.ai.v1.ToolResultContent
-	3,  // 6: pi.ai.v1.AgentMessage.user:type_name -> pi.ai.v1.UserMessage
-	4,  // 7: pi.ai.v1.AgentMessage.assistant:type_name -> pi.ai.v1.AssistantMessage
-	5,  // 8: pi.ai.v1.AgentMessage.tool_result:type_name -> pi.ai.v1.ToolResultMessage
-	6,  // 9: pi.ai.v1.AgentMessage.custom:type_name -> pi.ai.v1.CustomMessage
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	1,  // 5: pi.ai.v1.AssistantMessage.thinking_level:type_name -> pi.ai.v1.ModelThinkingLevel
+	12, // 6: pi.ai.v1.AssistantMessage.diagnostics:type_name -> pi.ai.v1.Diagnostic
+	14, // 7: pi.ai.v1.AssistantMessage.deferred:type_name -> pi.ai.v1.DeferredHandle
+	19, // 8: pi.ai.v1.ToolResultMessage.content:type_name -> pi.ai.v1.ToolResultContent
+	4,  // 9: pi.ai.v1.ToolResultMessage.usage:type_name -> pi.ai.v1.Usage
+	15, // 10: pi.ai.v1.ToolResultMessage.nested_calls:type_name -> pi.ai.v1.NestedToolCalls
+	5,  // 11: pi.ai.v1.AgentMessage.user:type_name -> pi.ai.v1.UserMessage
+	6,  // 12: pi.ai.v1.AgentMessage.assistant:type_name -> pi.ai.v1.AssistantMessage
+	7,  // 13: pi.ai.v1.AgentMessage.tool_result:type_name -> pi.ai.v1.ToolResultMessage
+	8,  // 14: pi.ai.v1.AgentMessage.custom:type_name -> pi.ai.v1.CustomMessage
+	10, // 15: pi.ai.v1.AgentMessage.system:type_name -> pi.ai.v1.SystemMessage
+	20, // 16: pi.ai.v1.SystemMessage.content:type_name -> pi.ai.v1.TextContent
+	11, // 17: pi.ai.v1.SystemMessage.sections:type_name -> pi.ai.v1.SystemSection
+	21, // 18: pi.ai.v1.SystemMessage.tools_added:type_name -> pi.ai.v1.Tool
+	22, // 19: pi.ai.v1.SystemMessage.tools_removed:type_name -> pi.ai.v1.ToolReference
+	13, // 20: pi.ai.v1.Diagnostic.error:type_name -> pi.ai.v1.DiagnosticError
+	16, // 21: pi.ai.v1.NestedToolCalls.calls:type_name -> pi.ai.v1.NestedToolCall
+	2,  // 22: pi.ai.v1.NestedToolCall.status:type_name -> pi.ai.v1.NestedCallStatus
+	23, // [23:23] is the sub-list for method output_type
+	23, // [23:23] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_message_proto_init() }
@@ -886,6 +1930,9 @@ func file_pi_ai_v1_message_proto_init() {
 	}
 	file_pi_ai_v1_content_proto_init()
 	file_pi_ai_v1_json_proto_init()
+	file_pi_ai_v1_tool_proto_init()
+	file_pi_ai_v1_message_proto_msgTypes[0].OneofWrappers = []any{}
+	file_pi_ai_v1_message_proto_msgTypes[1].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[3].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[4].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[6].OneofWrappers = []any{
@@ -893,14 +1940,23 @@ func file_pi_ai_v1_message_proto_init() {
 		(*AgentMessage_Assistant)(nil),
 		(*AgentMessage_ToolResult)(nil),
 		(*AgentMessage_Custom)(nil),
+		(*AgentMessage_System)(nil),
 	}
+	file_pi_ai_v1_message_proto_msgTypes[8].OneofWrappers = []any{}
+	file_pi_ai_v1_message_proto_msgTypes[9].OneofWrappers = []any{}
+	file_pi_ai_v1_message_proto_msgTypes[10].OneofWrappers = []any{
+		(*DiagnosticError_CodeText)(nil),
+		(*DiagnosticError_CodeNumber)(nil),
+	}
+	file_pi_ai_v1_message_proto_msgTypes[11].OneofWrappers = []any{}
+	file_pi_ai_v1_message_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_message_proto_rawDesc), len(file_pi_ai_v1_message_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   7,
+			NumEnums:      3,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -98,9 +98,17 @@ type Model struct {
 	// The most tokens of input the model reads.
 	ContextWindow int64 `protobuf:"varint,9,opt,name=context_window,json=contextWindow,proto3" json:"context_window,omitempty"`
 	// The most tokens the model writes in one call.
-	MaxTokens     int64 `protobuf:"varint,10,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MaxTokens int64 `protobuf:"varint,10,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	// The provider's value for each thinking level, where it is not the provider's default.
+	ThinkingLevelMap []*ThinkingLevelMapping `protobuf:"bytes,11,rep,name=thinking_level_map,json=thinkingLevelMap,proto3" json:"thinking_level_map,omitempty"`
+	// How long the provider keeps the prompt cache in each retention tier; absent when not known.
+	PromptCache *ModelPromptCache `protobuf:"bytes,12,opt,name=prompt_cache,json=promptCache,proto3" json:"prompt_cache,omitempty"`
+	// The provider's limits on input; absent when not known.
+	InputLimits *ModelInputLimits `protobuf:"bytes,13,opt,name=input_limits,json=inputLimits,proto3" json:"input_limits,omitempty"`
+	// The model's default sampling parameters, as the text of a JSON object; empty for none.
+	SamplingParamsJson string `protobuf:"bytes,14,opt,name=sampling_params_json,json=samplingParamsJson,proto3" json:"sampling_params_json,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Model) Reset() {
@@ -203,6 +211,337 @@ func (x *Model) GetMaxTokens() int64 {
 	return 0
 }
 
+func (x *Model) GetThinkingLevelMap() []*ThinkingLevelMapping {
+	if x != nil {
+		return x.ThinkingLevelMap
+	}
+	return nil
+}
+
+func (x *Model) GetPromptCache() *ModelPromptCache {
+	if x != nil {
+		return x.PromptCache
+	}
+	return nil
+}
+
+func (x *Model) GetInputLimits() *ModelInputLimits {
+	if x != nil {
+		return x.InputLimits
+	}
+	return nil
+}
+
+func (x *Model) GetSamplingParamsJson() string {
+	if x != nil {
+		return x.SamplingParamsJson
+	}
+	return ""
+}
+
+// ThinkingLevelMapping is what a model's provider calls one thinking level, as an entry of pi's
+// ThinkingLevelMap.
+type ThinkingLevelMapping struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The level.
+	Level ModelThinkingLevel `protobuf:"varint,1,opt,name=level,proto3,enum=pi.ai.v1.ModelThinkingLevel" json:"level,omitempty"`
+	// The provider's value for it; absent when the model does not support the level (pi's null).
+	Value         *string `protobuf:"bytes,2,opt,name=value,proto3,oneof" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThinkingLevelMapping) Reset() {
+	*x = ThinkingLevelMapping{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThinkingLevelMapping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThinkingLevelMapping) ProtoMessage() {}
+
+func (x *ThinkingLevelMapping) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThinkingLevelMapping.ProtoReflect.Descriptor instead.
+func (*ThinkingLevelMapping) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ThinkingLevelMapping) GetLevel() ModelThinkingLevel {
+	if x != nil {
+		return x.Level
+	}
+	return ModelThinkingLevel_MODEL_THINKING_LEVEL_UNSPECIFIED
+}
+
+func (x *ThinkingLevelMapping) GetValue() string {
+	if x != nil && x.Value != nil {
+		return *x.Value
+	}
+	return ""
+}
+
+// ModelPromptCache is how long a provider keeps a cached prompt, in seconds, per retention tier.
+type ModelPromptCache struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The short tier's lifetime; absent when not known.
+	Short *float64 `protobuf:"fixed64,1,opt,name=short,proto3,oneof" json:"short,omitempty"`
+	// The long tier's lifetime; absent when not known.
+	Long          *float64 `protobuf:"fixed64,2,opt,name=long,proto3,oneof" json:"long,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelPromptCache) Reset() {
+	*x = ModelPromptCache{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelPromptCache) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelPromptCache) ProtoMessage() {}
+
+func (x *ModelPromptCache) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelPromptCache.ProtoReflect.Descriptor instead.
+func (*ModelPromptCache) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ModelPromptCache) GetShort() float64 {
+	if x != nil && x.Short != nil {
+		return *x.Short
+	}
+	return 0
+}
+
+func (x *ModelPromptCache) GetLong() float64 {
+	if x != nil && x.Long != nil {
+		return *x.Long
+	}
+	return 0
+}
+
+// ModelInputLimits is what a provider accepts as input, as pi's ModelInputLimits.
+type ModelInputLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The largest request body, in bytes; absent when not known.
+	MaxRequestBytes *int64 `protobuf:"varint,1,opt,name=max_request_bytes,json=maxRequestBytes,proto3,oneof" json:"max_request_bytes,omitempty"`
+	// The limits on images; absent when not known.
+	Images        *ModelImageInputLimits `protobuf:"bytes,2,opt,name=images,proto3" json:"images,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelInputLimits) Reset() {
+	*x = ModelInputLimits{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelInputLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelInputLimits) ProtoMessage() {}
+
+func (x *ModelInputLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelInputLimits.ProtoReflect.Descriptor instead.
+func (*ModelInputLimits) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ModelInputLimits) GetMaxRequestBytes() int64 {
+	if x != nil && x.MaxRequestBytes != nil {
+		return *x.MaxRequestBytes
+	}
+	return 0
+}
+
+func (x *ModelInputLimits) GetImages() *ModelImageInputLimits {
+	if x != nil {
+		return x.Images
+	}
+	return nil
+}
+
+// ModelImageInputLimits is what a provider accepts of images.
+type ModelImageInputLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How images are resized before they are sent; absent for not at all.
+	Resize *ModelImageResize `protobuf:"bytes,1,opt,name=resize,proto3" json:"resize,omitempty"`
+	// The most images in one message; absent when not known.
+	MaxPerMessage *int64 `protobuf:"varint,2,opt,name=max_per_message,json=maxPerMessage,proto3,oneof" json:"max_per_message,omitempty"`
+	// The most images in one request; absent when not known.
+	MaxPerRequest *int64 `protobuf:"varint,3,opt,name=max_per_request,json=maxPerRequest,proto3,oneof" json:"max_per_request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelImageInputLimits) Reset() {
+	*x = ModelImageInputLimits{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelImageInputLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelImageInputLimits) ProtoMessage() {}
+
+func (x *ModelImageInputLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelImageInputLimits.ProtoReflect.Descriptor instead.
+func (*ModelImageInputLimits) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ModelImageInputLimits) GetResize() *ModelImageResize {
+	if x != nil {
+		return x.Resize
+	}
+	return nil
+}
+
+func (x *ModelImageInputLimits) GetMaxPerMessage() int64 {
+	if x != nil && x.MaxPerMessage != nil {
+		return *x.MaxPerMessage
+	}
+	return 0
+}
+
+func (x *ModelImageInputLimits) GetMaxPerRequest() int64 {
+	if x != nil && x.MaxPerRequest != nil {
+		return *x.MaxPerRequest
+	}
+	return 0
+}
+
+// ModelImageResize is how an image is made to fit a provider's limits.
+type ModelImageResize struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The widest an image may be, in pixels; absent for no limit.
+	MaxWidth *int64 `protobuf:"varint,1,opt,name=max_width,json=maxWidth,proto3,oneof" json:"max_width,omitempty"`
+	// The tallest an image may be, in pixels; absent for no limit.
+	MaxHeight *int64 `protobuf:"varint,2,opt,name=max_height,json=maxHeight,proto3,oneof" json:"max_height,omitempty"`
+	// The largest an encoded image may be, in bytes; absent for no limit.
+	MaxBytes *int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3,oneof" json:"max_bytes,omitempty"`
+	// The JPEG quality to re-encode with, from 1 to 100; absent for the default.
+	JpegQuality   *int64 `protobuf:"varint,4,opt,name=jpeg_quality,json=jpegQuality,proto3,oneof" json:"jpeg_quality,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelImageResize) Reset() {
+	*x = ModelImageResize{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelImageResize) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelImageResize) ProtoMessage() {}
+
+func (x *ModelImageResize) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelImageResize.ProtoReflect.Descriptor instead.
+func (*ModelImageResize) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ModelImageResize) GetMaxWidth() int64 {
+	if x != nil && x.MaxWidth != nil {
+		return *x.MaxWidth
+	}
+	return 0
+}
+
+func (x *ModelImageResize) GetMaxHeight() int64 {
+	if x != nil && x.MaxHeight != nil {
+		return *x.MaxHeight
+	}
+	return 0
+}
+
+func (x *ModelImageResize) GetMaxBytes() int64 {
+	if x != nil && x.MaxBytes != nil {
+		return *x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ModelImageResize) GetJpegQuality() int64 {
+	if x != nil && x.JpegQuality != nil {
+		return *x.JpegQuality
+	}
+	return 0
+}
+
 // ModelCost is what a model's tokens cost, in US dollars per million tokens, as pi's Model.cost;
 // Usage.cost of a call is these rates times its token counts (see calculate_cost).
 type ModelCost struct {
@@ -214,14 +553,17 @@ type ModelCost struct {
 	// Per million input tokens read from the prompt cache.
 	CacheRead float64 `protobuf:"fixed64,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// Per million input tokens written to the prompt cache.
-	CacheWrite    float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	// Other rates for prompts above a size, in order of size; a call's prompt takes the rates of
+	// the largest tier it exceeds.
+	Tiers         []*ModelCostTier `protobuf:"bytes,5,rep,name=tiers,proto3" json:"tiers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ModelCost) Reset() {
 	*x = ModelCost{}
-	mi := &file_pi_ai_v1_model_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_model_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -233,7 +575,7 @@ func (x *ModelCost) String() string {
 func (*ModelCost) ProtoMessage() {}
 
 func (x *ModelCost) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_model_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_model_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -246,7 +588,7 @@ func (x *ModelCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelCost.ProtoReflect.Descriptor instead.
 func (*ModelCost) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{1}
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ModelCost) GetInput() float64 {
@@ -277,11 +619,100 @@ func (x *ModelCost) GetCacheWrite() float64 {
 	return 0
 }
 
+func (x *ModelCost) GetTiers() []*ModelCostTier {
+	if x != nil {
+		return x.Tiers
+	}
+	return nil
+}
+
+// ModelCostTier is a model's rates for prompts of more than `input_tokens_above` tokens.
+type ModelCostTier struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Per million input tokens.
+	Input float64 `protobuf:"fixed64,1,opt,name=input,proto3" json:"input,omitempty"`
+	// Per million output tokens.
+	Output float64 `protobuf:"fixed64,2,opt,name=output,proto3" json:"output,omitempty"`
+	// Per million input tokens read from the prompt cache.
+	CacheRead float64 `protobuf:"fixed64,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	// Per million input tokens written to the prompt cache.
+	CacheWrite float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	// The prompt size above which these rates apply, in tokens.
+	InputTokensAbove int64 `protobuf:"varint,5,opt,name=input_tokens_above,json=inputTokensAbove,proto3" json:"input_tokens_above,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ModelCostTier) Reset() {
+	*x = ModelCostTier{}
+	mi := &file_pi_ai_v1_model_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelCostTier) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelCostTier) ProtoMessage() {}
+
+func (x *ModelCostTier) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_model_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelCostTier.ProtoReflect.Descriptor instead.
+func (*ModelCostTier) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_model_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ModelCostTier) GetInput() float64 {
+	if x != nil {
+		return x.Input
+	}
+	return 0
+}
+
+func (x *ModelCostTier) GetOutput() float64 {
+	if x != nil {
+		return x.Output
+	}
+	return 0
+}
+
+func (x *ModelCostTier) GetCacheRead() float64 {
+	if x != nil {
+		return x.CacheRead
+	}
+	return 0
+}
+
+func (x *ModelCostTier) GetCacheWrite() float64 {
+	if x != nil {
+		return x.CacheWrite
+	}
+	return 0
+}
+
+func (x *ModelCostTier) GetInputTokensAbove() int64 {
+	if x != nil {
+		return x.InputTokensAbove
+	}
+	return 0
+}
+
 var File_pi_ai_v1_model_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_model_proto_rawDesc = "" +
 	"\n" +
-	"\x14pi/ai/v1/model.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\"\xe1\x02\n" +
+	"\x14pi/ai/v1/model.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xfc\x04\n" +
 	"\x05Model\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
@@ -294,14 +725,59 @@ const file_pi_ai_v1_model_proto_rawDesc = "" +
 	"\x0econtext_window\x18\t \x01(\x03B\a\xbaH\x04\"\x02(\x00R\rcontextWindow\x12&\n" +
 	"\n" +
 	"max_tokens\x18\n" +
-	" \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tmaxTokens\"\xc1\x01\n" +
+	" \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tmaxTokens\x12V\n" +
+	"\x12thinking_level_map\x18\v \x03(\v2\x1e.pi.ai.v1.ThinkingLevelMappingB\b\xbaH\x05\x92\x01\x02\x10\x10R\x10thinkingLevelMap\x12=\n" +
+	"\fprompt_cache\x18\f \x01(\v2\x1a.pi.ai.v1.ModelPromptCacheR\vpromptCache\x12=\n" +
+	"\finput_limits\x18\r \x01(\v2\x1a.pi.ai.v1.ModelInputLimitsR\vinputLimits\x12C\n" +
+	"\x14sampling_params_json\x18\x0e \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\x12samplingParamsJson\"{\n" +
+	"\x14ThinkingLevelMapping\x12>\n" +
+	"\x05level\x18\x01 \x01(\x0e2\x1c.pi.ai.v1.ModelThinkingLevelB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x05level\x12\x19\n" +
+	"\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01B\b\n" +
+	"\x06_value\"}\n" +
+	"\x10ModelPromptCache\x12+\n" +
+	"\x05short\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01!\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x05short\x88\x01\x01\x12)\n" +
+	"\x04long\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01!\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x04long\x88\x01\x01B\b\n" +
+	"\x06_shortB\a\n" +
+	"\x05_long\"\x9b\x01\n" +
+	"\x10ModelInputLimits\x128\n" +
+	"\x11max_request_bytes\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x00R\x0fmaxRequestBytes\x88\x01\x01\x127\n" +
+	"\x06images\x18\x02 \x01(\v2\x1f.pi.ai.v1.ModelImageInputLimitsR\x06imagesB\x14\n" +
+	"\x12_max_request_bytes\"\xdf\x01\n" +
+	"\x15ModelImageInputLimits\x122\n" +
+	"\x06resize\x18\x01 \x01(\v2\x1a.pi.ai.v1.ModelImageResizeR\x06resize\x124\n" +
+	"\x0fmax_per_message\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\rmaxPerMessage\x88\x01\x01\x124\n" +
+	"\x0fmax_per_request\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\rmaxPerRequest\x88\x01\x01B\x12\n" +
+	"\x10_max_per_messageB\x12\n" +
+	"\x10_max_per_request\"\x84\x02\n" +
+	"\x10ModelImageResize\x12)\n" +
+	"\tmax_width\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x00R\bmaxWidth\x88\x01\x01\x12+\n" +
+	"\n" +
+	"max_height\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x01R\tmaxHeight\x88\x01\x01\x12)\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x02R\bmaxBytes\x88\x01\x01\x121\n" +
+	"\fjpeg_quality\x18\x04 \x01(\x03B\t\xbaH\x06\"\x04\x18d(\x01H\x03R\vjpegQuality\x88\x01\x01B\f\n" +
+	"\n" +
+	"_max_widthB\r\n" +
+	"\v_max_heightB\f\n" +
+	"\n" +
+	"_max_bytesB\x0f\n" +
+	"\r_jpeg_quality\"\xfa\x01\n" +
 	"\tModelCost\x12&\n" +
 	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05input\x12(\n" +
 	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x06output\x12/\n" +
 	"\n" +
 	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tcacheRead\x121\n" +
 	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
-	"cacheWrite*R\n" +
+	"cacheWrite\x127\n" +
+	"\x05tiers\x18\x05 \x03(\v2\x17.pi.ai.v1.ModelCostTierB\b\xbaH\x05\x92\x01\x02\x10\x10R\x05tiers\"\xfc\x01\n" +
+	"\rModelCostTier\x12&\n" +
+	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05input\x12(\n" +
+	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x06output\x12/\n" +
+	"\n" +
+	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tcacheRead\x121\n" +
+	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
+	"cacheWrite\x125\n" +
+	"\x12input_tokens_above\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x10inputTokensAbove*R\n" +
 	"\tInputKind\x12\x1a\n" +
 	"\x16INPUT_KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fINPUT_KIND_TEXT\x10\x01\x12\x14\n" +
@@ -321,20 +797,34 @@ func file_pi_ai_v1_model_proto_rawDescGZIP() []byte {
 }
 
 var file_pi_ai_v1_model_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pi_ai_v1_model_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_pi_ai_v1_model_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_pi_ai_v1_model_proto_goTypes = []any{
-	(InputKind)(0),    // 0: pi.ai.v1.InputKind
-	(*Model)(nil),     // 1: pi.ai.v1.Model
-	(*ModelCost)(nil), // 2: pi.ai.v1.ModelCost
+	(InputKind)(0),                // 0: pi.ai.v1.InputKind
+	(*Model)(nil),                 // 1: pi.ai.v1.Model
+	(*ThinkingLevelMapping)(nil),  // 2: pi.ai.v1.ThinkingLevelMapping
+	(*ModelPromptCache)(nil),      // 3: pi.ai.v1.ModelPromptCache
+	(*ModelInputLimits)(nil),      // 4: pi.ai.v1.ModelInputLimits
+	(*ModelImageInputLimits)(nil), // 5: pi.ai.v1.ModelImageInputLimits
+	(*ModelImageResize)(nil),      // 6: pi.ai.v1.ModelImageResize
+	(*ModelCost)(nil),             // 7: pi.ai.v1.ModelCost
+	(*ModelCostTier)(nil),         // 8: pi.ai.v1.ModelCostTier
+	(ModelThinkingLevel)(0),       // 9: pi.ai.v1.ModelThinkingLevel
 }
 var file_pi_ai_v1_model_proto_depIdxs = []int32{
 	0, // 0: pi.ai.v1.Model.input:type_name -> pi.ai.v1.InputKind
-	2, // 1: pi.ai.v1.Model.cost:type_name -> pi.ai.v1.ModelCost
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	7, // 1: pi.ai.v1.Model.cost:type_name -> pi.ai.v1.ModelCost
+	2, // 2: pi.ai.v1.Model.thinking_level_map:type_name -> pi.ai.v1.ThinkingLevelMapping
+	3, // 3: pi.ai.v1.Model.prompt_cache:type_name -> pi.ai.v1.ModelPromptCache
+	4, // 4: pi.ai.v1.Model.input_limits:type_name -> pi.ai.v1.ModelInputLimits
+	9, // 5: pi.ai.v1.ThinkingLevelMapping.level:type_name -> pi.ai.v1.ModelThinkingLevel
+	5, // 6: pi.ai.v1.ModelInputLimits.images:type_name -> pi.ai.v1.ModelImageInputLimits
+	6, // 7: pi.ai.v1.ModelImageInputLimits.resize:type_name -> pi.ai.v1.ModelImageResize
+	8, // 8: pi.ai.v1.ModelCost.tiers:type_name -> pi.ai.v1.ModelCostTier
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_model_proto_init() }
@@ -342,13 +832,20 @@ func file_pi_ai_v1_model_proto_init() {
 	if File_pi_ai_v1_model_proto != nil {
 		return
 	}
+	file_pi_ai_v1_json_proto_init()
+	file_pi_ai_v1_message_proto_init()
+	file_pi_ai_v1_model_proto_msgTypes[1].OneofWrappers = []any{}
+	file_pi_ai_v1_model_proto_msgTypes[2].OneofWrappers = []any{}
+	file_pi_ai_v1_model_proto_msgTypes[3].OneofWrappers = []any{}
+	file_pi_ai_v1_model_proto_msgTypes[4].OneofWrappers = []any{}
+	file_pi_ai_v1_model_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_model_proto_rawDesc), len(file_pi_ai_v1_model_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -22,6 +22,124 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Transport is how a provider call travels, as pi's Transport.
+type Transport int32
+
+const (
+	// Not said: the provider's choice.
+	Transport_TRANSPORT_UNSPECIFIED Transport = 0
+	// Server-Sent Events over HTTP.
+	Transport_TRANSPORT_SSE Transport = 1
+	// A WebSocket.
+	Transport_TRANSPORT_WEBSOCKET Transport = 2
+	// A WebSocket kept open between calls.
+	Transport_TRANSPORT_WEBSOCKET_CACHED Transport = 3
+	// WebSocket where offered, SSE otherwise.
+	Transport_TRANSPORT_AUTO Transport = 4
+)
+
+// Enum value maps for Transport.
+var (
+	Transport_name = map[int32]string{
+		0: "TRANSPORT_UNSPECIFIED",
+		1: "TRANSPORT_SSE",
+		2: "TRANSPORT_WEBSOCKET",
+		3: "TRANSPORT_WEBSOCKET_CACHED",
+		4: "TRANSPORT_AUTO",
+	}
+	Transport_value = map[string]int32{
+		"TRANSPORT_UNSPECIFIED":      0,
+		"TRANSPORT_SSE":              1,
+		"TRANSPORT_WEBSOCKET":        2,
+		"TRANSPORT_WEBSOCKET_CACHED": 3,
+		"TRANSPORT_AUTO":             4,
+	}
+)
+
+func (x Transport) Enum() *Transport {
+	p := new(Transport)
+	*p = x
+	return p
+}
+
+func (x Transport) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Transport) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_service_proto_enumTypes[0].Descriptor()
+}
+
+func (Transport) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_service_proto_enumTypes[0]
+}
+
+func (x Transport) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Transport.Descriptor instead.
+func (Transport) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{0}
+}
+
+// DeferredWindow is how long a provider may take over a deferred call.
+type DeferredWindow int32
+
+const (
+	// Not said: the provider's default.
+	DeferredWindow_DEFERRED_WINDOW_UNSPECIFIED DeferredWindow = 0
+	// Fifteen minutes.
+	DeferredWindow_DEFERRED_WINDOW_15M DeferredWindow = 1
+	// One hour.
+	DeferredWindow_DEFERRED_WINDOW_1H DeferredWindow = 2
+	// A day.
+	DeferredWindow_DEFERRED_WINDOW_24H DeferredWindow = 3
+)
+
+// Enum value maps for DeferredWindow.
+var (
+	DeferredWindow_name = map[int32]string{
+		0: "DEFERRED_WINDOW_UNSPECIFIED",
+		1: "DEFERRED_WINDOW_15M",
+		2: "DEFERRED_WINDOW_1H",
+		3: "DEFERRED_WINDOW_24H",
+	}
+	DeferredWindow_value = map[string]int32{
+		"DEFERRED_WINDOW_UNSPECIFIED": 0,
+		"DEFERRED_WINDOW_15M":         1,
+		"DEFERRED_WINDOW_1H":          2,
+		"DEFERRED_WINDOW_24H":         3,
+	}
+)
+
+func (x DeferredWindow) Enum() *DeferredWindow {
+	p := new(DeferredWindow)
+	*p = x
+	return p
+}
+
+func (x DeferredWindow) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DeferredWindow) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_service_proto_enumTypes[1].Descriptor()
+}
+
+func (DeferredWindow) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_service_proto_enumTypes[1]
+}
+
+func (x DeferredWindow) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DeferredWindow.Descriptor instead.
+func (DeferredWindow) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
 // ThinkingLevel is how much a model reasons before it answers, as pi's ThinkingLevel.
 type ThinkingLevel int32
 
@@ -36,8 +154,10 @@ const (
 	ThinkingLevel_THINKING_LEVEL_MEDIUM ThinkingLevel = 3
 	// Much reasoning.
 	ThinkingLevel_THINKING_LEVEL_HIGH ThinkingLevel = 4
-	// The most reasoning the model offers.
+	// More reasoning than HIGH.
 	ThinkingLevel_THINKING_LEVEL_XHIGH ThinkingLevel = 5
+	// The most reasoning the model offers.
+	ThinkingLevel_THINKING_LEVEL_MAX ThinkingLevel = 6
 )
 
 // Enum value maps for ThinkingLevel.
@@ -49,6 +169,7 @@ var (
 		3: "THINKING_LEVEL_MEDIUM",
 		4: "THINKING_LEVEL_HIGH",
 		5: "THINKING_LEVEL_XHIGH",
+		6: "THINKING_LEVEL_MAX",
 	}
 	ThinkingLevel_value = map[string]int32{
 		"THINKING_LEVEL_UNSPECIFIED": 0,
@@ -57,6 +178,7 @@ var (
 		"THINKING_LEVEL_MEDIUM":      3,
 		"THINKING_LEVEL_HIGH":        4,
 		"THINKING_LEVEL_XHIGH":       5,
+		"THINKING_LEVEL_MAX":         6,
 	}
 )
 
@@ -71,11 +193,11 @@ func (x ThinkingLevel) String() string {
 }
 
 func (ThinkingLevel) Descriptor() protoreflect.EnumDescriptor {
-	return file_pi_ai_v1_service_proto_enumTypes[0].Descriptor()
+	return file_pi_ai_v1_service_proto_enumTypes[2].Descriptor()
 }
 
 func (ThinkingLevel) Type() protoreflect.EnumType {
-	return &file_pi_ai_v1_service_proto_enumTypes[0]
+	return &file_pi_ai_v1_service_proto_enumTypes[2]
 }
 
 func (x ThinkingLevel) Number() protoreflect.EnumNumber {
@@ -84,7 +206,7 @@ func (x ThinkingLevel) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ThinkingLevel.Descriptor instead.
 func (ThinkingLevel) EnumDescriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{0}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
 }
 
 // ToolChoiceMode is how a model may use the tools of its context.
@@ -132,11 +254,11 @@ func (x ToolChoiceMode) String() string {
 }
 
 func (ToolChoiceMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_pi_ai_v1_service_proto_enumTypes[1].Descriptor()
+	return file_pi_ai_v1_service_proto_enumTypes[3].Descriptor()
 }
 
 func (ToolChoiceMode) Type() protoreflect.EnumType {
-	return &file_pi_ai_v1_service_proto_enumTypes[1]
+	return &file_pi_ai_v1_service_proto_enumTypes[3]
 }
 
 func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
@@ -145,7 +267,7 @@ func (x ToolChoiceMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolChoiceMode.Descriptor instead.
 func (ToolChoiceMode) EnumDescriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 // CacheRetention is how long a provider keeps the prompt cache, as pi's CacheRetention.
@@ -189,11 +311,11 @@ func (x CacheRetention) String() string {
 }
 
 func (CacheRetention) Descriptor() protoreflect.EnumDescriptor {
-	return file_pi_ai_v1_service_proto_enumTypes[2].Descriptor()
+	return file_pi_ai_v1_service_proto_enumTypes[4].Descriptor()
 }
 
 func (CacheRetention) Type() protoreflect.EnumType {
-	return &file_pi_ai_v1_service_proto_enumTypes[2]
+	return &file_pi_ai_v1_service_proto_enumTypes[4]
 }
 
 func (x CacheRetention) Number() protoreflect.EnumNumber {
@@ -202,7 +324,7 @@ func (x CacheRetention) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CacheRetention.Descriptor instead.
 func (CacheRetention) EnumDescriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 // GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
@@ -234,8 +356,25 @@ type GenerationOptions struct {
 	// Options for one provider API that this schema does not model (pi's ProviderStreamOptions),
 	// as the text of a JSON object passed through as it is; empty for none.
 	ProviderOptionsJson string `protobuf:"bytes,11,opt,name=provider_options_json,json=providerOptionsJson,proto3" json:"provider_options_json,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Sampling parameters merged into the provider request as they are (e.g. top_p, top_k), over
+	// the model's own, as the text of a JSON object; empty for none. Only OpenAI-compatible APIs
+	// apply them, as in pi.
+	SamplingParamsJson string `protobuf:"bytes,12,opt,name=sampling_params_json,json=samplingParamsJson,proto3" json:"sampling_params_json,omitempty"`
+	// The provider request's timeout in milliseconds; absent for the server's default.
+	TimeoutMs *int64 `protobuf:"varint,13,opt,name=timeout_ms,json=timeoutMs,proto3,oneof" json:"timeout_ms,omitempty"`
+	// How many times a failed provider request is retried; absent for the provider's default.
+	MaxRetries *int64 `protobuf:"varint,14,opt,name=max_retries,json=maxRetries,proto3,oneof" json:"max_retries,omitempty"`
+	// The transport to prefer, for providers that offer more than one; unset for the provider's
+	// choice.
+	Transport Transport `protobuf:"varint,15,opt,name=transport,proto3,enum=pi.ai.v1.Transport" json:"transport,omitempty"`
+	// Whether the call must neither use nor record the provider's continuation state (a replay,
+	// such as cache warming); absent as false.
+	DisableContinuation *bool `protobuf:"varint,16,opt,name=disable_continuation,json=disableContinuation,proto3,oneof" json:"disable_continuation,omitempty"`
+	// Whether a capable provider may take the call to finish later, answering with a
+	// DeferredHandle (STOP_REASON_DEFERRED); absent for no.
+	Deferred      *DeferredOptions `protobuf:"bytes,17,opt,name=deferred,proto3" json:"deferred,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GenerationOptions) Reset() {
@@ -345,6 +484,94 @@ func (x *GenerationOptions) GetProviderOptionsJson() string {
 	return ""
 }
 
+func (x *GenerationOptions) GetSamplingParamsJson() string {
+	if x != nil {
+		return x.SamplingParamsJson
+	}
+	return ""
+}
+
+func (x *GenerationOptions) GetTimeoutMs() int64 {
+	if x != nil && x.TimeoutMs != nil {
+		return *x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *GenerationOptions) GetMaxRetries() int64 {
+	if x != nil && x.MaxRetries != nil {
+		return *x.MaxRetries
+	}
+	return 0
+}
+
+func (x *GenerationOptions) GetTransport() Transport {
+	if x != nil {
+		return x.Transport
+	}
+	return Transport_TRANSPORT_UNSPECIFIED
+}
+
+func (x *GenerationOptions) GetDisableContinuation() bool {
+	if x != nil && x.DisableContinuation != nil {
+		return *x.DisableContinuation
+	}
+	return false
+}
+
+func (x *GenerationOptions) GetDeferred() *DeferredOptions {
+	if x != nil {
+		return x.Deferred
+	}
+	return nil
+}
+
+// DeferredOptions asks for a deferred call, as pi's `deferred: true | {window}`.
+type DeferredOptions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long the provider may take; unset for its default.
+	Window        DeferredWindow `protobuf:"varint,1,opt,name=window,proto3,enum=pi.ai.v1.DeferredWindow" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeferredOptions) Reset() {
+	*x = DeferredOptions{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeferredOptions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeferredOptions) ProtoMessage() {}
+
+func (x *DeferredOptions) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeferredOptions.ProtoReflect.Descriptor instead.
+func (*DeferredOptions) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DeferredOptions) GetWindow() DeferredWindow {
+	if x != nil {
+		return x.Window
+	}
+	return DeferredWindow_DEFERRED_WINDOW_UNSPECIFIED
+}
+
 // ThinkingBudgets are the reasoning token budgets of each level, as pi's ThinkingBudgets; a level
 // left out takes the provider's default.
 type ThinkingBudgets struct {
@@ -363,7 +590,7 @@ type ThinkingBudgets struct {
 
 func (x *ThinkingBudgets) Reset() {
 	*x = ThinkingBudgets{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +602,7 @@ func (x *ThinkingBudgets) String() string {
 func (*ThinkingBudgets) ProtoMessage() {}
 
 func (x *ThinkingBudgets) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[1]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +615,7 @@ func (x *ThinkingBudgets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ThinkingBudgets.ProtoReflect.Descriptor instead.
 func (*ThinkingBudgets) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{1}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ThinkingBudgets) GetMinimal() int64 {
@@ -432,7 +659,7 @@ type ToolChoice struct {
 
 func (x *ToolChoice) Reset() {
 	*x = ToolChoice{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -444,7 +671,7 @@ func (x *ToolChoice) String() string {
 func (*ToolChoice) ProtoMessage() {}
 
 func (x *ToolChoice) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[2]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -457,7 +684,7 @@ func (x *ToolChoice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
 func (*ToolChoice) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{2}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolChoice) GetMode() ToolChoiceMode {
@@ -496,7 +723,7 @@ type StreamRequest struct {
 
 func (x *StreamRequest) Reset() {
 	*x = StreamRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +735,7 @@ func (x *StreamRequest) String() string {
 func (*StreamRequest) ProtoMessage() {}
 
 func (x *StreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[3]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +748,7 @@ func (x *StreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRequest.ProtoReflect.Descriptor instead.
 func (*StreamRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{3}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StreamRequest) GetModel() string {
@@ -570,7 +797,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +809,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[4]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +822,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{4}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListModelsRequest) GetProvider() string {
@@ -616,7 +843,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +855,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +868,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListModelsResponse) GetModels() []*Model {
@@ -664,7 +891,7 @@ type GetModelRequest struct {
 
 func (x *GetModelRequest) Reset() {
 	*x = GetModelRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +903,7 @@ func (x *GetModelRequest) String() string {
 func (*GetModelRequest) ProtoMessage() {}
 
 func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +916,7 @@ func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModelRequest.ProtoReflect.Descriptor instead.
 func (*GetModelRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetModelRequest) GetProvider() string {
@@ -717,7 +944,7 @@ type GetModelResponse struct {
 
 func (x *GetModelResponse) Reset() {
 	*x = GetModelResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +956,7 @@ func (x *GetModelResponse) String() string {
 func (*GetModelResponse) ProtoMessage() {}
 
 func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +969,7 @@ func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModelResponse.ProtoReflect.Descriptor instead.
 func (*GetModelResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetModelResponse) GetModel() *Model {
@@ -764,7 +991,7 @@ type StreamBatchedResponse struct {
 
 func (x *StreamBatchedResponse) Reset() {
 	*x = StreamBatchedResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +1003,7 @@ func (x *StreamBatchedResponse) String() string {
 func (*StreamBatchedResponse) ProtoMessage() {}
 
 func (x *StreamBatchedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +1016,7 @@ func (x *StreamBatchedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamBatchedResponse.ProtoReflect.Descriptor instead.
 func (*StreamBatchedResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamBatchedResponse) GetEvents() []*ModelEvent {
@@ -803,7 +1030,7 @@ var File_pi_ai_v1_service_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x13pi/ai/v1/json.proto\x1a\x14pi/ai/v1/model.proto\"\xd5\x06\n" +
+	"\x16pi/ai/v1/service.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x13pi/ai/v1/json.proto\x1a\x14pi/ai/v1/model.proto\"\xdc\t\n" +
 	"\x11GenerationOptions\x12>\n" +
 	"\vtemperature\x18\x01 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\vtemperature\x88\x01\x01\x12+\n" +
 	"\n" +
@@ -820,14 +1047,27 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\rmetadata_json\x18\t \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\fmetadataJson\x12]\n" +
 	"\aheaders\x18\n" +
 	" \x03(\v2(.pi.ai.v1.GenerationOptions.HeadersEntryB\x19\xbaH\x16\x9a\x01\x13\x10@\"\x05r\x03\xc0\x01\x01*\br\x06(\x80@\xc0\x01\x02R\aheaders\x12E\n" +
-	"\x15provider_options_json\x18\v \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\x13providerOptionsJson\x1a:\n" +
+	"\x15provider_options_json\x18\v \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\x13providerOptionsJson\x12C\n" +
+	"\x14sampling_params_json\x18\f \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\b\x02\x10\x01R\x12samplingParamsJson\x12+\n" +
+	"\n" +
+	"timeout_ms\x18\r \x01(\x03B\a\xbaH\x04\"\x02(\x01H\x04R\ttimeoutMs\x88\x01\x01\x12/\n" +
+	"\vmax_retries\x18\x0e \x01(\x03B\t\xbaH\x06\"\x04\x18d(\x00H\x05R\n" +
+	"maxRetries\x88\x01\x01\x12;\n" +
+	"\ttransport\x18\x0f \x01(\x0e2\x13.pi.ai.v1.TransportB\b\xbaH\x05\x82\x01\x02\x10\x01R\ttransport\x126\n" +
+	"\x14disable_continuation\x18\x10 \x01(\bH\x06R\x13disableContinuation\x88\x01\x01\x125\n" +
+	"\bdeferred\x18\x11 \x01(\v2\x19.pi.ai.v1.DeferredOptionsR\bdeferred\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x0e\n" +
 	"\f_temperatureB\r\n" +
 	"\v_max_tokensB\r\n" +
 	"\v_session_idB\x15\n" +
-	"\x13_max_retry_delay_ms\"\xc9\x01\n" +
+	"\x13_max_retry_delay_msB\r\n" +
+	"\v_timeout_msB\x0e\n" +
+	"\f_max_retriesB\x17\n" +
+	"\x15_disable_continuation\"M\n" +
+	"\x0fDeferredOptions\x12:\n" +
+	"\x06window\x18\x01 \x01(\x0e2\x18.pi.ai.v1.DeferredWindowB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06window\"\xc9\x01\n" +
 	"\x0fThinkingBudgets\x12&\n" +
 	"\aminimal\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\aminimal\x88\x01\x01\x12\x1e\n" +
 	"\x03low\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\x03low\x88\x01\x01\x12$\n" +
@@ -860,14 +1100,26 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x10GetModelResponse\x12%\n" +
 	"\x05model\x18\x01 \x01(\v2\x0f.pi.ai.v1.ModelR\x05model\"O\n" +
 	"\x15StreamBatchedResponse\x126\n" +
-	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events*\xb1\x01\n" +
+	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events*\x86\x01\n" +
+	"\tTransport\x12\x19\n" +
+	"\x15TRANSPORT_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rTRANSPORT_SSE\x10\x01\x12\x17\n" +
+	"\x13TRANSPORT_WEBSOCKET\x10\x02\x12\x1e\n" +
+	"\x1aTRANSPORT_WEBSOCKET_CACHED\x10\x03\x12\x12\n" +
+	"\x0eTRANSPORT_AUTO\x10\x04*{\n" +
+	"\x0eDeferredWindow\x12\x1f\n" +
+	"\x1bDEFERRED_WINDOW_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13DEFERRED_WINDOW_15M\x10\x01\x12\x16\n" +
+	"\x12DEFERRED_WINDOW_1H\x10\x02\x12\x17\n" +
+	"\x13DEFERRED_WINDOW_24H\x10\x03*\xc9\x01\n" +
 	"\rThinkingLevel\x12\x1e\n" +
 	"\x1aTHINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16THINKING_LEVEL_MINIMAL\x10\x01\x12\x16\n" +
 	"\x12THINKING_LEVEL_LOW\x10\x02\x12\x19\n" +
 	"\x15THINKING_LEVEL_MEDIUM\x10\x03\x12\x17\n" +
 	"\x13THINKING_LEVEL_HIGH\x10\x04\x12\x18\n" +
-	"\x14THINKING_LEVEL_XHIGH\x10\x05*\xa2\x01\n" +
+	"\x14THINKING_LEVEL_XHIGH\x10\x05\x12\x16\n" +
+	"\x12THINKING_LEVEL_MAX\x10\x06*\xa2\x01\n" +
 	"\x0eToolChoiceMode\x12 \n" +
 	"\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n" +
@@ -899,51 +1151,57 @@ func file_pi_ai_v1_service_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_service_proto_rawDescData
 }
 
-var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_pi_ai_v1_service_proto_goTypes = []any{
-	(ThinkingLevel)(0),            // 0: pi.ai.v1.ThinkingLevel
-	(ToolChoiceMode)(0),           // 1: pi.ai.v1.ToolChoiceMode
-	(CacheRetention)(0),           // 2: pi.ai.v1.CacheRetention
-	(*GenerationOptions)(nil),     // 3: pi.ai.v1.GenerationOptions
-	(*ThinkingBudgets)(nil),       // 4: pi.ai.v1.ThinkingBudgets
-	(*ToolChoice)(nil),            // 5: pi.ai.v1.ToolChoice
-	(*StreamRequest)(nil),         // 6: pi.ai.v1.StreamRequest
-	(*ListModelsRequest)(nil),     // 7: pi.ai.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),    // 8: pi.ai.v1.ListModelsResponse
-	(*GetModelRequest)(nil),       // 9: pi.ai.v1.GetModelRequest
-	(*GetModelResponse)(nil),      // 10: pi.ai.v1.GetModelResponse
-	(*StreamBatchedResponse)(nil), // 11: pi.ai.v1.StreamBatchedResponse
-	nil,                           // 12: pi.ai.v1.GenerationOptions.HeadersEntry
-	(*AgentContext)(nil),          // 13: pi.ai.v1.AgentContext
-	(*Model)(nil),                 // 14: pi.ai.v1.Model
-	(*ModelEvent)(nil),            // 15: pi.ai.v1.ModelEvent
+	(Transport)(0),                // 0: pi.ai.v1.Transport
+	(DeferredWindow)(0),           // 1: pi.ai.v1.DeferredWindow
+	(ThinkingLevel)(0),            // 2: pi.ai.v1.ThinkingLevel
+	(ToolChoiceMode)(0),           // 3: pi.ai.v1.ToolChoiceMode
+	(CacheRetention)(0),           // 4: pi.ai.v1.CacheRetention
+	(*GenerationOptions)(nil),     // 5: pi.ai.v1.GenerationOptions
+	(*DeferredOptions)(nil),       // 6: pi.ai.v1.DeferredOptions
+	(*ThinkingBudgets)(nil),       // 7: pi.ai.v1.ThinkingBudgets
+	(*ToolChoice)(nil),            // 8: pi.ai.v1.ToolChoice
+	(*StreamRequest)(nil),         // 9: pi.ai.v1.StreamRequest
+	(*ListModelsRequest)(nil),     // 10: pi.ai.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),    // 11: pi.ai.v1.ListModelsResponse
+	(*GetModelRequest)(nil),       // 12: pi.ai.v1.GetModelRequest
+	(*GetModelResponse)(nil),      // 13: pi.ai.v1.GetModelResponse
+	(*StreamBatchedResponse)(nil), // 14: pi.ai.v1.StreamBatchedResponse
+	nil,                           // 15: pi.ai.v1.GenerationOptions.HeadersEntry
+	(*AgentContext)(nil),          // 16: pi.ai.v1.AgentContext
+	(*Model)(nil),                 // 17: pi.ai.v1.Model
+	(*ModelEvent)(nil),            // 18: pi.ai.v1.ModelEvent
 }
 var file_pi_ai_v1_service_proto_depIdxs = []int32{
-	0,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
-	4,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
-	5,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
-	2,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
-	12, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
-	1,  // 5: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
-	13, // 6: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
-	3,  // 7: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
-	14, // 8: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
-	14, // 9: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
-	15, // 10: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
-	6,  // 11: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
-	6,  // 12: pi.ai.v1.ModelService.StreamBatched:input_type -> pi.ai.v1.StreamRequest
-	7,  // 13: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
-	9,  // 14: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
-	15, // 15: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
-	11, // 16: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
-	8,  // 17: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
-	10, // 18: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
-	15, // [15:19] is the sub-list for method output_type
-	11, // [11:15] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	2,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
+	7,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
+	8,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
+	4,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
+	15, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
+	0,  // 5: pi.ai.v1.GenerationOptions.transport:type_name -> pi.ai.v1.Transport
+	6,  // 6: pi.ai.v1.GenerationOptions.deferred:type_name -> pi.ai.v1.DeferredOptions
+	1,  // 7: pi.ai.v1.DeferredOptions.window:type_name -> pi.ai.v1.DeferredWindow
+	3,  // 8: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
+	16, // 9: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
+	5,  // 10: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
+	17, // 11: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
+	17, // 12: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
+	18, // 13: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
+	9,  // 14: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
+	9,  // 15: pi.ai.v1.ModelService.StreamBatched:input_type -> pi.ai.v1.StreamRequest
+	10, // 16: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
+	12, // 17: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
+	18, // 18: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
+	14, // 19: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
+	11, // 20: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
+	13, // 21: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
+	18, // [18:22] is the sub-list for method output_type
+	14, // [14:18] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_service_proto_init() }
@@ -956,14 +1214,14 @@ func file_pi_ai_v1_service_proto_init() {
 	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_model_proto_init()
 	file_pi_ai_v1_service_proto_msgTypes[0].OneofWrappers = []any{}
-	file_pi_ai_v1_service_proto_msgTypes[1].OneofWrappers = []any{}
+	file_pi_ai_v1_service_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_service_proto_rawDesc), len(file_pi_ai_v1_service_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   10,
+			NumEnums:      5,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

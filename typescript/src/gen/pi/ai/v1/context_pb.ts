@@ -8,56 +8,15 @@ import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js
 import { file_pi_ai_v1_json } from "./json_pb.js";
 import type { AgentMessage } from "./message_pb.js";
 import { file_pi_ai_v1_message } from "./message_pb.js";
+import type { Tool } from "./tool_pb.js";
+import { file_pi_ai_v1_tool } from "./tool_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pi/ai/v1/context.proto.
  */
 export const file_pi_ai_v1_context: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSKFAQoEVG9vbBIVCgRuYW1lGAEgASgJQge6SARyAhABEhMKC2Rlc2NyaXB0aW9uGAIgASgJEikKD3BhcmFtZXRlcnNfanNvbhgDIAEoCUIQukgHcgUogICAAoriGAIIAhImCgpleHRyYV9qc29uGAQgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEirQEKDEFnZW50Q29udGV4dBIaCg1zeXN0ZW1fcHJvbXB0GAEgASgJSACIAQESKAoIbWVzc2FnZXMYAiADKAsyFi5waS5haS52MS5BZ2VudE1lc3NhZ2USHQoFdG9vbHMYAyADKAsyDi5waS5haS52MS5Ub29sEiYKCmV4dHJhX2pzb24YBCABKAlCErpIB3IFKICAgAKK4hgECAIQAUIQCg5fc3lzdGVtX3Byb21wdEIbChdpby5naXRodWIucGlwcm90by5haS52MVABYgZwcm90bzM", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message]);
-
-/**
- * Tool declares a tool the model may call.
- *
- * @generated from message pi.ai.v1.Tool
- */
-export type Tool = Message<"pi.ai.v1.Tool"> & {
-  /**
-   * The name the model uses to call the tool.
-   *
-   * @generated from field: string name = 1;
-   */
-  name: string;
-
-  /**
-   * What the tool does, written for the model.
-   *
-   * @generated from field: string description = 2;
-   */
-  description: string;
-
-  /**
-   * The tool's parameters as the text of a JSON Schema object.
-   *
-   * @generated from field: string parameters_json = 3;
-   */
-  parametersJson: string;
-
-  /**
-   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
-   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
-   *
-   * @generated from field: string extra_json = 4;
-   */
-  extraJson: string;
-};
-
-/**
- * Describes the message pi.ai.v1.Tool.
- * Use `create(ToolSchema)` to create a new message.
- */
-export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_context, 0);
+  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSKtAQoMQWdlbnRDb250ZXh0EhoKDXN5c3RlbV9wcm9tcHQYASABKAlIAIgBARIoCghtZXNzYWdlcxgCIAMoCzIWLnBpLmFpLnYxLkFnZW50TWVzc2FnZRIdCgV0b29scxgDIAMoCzIOLnBpLmFpLnYxLlRvb2wSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABQhAKDl9zeXN0ZW1fcHJvbXB0QhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFQA2IGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message, file_pi_ai_v1_tool]);
 
 /**
  * AgentContext is everything a model call sees: the system prompt, the transcript and the tools.
@@ -100,5 +59,5 @@ export type AgentContext = Message<"pi.ai.v1.AgentContext"> & {
  * Use `create(AgentContextSchema)` to create a new message.
  */
 export const AgentContextSchema: GenMessage<AgentContext> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_context, 1);
+  messageDesc(file_pi_ai_v1_context, 0);
 

@@ -5,16 +5,18 @@
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
-import type { AssistantContent, ToolResultContent, UserContent } from "./content_pb.js";
+import type { AssistantContent, TextContent, ToolResultContent, UserContent } from "./content_pb.js";
 import { file_pi_ai_v1_content } from "./content_pb.js";
 import { file_pi_ai_v1_json } from "./json_pb.js";
+import type { Tool, ToolReference } from "./tool_pb.js";
+import { file_pi_ai_v1_tool } from "./tool_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pi/ai/v1/message.proto.
  */
 export const file_pi_ai_v1_message: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSLfAQoEQ29zdBIfCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAABIgCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAAASJAoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAABIlCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAABIfCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAABImCgpleHRyYV9qc29uGAYgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEi2AEKBVVzYWdlEhYKBWlucHV0GAEgASgDQge6SAQiAigAEhcKBm91dHB1dBgCIAEoA0IHukgEIgIoABIbCgpjYWNoZV9yZWFkGAMgASgDQge6SAQiAigAEhwKC2NhY2hlX3dyaXRlGAQgASgDQge6SAQiAigAEh0KDHRvdGFsX3Rva2VucxgFIAEoA0IHukgEIgIoABIcCgRjb3N0GAYgASgLMg4ucGkuYWkudjEuQ29zdBImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEikQEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIaCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKAASFgoOc3RyaW5nX2NvbnRlbnQYAyABKAgSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIrYCChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EgsKA2FwaRgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSACIAQESGgoJdGltZXN0YW1wGAggASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YCSABKAlCErpIB3IFKICAgAKK4hgECAIQAUIQCg5fZXJyb3JfbWVzc2FnZSKHAgoRVG9vbFJlc3VsdE1lc3NhZ2USHQoMdG9vbF9jYWxsX2lkGAEgASgJQge6SARyAhABEhEKCXRvb2xfbmFtZRgCIAEoCRIsCgdjb250ZW50GAMgAygLMhsucGkuYWkudjEuVG9vbFJlc3VsdENvbnRlbnQSKwoMZGV0YWlsc19qc29uGAQgASgJQhC6SAdyBSiAgIACiuIYAggBSACIAQESEAoIaXNfZXJyb3IYBSABKAgSGgoJdGltZXN0YW1wGAYgASgDQge6SAQiAigAEiYKCmV4dHJhX2pzb24YByABKAlCErpIB3IFKICAgAKK4hgECAIQAUIPCg1fZGV0YWlsc19qc29uImoKDUN1c3RvbU1lc3NhZ2USMgoEcm9sZRgBIAEoCUIkukghch8QAVoEdXNlcloJYXNzaXN0YW50Wgp0b29sUmVzdWx0EiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCIv0BCgxBZ2VudE1lc3NhZ2USJQoEdXNlchgBIAEoCzIVLnBpLmFpLnYxLlVzZXJNZXNzYWdlSAASLwoJYXNzaXN0YW50GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUgAEjIKC3Rvb2xfcmVzdWx0GAMgASgLMhsucGkuYWkudjEuVG9vbFJlc3VsdE1lc3NhZ2VIABIpCgZjdXN0b20YBCABKAsyFy5waS5haS52MS5DdXN0b21NZXNzYWdlSABCDQoEcm9sZRIFukgCCAFKBAgFEAZKBAgGEAdSDXNlc3Npb25fZW50cnlSDHNlc3Npb25fanNvbiqhAQoKU3RvcFJlYXNvbhIbChdTVE9QX1JFQVNPTl9VTlNQRUNJRklFRBAAEhQKEFNUT1BfUkVBU09OX1NUT1AQARIWChJTVE9QX1JFQVNPTl9MRU5HVEgQAhIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRADEhUKEVNUT1BfUkVBU09OX0VSUk9SEAQSFwoTU1RPUF9SRUFTT05fQUJPUlRFRBAFQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json]);
+  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSKZAgoEQ29zdBIfCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAABIgCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAAASJAoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAABIlCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAABIfCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAABIgChN0b3RhbF9mcm9tX3Byb3ZpZGVyGAcgASgISACIAQESJgoKZXh0cmFfanNvbhgGIAEoCUISukgHcgUogICAAoriGAQIAhABQhYKFF90b3RhbF9mcm9tX3Byb3ZpZGVyIsACCgVVc2FnZRIWCgVpbnB1dBgBIAEoA0IHukgEIgIoABIXCgZvdXRwdXQYAiABKANCB7pIBCICKAASGwoKY2FjaGVfcmVhZBgDIAEoA0IHukgEIgIoABIcCgtjYWNoZV93cml0ZRgEIAEoA0IHukgEIgIoABIdCgx0b3RhbF90b2tlbnMYBSABKANCB7pIBCICKAASHAoEY29zdBgGIAEoCzIOLnBpLmFpLnYxLkNvc3QSJAoOY2FjaGVfd3JpdGVfMWgYCCABKANCB7pIBCICKABIAIgBARIfCglyZWFzb25pbmcYCSABKANCB7pIBCICKABIAYgBARImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCEQoPX2NhY2hlX3dyaXRlXzFoQgwKCl9yZWFzb25pbmcikQEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIaCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKAASFgoOc3RyaW5nX2NvbnRlbnQYAyABKAgSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIv0FChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EgsKA2FwaRgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSACIAQESGgoJdGltZXN0YW1wGAggASgDQge6SAQiAigAEhgKC3Jlc3BvbnNlX2lkGAogASgJSAGIAQESGwoOcmVzcG9uc2VfbW9kZWwYCyABKAlIAogBARIkChdwcm92aWRlcl90aGlua2luZ19sZXZlbBgMIAEoCUgDiAEBEj4KDnRoaW5raW5nX2xldmVsGA0gASgOMhwucGkuYWkudjEuTW9kZWxUaGlua2luZ0xldmVsQgi6SAWCAQIQARI0CgtkaWFnbm9zdGljcxgOIAMoCzIULnBpLmFpLnYxLkRpYWdub3N0aWNCCbpIBpIBAxCACBIqCghkZWZlcnJlZBgPIAEoCzIYLnBpLmFpLnYxLkRlZmVycmVkSGFuZGxlEhwKD3Jhd19zdG9wX3JlYXNvbhgQIAEoCUgEiAEBEhUKCGVuZF90dXJuGBEgASgISAWIAQESIQoLZHVyYXRpb25fbXMYEiABKANCB7pIBCICKABIBogBARImCgpleHRyYV9qc29uGAkgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCEAoOX2Vycm9yX21lc3NhZ2VCDgoMX3Jlc3BvbnNlX2lkQhEKD19yZXNwb25zZV9tb2RlbEIaChhfcHJvdmlkZXJfdGhpbmtpbmdfbGV2ZWxCEgoQX3Jhd19zdG9wX3JlYXNvbkILCglfZW5kX3R1cm5CDgoMX2R1cmF0aW9uX21zIosDChFUb29sUmVzdWx0TWVzc2FnZRIdCgx0b29sX2NhbGxfaWQYASABKAlCB7pIBHICEAESEQoJdG9vbF9uYW1lGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5waS5haS52MS5Ub29sUmVzdWx0Q29udGVudBIrCgxkZXRhaWxzX2pzb24YBCABKAlCELpIB3IFKICAgAKK4hgCCAFIAIgBARIQCghpc19lcnJvchgFIAEoCBIaCgl0aW1lc3RhbXAYBiABKANCB7pIBCICKAASHgoFdXNhZ2UYCCABKAsyDy5waS5haS52MS5Vc2FnZRIvCgxuZXN0ZWRfY2FsbHMYCSABKAsyGS5waS5haS52MS5OZXN0ZWRUb29sQ2FsbHMSIQoLZHVyYXRpb25fbXMYCiABKANCB7pIBCICKABIAYgBARImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCDwoNX2RldGFpbHNfanNvbkIOCgxfZHVyYXRpb25fbXMicgoNQ3VzdG9tTWVzc2FnZRI6CgRyb2xlGAEgASgJQiy6SClyJxABWgZzeXN0ZW1aBHVzZXJaCWFzc2lzdGFudFoKdG9vbFJlc3VsdBIlCgtmaWVsZHNfanNvbhgCIAEoCUIQukgHcgUogICAAoriGAIIAiKoAgoMQWdlbnRNZXNzYWdlEiUKBHVzZXIYASABKAsyFS5waS5haS52MS5Vc2VyTWVzc2FnZUgAEi8KCWFzc2lzdGFudBgCIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VIABIyCgt0b29sX3Jlc3VsdBgDIAEoCzIbLnBpLmFpLnYxLlRvb2xSZXN1bHRNZXNzYWdlSAASKQoGY3VzdG9tGAQgASgLMhcucGkuYWkudjEuQ3VzdG9tTWVzc2FnZUgAEikKBnN5c3RlbRgHIAEoCzIXLnBpLmFpLnYxLlN5c3RlbU1lc3NhZ2VIAEINCgRyb2xlEgW6SAIIAUoECAUQBkoECAYQB1INc2Vzc2lvbl9lbnRyeVIMc2Vzc2lvbl9qc29uIrQCCg1TeXN0ZW1NZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5UZXh0Q29udGVudBIWCg5zdHJpbmdfY29udGVudBgCIAEoCBI0CghzZWN0aW9ucxgDIAMoCzIXLnBpLmFpLnYxLlN5c3RlbVNlY3Rpb25CCbpIBpIBAxCACBIuCgt0b29sc19hZGRlZBgEIAMoCzIOLnBpLmFpLnYxLlRvb2xCCbpIBpIBAxCAIBI5Cg10b29sc19yZW1vdmVkGAUgAygLMhcucGkuYWkudjEuVG9vbFJlZmVyZW5jZUIJukgGkgEDEIAgEhoKCXRpbWVzdGFtcBgGIAEoA0IHukgEIgIoABImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEiQgoNU3lzdGVtU2VjdGlvbhIVCgRuYW1lGAEgASgJQge6SARyAhABEhEKBHRleHQYAiABKAlIAIgBAUIHCgVfdGV4dCKnAQoKRGlhZ25vc3RpYxIVCgR0eXBlGAEgASgJQge6SARyAhABEhoKCXRpbWVzdGFtcBgCIAEoA0IHukgEIgIoABIoCgVlcnJvchgDIAEoCzIZLnBpLmFpLnYxLkRpYWdub3N0aWNFcnJvchIrCgxkZXRhaWxzX2pzb24YBCABKAlCELpIB3IFKICAgAKK4hgCCAJIAIgBAUIPCg1fZGV0YWlsc19qc29uIpkBCg9EaWFnbm9zdGljRXJyb3ISEQoEbmFtZRgBIAEoCUgBiAEBEg8KB21lc3NhZ2UYAiABKAkSEgoFc3RhY2sYAyABKAlIAogBARITCgljb2RlX3RleHQYBCABKAlIABIeCgtjb2RlX251bWJlchgFIAEoAUIHukgEEgJAAUgAQgYKBGNvZGVCBwoFX25hbWVCCAoGX3N0YWNrIv8BCg5EZWZlcnJlZEhhbmRsZRIZCghwcm92aWRlchgBIAEoCUIHukgEcgIQARIQCghtb2RlbF9pZBgCIAEoCRILCgNhcGkYAyABKAkSEwoCaWQYBCABKAlCB7pIBHICEAESIAoKZXhwaXJlc19hdBgFIAEoA0IHukgEIgIoAEgAiAEBEiMKDXBvbGxfYWZ0ZXJfbXMYBiABKANCB7pIBCICKABIAYgBARIoCglkYXRhX2pzb24YByABKAlCELpIB3IFKICAgAKK4hgCCAFIAogBAUINCgtfZXhwaXJlc19hdEIQCg5fcG9sbF9hZnRlcl9tc0IMCgpfZGF0YV9qc29uIlcKD05lc3RlZFRvb2xDYWxscxIyCgVjYWxscxgBIAMoCzIYLnBpLmFpLnYxLk5lc3RlZFRvb2xDYWxsQgm6SAaSAQMQgCASEAoIY29tcGxldGUYAiABKAgisAIKDk5lc3RlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLQoOYXJndW1lbnRzX2pzb24YAyABKAlCELpIB3IFKICAgAKK4hgCCAJIAIgBARIlCg9hcmd1bWVudHNfYnl0ZXMYBCABKANCB7pIBCICKABIAYgBARI2CgZzdGF0dXMYBSABKA4yGi5waS5haS52MS5OZXN0ZWRDYWxsU3RhdHVzQgq6SAeCAQQQASAAEiEKC2R1cmF0aW9uX21zGAYgASgDQge6SAQiAigASAKIAQESEgoFZXJyb3IYByABKAlIA4gBAUIRCg9fYXJndW1lbnRzX2pzb25CEgoQX2FyZ3VtZW50c19ieXRlc0IOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yKtQBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASFAoQU1RPUF9SRUFTT05fU1RPUBABEhYKElNUT1BfUkVBU09OX0xFTkdUSBACEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAMSFQoRU1RPUF9SRUFTT05fRVJST1IQBBIXChNTVE9QX1JFQVNPTl9BQk9SVEVEEAUSFwoTU1RPUF9SRUFTT05fUEVORElORxAGEhgKFFNUT1BfUkVBU09OX0RFRkVSUkVEEAcqlgIKEk1vZGVsVGhpbmtpbmdMZXZlbBIkCiBNT0RFTF9USElOS0lOR19MRVZFTF9VTlNQRUNJRklFRBAAEhwKGE1PREVMX1RISU5LSU5HX0xFVkVMX09GRhABEiAKHE1PREVMX1RISU5LSU5HX0xFVkVMX01JTklNQUwQAhIcChhNT0RFTF9USElOS0lOR19MRVZFTF9MT1cQAxIfChtNT0RFTF9USElOS0lOR19MRVZFTF9NRURJVU0QBBIdChlNT0RFTF9USElOS0lOR19MRVZFTF9ISUdIEAUSHgoaTU9ERUxfVEhJTktJTkdfTEVWRUxfWEhJR0gQBhIcChhNT0RFTF9USElOS0lOR19MRVZFTF9NQVgQByqSAQoQTmVzdGVkQ2FsbFN0YXR1cxIiCh5ORVNURURfQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVORVNURURfQ0FMTF9TVEFUVVNfT0sQARIcChhORVNURURfQ0FMTF9TVEFUVVNfRVJST1IQAhIhCh1ORVNURURfQ0FMTF9TVEFUVVNfVU5GSU5JU0hFRBADQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json, file_pi_ai_v1_tool]);
 
 /**
  * Cost is what a model call cost, in US dollars, split the same way as the token counts.
@@ -51,11 +53,20 @@ export type Cost = Message<"pi.ai.v1.Cost"> & {
   cacheWrite: number;
 
   /**
-   * The total cost of the call.
+   * The total cost of the call: the provider's billed cost when it reports one
+   * (total_from_provider), otherwise the sum of the catalog rates.
    *
    * @generated from field: double total = 5;
    */
   total: number;
+
+  /**
+   * Whether `total` is the cost the provider billed rather than an estimate from the catalog;
+   * absent means an estimate, as false does, and stays absent.
+   *
+   * @generated from field: optional bool total_from_provider = 7;
+   */
+  totalFromProvider?: boolean | undefined;
 
   /**
    * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
@@ -120,6 +131,22 @@ export type Usage = Message<"pi.ai.v1.Usage"> & {
    * @generated from field: pi.ai.v1.Cost cost = 6;
    */
   cost?: Cost | undefined;
+
+  /**
+   * The part of cache_write written with one-hour retention; absent when the provider does not
+   * report the split (only Anthropic does).
+   *
+   * @generated from field: optional int64 cache_write_1h = 8;
+   */
+  cacheWrite1h?: bigint | undefined;
+
+  /**
+   * The reasoning tokens, a part of `output`; absent when the provider does not report them,
+   * which is not the same as 0.
+   *
+   * @generated from field: optional int64 reasoning = 9;
+   */
+  reasoning?: bigint | undefined;
 
   /**
    * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
@@ -237,11 +264,78 @@ export type AssistantMessage = Message<"pi.ai.v1.AssistantMessage"> & {
   errorMessage?: string | undefined;
 
   /**
-   * When the message was created, in Unix milliseconds.
+   * When the call started, in Unix milliseconds.
    *
    * @generated from field: int64 timestamp = 8;
    */
   timestamp: bigint;
+
+  /**
+   * The id the provider gave its response; absent when it gave none.
+   *
+   * @generated from field: optional string response_id = 10;
+   */
+  responseId?: string | undefined;
+
+  /**
+   * The model the provider says answered, when it differs from or refines `model` (a router's
+   * pick, a dated snapshot); absent when it said nothing.
+   *
+   * @generated from field: optional string response_model = 11;
+   */
+  responseModel?: string | undefined;
+
+  /**
+   * The provider's own name for the reasoning effort it used, e.g. "high" or a budget; absent for
+   * a response that did not manage it.
+   *
+   * @generated from field: optional string provider_thinking_level = 12;
+   */
+  providerThinkingLevel?: string | undefined;
+
+  /**
+   * The thinking level the agent asked for this response; unset outside an agent loop.
+   *
+   * @generated from field: pi.ai.v1.ModelThinkingLevel thinking_level = 13;
+   */
+  thinkingLevel: ModelThinkingLevel;
+
+  /**
+   * What went wrong or was worth recording while the response was made, for debugging.
+   *
+   * @generated from field: repeated pi.ai.v1.Diagnostic diagnostics = 14;
+   */
+  diagnostics: Diagnostic[];
+
+  /**
+   * With STOP_REASON_DEFERRED: where to fetch the result. Absent otherwise.
+   *
+   * @generated from field: pi.ai.v1.DeferredHandle deferred = 15;
+   */
+  deferred?: DeferredHandle | undefined;
+
+  /**
+   * The stop reason as the provider wrote it, before it was mapped to `stop_reason`; absent when
+   * not kept.
+   *
+   * @generated from field: optional string raw_stop_reason = 16;
+   */
+  rawStopReason?: string | undefined;
+
+  /**
+   * Whether the provider said the model ended its turn; absent when it did not say.
+   *
+   * @generated from field: optional bool end_turn = 17;
+   */
+  endTurn?: boolean | undefined;
+
+  /**
+   * Milliseconds from `timestamp` until the response ended, by a monotonic clock; absent when not
+   * measured.
+   *
+   * @generated from field: optional int64 duration_ms = 18;
+   */
+  durationMs?: bigint | undefined;
 
   /**
    * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
@@ -306,6 +400,29 @@ export type ToolResultMessage = Message<"pi.ai.v1.ToolResultMessage"> & {
    * @generated from field: int64 timestamp = 6;
    */
   timestamp: bigint;
+
+  /**
+   * What running the tool itself consumed, when it called a model; not part of the context's
+   * accounting. Absent when there was none.
+   *
+   * @generated from field: pi.ai.v1.Usage usage = 8;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * The calls this tool made to other tools while it ran; kept for the record, never sent to a
+   * model. Absent when it made none.
+   *
+   * @generated from field: pi.ai.v1.NestedToolCalls nested_calls = 9;
+   */
+  nestedCalls?: NestedToolCalls | undefined;
+
+  /**
+   * Milliseconds the tool ran, by a monotonic clock; absent when not measured.
+   *
+   * @generated from field: optional int64 duration_ms = 10;
+   */
+  durationMs?: bigint | undefined;
 
   /**
    * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
@@ -397,6 +514,14 @@ export type AgentMessage = Message<"pi.ai.v1.AgentMessage"> & {
      */
     value: CustomMessage;
     case: "custom";
+  } | {
+    /**
+     * The system prompt and tool set, or a change to them from this point on.
+     *
+     * @generated from field: pi.ai.v1.SystemMessage system = 7;
+     */
+    value: SystemMessage;
+    case: "system";
   } | { case: undefined; value?: undefined };
 };
 
@@ -406,6 +531,361 @@ export type AgentMessage = Message<"pi.ai.v1.AgentMessage"> & {
  */
 export const AgentMessageSchema: GenMessage<AgentMessage> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_message, 6);
+
+/**
+ * SystemMessage carries the system instructions and the tools at one point of a transcript, as
+ * pi's SystemMessage. The leading one is the system prompt and the first tool set; each later one
+ * changes them from where it stands: `content` adds instructions, `sections` replace or remove
+ * named sections, `tools_added` and `tools_removed` change the tools. Replaying them in order
+ * gives the prompt and tools in force (see pi's resolveTranscript).
+ *
+ * @generated from message pi.ai.v1.SystemMessage
+ */
+export type SystemMessage = Message<"pi.ai.v1.SystemMessage"> & {
+  /**
+   * The instruction text, in blocks; on the leading message the base prompt.
+   *
+   * @generated from field: repeated pi.ai.v1.TextContent content = 1;
+   */
+  content: TextContent[];
+
+  /**
+   * Whether pi-JSON gives the content as one plain string rather than a list of blocks; the
+   * content then holds exactly one text block.
+   *
+   * @generated from field: bool string_content = 2;
+   */
+  stringContent: boolean;
+
+  /**
+   * Named prompt sections in order, rendered after `content`; a later message replaces a section
+   * by its name, or removes it.
+   *
+   * @generated from field: repeated pi.ai.v1.SystemSection sections = 3;
+   */
+  sections: SystemSection[];
+
+  /**
+   * Complete definitions of the tools that become available here.
+   *
+   * @generated from field: repeated pi.ai.v1.Tool tools_added = 4;
+   */
+  toolsAdded: Tool[];
+
+  /**
+   * The names of the tools that stop being available here.
+   *
+   * @generated from field: repeated pi.ai.v1.ToolReference tools_removed = 5;
+   */
+  toolsRemoved: ToolReference[];
+
+  /**
+   * When the message was created, in Unix milliseconds.
+   *
+   * @generated from field: int64 timestamp = 6;
+   */
+  timestamp: bigint;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 7;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.SystemMessage.
+ * Use `create(SystemMessageSchema)` to create a new message.
+ */
+export const SystemMessageSchema: GenMessage<SystemMessage> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 7);
+
+/**
+ * SystemSection is one named section of a system prompt.
+ *
+ * @generated from message pi.ai.v1.SystemSection
+ */
+export type SystemSection = Message<"pi.ai.v1.SystemSection"> & {
+  /**
+   * The section's name, its key in pi's `sections`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The section's text; absent when this message removes the section (pi's null).
+   *
+   * @generated from field: optional string text = 2;
+   */
+  text?: string | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.SystemSection.
+ * Use `create(SystemSectionSchema)` to create a new message.
+ */
+export const SystemSectionSchema: GenMessage<SystemSection> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 8);
+
+/**
+ * Diagnostic is one record of what went wrong or was worth noting while a response was made, as
+ * pi's AssistantMessageDiagnostic.
+ *
+ * @generated from message pi.ai.v1.Diagnostic
+ */
+export type Diagnostic = Message<"pi.ai.v1.Diagnostic"> & {
+  /**
+   * What kind of record it is, e.g. "pi_messages_response_failure".
+   *
+   * @generated from field: string type = 1;
+   */
+  type: string;
+
+  /**
+   * When it was recorded, in Unix milliseconds.
+   *
+   * @generated from field: int64 timestamp = 2;
+   */
+  timestamp: bigint;
+
+  /**
+   * The error it records; absent when it records none.
+   *
+   * @generated from field: pi.ai.v1.DiagnosticError error = 3;
+   */
+  error?: DiagnosticError | undefined;
+
+  /**
+   * Details as the text of a JSON object; absent when there are none.
+   *
+   * @generated from field: optional string details_json = 4;
+   */
+  detailsJson?: string | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.Diagnostic.
+ * Use `create(DiagnosticSchema)` to create a new message.
+ */
+export const DiagnosticSchema: GenMessage<Diagnostic> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 9);
+
+/**
+ * DiagnosticError is the error a Diagnostic records.
+ *
+ * @generated from message pi.ai.v1.DiagnosticError
+ */
+export type DiagnosticError = Message<"pi.ai.v1.DiagnosticError"> & {
+  /**
+   * The error's class name; absent when not known.
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * What went wrong.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * The stack trace; absent when not kept.
+   *
+   * @generated from field: optional string stack = 3;
+   */
+  stack?: string | undefined;
+
+  /**
+   * The error's code, which pi writes as a string or a number; absent when it has none.
+   *
+   * @generated from oneof pi.ai.v1.DiagnosticError.code
+   */
+  code: {
+    /**
+     * A code written as a string, e.g. "ECONNRESET".
+     *
+     * @generated from field: string code_text = 4;
+     */
+    value: string;
+    case: "codeText";
+  } | {
+    /**
+     * A code written as a number, e.g. an HTTP status.
+     *
+     * @generated from field: double code_number = 5;
+     */
+    value: number;
+    case: "codeNumber";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pi.ai.v1.DiagnosticError.
+ * Use `create(DiagnosticErrorSchema)` to create a new message.
+ */
+export const DiagnosticErrorSchema: GenMessage<DiagnosticError> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 10);
+
+/**
+ * DeferredHandle is where to fetch the result of a call a provider finishes later, as pi's
+ * DeferredHandle.
+ *
+ * @generated from message pi.ai.v1.DeferredHandle
+ */
+export type DeferredHandle = Message<"pi.ai.v1.DeferredHandle"> & {
+  /**
+   * The provider that holds the call.
+   *
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * The model's id.
+   *
+   * @generated from field: string model_id = 2;
+   */
+  modelId: string;
+
+  /**
+   * The provider API that serves it.
+   *
+   * @generated from field: string api = 3;
+   */
+  api: string;
+
+  /**
+   * The provider's token for the call, such as a response id or a batch id with a row id.
+   *
+   * @generated from field: string id = 4;
+   */
+  id: string;
+
+  /**
+   * When the provider forgets the call, in Unix milliseconds; absent when not said.
+   *
+   * @generated from field: optional int64 expires_at = 5;
+   */
+  expiresAt?: bigint | undefined;
+
+  /**
+   * How long to wait before asking, in milliseconds; absent when not said.
+   *
+   * @generated from field: optional int64 poll_after_ms = 6;
+   */
+  pollAfterMs?: bigint | undefined;
+
+  /**
+   * What rebuilding the final message needs, as the text of a JSON value; absent when nothing.
+   *
+   * @generated from field: optional string data_json = 7;
+   */
+  dataJson?: string | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.DeferredHandle.
+ * Use `create(DeferredHandleSchema)` to create a new message.
+ */
+export const DeferredHandleSchema: GenMessage<DeferredHandle> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 11);
+
+/**
+ * NestedToolCalls is the bounded record of the calls a tool made to other tools, as pi's
+ * NestedToolCalls; their results are not kept.
+ *
+ * @generated from message pi.ai.v1.NestedToolCalls
+ */
+export type NestedToolCalls = Message<"pi.ai.v1.NestedToolCalls"> & {
+  /**
+   * The calls, in the order they were made.
+   *
+   * @generated from field: repeated pi.ai.v1.NestedToolCall calls = 1;
+   */
+  calls: NestedToolCall[];
+
+  /**
+   * False when calls were dropped, arguments left out, or calls had not finished.
+   *
+   * @generated from field: bool complete = 2;
+   */
+  complete: boolean;
+};
+
+/**
+ * Describes the message pi.ai.v1.NestedToolCalls.
+ * Use `create(NestedToolCallsSchema)` to create a new message.
+ */
+export const NestedToolCallsSchema: GenMessage<NestedToolCalls> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 12);
+
+/**
+ * NestedToolCall is one call a tool made to another tool.
+ *
+ * @generated from message pi.ai.v1.NestedToolCall
+ */
+export type NestedToolCall = Message<"pi.ai.v1.NestedToolCall"> & {
+  /**
+   * The call's id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The tool called.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The arguments as the text of a JSON object; absent when they were over the size limits.
+   *
+   * @generated from field: optional string arguments_json = 3;
+   */
+  argumentsJson?: string | undefined;
+
+  /**
+   * The UTF-8 size of the arguments as JSON, given when `arguments_json` is left out.
+   *
+   * @generated from field: optional int64 arguments_bytes = 4;
+   */
+  argumentsBytes?: bigint | undefined;
+
+  /**
+   * How the call ended.
+   *
+   * @generated from field: pi.ai.v1.NestedCallStatus status = 5;
+   */
+  status: NestedCallStatus;
+
+  /**
+   * Milliseconds the call took; absent when not measured.
+   *
+   * @generated from field: optional int64 duration_ms = 6;
+   */
+  durationMs?: bigint | undefined;
+
+  /**
+   * The error text, cut short; absent when the call did not fail.
+   *
+   * @generated from field: optional string error = 7;
+   */
+  error?: string | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.NestedToolCall.
+ * Use `create(NestedToolCallSchema)` to create a new message.
+ */
+export const NestedToolCallSchema: GenMessage<NestedToolCall> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_message, 13);
 
 /**
  * StopReason says why a model call ended, and so what the agent does next.
@@ -455,6 +935,22 @@ export enum StopReason {
    * @generated from enum value: STOP_REASON_ABORTED = 5;
    */
   ABORTED = 5,
+
+  /**
+   * The call has not ended: the stop reason of a partial message still streaming, as pi writes
+   * it; never valid in a terminal event.
+   *
+   * @generated from enum value: STOP_REASON_PENDING = 6;
+   */
+  PENDING = 6,
+
+  /**
+   * The provider took the call to finish later: the message carries a DeferredHandle to fetch
+   * the result with; a done event may end with it.
+   *
+   * @generated from enum value: STOP_REASON_DEFERRED = 7;
+   */
+  DEFERRED = 7,
 }
 
 /**
@@ -462,4 +958,115 @@ export enum StopReason {
  */
 export const StopReasonSchema: GenEnum<StopReason> = /*@__PURE__*/
   enumDesc(file_pi_ai_v1_message, 0);
+
+/**
+ * ModelThinkingLevel is the reasoning level the agent asked of a model for one response, as pi's
+ * ModelThinkingLevel: ThinkingLevel's levels and OFF.
+ *
+ * @generated from enum pi.ai.v1.ModelThinkingLevel
+ */
+export enum ModelThinkingLevel {
+  /**
+   * Not said; never valid in a message.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No reasoning.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_OFF = 1;
+   */
+  OFF = 1,
+
+  /**
+   * The least reasoning the model offers.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_MINIMAL = 2;
+   */
+  MINIMAL = 2,
+
+  /**
+   * Little reasoning.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_LOW = 3;
+   */
+  LOW = 3,
+
+  /**
+   * Some reasoning.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_MEDIUM = 4;
+   */
+  MEDIUM = 4,
+
+  /**
+   * Much reasoning.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_HIGH = 5;
+   */
+  HIGH = 5,
+
+  /**
+   * More reasoning than HIGH.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_XHIGH = 6;
+   */
+  XHIGH = 6,
+
+  /**
+   * The most reasoning the model offers.
+   *
+   * @generated from enum value: MODEL_THINKING_LEVEL_MAX = 7;
+   */
+  MAX = 7,
+}
+
+/**
+ * Describes the enum pi.ai.v1.ModelThinkingLevel.
+ */
+export const ModelThinkingLevelSchema: GenEnum<ModelThinkingLevel> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_message, 1);
+
+/**
+ * NestedCallStatus is how a nested tool call ended.
+ *
+ * @generated from enum pi.ai.v1.NestedCallStatus
+ */
+export enum NestedCallStatus {
+  /**
+   * Not said; never valid.
+   *
+   * @generated from enum value: NESTED_CALL_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The call succeeded.
+   *
+   * @generated from enum value: NESTED_CALL_STATUS_OK = 1;
+   */
+  OK = 1,
+
+  /**
+   * The call failed.
+   *
+   * @generated from enum value: NESTED_CALL_STATUS_ERROR = 2;
+   */
+  ERROR = 2,
+
+  /**
+   * The call was still running when the calling tool finished.
+   *
+   * @generated from enum value: NESTED_CALL_STATUS_UNFINISHED = 3;
+   */
+  UNFINISHED = 3,
+}
+
+/**
+ * Describes the enum pi.ai.v1.NestedCallStatus.
+ */
+export const NestedCallStatusSchema: GenEnum<NestedCallStatus> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_message, 2);
 

@@ -5,13 +5,16 @@
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
+import { file_pi_ai_v1_json } from "./json_pb.js";
+import type { ModelThinkingLevel } from "./message_pb.js";
+import { file_pi_ai_v1_message } from "./message_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file pi/ai/v1/model.proto.
  */
 export const file_pi_ai_v1_model: GenFile = /*@__PURE__*/
-  fileDesc("ChRwaS9haS92MS9tb2RlbC5wcm90bxIIcGkuYWkudjEijQIKBU1vZGVsEhMKAmlkGAEgASgJQge6SARyAhABEgwKBG5hbWUYAiABKAkSCwoDYXBpGAMgASgJEhkKCHByb3ZpZGVyGAQgASgJQge6SARyAhABEhAKCGJhc2VfdXJsGAUgASgJEhEKCXJlYXNvbmluZxgGIAEoCBIzCgVpbnB1dBgHIAMoDjITLnBpLmFpLnYxLklucHV0S2luZEIPukgMkgEJIgeCAQQQASAAEiEKBGNvc3QYCCABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHwoOY29udGV4dF93aW5kb3cYCSABKANCB7pIBCICKAASGwoKbWF4X3Rva2VucxgKIAEoA0IHukgEIgIoACKbAQoJTW9kZWxDb3N0Eh8KBWlucHV0GAEgASgBQhC6SA0SC0ABKQAAAAAAAAAAEiAKBm91dHB1dBgCIAEoAUIQukgNEgtAASkAAAAAAAAAABIkCgpjYWNoZV9yZWFkGAMgASgBQhC6SA0SC0ABKQAAAAAAAAAAEiUKC2NhY2hlX3dyaXRlGAQgASgBQhC6SA0SC0ABKQAAAAAAAAAAKlIKCUlucHV0S2luZBIaChZJTlBVVF9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPSU5QVVRfS0lORF9URVhUEAESFAoQSU5QVVRfS0lORF9JTUFHRRACQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate]);
+  fileDesc("ChRwaS9haS92MS9tb2RlbC5wcm90bxIIcGkuYWkudjEi6AMKBU1vZGVsEhMKAmlkGAEgASgJQge6SARyAhABEgwKBG5hbWUYAiABKAkSCwoDYXBpGAMgASgJEhkKCHByb3ZpZGVyGAQgASgJQge6SARyAhABEhAKCGJhc2VfdXJsGAUgASgJEhEKCXJlYXNvbmluZxgGIAEoCBIzCgVpbnB1dBgHIAMoDjITLnBpLmFpLnYxLklucHV0S2luZEIPukgMkgEJIgeCAQQQASAAEiEKBGNvc3QYCCABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHwoOY29udGV4dF93aW5kb3cYCSABKANCB7pIBCICKAASGwoKbWF4X3Rva2VucxgKIAEoA0IHukgEIgIoABJEChJ0aGlua2luZ19sZXZlbF9tYXAYCyADKAsyHi5waS5haS52MS5UaGlua2luZ0xldmVsTWFwcGluZ0IIukgFkgECEBASMAoMcHJvbXB0X2NhY2hlGAwgASgLMhoucGkuYWkudjEuTW9kZWxQcm9tcHRDYWNoZRIwCgxpbnB1dF9saW1pdHMYDSABKAsyGi5waS5haS52MS5Nb2RlbElucHV0TGltaXRzEi8KFHNhbXBsaW5nX3BhcmFtc19qc29uGA4gASgJQhG6SAZyBCiAgASK4hgECAIQASJtChRUaGlua2luZ0xldmVsTWFwcGluZxI3CgVsZXZlbBgBIAEoDjIcLnBpLmFpLnYxLk1vZGVsVGhpbmtpbmdMZXZlbEIKukgHggEEEAEgABISCgV2YWx1ZRgCIAEoCUgAiAEBQggKBl92YWx1ZSJwChBNb2RlbFByb21wdENhY2hlEiQKBXNob3J0GAEgASgBQhC6SA0SC0ABIQAAAAAAAAAASACIAQESIwoEbG9uZxgCIAEoAUIQukgNEgtAASEAAAAAAAAAAEgBiAEBQggKBl9zaG9ydEIHCgVfbG9uZyKCAQoQTW9kZWxJbnB1dExpbWl0cxInChFtYXhfcmVxdWVzdF9ieXRlcxgBIAEoA0IHukgEIgIoAUgAiAEBEi8KBmltYWdlcxgCIAEoCzIfLnBpLmFpLnYxLk1vZGVsSW1hZ2VJbnB1dExpbWl0c0IUChJfbWF4X3JlcXVlc3RfYnl0ZXMiuQEKFU1vZGVsSW1hZ2VJbnB1dExpbWl0cxIqCgZyZXNpemUYASABKAsyGi5waS5haS52MS5Nb2RlbEltYWdlUmVzaXplEiUKD21heF9wZXJfbWVzc2FnZRgCIAEoA0IHukgEIgIoAEgAiAEBEiUKD21heF9wZXJfcmVxdWVzdBgDIAEoA0IHukgEIgIoAEgBiAEBQhIKEF9tYXhfcGVyX21lc3NhZ2VCEgoQX21heF9wZXJfcmVxdWVzdCLYAQoQTW9kZWxJbWFnZVJlc2l6ZRIfCgltYXhfd2lkdGgYASABKANCB7pIBCICKAFIAIgBARIgCgptYXhfaGVpZ2h0GAIgASgDQge6SAQiAigBSAGIAQESHwoJbWF4X2J5dGVzGAMgASgDQge6SAQiAigBSAKIAQESJAoManBlZ19xdWFsaXR5GAQgASgDQgm6SAYiBBhkKAFIA4gBAUIMCgpfbWF4X3dpZHRoQg0KC19tYXhfaGVpZ2h0QgwKCl9tYXhfYnl0ZXNCDwoNX2pwZWdfcXVhbGl0eSLNAQoJTW9kZWxDb3N0Eh8KBWlucHV0GAEgASgBQhC6SA0SC0ABKQAAAAAAAAAAEiAKBm91dHB1dBgCIAEoAUIQukgNEgtAASkAAAAAAAAAABIkCgpjYWNoZV9yZWFkGAMgASgBQhC6SA0SC0ABKQAAAAAAAAAAEiUKC2NhY2hlX3dyaXRlGAQgASgBQhC6SA0SC0ABKQAAAAAAAAAAEjAKBXRpZXJzGAUgAygLMhcucGkuYWkudjEuTW9kZWxDb3N0VGllckIIukgFkgECEBAixAEKDU1vZGVsQ29zdFRpZXISHwoFaW5wdXQYASABKAFCELpIDRILQAEpAAAAAAAAAAASIAoGb3V0cHV0GAIgASgBQhC6SA0SC0ABKQAAAAAAAAAAEiQKCmNhY2hlX3JlYWQYAyABKAFCELpIDRILQAEpAAAAAAAAAAASJQoLY2FjaGVfd3JpdGUYBCABKAFCELpIDRILQAEpAAAAAAAAAAASIwoSaW5wdXRfdG9rZW5zX2Fib3ZlGAUgASgDQge6SAQiAigAKlIKCUlucHV0S2luZBIaChZJTlBVVF9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPSU5QVVRfS0lORF9URVhUEAESFAoQSU5QVVRfS0lORF9JTUFHRRACQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message]);
 
 /**
  * Model is one model a server serves, with pi's Model fields; what reaches the provider (its API
@@ -89,6 +92,34 @@ export type Model = Message<"pi.ai.v1.Model"> & {
    * @generated from field: int64 max_tokens = 10;
    */
   maxTokens: bigint;
+
+  /**
+   * The provider's value for each thinking level, where it is not the provider's default.
+   *
+   * @generated from field: repeated pi.ai.v1.ThinkingLevelMapping thinking_level_map = 11;
+   */
+  thinkingLevelMap: ThinkingLevelMapping[];
+
+  /**
+   * How long the provider keeps the prompt cache in each retention tier; absent when not known.
+   *
+   * @generated from field: pi.ai.v1.ModelPromptCache prompt_cache = 12;
+   */
+  promptCache?: ModelPromptCache | undefined;
+
+  /**
+   * The provider's limits on input; absent when not known.
+   *
+   * @generated from field: pi.ai.v1.ModelInputLimits input_limits = 13;
+   */
+  inputLimits?: ModelInputLimits | undefined;
+
+  /**
+   * The model's default sampling parameters, as the text of a JSON object; empty for none.
+   *
+   * @generated from field: string sampling_params_json = 14;
+   */
+  samplingParamsJson: string;
 };
 
 /**
@@ -97,6 +128,168 @@ export type Model = Message<"pi.ai.v1.Model"> & {
  */
 export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_model, 0);
+
+/**
+ * ThinkingLevelMapping is what a model's provider calls one thinking level, as an entry of pi's
+ * ThinkingLevelMap.
+ *
+ * @generated from message pi.ai.v1.ThinkingLevelMapping
+ */
+export type ThinkingLevelMapping = Message<"pi.ai.v1.ThinkingLevelMapping"> & {
+  /**
+   * The level.
+   *
+   * @generated from field: pi.ai.v1.ModelThinkingLevel level = 1;
+   */
+  level: ModelThinkingLevel;
+
+  /**
+   * The provider's value for it; absent when the model does not support the level (pi's null).
+   *
+   * @generated from field: optional string value = 2;
+   */
+  value?: string | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ThinkingLevelMapping.
+ * Use `create(ThinkingLevelMappingSchema)` to create a new message.
+ */
+export const ThinkingLevelMappingSchema: GenMessage<ThinkingLevelMapping> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 1);
+
+/**
+ * ModelPromptCache is how long a provider keeps a cached prompt, in seconds, per retention tier.
+ *
+ * @generated from message pi.ai.v1.ModelPromptCache
+ */
+export type ModelPromptCache = Message<"pi.ai.v1.ModelPromptCache"> & {
+  /**
+   * The short tier's lifetime; absent when not known.
+   *
+   * @generated from field: optional double short = 1;
+   */
+  short?: number | undefined;
+
+  /**
+   * The long tier's lifetime; absent when not known.
+   *
+   * @generated from field: optional double long = 2;
+   */
+  long?: number | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelPromptCache.
+ * Use `create(ModelPromptCacheSchema)` to create a new message.
+ */
+export const ModelPromptCacheSchema: GenMessage<ModelPromptCache> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 2);
+
+/**
+ * ModelInputLimits is what a provider accepts as input, as pi's ModelInputLimits.
+ *
+ * @generated from message pi.ai.v1.ModelInputLimits
+ */
+export type ModelInputLimits = Message<"pi.ai.v1.ModelInputLimits"> & {
+  /**
+   * The largest request body, in bytes; absent when not known.
+   *
+   * @generated from field: optional int64 max_request_bytes = 1;
+   */
+  maxRequestBytes?: bigint | undefined;
+
+  /**
+   * The limits on images; absent when not known.
+   *
+   * @generated from field: pi.ai.v1.ModelImageInputLimits images = 2;
+   */
+  images?: ModelImageInputLimits | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelInputLimits.
+ * Use `create(ModelInputLimitsSchema)` to create a new message.
+ */
+export const ModelInputLimitsSchema: GenMessage<ModelInputLimits> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 3);
+
+/**
+ * ModelImageInputLimits is what a provider accepts of images.
+ *
+ * @generated from message pi.ai.v1.ModelImageInputLimits
+ */
+export type ModelImageInputLimits = Message<"pi.ai.v1.ModelImageInputLimits"> & {
+  /**
+   * How images are resized before they are sent; absent for not at all.
+   *
+   * @generated from field: pi.ai.v1.ModelImageResize resize = 1;
+   */
+  resize?: ModelImageResize | undefined;
+
+  /**
+   * The most images in one message; absent when not known.
+   *
+   * @generated from field: optional int64 max_per_message = 2;
+   */
+  maxPerMessage?: bigint | undefined;
+
+  /**
+   * The most images in one request; absent when not known.
+   *
+   * @generated from field: optional int64 max_per_request = 3;
+   */
+  maxPerRequest?: bigint | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelImageInputLimits.
+ * Use `create(ModelImageInputLimitsSchema)` to create a new message.
+ */
+export const ModelImageInputLimitsSchema: GenMessage<ModelImageInputLimits> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 4);
+
+/**
+ * ModelImageResize is how an image is made to fit a provider's limits.
+ *
+ * @generated from message pi.ai.v1.ModelImageResize
+ */
+export type ModelImageResize = Message<"pi.ai.v1.ModelImageResize"> & {
+  /**
+   * The widest an image may be, in pixels; absent for no limit.
+   *
+   * @generated from field: optional int64 max_width = 1;
+   */
+  maxWidth?: bigint | undefined;
+
+  /**
+   * The tallest an image may be, in pixels; absent for no limit.
+   *
+   * @generated from field: optional int64 max_height = 2;
+   */
+  maxHeight?: bigint | undefined;
+
+  /**
+   * The largest an encoded image may be, in bytes; absent for no limit.
+   *
+   * @generated from field: optional int64 max_bytes = 3;
+   */
+  maxBytes?: bigint | undefined;
+
+  /**
+   * The JPEG quality to re-encode with, from 1 to 100; absent for the default.
+   *
+   * @generated from field: optional int64 jpeg_quality = 4;
+   */
+  jpegQuality?: bigint | undefined;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelImageResize.
+ * Use `create(ModelImageResizeSchema)` to create a new message.
+ */
+export const ModelImageResizeSchema: GenMessage<ModelImageResize> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 5);
 
 /**
  * ModelCost is what a model's tokens cost, in US dollars per million tokens, as pi's Model.cost;
@@ -132,6 +325,14 @@ export type ModelCost = Message<"pi.ai.v1.ModelCost"> & {
    * @generated from field: double cache_write = 4;
    */
   cacheWrite: number;
+
+  /**
+   * Other rates for prompts above a size, in order of size; a call's prompt takes the rates of
+   * the largest tier it exceeds.
+   *
+   * @generated from field: repeated pi.ai.v1.ModelCostTier tiers = 5;
+   */
+  tiers: ModelCostTier[];
 };
 
 /**
@@ -139,7 +340,56 @@ export type ModelCost = Message<"pi.ai.v1.ModelCost"> & {
  * Use `create(ModelCostSchema)` to create a new message.
  */
 export const ModelCostSchema: GenMessage<ModelCost> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_model, 1);
+  messageDesc(file_pi_ai_v1_model, 6);
+
+/**
+ * ModelCostTier is a model's rates for prompts of more than `input_tokens_above` tokens.
+ *
+ * @generated from message pi.ai.v1.ModelCostTier
+ */
+export type ModelCostTier = Message<"pi.ai.v1.ModelCostTier"> & {
+  /**
+   * Per million input tokens.
+   *
+   * @generated from field: double input = 1;
+   */
+  input: number;
+
+  /**
+   * Per million output tokens.
+   *
+   * @generated from field: double output = 2;
+   */
+  output: number;
+
+  /**
+   * Per million input tokens read from the prompt cache.
+   *
+   * @generated from field: double cache_read = 3;
+   */
+  cacheRead: number;
+
+  /**
+   * Per million input tokens written to the prompt cache.
+   *
+   * @generated from field: double cache_write = 4;
+   */
+  cacheWrite: number;
+
+  /**
+   * The prompt size above which these rates apply, in tokens.
+   *
+   * @generated from field: int64 input_tokens_above = 5;
+   */
+  inputTokensAbove: bigint;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelCostTier.
+ * Use `create(ModelCostTierSchema)` to create a new message.
+ */
+export const ModelCostTierSchema: GenMessage<ModelCostTier> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_model, 7);
 
 /**
  * InputKind is a kind of input a model takes.

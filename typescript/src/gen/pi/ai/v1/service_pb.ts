@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSKxBQoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF90ZW1wZXJhdHVyZUINCgtfbWF4X3Rva2Vuc0INCgtfc2Vzc2lvbl9pZEIVChNfbWF4X3JldHJ5X2RlbGF5X21zIq0BCg9UaGlua2luZ0J1ZGdldHMSHQoHbWluaW1hbBgBIAEoA0IHukgEIgIoAEgAiAEBEhkKA2xvdxgCIAEoA0IHukgEIgIoAEgBiAEBEhwKBm1lZGl1bRgDIAEoA0IHukgEIgIoAEgCiAEBEhoKBGhpZ2gYBCABKANCB7pIBCICKABIA4gBAUIKCghfbWluaW1hbEIGCgRfbG93QgkKB19tZWRpdW1CBwoFX2hpZ2gi1gEKClRvb2xDaG9pY2USMgoEbW9kZRgBIAEoDjIYLnBpLmFpLnYxLlRvb2xDaG9pY2VNb2RlQgq6SAeCAQQQASAAEgwKBHRvb2wYAiABKAk6hQG6SIEBGn8KFnRvb2xfY2hvaWNlLnRvb2xfbmFtZWQSPmEgdG9vbCBpcyBuYW1lZCBleGFjdGx5IHdoZW4gdGhlIG1vZGUgaXMgVE9PTF9DSE9JQ0VfTU9ERV9UT09MGiUodGhpcy5tb2RlID09IDQpID09ICh0aGlzLnRvb2wgIT0gJycpIqgBCg1TdHJlYW1SZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEi8KB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRCBrpIA8gBARIsCgdvcHRpb25zGAMgASgLMhsucGkuYWkudjEuR2VuZXJhdGlvbk9wdGlvbnMSFwoPY29hbGVzY2VfZGVsdGFzGAQgASgIEhAKCHByb3ZpZGVyGAUgASgJIiUKEUxpc3RNb2RlbHNSZXF1ZXN0EhAKCHByb3ZpZGVyGAEgASgJIjUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgZtb2RlbHMYASADKAsyDy5waS5haS52MS5Nb2RlbCI4Cg9HZXRNb2RlbFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSEwoCaWQYAiABKAlCB7pIBHICEAEiMgoQR2V0TW9kZWxSZXNwb25zZRIeCgVtb2RlbBgBIAEoCzIPLnBpLmFpLnYxLk1vZGVsIkcKFVN0cmVhbUJhdGNoZWRSZXNwb25zZRIuCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50Qgi6SAWSAQIIASqxAQoNVGhpbmtpbmdMZXZlbBIeChpUSElOS0lOR19MRVZFTF9VTlNQRUNJRklFRBAAEhoKFlRISU5LSU5HX0xFVkVMX01JTklNQUwQARIWChJUSElOS0lOR19MRVZFTF9MT1cQAhIZChVUSElOS0lOR19MRVZFTF9NRURJVU0QAxIXChNUSElOS0lOR19MRVZFTF9ISUdIEAQSGAoUVEhJTktJTkdfTEVWRUxfWEhJR0gQBSqiAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQAxIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQBCqAAQoOQ2FjaGVSZXRlbnRpb24SHwobQ0FDSEVfUkVURU5USU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0FDSEVfUkVURU5USU9OX05PTkUQARIZChVDQUNIRV9SRVRFTlRJT05fU0hPUlQQAhIYChRDQUNIRV9SRVRFTlRJT05fTE9ORxADMqICCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwARJLCg1TdHJlYW1CYXRjaGVkEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBofLnBpLmFpLnYxLlN0cmVhbUJhdGNoZWRSZXNwb25zZTABEkcKCkxpc3RNb2RlbHMSGy5waS5haS52MS5MaXN0TW9kZWxzUmVxdWVzdBocLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJBCghHZXRNb2RlbBIZLnBpLmFpLnYxLkdldE1vZGVsUmVxdWVzdBoaLnBpLmFpLnYxLkdldE1vZGVsUmVzcG9uc2VCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSLjBwoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABEi8KFHNhbXBsaW5nX3BhcmFtc19qc29uGAwgASgJQhG6SAZyBCiAgASK4hgECAIQARIgCgp0aW1lb3V0X21zGA0gASgDQge6SAQiAigBSASIAQESIwoLbWF4X3JldHJpZXMYDiABKANCCbpIBiIEGGQoAEgFiAEBEjAKCXRyYW5zcG9ydBgPIAEoDjITLnBpLmFpLnYxLlRyYW5zcG9ydEIIukgFggECEAESIQoUZGlzYWJsZV9jb250aW51YXRpb24YECABKAhIBogBARIrCghkZWZlcnJlZBgRIAEoCzIZLnBpLmFpLnYxLkRlZmVycmVkT3B0aW9ucxouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnNCDQoLX3Nlc3Npb25faWRCFQoTX21heF9yZXRyeV9kZWxheV9tc0INCgtfdGltZW91dF9tc0IOCgxfbWF4X3JldHJpZXNCFwoVX2Rpc2FibGVfY29udGludWF0aW9uIkUKD0RlZmVycmVkT3B0aW9ucxIyCgZ3aW5kb3cYASABKA4yGC5waS5haS52MS5EZWZlcnJlZFdpbmRvd0IIukgFggECEAEirQEKD1RoaW5raW5nQnVkZ2V0cxIdCgdtaW5pbWFsGAEgASgDQge6SAQiAigASACIAQESGQoDbG93GAIgASgDQge6SAQiAigASAGIAQESHAoGbWVkaXVtGAMgASgDQge6SAQiAigASAKIAQESGgoEaGlnaBgEIAEoA0IHukgEIgIoAEgDiAEBQgoKCF9taW5pbWFsQgYKBF9sb3dCCQoHX21lZGl1bUIHCgVfaGlnaCLWAQoKVG9vbENob2ljZRIyCgRtb2RlGAEgASgOMhgucGkuYWkudjEuVG9vbENob2ljZU1vZGVCCrpIB4IBBBABIAASDAoEdG9vbBgCIAEoCTqFAbpIgQEafwoWdG9vbF9jaG9pY2UudG9vbF9uYW1lZBI+YSB0b29sIGlzIG5hbWVkIGV4YWN0bHkgd2hlbiB0aGUgbW9kZSBpcyBUT09MX0NIT0lDRV9NT0RFX1RPT0waJSh0aGlzLm1vZGUgPT0gNCkgPT0gKHRoaXMudG9vbCAhPSAnJykiqAEKDVN0cmVhbVJlcXVlc3QSDQoFbW9kZWwYASABKAkSLwoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEIGukgDyAEBEiwKB29wdGlvbnMYAyABKAsyGy5waS5haS52MS5HZW5lcmF0aW9uT3B0aW9ucxIXCg9jb2FsZXNjZV9kZWx0YXMYBCABKAgSEAoIcHJvdmlkZXIYBSABKAkiJQoRTGlzdE1vZGVsc1JlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkiNQoSTGlzdE1vZGVsc1Jlc3BvbnNlEh8KBm1vZGVscxgBIAMoCzIPLnBpLmFpLnYxLk1vZGVsIjgKD0dldE1vZGVsUmVxdWVzdBIQCghwcm92aWRlchgBIAEoCRITCgJpZBgCIAEoCUIHukgEcgIQASIyChBHZXRNb2RlbFJlc3BvbnNlEh4KBW1vZGVsGAEgASgLMg8ucGkuYWkudjEuTW9kZWwiRwoVU3RyZWFtQmF0Y2hlZFJlc3BvbnNlEi4KBmV2ZW50cxgBIAMoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRCCLpIBZIBAggBKoYBCglUcmFuc3BvcnQSGQoVVFJBTlNQT1JUX1VOU1BFQ0lGSUVEEAASEQoNVFJBTlNQT1JUX1NTRRABEhcKE1RSQU5TUE9SVF9XRUJTT0NLRVQQAhIeChpUUkFOU1BPUlRfV0VCU09DS0VUX0NBQ0hFRBADEhIKDlRSQU5TUE9SVF9BVVRPEAQqewoORGVmZXJyZWRXaW5kb3cSHwobREVGRVJSRURfV0lORE9XX1VOU1BFQ0lGSUVEEAASFwoTREVGRVJSRURfV0lORE9XXzE1TRABEhYKEkRFRkVSUkVEX1dJTkRPV18xSBACEhcKE0RFRkVSUkVEX1dJTkRPV18yNEgQAyrJAQoNVGhpbmtpbmdMZXZlbBIeChpUSElOS0lOR19MRVZFTF9VTlNQRUNJRklFRBAAEhoKFlRISU5LSU5HX0xFVkVMX01JTklNQUwQARIWChJUSElOS0lOR19MRVZFTF9MT1cQAhIZChVUSElOS0lOR19MRVZFTF9NRURJVU0QAxIXChNUSElOS0lOR19MRVZFTF9ISUdIEAQSGAoUVEhJTktJTkdfTEVWRUxfWEhJR0gQBRIWChJUSElOS0lOR19MRVZFTF9NQVgQBiqiAQoOVG9vbENob2ljZU1vZGUSIAocVE9PTF9DSE9JQ0VfTU9ERV9VTlNQRUNJRklFRBAAEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxABEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRACEh0KGVRPT0xfQ0hPSUNFX01PREVfUkVRVUlSRUQQAxIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQBCqAAQoOQ2FjaGVSZXRlbnRpb24SHwobQ0FDSEVfUkVURU5USU9OX1VOU1BFQ0lGSUVEEAASGAoUQ0FDSEVfUkVURU5USU9OX05PTkUQARIZChVDQUNIRV9SRVRFTlRJT05fU0hPUlQQAhIYChRDQUNIRV9SRVRFTlRJT05fTE9ORxADMqICCgxNb2RlbFNlcnZpY2USOQoGU3RyZWFtEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwARJLCg1TdHJlYW1CYXRjaGVkEhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBofLnBpLmFpLnYxLlN0cmVhbUJhdGNoZWRSZXNwb25zZTABEkcKCkxpc3RNb2RlbHMSGy5waS5haS52MS5MaXN0TW9kZWxzUmVxdWVzdBocLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJBCghHZXRNb2RlbBIZLnBpLmFpLnYxLkdldE1vZGVsUmVxdWVzdBoaLnBpLmFpLnYxLkdldE1vZGVsUmVzcG9uc2VCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
 
 /**
  * GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
@@ -106,6 +106,53 @@ export type GenerationOptions = Message<"pi.ai.v1.GenerationOptions"> & {
    * @generated from field: string provider_options_json = 11;
    */
   providerOptionsJson: string;
+
+  /**
+   * Sampling parameters merged into the provider request as they are (e.g. top_p, top_k), over
+   * the model's own, as the text of a JSON object; empty for none. Only OpenAI-compatible APIs
+   * apply them, as in pi.
+   *
+   * @generated from field: string sampling_params_json = 12;
+   */
+  samplingParamsJson: string;
+
+  /**
+   * The provider request's timeout in milliseconds; absent for the server's default.
+   *
+   * @generated from field: optional int64 timeout_ms = 13;
+   */
+  timeoutMs?: bigint | undefined;
+
+  /**
+   * How many times a failed provider request is retried; absent for the provider's default.
+   *
+   * @generated from field: optional int64 max_retries = 14;
+   */
+  maxRetries?: bigint | undefined;
+
+  /**
+   * The transport to prefer, for providers that offer more than one; unset for the provider's
+   * choice.
+   *
+   * @generated from field: pi.ai.v1.Transport transport = 15;
+   */
+  transport: Transport;
+
+  /**
+   * Whether the call must neither use nor record the provider's continuation state (a replay,
+   * such as cache warming); absent as false.
+   *
+   * @generated from field: optional bool disable_continuation = 16;
+   */
+  disableContinuation?: boolean | undefined;
+
+  /**
+   * Whether a capable provider may take the call to finish later, answering with a
+   * DeferredHandle (STOP_REASON_DEFERRED); absent for no.
+   *
+   * @generated from field: pi.ai.v1.DeferredOptions deferred = 17;
+   */
+  deferred?: DeferredOptions | undefined;
 };
 
 /**
@@ -114,6 +161,27 @@ export type GenerationOptions = Message<"pi.ai.v1.GenerationOptions"> & {
  */
 export const GenerationOptionsSchema: GenMessage<GenerationOptions> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_service, 0);
+
+/**
+ * DeferredOptions asks for a deferred call, as pi's `deferred: true | {window}`.
+ *
+ * @generated from message pi.ai.v1.DeferredOptions
+ */
+export type DeferredOptions = Message<"pi.ai.v1.DeferredOptions"> & {
+  /**
+   * How long the provider may take; unset for its default.
+   *
+   * @generated from field: pi.ai.v1.DeferredWindow window = 1;
+   */
+  window: DeferredWindow;
+};
+
+/**
+ * Describes the message pi.ai.v1.DeferredOptions.
+ * Use `create(DeferredOptionsSchema)` to create a new message.
+ */
+export const DeferredOptionsSchema: GenMessage<DeferredOptions> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 1);
 
 /**
  * ThinkingBudgets are the reasoning token budgets of each level, as pi's ThinkingBudgets; a level
@@ -156,7 +224,7 @@ export type ThinkingBudgets = Message<"pi.ai.v1.ThinkingBudgets"> & {
  * Use `create(ThinkingBudgetsSchema)` to create a new message.
  */
 export const ThinkingBudgetsSchema: GenMessage<ThinkingBudgets> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 1);
+  messageDesc(file_pi_ai_v1_service, 2);
 
 /**
  * ToolChoice says whether the model must call tools, and which.
@@ -184,7 +252,7 @@ export type ToolChoice = Message<"pi.ai.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 2);
+  messageDesc(file_pi_ai_v1_service, 3);
 
 /**
  * StreamRequest asks for one model call.
@@ -236,7 +304,7 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
  * Use `create(StreamRequestSchema)` to create a new message.
  */
 export const StreamRequestSchema: GenMessage<StreamRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 3);
+  messageDesc(file_pi_ai_v1_service, 4);
 
 /**
  * ListModelsRequest asks for the models a server serves.
@@ -257,7 +325,7 @@ export type ListModelsRequest = Message<"pi.ai.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 4);
+  messageDesc(file_pi_ai_v1_service, 5);
 
 /**
  * ListModelsResponse lists the models a server serves.
@@ -278,7 +346,7 @@ export type ListModelsResponse = Message<"pi.ai.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 5);
+  messageDesc(file_pi_ai_v1_service, 6);
 
 /**
  * GetModelRequest asks for one model of the catalog.
@@ -306,7 +374,7 @@ export type GetModelRequest = Message<"pi.ai.v1.GetModelRequest"> & {
  * Use `create(GetModelRequestSchema)` to create a new message.
  */
 export const GetModelRequestSchema: GenMessage<GetModelRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 6);
+  messageDesc(file_pi_ai_v1_service, 7);
 
 /**
  * GetModelResponse is one model of the catalog.
@@ -327,7 +395,7 @@ export type GetModelResponse = Message<"pi.ai.v1.GetModelResponse"> & {
  * Use `create(GetModelResponseSchema)` to create a new message.
  */
 export const GetModelResponseSchema: GenMessage<GetModelResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 7);
+  messageDesc(file_pi_ai_v1_service, 8);
 
 /**
  * StreamBatchedResponse carries consecutive events of one stream, in order.
@@ -349,7 +417,96 @@ export type StreamBatchedResponse = Message<"pi.ai.v1.StreamBatchedResponse"> & 
  * Use `create(StreamBatchedResponseSchema)` to create a new message.
  */
 export const StreamBatchedResponseSchema: GenMessage<StreamBatchedResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 8);
+  messageDesc(file_pi_ai_v1_service, 9);
+
+/**
+ * Transport is how a provider call travels, as pi's Transport.
+ *
+ * @generated from enum pi.ai.v1.Transport
+ */
+export enum Transport {
+  /**
+   * Not said: the provider's choice.
+   *
+   * @generated from enum value: TRANSPORT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Server-Sent Events over HTTP.
+   *
+   * @generated from enum value: TRANSPORT_SSE = 1;
+   */
+  SSE = 1,
+
+  /**
+   * A WebSocket.
+   *
+   * @generated from enum value: TRANSPORT_WEBSOCKET = 2;
+   */
+  WEBSOCKET = 2,
+
+  /**
+   * A WebSocket kept open between calls.
+   *
+   * @generated from enum value: TRANSPORT_WEBSOCKET_CACHED = 3;
+   */
+  WEBSOCKET_CACHED = 3,
+
+  /**
+   * WebSocket where offered, SSE otherwise.
+   *
+   * @generated from enum value: TRANSPORT_AUTO = 4;
+   */
+  AUTO = 4,
+}
+
+/**
+ * Describes the enum pi.ai.v1.Transport.
+ */
+export const TransportSchema: GenEnum<Transport> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_service, 0);
+
+/**
+ * DeferredWindow is how long a provider may take over a deferred call.
+ *
+ * @generated from enum pi.ai.v1.DeferredWindow
+ */
+export enum DeferredWindow {
+  /**
+   * Not said: the provider's default.
+   *
+   * @generated from enum value: DEFERRED_WINDOW_UNSPECIFIED = 0;
+   */
+  DEFERRED_WINDOW_UNSPECIFIED = 0,
+
+  /**
+   * Fifteen minutes.
+   *
+   * @generated from enum value: DEFERRED_WINDOW_15M = 1;
+   */
+  DEFERRED_WINDOW_15M = 1,
+
+  /**
+   * One hour.
+   *
+   * @generated from enum value: DEFERRED_WINDOW_1H = 2;
+   */
+  DEFERRED_WINDOW_1H = 2,
+
+  /**
+   * A day.
+   *
+   * @generated from enum value: DEFERRED_WINDOW_24H = 3;
+   */
+  DEFERRED_WINDOW_24H = 3,
+}
+
+/**
+ * Describes the enum pi.ai.v1.DeferredWindow.
+ */
+export const DeferredWindowSchema: GenEnum<DeferredWindow> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_service, 1);
 
 /**
  * ThinkingLevel is how much a model reasons before it answers, as pi's ThinkingLevel.
@@ -393,18 +550,25 @@ export enum ThinkingLevel {
   HIGH = 4,
 
   /**
-   * The most reasoning the model offers.
+   * More reasoning than HIGH.
    *
    * @generated from enum value: THINKING_LEVEL_XHIGH = 5;
    */
   XHIGH = 5,
+
+  /**
+   * The most reasoning the model offers.
+   *
+   * @generated from enum value: THINKING_LEVEL_MAX = 6;
+   */
+  MAX = 6,
 }
 
 /**
  * Describes the enum pi.ai.v1.ThinkingLevel.
  */
 export const ThinkingLevelSchema: GenEnum<ThinkingLevel> = /*@__PURE__*/
-  enumDesc(file_pi_ai_v1_service, 0);
+  enumDesc(file_pi_ai_v1_service, 2);
 
 /**
  * ToolChoiceMode is how a model may use the tools of its context.
@@ -452,7 +616,7 @@ export enum ToolChoiceMode {
  * Describes the enum pi.ai.v1.ToolChoiceMode.
  */
 export const ToolChoiceModeSchema: GenEnum<ToolChoiceMode> = /*@__PURE__*/
-  enumDesc(file_pi_ai_v1_service, 1);
+  enumDesc(file_pi_ai_v1_service, 3);
 
 /**
  * CacheRetention is how long a provider keeps the prompt cache, as pi's CacheRetention.
@@ -493,7 +657,7 @@ export enum CacheRetention {
  * Describes the enum pi.ai.v1.CacheRetention.
  */
 export const CacheRetentionSchema: GenEnum<CacheRetention> = /*@__PURE__*/
-  enumDesc(file_pi_ai_v1_service, 2);
+  enumDesc(file_pi_ai_v1_service, 4);
 
 /**
  * ModelService plays a model: given a context, it streams the events of one assistant message.

@@ -3,6 +3,7 @@ package io.github.piproto;
 import io.github.piproto.ai.v1.AgentMessage;
 import io.github.piproto.ai.v1.AssistantContent;
 import io.github.piproto.ai.v1.AssistantMessage;
+import io.github.piproto.ai.v1.SystemMessage;
 import io.github.piproto.ai.v1.TextContent;
 import io.github.piproto.ai.v1.ToolResultContent;
 import io.github.piproto.ai.v1.ToolResultMessage;
@@ -18,6 +19,11 @@ import java.util.stream.Stream;
  */
 public final class Messages {
   private Messages() {}
+
+  /** The content's text blocks; sections and tools are not text of the message. */
+  public static String textOf(SystemMessage message) {
+    return join(message.getContentList().stream());
+  }
 
   public static String textOf(AssistantMessage message) {
     return join(
@@ -41,10 +47,11 @@ public final class Messages {
   /** The text of the message inside; "" for a custom message, which is kept verbatim. */
   public static String textOf(AgentMessage message) {
     return switch (message.getRoleCase()) {
+      case SYSTEM -> textOf(message.getSystem());
       case USER -> textOf(message.getUser());
       case ASSISTANT -> textOf(message.getAssistant());
       case TOOL_RESULT -> textOf(message.getToolResult());
-      default -> "";
+      case CUSTOM, ROLE_NOT_SET -> "";
     };
   }
 

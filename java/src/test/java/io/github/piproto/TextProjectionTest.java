@@ -12,7 +12,10 @@ import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.CustomMessage;
 import io.github.piproto.ai.v1.ImageContent;
 import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.SystemMessage;
+import io.github.piproto.ai.v1.SystemSection;
 import io.github.piproto.ai.v1.TextContent;
+import io.github.piproto.ai.v1.Tool;
 import io.github.piproto.ai.v1.UserContent;
 import io.github.piproto.ai.v1.UserMessage;
 import org.junit.jupiter.api.Test;
@@ -53,5 +56,25 @@ class TextProjectionTest {
         CustomMessage.newBuilder().setRole("bashExecution").setFieldsJson("{}").build();
     assertEquals("", Messages.textOf(AgentMessage.newBuilder().setCustom(custom).build()));
     assertEquals("", Messages.textOf(assistantMessage(StopReason.STOP_REASON_STOP)));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void textOfASystemMessageIsItsContentWithoutSectionsOrTools() {
+    SystemMessage system =
+        SystemMessage.newBuilder()
+            .addContent(TextContent.newBuilder().setText("You are pi."))
+            .addContent(TextContent.newBuilder().setText("先读取文件。"))
+            .addSections(SystemSection.newBuilder().setName("skills").setText("- read"))
+            .addToolsAdded(Tool.newBuilder().setName("read"))
+            .build();
+    assertEquals("You are pi.\n先读取文件。", Messages.textOf(system));
+    assertEquals(
+        "You are pi.\n先读取文件。",
+        Messages.textOf(AgentMessage.newBuilder().setSystem(system).build()));
+    assertEquals(
+        "",
+        Messages.textOf(
+            AgentMessage.newBuilder().setSystem(SystemMessage.getDefaultInstance()).build()));
   }
 }

@@ -25,9 +25,11 @@ _sym_db = _symbol_database.Default()
 from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 from . import message_pb2 as pi_dot_ai_dot_v1_dot_message__pb2
+from . import tool_pb2 as pi_dot_ai_dot_v1_dot_tool__pb2
 
+from .tool_pb2 import *
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/context.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xb3\x01\n\x04Tool\x12\x1b\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x39\n\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\x0eparametersJson\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\xd7\x01\n\x0c\x41gentContext\x12(\n\rsystem_prompt\x18\x01 \x01(\tH\x00R\x0csystemPrompt\x88\x01\x01\x12\x32\n\x08messages\x18\x02 \x03(\x0b\x32\x16.pi.ai.v1.AgentMessageR\x08messages\x12$\n\x05tools\x18\x03 \x03(\x0b\x32\x0e.pi.ai.v1.ToolR\x05tools\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_system_promptB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/context.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xd7\x01\n\x0c\x41gentContext\x12(\n\rsystem_prompt\x18\x01 \x01(\tH\x00R\x0csystemPrompt\x88\x01\x01\x12\x32\n\x08messages\x18\x02 \x03(\x0b\x32\x16.pi.ai.v1.AgentMessageR\x08messages\x12$\n\x05tools\x18\x03 \x03(\x0b\x32\x0e.pi.ai.v1.ToolR\x05tools\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_system_promptB\x1b\n\x17io.github.piproto.ai.v1P\x01P\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,16 +37,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.ai.v1.context_pb2', _glo
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\027io.github.piproto.ai.v1P\001'
-  _globals['_TOOL'].fields_by_name['name']._loaded_options = None
-  _globals['_TOOL'].fields_by_name['name']._serialized_options = b'\272H\004r\002\020\001'
-  _globals['_TOOL'].fields_by_name['parameters_json']._loaded_options = None
-  _globals['_TOOL'].fields_by_name['parameters_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\002'
-  _globals['_TOOL'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_TOOL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
   _globals['_AGENTCONTEXT'].fields_by_name['extra_json']._loaded_options = None
   _globals['_AGENTCONTEXT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
-  _globals['_TOOL']._serialized_start=111
-  _globals['_TOOL']._serialized_end=290
-  _globals['_AGENTCONTEXT']._serialized_start=293
-  _globals['_AGENTCONTEXT']._serialized_end=508
+  _globals['_AGENTCONTEXT']._serialized_start=132
+  _globals['_AGENTCONTEXT']._serialized_end=347
 # @@protoc_insertion_point(module_scope)

@@ -23,9 +23,11 @@ _sym_db = _symbol_database.Default()
 
 
 from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
+from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
+from . import message_pb2 as pi_dot_ai_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14pi/ai/v1/model.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\"\xe1\x02\n\x05Model\x12\x17\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n\x03\x61pi\x18\x03 \x01(\tR\x03\x61pi\x12#\n\x08provider\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x08provider\x12\x19\n\x08\x62\x61se_url\x18\x05 \x01(\tR\x07\x62\x61seUrl\x12\x1c\n\treasoning\x18\x06 \x01(\x08R\treasoning\x12:\n\x05input\x18\x07 \x03(\x0e\x32\x13.pi.ai.v1.InputKindB\x0f\xbaH\x0c\x92\x01\t\"\x07\x82\x01\x04\x10\x01 \x00R\x05input\x12\'\n\x04\x63ost\x18\x08 \x01(\x0b\x32\x13.pi.ai.v1.ModelCostR\x04\x63ost\x12.\n\x0e\x63ontext_window\x18\t \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\rcontextWindow\x12&\n\nmax_tokens\x18\n \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\tmaxTokens\"\xc1\x01\n\tModelCost\x12&\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x05input\x12(\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x06output\x12/\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\tcacheRead\x12\x31\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\ncacheWrite*R\n\tInputKind\x12\x1a\n\x16INPUT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fINPUT_KIND_TEXT\x10\x01\x12\x14\n\x10INPUT_KIND_IMAGE\x10\x02\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14pi/ai/v1/model.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xfc\x04\n\x05Model\x12\x17\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n\x03\x61pi\x18\x03 \x01(\tR\x03\x61pi\x12#\n\x08provider\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x08provider\x12\x19\n\x08\x62\x61se_url\x18\x05 \x01(\tR\x07\x62\x61seUrl\x12\x1c\n\treasoning\x18\x06 \x01(\x08R\treasoning\x12:\n\x05input\x18\x07 \x03(\x0e\x32\x13.pi.ai.v1.InputKindB\x0f\xbaH\x0c\x92\x01\t\"\x07\x82\x01\x04\x10\x01 \x00R\x05input\x12\'\n\x04\x63ost\x18\x08 \x01(\x0b\x32\x13.pi.ai.v1.ModelCostR\x04\x63ost\x12.\n\x0e\x63ontext_window\x18\t \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\rcontextWindow\x12&\n\nmax_tokens\x18\n \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\tmaxTokens\x12V\n\x12thinking_level_map\x18\x0b \x03(\x0b\x32\x1e.pi.ai.v1.ThinkingLevelMappingB\x08\xbaH\x05\x92\x01\x02\x10\x10R\x10thinkingLevelMap\x12=\n\x0cprompt_cache\x18\x0c \x01(\x0b\x32\x1a.pi.ai.v1.ModelPromptCacheR\x0bpromptCache\x12=\n\x0cinput_limits\x18\r \x01(\x0b\x32\x1a.pi.ai.v1.ModelInputLimitsR\x0binputLimits\x12\x43\n\x14sampling_params_json\x18\x0e \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x12samplingParamsJson\"{\n\x14ThinkingLevelMapping\x12>\n\x05level\x18\x01 \x01(\x0e\x32\x1c.pi.ai.v1.ModelThinkingLevelB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\x05level\x12\x19\n\x05value\x18\x02 \x01(\tH\x00R\x05value\x88\x01\x01\x42\x08\n\x06_value\"}\n\x10ModelPromptCache\x12+\n\x05short\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b!\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x00R\x05short\x88\x01\x01\x12)\n\x04long\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b!\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x01R\x04long\x88\x01\x01\x42\x08\n\x06_shortB\x07\n\x05_long\"\x9b\x01\n\x10ModelInputLimits\x12\x38\n\x11max_request_bytes\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x00R\x0fmaxRequestBytes\x88\x01\x01\x12\x37\n\x06images\x18\x02 \x01(\x0b\x32\x1f.pi.ai.v1.ModelImageInputLimitsR\x06imagesB\x14\n\x12_max_request_bytes\"\xdf\x01\n\x15ModelImageInputLimits\x12\x32\n\x06resize\x18\x01 \x01(\x0b\x32\x1a.pi.ai.v1.ModelImageResizeR\x06resize\x12\x34\n\x0fmax_per_message\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x00R\rmaxPerMessage\x88\x01\x01\x12\x34\n\x0fmax_per_request\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01R\rmaxPerRequest\x88\x01\x01\x42\x12\n\x10_max_per_messageB\x12\n\x10_max_per_request\"\x84\x02\n\x10ModelImageResize\x12)\n\tmax_width\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x00R\x08maxWidth\x88\x01\x01\x12+\n\nmax_height\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x01R\tmaxHeight\x88\x01\x01\x12)\n\tmax_bytes\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x02R\x08maxBytes\x88\x01\x01\x12\x31\n\x0cjpeg_quality\x18\x04 \x01(\x03\x42\t\xbaH\x06\"\x04\x18\x64(\x01H\x03R\x0bjpegQuality\x88\x01\x01\x42\x0c\n\n_max_widthB\r\n\x0b_max_heightB\x0c\n\n_max_bytesB\x0f\n\r_jpeg_quality\"\xfa\x01\n\tModelCost\x12&\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x05input\x12(\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x06output\x12/\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\tcacheRead\x12\x31\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\ncacheWrite\x12\x37\n\x05tiers\x18\x05 \x03(\x0b\x32\x17.pi.ai.v1.ModelCostTierB\x08\xbaH\x05\x92\x01\x02\x10\x10R\x05tiers\"\xfc\x01\n\rModelCostTier\x12&\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x05input\x12(\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\x06output\x12/\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\tcacheRead\x12\x31\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01R\ncacheWrite\x12\x35\n\x12input_tokens_above\x18\x05 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00R\x10inputTokensAbove*R\n\tInputKind\x12\x1a\n\x16INPUT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fINPUT_KIND_TEXT\x10\x01\x12\x14\n\x10INPUT_KIND_IMAGE\x10\x02\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,6 +45,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MODEL'].fields_by_name['context_window']._serialized_options = b'\272H\004\"\002(\000'
   _globals['_MODEL'].fields_by_name['max_tokens']._loaded_options = None
   _globals['_MODEL'].fields_by_name['max_tokens']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_MODEL'].fields_by_name['thinking_level_map']._loaded_options = None
+  _globals['_MODEL'].fields_by_name['thinking_level_map']._serialized_options = b'\272H\005\222\001\002\020\020'
+  _globals['_MODEL'].fields_by_name['sampling_params_json']._loaded_options = None
+  _globals['_MODEL'].fields_by_name['sampling_params_json']._serialized_options = b'\272H\006r\004(\200\200\004\212\342\030\004\010\002\020\001'
+  _globals['_THINKINGLEVELMAPPING'].fields_by_name['level']._loaded_options = None
+  _globals['_THINKINGLEVELMAPPING'].fields_by_name['level']._serialized_options = b'\272H\007\202\001\004\020\001 \000'
+  _globals['_MODELPROMPTCACHE'].fields_by_name['short']._loaded_options = None
+  _globals['_MODELPROMPTCACHE'].fields_by_name['short']._serialized_options = b'\272H\r\022\013!\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELPROMPTCACHE'].fields_by_name['long']._loaded_options = None
+  _globals['_MODELPROMPTCACHE'].fields_by_name['long']._serialized_options = b'\272H\r\022\013!\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELINPUTLIMITS'].fields_by_name['max_request_bytes']._loaded_options = None
+  _globals['_MODELINPUTLIMITS'].fields_by_name['max_request_bytes']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_MODELIMAGEINPUTLIMITS'].fields_by_name['max_per_message']._loaded_options = None
+  _globals['_MODELIMAGEINPUTLIMITS'].fields_by_name['max_per_message']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_MODELIMAGEINPUTLIMITS'].fields_by_name['max_per_request']._loaded_options = None
+  _globals['_MODELIMAGEINPUTLIMITS'].fields_by_name['max_per_request']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_width']._loaded_options = None
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_width']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_height']._loaded_options = None
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_height']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_bytes']._loaded_options = None
+  _globals['_MODELIMAGERESIZE'].fields_by_name['max_bytes']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_MODELIMAGERESIZE'].fields_by_name['jpeg_quality']._loaded_options = None
+  _globals['_MODELIMAGERESIZE'].fields_by_name['jpeg_quality']._serialized_options = b'\272H\006\"\004\030d(\001'
   _globals['_MODELCOST'].fields_by_name['input']._loaded_options = None
   _globals['_MODELCOST'].fields_by_name['input']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
   _globals['_MODELCOST'].fields_by_name['output']._loaded_options = None
@@ -51,10 +77,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MODELCOST'].fields_by_name['cache_read']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
   _globals['_MODELCOST'].fields_by_name['cache_write']._loaded_options = None
   _globals['_MODELCOST'].fields_by_name['cache_write']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
-  _globals['_INPUTKIND']._serialized_start=615
-  _globals['_INPUTKIND']._serialized_end=697
-  _globals['_MODEL']._serialized_start=64
-  _globals['_MODEL']._serialized_end=417
-  _globals['_MODELCOST']._serialized_start=420
-  _globals['_MODELCOST']._serialized_end=613
+  _globals['_MODELCOST'].fields_by_name['tiers']._loaded_options = None
+  _globals['_MODELCOST'].fields_by_name['tiers']._serialized_options = b'\272H\005\222\001\002\020\020'
+  _globals['_MODELCOSTTIER'].fields_by_name['input']._loaded_options = None
+  _globals['_MODELCOSTTIER'].fields_by_name['input']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELCOSTTIER'].fields_by_name['output']._loaded_options = None
+  _globals['_MODELCOSTTIER'].fields_by_name['output']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELCOSTTIER'].fields_by_name['cache_read']._loaded_options = None
+  _globals['_MODELCOSTTIER'].fields_by_name['cache_read']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELCOSTTIER'].fields_by_name['cache_write']._loaded_options = None
+  _globals['_MODELCOSTTIER'].fields_by_name['cache_write']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
+  _globals['_MODELCOSTTIER'].fields_by_name['input_tokens_above']._loaded_options = None
+  _globals['_MODELCOSTTIER'].fields_by_name['input_tokens_above']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_INPUTKIND']._serialized_start=2154
+  _globals['_INPUTKIND']._serialized_end=2236
+  _globals['_MODEL']._serialized_start=109
+  _globals['_MODEL']._serialized_end=745
+  _globals['_THINKINGLEVELMAPPING']._serialized_start=747
+  _globals['_THINKINGLEVELMAPPING']._serialized_end=870
+  _globals['_MODELPROMPTCACHE']._serialized_start=872
+  _globals['_MODELPROMPTCACHE']._serialized_end=997
+  _globals['_MODELINPUTLIMITS']._serialized_start=1000
+  _globals['_MODELINPUTLIMITS']._serialized_end=1155
+  _globals['_MODELIMAGEINPUTLIMITS']._serialized_start=1158
+  _globals['_MODELIMAGEINPUTLIMITS']._serialized_end=1381
+  _globals['_MODELIMAGERESIZE']._serialized_start=1384
+  _globals['_MODELIMAGERESIZE']._serialized_end=1644
+  _globals['_MODELCOST']._serialized_start=1647
+  _globals['_MODELCOST']._serialized_end=1897
+  _globals['_MODELCOSTTIER']._serialized_start=1900
+  _globals['_MODELCOSTTIER']._serialized_end=2152
 # @@protoc_insertion_point(module_scope)

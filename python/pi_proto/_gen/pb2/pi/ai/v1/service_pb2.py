@@ -24,12 +24,16 @@ _sym_db = _symbol_database.Default()
 
 from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import context_pb2 as pi_dot_ai_dot_v1_dot_context__pb2
+try:
+  pi_dot_ai_dot_v1_dot_tool__pb2 = pi_dot_ai_dot_v1_dot_context__pb2.pi_dot_ai_dot_v1_dot_tool__pb2
+except AttributeError:
+  pi_dot_ai_dot_v1_dot_tool__pb2 = pi_dot_ai_dot_v1_dot_context__pb2.pi.ai.v1.tool_pb2
 from . import event_pb2 as pi_dot_ai_dot_v1_dot_event__pb2
 from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 from . import model_pb2 as pi_dot_ai_dot_v1_dot_model__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x13pi/ai/v1/json.proto\x1a\x14pi/ai/v1/model.proto\"\xd5\x06\n\x11GenerationOptions\x12>\n\x0btemperature\x18\x01 \x01(\x01\x42\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x0btemperature\x88\x01\x01\x12+\n\nmax_tokens\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01\x12?\n\treasoning\x18\x03 \x01(\x0e\x32\x17.pi.ai.v1.ThinkingLevelB\x08\xbaH\x05\x82\x01\x02\x10\x01R\treasoning\x12\x44\n\x10thinking_budgets\x18\x04 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingBudgetsR\x0fthinkingBudgets\x12\x35\n\x0btool_choice\x18\x05 \x01(\x0b\x32\x14.pi.ai.v1.ToolChoiceR\ntoolChoice\x12K\n\x0f\x63\x61\x63he_retention\x18\x06 \x01(\x0e\x32\x18.pi.ai.v1.CacheRetentionB\x08\xbaH\x05\x82\x01\x02\x10\x01R\x0e\x63\x61\x63heRetention\x12.\n\nsession_id\x18\x07 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02H\x02R\tsessionId\x88\x01\x01\x12\x39\n\x12max_retry_delay_ms\x18\x08 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03R\x0fmaxRetryDelayMs\x88\x01\x01\x12\x36\n\rmetadata_json\x18\t \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x0cmetadataJson\x12]\n\x07headers\x18\n \x03(\x0b\x32(.pi.ai.v1.GenerationOptions.HeadersEntryB\x19\xbaH\x16\x9a\x01\x13\x10@\"\x05r\x03\xc0\x01\x01*\x08r\x06(\x80@\xc0\x01\x02R\x07headers\x12\x45\n\x15provider_options_json\x18\x0b \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x13providerOptionsJson\x1a:\n\x0cHeadersEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokensB\r\n\x0b_session_idB\x15\n\x13_max_retry_delay_ms\"\xc9\x01\n\x0fThinkingBudgets\x12&\n\x07minimal\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x00R\x07minimal\x88\x01\x01\x12\x1e\n\x03low\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01R\x03low\x88\x01\x01\x12$\n\x06medium\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x02R\x06medium\x88\x01\x01\x12 \n\x04high\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03R\x04high\x88\x01\x01\x42\n\n\x08_minimalB\x06\n\x04_lowB\t\n\x07_mediumB\x07\n\x05_high\"\xe2\x01\n\nToolChoice\x12\x38\n\x04mode\x18\x01 \x01(\x0e\x32\x18.pi.ai.v1.ToolChoiceModeB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\x04mode\x12\x12\n\x04tool\x18\x02 \x01(\tR\x04tool:\x85\x01\xbaH\x81\x01\x1a\x7f\n\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != \'\')\"\xdb\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x38\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options\x12\'\n\x0f\x63oalesce_deltas\x18\x04 \x01(\x08R\x0e\x63oalesceDeltas\x12\x1a\n\x08provider\x18\x05 \x01(\tR\x08provider\"/\n\x11ListModelsRequest\x12\x1a\n\x08provider\x18\x01 \x01(\tR\x08provider\"=\n\x12ListModelsResponse\x12\'\n\x06models\x18\x01 \x03(\x0b\x32\x0f.pi.ai.v1.ModelR\x06models\"F\n\x0fGetModelRequest\x12\x1a\n\x08provider\x18\x01 \x01(\tR\x08provider\x12\x17\n\x02id\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\"9\n\x10GetModelResponse\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x0f.pi.ai.v1.ModelR\x05model\"O\n\x15StreamBatchedResponse\x12\x36\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.pi.ai.v1.ModelEventB\x08\xbaH\x05\x92\x01\x02\x08\x01R\x06\x65vents*\xb1\x01\n\rThinkingLevel\x12\x1e\n\x1aTHINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1a\n\x16THINKING_LEVEL_MINIMAL\x10\x01\x12\x16\n\x12THINKING_LEVEL_LOW\x10\x02\x12\x19\n\x15THINKING_LEVEL_MEDIUM\x10\x03\x12\x17\n\x13THINKING_LEVEL_HIGH\x10\x04\x12\x18\n\x14THINKING_LEVEL_XHIGH\x10\x05*\xa2\x01\n\x0eToolChoiceMode\x12 \n\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03\x12\x19\n\x15TOOL_CHOICE_MODE_TOOL\x10\x04*\x80\x01\n\x0e\x43\x61\x63heRetention\x12\x1f\n\x1b\x43\x41\x43HE_RETENTION_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43\x41\x43HE_RETENTION_NONE\x10\x01\x12\x19\n\x15\x43\x41\x43HE_RETENTION_SHORT\x10\x02\x12\x18\n\x14\x43\x41\x43HE_RETENTION_LONG\x10\x03\x32\xa2\x02\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12K\n\rStreamBatched\x12\x17.pi.ai.v1.StreamRequest\x1a\x1f.pi.ai.v1.StreamBatchedResponse0\x01\x12G\n\nListModels\x12\x1b.pi.ai.v1.ListModelsRequest\x1a\x1c.pi.ai.v1.ListModelsResponse\x12\x41\n\x08GetModel\x12\x19.pi.ai.v1.GetModelRequest\x1a\x1a.pi.ai.v1.GetModelResponseB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/service.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/context.proto\x1a\x14pi/ai/v1/event.proto\x1a\x13pi/ai/v1/json.proto\x1a\x14pi/ai/v1/model.proto\"\xdc\t\n\x11GenerationOptions\x12>\n\x0btemperature\x18\x01 \x01(\x01\x42\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00\x00@)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x0btemperature\x88\x01\x01\x12+\n\nmax_tokens\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x01R\tmaxTokens\x88\x01\x01\x12?\n\treasoning\x18\x03 \x01(\x0e\x32\x17.pi.ai.v1.ThinkingLevelB\x08\xbaH\x05\x82\x01\x02\x10\x01R\treasoning\x12\x44\n\x10thinking_budgets\x18\x04 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingBudgetsR\x0fthinkingBudgets\x12\x35\n\x0btool_choice\x18\x05 \x01(\x0b\x32\x14.pi.ai.v1.ToolChoiceR\ntoolChoice\x12K\n\x0f\x63\x61\x63he_retention\x18\x06 \x01(\x0e\x32\x18.pi.ai.v1.CacheRetentionB\x08\xbaH\x05\x82\x01\x02\x10\x01R\x0e\x63\x61\x63heRetention\x12.\n\nsession_id\x18\x07 \x01(\tB\n\xbaH\x07r\x05\x10\x01\x18\x80\x02H\x02R\tsessionId\x88\x01\x01\x12\x39\n\x12max_retry_delay_ms\x18\x08 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03R\x0fmaxRetryDelayMs\x88\x01\x01\x12\x36\n\rmetadata_json\x18\t \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x0cmetadataJson\x12]\n\x07headers\x18\n \x03(\x0b\x32(.pi.ai.v1.GenerationOptions.HeadersEntryB\x19\xbaH\x16\x9a\x01\x13\x10@\"\x05r\x03\xc0\x01\x01*\x08r\x06(\x80@\xc0\x01\x02R\x07headers\x12\x45\n\x15provider_options_json\x18\x0b \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x13providerOptionsJson\x12\x43\n\x14sampling_params_json\x18\x0c \x01(\tB\x11\xbaH\x06r\x04(\x80\x80\x04\x8a\xe2\x18\x04\x08\x02\x10\x01R\x12samplingParamsJson\x12+\n\ntimeout_ms\x18\r \x01(\x03\x42\x07\xbaH\x04\"\x02(\x01H\x04R\ttimeoutMs\x88\x01\x01\x12/\n\x0bmax_retries\x18\x0e \x01(\x03\x42\t\xbaH\x06\"\x04\x18\x64(\x00H\x05R\nmaxRetries\x88\x01\x01\x12;\n\ttransport\x18\x0f \x01(\x0e\x32\x13.pi.ai.v1.TransportB\x08\xbaH\x05\x82\x01\x02\x10\x01R\ttransport\x12\x36\n\x14\x64isable_continuation\x18\x10 \x01(\x08H\x06R\x13\x64isableContinuation\x88\x01\x01\x12\x35\n\x08\x64\x65\x66\x65rred\x18\x11 \x01(\x0b\x32\x19.pi.ai.v1.DeferredOptionsR\x08\x64\x65\x66\x65rred\x1a:\n\x0cHeadersEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value:\x02\x38\x01\x42\x0e\n\x0c_temperatureB\r\n\x0b_max_tokensB\r\n\x0b_session_idB\x15\n\x13_max_retry_delay_msB\r\n\x0b_timeout_msB\x0e\n\x0c_max_retriesB\x17\n\x15_disable_continuation\"M\n\x0f\x44\x65\x66\x65rredOptions\x12:\n\x06window\x18\x01 \x01(\x0e\x32\x18.pi.ai.v1.DeferredWindowB\x08\xbaH\x05\x82\x01\x02\x10\x01R\x06window\"\xc9\x01\n\x0fThinkingBudgets\x12&\n\x07minimal\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x00R\x07minimal\x88\x01\x01\x12\x1e\n\x03low\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01R\x03low\x88\x01\x01\x12$\n\x06medium\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x02R\x06medium\x88\x01\x01\x12 \n\x04high\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03R\x04high\x88\x01\x01\x42\n\n\x08_minimalB\x06\n\x04_lowB\t\n\x07_mediumB\x07\n\x05_high\"\xe2\x01\n\nToolChoice\x12\x38\n\x04mode\x18\x01 \x01(\x0e\x32\x18.pi.ai.v1.ToolChoiceModeB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\x04mode\x12\x12\n\x04tool\x18\x02 \x01(\tR\x04tool:\x85\x01\xbaH\x81\x01\x1a\x7f\n\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != \'\')\"\xdb\x01\n\rStreamRequest\x12\x14\n\x05model\x18\x01 \x01(\tR\x05model\x12\x38\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\x07\x63ontext\x12\x35\n\x07options\x18\x03 \x01(\x0b\x32\x1b.pi.ai.v1.GenerationOptionsR\x07options\x12\'\n\x0f\x63oalesce_deltas\x18\x04 \x01(\x08R\x0e\x63oalesceDeltas\x12\x1a\n\x08provider\x18\x05 \x01(\tR\x08provider\"/\n\x11ListModelsRequest\x12\x1a\n\x08provider\x18\x01 \x01(\tR\x08provider\"=\n\x12ListModelsResponse\x12\'\n\x06models\x18\x01 \x03(\x0b\x32\x0f.pi.ai.v1.ModelR\x06models\"F\n\x0fGetModelRequest\x12\x1a\n\x08provider\x18\x01 \x01(\tR\x08provider\x12\x17\n\x02id\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\"9\n\x10GetModelResponse\x12%\n\x05model\x18\x01 \x01(\x0b\x32\x0f.pi.ai.v1.ModelR\x05model\"O\n\x15StreamBatchedResponse\x12\x36\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.pi.ai.v1.ModelEventB\x08\xbaH\x05\x92\x01\x02\x08\x01R\x06\x65vents*\x86\x01\n\tTransport\x12\x19\n\x15TRANSPORT_UNSPECIFIED\x10\x00\x12\x11\n\rTRANSPORT_SSE\x10\x01\x12\x17\n\x13TRANSPORT_WEBSOCKET\x10\x02\x12\x1e\n\x1aTRANSPORT_WEBSOCKET_CACHED\x10\x03\x12\x12\n\x0eTRANSPORT_AUTO\x10\x04*{\n\x0e\x44\x65\x66\x65rredWindow\x12\x1f\n\x1b\x44\x45\x46\x45RRED_WINDOW_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44\x45\x46\x45RRED_WINDOW_15M\x10\x01\x12\x16\n\x12\x44\x45\x46\x45RRED_WINDOW_1H\x10\x02\x12\x17\n\x13\x44\x45\x46\x45RRED_WINDOW_24H\x10\x03*\xc9\x01\n\rThinkingLevel\x12\x1e\n\x1aTHINKING_LEVEL_UNSPECIFIED\x10\x00\x12\x1a\n\x16THINKING_LEVEL_MINIMAL\x10\x01\x12\x16\n\x12THINKING_LEVEL_LOW\x10\x02\x12\x19\n\x15THINKING_LEVEL_MEDIUM\x10\x03\x12\x17\n\x13THINKING_LEVEL_HIGH\x10\x04\x12\x18\n\x14THINKING_LEVEL_XHIGH\x10\x05\x12\x16\n\x12THINKING_LEVEL_MAX\x10\x06*\xa2\x01\n\x0eToolChoiceMode\x12 \n\x1cTOOL_CHOICE_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15TOOL_CHOICE_MODE_AUTO\x10\x01\x12\x19\n\x15TOOL_CHOICE_MODE_NONE\x10\x02\x12\x1d\n\x19TOOL_CHOICE_MODE_REQUIRED\x10\x03\x12\x19\n\x15TOOL_CHOICE_MODE_TOOL\x10\x04*\x80\x01\n\x0e\x43\x61\x63heRetention\x12\x1f\n\x1b\x43\x41\x43HE_RETENTION_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43\x41\x43HE_RETENTION_NONE\x10\x01\x12\x19\n\x15\x43\x41\x43HE_RETENTION_SHORT\x10\x02\x12\x18\n\x14\x43\x41\x43HE_RETENTION_LONG\x10\x03\x32\xa2\x02\n\x0cModelService\x12\x39\n\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12K\n\rStreamBatched\x12\x17.pi.ai.v1.StreamRequest\x1a\x1f.pi.ai.v1.StreamBatchedResponse0\x01\x12G\n\nListModels\x12\x1b.pi.ai.v1.ListModelsRequest\x1a\x1c.pi.ai.v1.ListModelsResponse\x12\x41\n\x08GetModel\x12\x19.pi.ai.v1.GetModelRequest\x1a\x1a.pi.ai.v1.GetModelResponseB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -57,6 +61,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GENERATIONOPTIONS'].fields_by_name['headers']._serialized_options = b'\272H\026\232\001\023\020@\"\005r\003\300\001\001*\010r\006(\200@\300\001\002'
   _globals['_GENERATIONOPTIONS'].fields_by_name['provider_options_json']._loaded_options = None
   _globals['_GENERATIONOPTIONS'].fields_by_name['provider_options_json']._serialized_options = b'\272H\006r\004(\200\200\004\212\342\030\004\010\002\020\001'
+  _globals['_GENERATIONOPTIONS'].fields_by_name['sampling_params_json']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['sampling_params_json']._serialized_options = b'\272H\006r\004(\200\200\004\212\342\030\004\010\002\020\001'
+  _globals['_GENERATIONOPTIONS'].fields_by_name['timeout_ms']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['timeout_ms']._serialized_options = b'\272H\004\"\002(\001'
+  _globals['_GENERATIONOPTIONS'].fields_by_name['max_retries']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['max_retries']._serialized_options = b'\272H\006\"\004\030d(\000'
+  _globals['_GENERATIONOPTIONS'].fields_by_name['transport']._loaded_options = None
+  _globals['_GENERATIONOPTIONS'].fields_by_name['transport']._serialized_options = b'\272H\005\202\001\002\020\001'
+  _globals['_DEFERREDOPTIONS'].fields_by_name['window']._loaded_options = None
+  _globals['_DEFERREDOPTIONS'].fields_by_name['window']._serialized_options = b'\272H\005\202\001\002\020\001'
   _globals['_THINKINGBUDGETS'].fields_by_name['minimal']._loaded_options = None
   _globals['_THINKINGBUDGETS'].fields_by_name['minimal']._serialized_options = b'\272H\004\"\002(\000'
   _globals['_THINKINGBUDGETS'].fields_by_name['low']._loaded_options = None
@@ -75,32 +89,38 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETMODELREQUEST'].fields_by_name['id']._serialized_options = b'\272H\004r\002\020\001'
   _globals['_STREAMBATCHEDRESPONSE'].fields_by_name['events']._loaded_options = None
   _globals['_STREAMBATCHEDRESPONSE'].fields_by_name['events']._serialized_options = b'\272H\005\222\001\002\010\001'
-  _globals['_THINKINGLEVEL']._serialized_start=1990
-  _globals['_THINKINGLEVEL']._serialized_end=2167
-  _globals['_TOOLCHOICEMODE']._serialized_start=2170
-  _globals['_TOOLCHOICEMODE']._serialized_end=2332
-  _globals['_CACHERETENTION']._serialized_start=2335
-  _globals['_CACHERETENTION']._serialized_end=2463
+  _globals['_TRANSPORT']._serialized_start=2460
+  _globals['_TRANSPORT']._serialized_end=2594
+  _globals['_DEFERREDWINDOW']._serialized_start=2596
+  _globals['_DEFERREDWINDOW']._serialized_end=2719
+  _globals['_THINKINGLEVEL']._serialized_start=2722
+  _globals['_THINKINGLEVEL']._serialized_end=2923
+  _globals['_TOOLCHOICEMODE']._serialized_start=2926
+  _globals['_TOOLCHOICEMODE']._serialized_end=3088
+  _globals['_CACHERETENTION']._serialized_start=3091
+  _globals['_CACHERETENTION']._serialized_end=3219
   _globals['_GENERATIONOPTIONS']._serialized_start=155
-  _globals['_GENERATIONOPTIONS']._serialized_end=1008
-  _globals['_GENERATIONOPTIONS_HEADERSENTRY']._serialized_start=881
-  _globals['_GENERATIONOPTIONS_HEADERSENTRY']._serialized_end=939
-  _globals['_THINKINGBUDGETS']._serialized_start=1011
-  _globals['_THINKINGBUDGETS']._serialized_end=1212
-  _globals['_TOOLCHOICE']._serialized_start=1215
-  _globals['_TOOLCHOICE']._serialized_end=1441
-  _globals['_STREAMREQUEST']._serialized_start=1444
-  _globals['_STREAMREQUEST']._serialized_end=1663
-  _globals['_LISTMODELSREQUEST']._serialized_start=1665
-  _globals['_LISTMODELSREQUEST']._serialized_end=1712
-  _globals['_LISTMODELSRESPONSE']._serialized_start=1714
-  _globals['_LISTMODELSRESPONSE']._serialized_end=1775
-  _globals['_GETMODELREQUEST']._serialized_start=1777
-  _globals['_GETMODELREQUEST']._serialized_end=1847
-  _globals['_GETMODELRESPONSE']._serialized_start=1849
-  _globals['_GETMODELRESPONSE']._serialized_end=1906
-  _globals['_STREAMBATCHEDRESPONSE']._serialized_start=1908
-  _globals['_STREAMBATCHEDRESPONSE']._serialized_end=1987
-  _globals['_MODELSERVICE']._serialized_start=2466
-  _globals['_MODELSERVICE']._serialized_end=2756
+  _globals['_GENERATIONOPTIONS']._serialized_end=1399
+  _globals['_GENERATIONOPTIONS_HEADERSENTRY']._serialized_start=1216
+  _globals['_GENERATIONOPTIONS_HEADERSENTRY']._serialized_end=1274
+  _globals['_DEFERREDOPTIONS']._serialized_start=1401
+  _globals['_DEFERREDOPTIONS']._serialized_end=1478
+  _globals['_THINKINGBUDGETS']._serialized_start=1481
+  _globals['_THINKINGBUDGETS']._serialized_end=1682
+  _globals['_TOOLCHOICE']._serialized_start=1685
+  _globals['_TOOLCHOICE']._serialized_end=1911
+  _globals['_STREAMREQUEST']._serialized_start=1914
+  _globals['_STREAMREQUEST']._serialized_end=2133
+  _globals['_LISTMODELSREQUEST']._serialized_start=2135
+  _globals['_LISTMODELSREQUEST']._serialized_end=2182
+  _globals['_LISTMODELSRESPONSE']._serialized_start=2184
+  _globals['_LISTMODELSRESPONSE']._serialized_end=2245
+  _globals['_GETMODELREQUEST']._serialized_start=2247
+  _globals['_GETMODELREQUEST']._serialized_end=2317
+  _globals['_GETMODELRESPONSE']._serialized_start=2319
+  _globals['_GETMODELRESPONSE']._serialized_end=2376
+  _globals['_STREAMBATCHEDRESPONSE']._serialized_start=2378
+  _globals['_STREAMBATCHEDRESPONSE']._serialized_end=2457
+  _globals['_MODELSERVICE']._serialized_start=3222
+  _globals['_MODELSERVICE']._serialized_end=3512
 # @@protoc_insertion_point(module_scope)

@@ -1,5 +1,6 @@
 from ....buf.validate import validate_pb2 as _validate_pb2
 from . import context_pb2 as _context_pb2
+from . import tool_pb2 as _tool_pb2
 from . import event_pb2 as _event_pb2
 from . import json_pb2 as _json_pb2
 from . import model_pb2 as _model_pb2
@@ -12,6 +13,21 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Transport(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TRANSPORT_UNSPECIFIED: _ClassVar[Transport]
+    TRANSPORT_SSE: _ClassVar[Transport]
+    TRANSPORT_WEBSOCKET: _ClassVar[Transport]
+    TRANSPORT_WEBSOCKET_CACHED: _ClassVar[Transport]
+    TRANSPORT_AUTO: _ClassVar[Transport]
+
+class DeferredWindow(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DEFERRED_WINDOW_UNSPECIFIED: _ClassVar[DeferredWindow]
+    DEFERRED_WINDOW_15M: _ClassVar[DeferredWindow]
+    DEFERRED_WINDOW_1H: _ClassVar[DeferredWindow]
+    DEFERRED_WINDOW_24H: _ClassVar[DeferredWindow]
+
 class ThinkingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     THINKING_LEVEL_UNSPECIFIED: _ClassVar[ThinkingLevel]
@@ -20,6 +36,7 @@ class ThinkingLevel(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     THINKING_LEVEL_MEDIUM: _ClassVar[ThinkingLevel]
     THINKING_LEVEL_HIGH: _ClassVar[ThinkingLevel]
     THINKING_LEVEL_XHIGH: _ClassVar[ThinkingLevel]
+    THINKING_LEVEL_MAX: _ClassVar[ThinkingLevel]
 
 class ToolChoiceMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -35,12 +52,22 @@ class CacheRetention(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CACHE_RETENTION_NONE: _ClassVar[CacheRetention]
     CACHE_RETENTION_SHORT: _ClassVar[CacheRetention]
     CACHE_RETENTION_LONG: _ClassVar[CacheRetention]
+TRANSPORT_UNSPECIFIED: Transport
+TRANSPORT_SSE: Transport
+TRANSPORT_WEBSOCKET: Transport
+TRANSPORT_WEBSOCKET_CACHED: Transport
+TRANSPORT_AUTO: Transport
+DEFERRED_WINDOW_UNSPECIFIED: DeferredWindow
+DEFERRED_WINDOW_15M: DeferredWindow
+DEFERRED_WINDOW_1H: DeferredWindow
+DEFERRED_WINDOW_24H: DeferredWindow
 THINKING_LEVEL_UNSPECIFIED: ThinkingLevel
 THINKING_LEVEL_MINIMAL: ThinkingLevel
 THINKING_LEVEL_LOW: ThinkingLevel
 THINKING_LEVEL_MEDIUM: ThinkingLevel
 THINKING_LEVEL_HIGH: ThinkingLevel
 THINKING_LEVEL_XHIGH: ThinkingLevel
+THINKING_LEVEL_MAX: ThinkingLevel
 TOOL_CHOICE_MODE_UNSPECIFIED: ToolChoiceMode
 TOOL_CHOICE_MODE_AUTO: ToolChoiceMode
 TOOL_CHOICE_MODE_NONE: ToolChoiceMode
@@ -52,7 +79,7 @@ CACHE_RETENTION_SHORT: CacheRetention
 CACHE_RETENTION_LONG: CacheRetention
 
 class GenerationOptions(_message.Message):
-    __slots__ = ("temperature", "max_tokens", "reasoning", "thinking_budgets", "tool_choice", "cache_retention", "session_id", "max_retry_delay_ms", "metadata_json", "headers", "provider_options_json")
+    __slots__ = ("temperature", "max_tokens", "reasoning", "thinking_budgets", "tool_choice", "cache_retention", "session_id", "max_retry_delay_ms", "metadata_json", "headers", "provider_options_json", "sampling_params_json", "timeout_ms", "max_retries", "transport", "disable_continuation", "deferred")
     class HeadersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -71,6 +98,12 @@ class GenerationOptions(_message.Message):
     METADATA_JSON_FIELD_NUMBER: _ClassVar[int]
     HEADERS_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_OPTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    TRANSPORT_FIELD_NUMBER: _ClassVar[int]
+    DISABLE_CONTINUATION_FIELD_NUMBER: _ClassVar[int]
+    DEFERRED_FIELD_NUMBER: _ClassVar[int]
     temperature: float
     max_tokens: int
     reasoning: ThinkingLevel
@@ -82,7 +115,19 @@ class GenerationOptions(_message.Message):
     metadata_json: str
     headers: _containers.ScalarMap[str, str]
     provider_options_json: str
-    def __init__(self, temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., reasoning: _Optional[_Union[ThinkingLevel, str]] = ..., thinking_budgets: _Optional[_Union[ThinkingBudgets, _Mapping]] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., cache_retention: _Optional[_Union[CacheRetention, str]] = ..., session_id: _Optional[str] = ..., max_retry_delay_ms: _Optional[int] = ..., metadata_json: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ..., provider_options_json: _Optional[str] = ...) -> None: ...
+    sampling_params_json: str
+    timeout_ms: int
+    max_retries: int
+    transport: Transport
+    disable_continuation: bool
+    deferred: DeferredOptions
+    def __init__(self, temperature: _Optional[float] = ..., max_tokens: _Optional[int] = ..., reasoning: _Optional[_Union[ThinkingLevel, str]] = ..., thinking_budgets: _Optional[_Union[ThinkingBudgets, _Mapping]] = ..., tool_choice: _Optional[_Union[ToolChoice, _Mapping]] = ..., cache_retention: _Optional[_Union[CacheRetention, str]] = ..., session_id: _Optional[str] = ..., max_retry_delay_ms: _Optional[int] = ..., metadata_json: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ..., provider_options_json: _Optional[str] = ..., sampling_params_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., max_retries: _Optional[int] = ..., transport: _Optional[_Union[Transport, str]] = ..., disable_continuation: _Optional[bool] = ..., deferred: _Optional[_Union[DeferredOptions, _Mapping]] = ...) -> None: ...
+
+class DeferredOptions(_message.Message):
+    __slots__ = ("window",)
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
+    window: DeferredWindow
+    def __init__(self, window: _Optional[_Union[DeferredWindow, str]] = ...) -> None: ...
 
 class ThinkingBudgets(_message.Message):
     __slots__ = ("minimal", "low", "medium", "high")

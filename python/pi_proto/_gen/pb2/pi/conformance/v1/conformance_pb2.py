@@ -24,6 +24,10 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from ...ai.v1 import context_pb2 as pi_dot_ai_dot_v1_dot_context__pb2
+try:
+  pi_dot_ai_dot_v1_dot_tool__pb2 = pi_dot_ai_dot_v1_dot_context__pb2.pi_dot_ai_dot_v1_dot_tool__pb2
+except AttributeError:
+  pi_dot_ai_dot_v1_dot_tool__pb2 = pi_dot_ai_dot_v1_dot_context__pb2.pi.ai.v1.tool_pb2
 from ...ai.v1 import event_pb2 as pi_dot_ai_dot_v1_dot_event__pb2
 from ...ai.v1 import message_pb2 as pi_dot_ai_dot_v1_dot_message__pb2
 from ...ai.v1 import model_pb2 as pi_dot_ai_dot_v1_dot_model__pb2

@@ -1,5 +1,6 @@
 from google.protobuf import struct_pb2 as _struct_pb2
 from ...ai.v1 import context_pb2 as _context_pb2
+from ...ai.v1 import tool_pb2 as _tool_pb2
 from ...ai.v1 import event_pb2 as _event_pb2
 from ...ai.v1 import message_pb2 as _message_pb2
 from ...ai.v1 import model_pb2 as _model_pb2
