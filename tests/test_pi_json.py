@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import pytest
 
 import pi_proto as pp
+from pi_proto._gen.types.pi.ai import v1
 from pi_proto.convert import kind_of
 from pi_proto.pi_json import (
     context_from_pi,
@@ -288,3 +289,397 @@ def test_blocks_with_only_default_values_convert_back() -> None:
 )
 def test_a_request_field_path_in_the_pi_json_context(field_path: str, in_context: str) -> None:
     assert context_path(field_path) == in_context
+
+
+# --- pi 1.6: system messages, and the fields pi 1.6 adds ------------------------------------------
+
+READ_TOOL = {"name": "read", "description": "Read a file.", "parameters": {"type": "object", "properties": {}}}
+SYSTEM = {
+    "role": "system",
+    "content": "You are pi, a coding agent.",
+    "sections": {"<environment>": "<environment>cwd: /repo</environment>", "guidelines": "## Guidelines", "old": None},
+    "toolsAdded": [
+        {**READ_TOOL, "constrainedSampling": {"type": "json_schema", "strict": "require"}},
+        {**READ_TOOL, "name": "bash", "constrainedSampling": False},
+        {**READ_TOOL, "name": "patch", "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "s"}}},
+    ],
+    "toolsRemoved": [{"name": "grep"}],
+    "timestamp": 1765233660000,
+}
+USAGE_16: dict[str, Any] = {
+    "input": 1203,
+    "output": 41,
+    "cacheRead": 5000,
+    "cacheWrite": 300,
+    "reasoning": 0,
+    "totalTokens": 6544,
+    "cost": {"input": 0.003609, "output": 0.000615, "cacheRead": 0.0015, "cacheWrite": 0, "total": 0.005724},
+    "cacheWrite1h": 100,
+}
+USAGE_16["cost"]["totalFromProvider"] = True
+ASSISTANT_16 = {
+    **{key: value for key, value in assistant().items() if key in ("role", "content", "api", "provider", "model")},
+    "usage": USAGE_16,
+    "stopReason": "deferred",
+    "deferred": {
+        "provider": "openai",
+        "modelId": "gpt-5",
+        "api": "openai-responses",
+        "id": "resp_1",
+        "expiresAt": 1765320000000,
+        "pollAfterMs": 2000,
+        "data": {"row": 3},
+    },
+    "timestamp": 1765233665294,
+    "providerThinkingLevel": "high",
+    "responseId": "msg_01",
+    "responseModel": "claude-sonnet-4-5-20250929",
+    "rawStopReason": "end_turn",
+    "endTurn": False,
+    "errorMessage": "",
+    "diagnostics": [
+        {
+            "type": "provider_transport_failure",
+            "timestamp": 1765233665300,
+            "error": {"name": "Error", "message": "socket hang up", "stack": "Error: ...", "code": "ECONNRESET"},
+            "details": {"attempt": 1},
+        },
+        {"type": "overloaded", "timestamp": 1765233665400, "error": {"message": "Overloaded", "code": 529}},
+    ],
+    "durationMs": 0,
+    "thinkingLevel": "off",
+}
+TOOL_RESULT_16 = {
+    "role": "toolResult",
+    "toolCallId": "toolu_01",
+    "toolName": "codemode",
+    "content": [{"type": "text", "text": "3 files"}],
+    "details": {"files": 3},
+    "usage": {"input": 50, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 60},
+    "nestedCalls": {
+        "calls": [
+            {"id": "n1", "name": "read", "arguments": {"path": "a.ts"}, "status": "ok", "durationMs": 4},
+            {
+                "id": "n2",
+                "name": "bash",
+                "argumentsBytes": 70000,
+                "status": "error",
+                "durationMs": 0,
+                "error": "exit 1",
+            },
+            {"id": "n3", "name": "grep", "arguments": {}, "status": "unfinished"},
+        ],
+        "complete": False,
+    },
+    "isError": False,
+    "durationMs": 130,
+    "timestamp": 1765233666000,
+}
+
+
+def text_round_trip(value: dict[str, Any]) -> str:
+    return pp.dump_json(round_trip(value))
+
+
+@pytest.mark.parametrize("value", [SYSTEM, ASSISTANT_16, TOOL_RESULT_16], ids=["system", "assistant", "tool-result"])
+def test_every_field_pi_1_6_adds_converts_back_to_the_same_text(value: dict[str, Any]) -> None:
+    assert text_round_trip(value) == pp.dump_json(value)
+
+
+def test_pi_1_6_fields_are_modelled_not_kept_as_extras() -> None:
+    message = through_the_wire(message_from_pi(ASSISTANT_16)).assistant
+    assert message is not None
+    assert message.extra_json == ""
+    assert (message.stop_reason, message.thinking_level) == (pp.StopReason.DEFERRED, v1.ModelThinkingLevel.OFF)
+    assert (message.response_id, message.response_model) == ("msg_01", "claude-sonnet-4-5-20250929")
+    assert (message.provider_thinking_level, message.raw_stop_reason) == ("high", "end_turn")
+    assert (message.end_turn, message.error_message, message.duration_ms) == (False, "", 0)
+    assert message.deferred is not None
+    assert (message.deferred.model_id, message.deferred.expires_at, message.deferred.data_json) == (
+        "gpt-5",
+        1765320000000,
+        '{"row":3}',
+    )
+    first, second = message.diagnostics
+    assert first.error is not None
+    assert (first.error.code_text, first.error.code_number, first.details_json) == ("ECONNRESET", None, '{"attempt":1}')
+    assert second.error is not None
+    assert (second.error.name, second.error.code_text, second.error.code_number) == (None, None, 529.0)
+    assert message.usage is not None
+    assert (message.usage.reasoning, message.usage.cache_write_1h) == (0, 100)
+    assert message.usage.cost is not None
+    assert message.usage.cost.total_from_provider is True
+
+    result = through_the_wire(message_from_pi(TOOL_RESULT_16)).tool_result
+    assert result is not None
+    assert result.extra_json == ""
+    assert result.duration_ms == 130
+    assert result.usage is not None
+    assert result.usage.cost is None
+    assert result.nested_calls is not None
+    assert result.nested_calls.complete is False
+    statuses = [call.status for call in result.nested_calls.calls]
+    assert statuses == [v1.NestedCallStatus.OK, v1.NestedCallStatus.ERROR, v1.NestedCallStatus.UNFINISHED]
+    read, bash, grep = result.nested_calls.calls
+    assert (read.arguments_json, read.arguments_bytes) == ('{"path":"a.ts"}', None)
+    assert (bash.arguments_json, bash.arguments_bytes, bash.duration_ms) == (None, 70000, 0)
+    assert (grep.arguments_json, grep.duration_ms, grep.error) == ("{}", None, None)
+
+
+def test_a_system_role_is_a_system_message_with_its_sections_in_order() -> None:
+    message = through_the_wire(message_from_pi(SYSTEM))
+    assert message.custom is None
+    system = message.system
+    assert system is not None
+    assert system.extra_json == ""
+    assert system.string_content
+    assert [block.text for block in system.content] == ["You are pi, a coding agent."]
+    assert pp.text_of(message) == "You are pi, a coding agent."
+    assert [(section.name, section.text) for section in system.sections] == [
+        ("<environment>", "<environment>cwd: /repo</environment>"),
+        ("guidelines", "## Guidelines"),
+        ("old", None),  # pi's null: this message removes the section
+    ]
+    samplings = [tool.constrained_sampling for tool in system.tools_added]
+    assert samplings == [
+        v1.ConstrainedSampling(json_schema=v1.JsonSchemaSampling(strict=v1.Strictness.REQUIRE)),
+        v1.ConstrainedSampling(off=True),
+        v1.ConstrainedSampling(grammar=v1.GrammarSampling(openai_lark="s")),
+    ]
+    assert [reference.name for reference in system.tools_removed] == ["grep"]
+    # Content as blocks; sections named without integers (which JavaScript objects put first) keep
+    # their order, not sorted.
+    blocks = {
+        "role": "system",
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "textSignature": "s"}],
+        "sections": {"z-last": "z", "a-first": None},
+        "timestamp": 0,
+    }
+    read = message_from_pi(blocks).system
+    assert read is not None
+    assert (read.string_content, read.extra_json) == (False, "")
+    assert [section.name for section in read.sections] == ["z-last", "a-first"]
+    assert text_round_trip(blocks) == pp.dump_json(blocks)
+
+
+def test_absent_differs_from_zero_false_and_empty() -> None:
+    bare = assistant()
+    message = message_from_pi(bare).assistant
+    assert message is not None
+    assert message.usage is not None
+    assert (message.usage.reasoning, message.usage.cache_write_1h) == (None, None)
+    assert message.usage.cost is not None
+    assert message.usage.cost.total_from_provider is None
+    assert (message.end_turn, message.duration_ms, message.deferred) == (None, None, None)
+    assert (message.thinking_level, message.diagnostics) == (v1.ModelThinkingLevel.UNSPECIFIED, [])
+    assert text_round_trip(bare) == pp.dump_json(bare)
+    zeros = assistant(endTurn=False, diagnostics=[], durationMs=0)
+    zeros["usage"] = {**zeros["usage"], "reasoning": 0}
+    zeros["usage"]["cost"] = {**zeros["usage"]["cost"], "totalFromProvider": False}
+    assert text_round_trip(zeros) == pp.dump_json(zeros)
+    message = message_from_pi(zeros).assistant
+    assert message is not None
+    assert message.usage is not None
+    assert message.usage.reasoning == 0
+    assert json.loads(message.extra_json) == {"diagnostics": []}  # the repeated field cannot hold an empty list
+
+    empty = {"role": "system", "content": "", "sections": {}, "toolsAdded": [], "toolsRemoved": [], "timestamp": 0}
+    system = message_from_pi(empty).system
+    assert system is not None
+    assert (system.sections, system.tools_added, system.tools_removed) == ([], [], [])
+    assert json.loads(system.extra_json) == {"sections": {}, "toolsAdded": [], "toolsRemoved": []}
+    assert text_round_trip(empty) == pp.dump_json(empty)
+    minimal = {"role": "system", "content": "", "timestamp": 0}
+    assert text_round_trip(minimal) == pp.dump_json(minimal)
+
+    handle = {"provider": "p", "modelId": "m", "api": "a", "id": "x"}
+    for data in ({}, {"data": None}, {"data": 0}):
+        deferred = assistant(stopReason="deferred", deferred={**handle, **data})
+        assert text_round_trip(deferred) == pp.dump_json(deferred)
+    no_arguments = {
+        **TOOL_RESULT_16,
+        "nestedCalls": {"calls": [{"id": "n", "name": "t", "status": "ok"}], "complete": True},
+    }
+    assert text_round_trip(no_arguments) == pp.dump_json(no_arguments)
+
+
+def test_keys_in_another_order_than_the_writers_keep_their_order() -> None:
+    # Anthropic adds cacheWrite1h and reasoning to the usage after its cost; pi-messages writes a
+    # failed call's errorMessage before the timestamp.
+    anthropic = assistant()
+    anthropic["usage"] = {**anthropic["usage"], "cacheWrite1h": 0, "reasoning": 12}
+    failed = {key: value for key, value in assistant().items() if key != "timestamp"}
+    failed.update(stopReason="error", errorMessage="502", timestamp=5)
+    for original in (anthropic, failed):
+        assert text_round_trip(original) == pp.dump_json(original)
+    usage = (message_from_pi(anthropic).assistant or pp.AssistantMessage()).usage
+    assert usage is not None
+    assert json.loads(usage.extra_json)["$order"][-2:] == ["cacheWrite1h", "reasoning"]
+    # In the writer's own order, nothing is recorded.
+    assert message_from_pi(ASSISTANT_16).assistant == through_the_wire(message_from_pi(ASSISTANT_16)).assistant
+    assert list(round_trip(ASSISTANT_16)) == list(ASSISTANT_16)
+
+
+def test_the_writer_writes_pi_1_6_keys_in_pis_order() -> None:
+    message = message_from_pi(ASSISTANT_16).assistant
+    assert message is not None
+    assert list(message_to_pi(message)) == [
+        *("role", "content", "api", "provider", "model", "usage", "stopReason", "deferred", "timestamp"),
+        *("providerThinkingLevel", "responseId", "responseModel", "rawStopReason", "endTurn", "errorMessage"),
+        *("diagnostics", "durationMs", "thinkingLevel"),
+    ]
+    # A modelled key kept as an extra (an empty list) takes its place among them.
+    message.extra_json = '{"diagnostics":[]}'
+    message.diagnostics = []
+    assert list(message_to_pi(message))[-3:] == ["diagnostics", "durationMs", "thinkingLevel"]
+
+
+def test_values_the_writer_would_change_are_kept_whole() -> None:
+    # Diagnostics, deferred handles, nested calls and constrained sampling have no extra_json: such a
+    # value with a key the schema does not model, or in another order, is kept in its holder's.
+    odd_diagnostic = {"timestamp": 1, "type": "x", "error": {"message": "m", "errno": -104, "code": 500.0}}
+    odd_handle = {"id": "x", "provider": "p", "modelId": "m", "api": "a"}
+    for original in (
+        assistant(stopReason="error", errorMessage="m", diagnostics=[odd_diagnostic]),
+        assistant(stopReason="deferred", deferred=odd_handle),
+        {**TOOL_RESULT_16, "nestedCalls": {"complete": True, "calls": [], "dropped": 2}},
+        {**SYSTEM, "toolsAdded": [{**READ_TOOL, "constrainedSampling": {"strict": "prefer", "type": "json_schema"}}]},
+        {**SYSTEM, "toolsRemoved": [{"name": "grep", "namespace": "ns"}]},
+    ):
+        assert text_round_trip(original) == pp.dump_json(original)
+    message = message_from_pi(assistant(stopReason="error", errorMessage="m", diagnostics=[odd_diagnostic]))
+    assert message.assistant is not None
+    assert json.loads(message.assistant.extra_json) == {"diagnostics": [odd_diagnostic]}
+    error = message.assistant.diagnostics[0].error
+    assert error is not None
+    assert error.code_number == 500.0  # still read
+
+
+def test_transcript_contexts_carry_their_system_messages() -> None:
+    later: dict[str, Any] = {"role": "system", "content": [{"type": "text", "text": "Be brief."}]}
+    later.update(sections={"old": None}, timestamp=9)
+    original = {"messages": [SYSTEM, {"role": "user", "content": "hi", "timestamp": 1}, later]}
+    context = pp.decode(pp.AgentContext, pp.encode(context_from_pi(original)))
+    assert context.system_prompt is None
+    assert context.tools == []
+    assert [pp.role_of(message) for message in context.messages] == ["system", "user", "system"]
+    assert pp.dump_json(context_to_pi(context)) == pp.dump_json(original)
+    # pi's Context shorthand and a leading system message are both carried, not merged.
+    both = {"systemPrompt": "p", "messages": [SYSTEM], "tools": [READ_TOOL]}
+    assert pp.dump_json(context_to_pi(context_from_pi(both))) == pp.dump_json(both)
+
+
+def test_terminal_events_take_pi_1_6_stop_reasons() -> None:
+    handle = {"provider": "p", "modelId": "m", "api": "a", "id": "x"}
+    final = assistant(stopReason="deferred", deferred=handle)
+    event = event_from_pi({"type": "done", "reason": "deferred", "message": final})
+    assert event.done is not None
+    assert event.done.reason == pp.StopReason.DEFERRED
+    assert same_json(event_to_pi(event), {"type": "done", "reason": "deferred", "message": final})
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        (assistant(thinkingLevel="extreme"), "message.thinkingLevel"),
+        (assistant(stopReason="paused"), "message.stopReason"),
+        (assistant(diagnostics={}), "message.diagnostics"),
+        (assistant(diagnostics=[{"timestamp": 1}]), "message.diagnostics[0].type"),
+        (
+            assistant(diagnostics=[{"type": "x", "error": {"message": "m", "code": True}}]),
+            "message.diagnostics[0].error.code",
+        ),
+        (
+            assistant(diagnostics=[{"type": "x", "error": {"message": "m", "code": 2**60}}]),
+            "message.diagnostics[0].error.code",
+        ),
+        (assistant(diagnostics=[{"type": "x", "error": {"code": "E"}}]), "message.diagnostics[0].error.message"),
+        (assistant(diagnostics=[{"type": "x", "details": [1]}]), "message.diagnostics[0].details"),
+        (assistant(deferred={"provider": "p", "modelId": "m", "api": "a"}), "message.deferred.id"),
+        (
+            assistant(deferred={"provider": "p", "modelId": "m", "api": "a", "id": "x", "pollAfterMs": "1s"}),
+            "message.deferred.pollAfterMs",
+        ),
+        (assistant(endTurn="yes"), "message.endTurn"),
+        (assistant(durationMs=1.5), "message.durationMs"),
+        (assistant(responseId=1), "message.responseId"),
+        (assistant(usage={**USAGE_16, "reasoning": 1.5}), "message.usage.reasoning"),
+        (assistant(usage={**USAGE_16, "cacheWrite1h": "0"}), "message.usage.cacheWrite1h"),
+        (assistant(usage={**USAGE_16, "cost": {"totalFromProvider": 1}}), "message.usage.cost.totalFromProvider"),
+        ({**TOOL_RESULT_16, "usage": []}, "message.usage"),
+        (
+            {
+                **TOOL_RESULT_16,
+                "nestedCalls": {"calls": [{"id": "n", "name": "t", "status": "cancelled"}], "complete": True},
+            },
+            "message.nestedCalls.calls[0].status",
+        ),
+        ({**TOOL_RESULT_16, "nestedCalls": {"calls": []}}, "message.nestedCalls.complete"),
+        (
+            {
+                **TOOL_RESULT_16,
+                "nestedCalls": {
+                    "calls": [{"id": "n", "name": "t", "status": "ok", "arguments": "{}"}],
+                    "complete": True,
+                },
+            },
+            "message.nestedCalls.calls[0].arguments",
+        ),
+        ({**SYSTEM, "content": [{"type": "image", "data": "", "mimeType": "x"}]}, "message.content[0].type"),
+        ({**SYSTEM, "sections": {"guidelines": 3}}, "message.sections.guidelines"),
+        ({**SYSTEM, "sections": ["guidelines"]}, "message.sections"),
+        ({**SYSTEM, "toolsRemoved": [{}]}, "message.toolsRemoved[0].name"),
+        (
+            {**SYSTEM, "toolsAdded": [{**READ_TOOL, "constrainedSampling": True}]},
+            "message.toolsAdded[0].constrainedSampling",
+        ),
+        (
+            {**SYSTEM, "toolsAdded": [{**READ_TOOL, "constrainedSampling": {"type": "regex"}}]},
+            "message.toolsAdded[0].constrainedSampling.type",
+        ),
+        (
+            {
+                **SYSTEM,
+                "toolsAdded": [{**READ_TOOL, "constrainedSampling": {"type": "json_schema", "strict": "always"}}],
+            },
+            "message.toolsAdded[0].constrainedSampling.strict",
+        ),
+        (
+            {**SYSTEM, "toolsAdded": [{**READ_TOOL, "constrainedSampling": {"type": "grammar"}}]},
+            "message.toolsAdded[0].constrainedSampling.variants",
+        ),
+        (
+            {
+                **SYSTEM,
+                "toolsAdded": [
+                    {**READ_TOOL, "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": 1}}}
+                ],
+            },
+            "message.toolsAdded[0].constrainedSampling.variants.openai_lark",
+        ),
+    ],
+)
+def test_a_bad_value_in_a_pi_1_6_object_names_its_path(value: Any, path: str) -> None:
+    with pytest.raises(pp.PiJsonError) as raised:
+        message_from_pi(value)
+    assert raised.value.path == path
+
+
+def test_the_writer_refuses_what_pi_json_cannot_hold() -> None:
+    twice = v1.SystemMessage(sections=[v1.SystemSection(name="a", text="1"), v1.SystemSection(name="a")])
+    with pytest.raises(pp.PiJsonError, match=r"SystemMessage\.sections\[1\]\.name: 'a' is named twice"):
+        message_to_pi(twice)
+    call = v1.NestedToolCall(id="n", name="t")
+    result = pp.ToolResultMessage(tool_call_id="c", nested_calls=v1.NestedToolCalls(calls=[call]))
+    with pytest.raises(pp.PiJsonError, match=r"NestedToolCall\.status: must be one of ok, error, unfinished"):
+        message_to_pi(result)
+    with pytest.raises(pp.PiJsonError, match=r"extra_json: \$absent and \$order are lists of keys"):
+        message_to_pi(pp.UserMessage(extra_json='{"$order":"role"}'))
+
+
+def test_a_request_field_path_of_a_pi_1_6_field() -> None:
+    assert context_path("context.messages[0].assistant.usage.cache_write_1h") == "messages[0].usage.cacheWrite1h"
+    assert context_path("context.messages[0].system.tools_added[1].name") == "messages[0].toolsAdded[1].name"
+    assert context_path("context.messages[2].tool_result.nested_calls.calls[0].arguments_json") == (
+        "messages[2].nestedCalls.calls[0].arguments"
+    )

@@ -3,22 +3,29 @@
 The codec is lossless on what pi writes: reading and writing back gives the same text, numbers
 written as JavaScript writes them. Keys the schema does not model go to the object's
 `extra_json`, and so do values whose JSON form the schema would not reproduce (a double written
-as `1.0`, an empty `tools` list); a key the writer always writes but the object lacked (an older
-pi's assistant message without `totalTokens`, the course's without `api`) is listed under
-`"$absent"` in `extra_json`, so it stays absent. Messages of other roles become CustomMessage. A
-line of a pi session file is a TranscriptEntry: a message keeps its entry's envelope in
-`session_json`, and an entry without a message is a SessionEntry.
+as `1.0`, an empty `tools` list, a diagnostic with a key the schema does not model); a key the
+writer always writes but the object lacked (an older pi's assistant message without
+`totalTokens`, the course's without `api`) is listed under `"$absent"` in `extra_json`, so it
+stays absent. The writer writes each object's keys in the order pi usually does; an object whose
+keys came in another order (pi adds some keys as a response goes on, in an order that differs by
+provider) lists its keys under `"$order"` in `extra_json`, and is written in that order.
+Messages of roles the schema does not model become CustomMessage. A line of a pi session file is
+a TranscriptEntry: a message keeps its entry's envelope in `session_json`, and an entry without a
+message is a SessionEntry.
 
 Bad input raises PiJsonError naming the path of the offending value, e.g.
-`message.content[1].type`.
+`message.content[1].type`. An enum value pi does not define (a stop reason, a thinking level) is
+bad input too.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ._gen.types.pi.ai.v1 import (
@@ -26,15 +33,28 @@ from ._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
+    ConstrainedSampling,
     Cost,
     CustomMessage,
+    DeferredHandle,
+    Diagnostic,
+    DiagnosticError,
     DoneEvent,
     ErrorEvent,
+    GrammarSampling,
     ImageContent,
+    JsonSchemaSampling,
     ModelEvent,
+    ModelThinkingLevel,
+    NestedCallStatus,
+    NestedToolCall,
+    NestedToolCalls,
     SessionEntry,
     StartEvent,
     StopReason,
+    Strictness,
+    SystemMessage,
+    SystemSection,
     TextContent,
     TextDeltaEvent,
     TextEndEvent,
@@ -48,6 +68,7 @@ from ._gen.types.pi.ai.v1 import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+    ToolReference,
     ToolResultContent,
     ToolResultMessage,
     TranscriptEntry,
@@ -64,10 +85,31 @@ STOP_REASONS: dict[str, StopReason] = {
     "toolUse": StopReason.TOOL_USE,
     "error": StopReason.ERROR,
     "aborted": StopReason.ABORTED,
+    "pending": StopReason.PENDING,
+    "deferred": StopReason.DEFERRED,
 }
 STOP_REASON_NAMES = {reason: name for name, reason in STOP_REASONS.items()}
+THINKING_LEVELS: dict[str, ModelThinkingLevel] = {
+    "off": ModelThinkingLevel.OFF,
+    "minimal": ModelThinkingLevel.MINIMAL,
+    "low": ModelThinkingLevel.LOW,
+    "medium": ModelThinkingLevel.MEDIUM,
+    "high": ModelThinkingLevel.HIGH,
+    "xhigh": ModelThinkingLevel.XHIGH,
+    "max": ModelThinkingLevel.MAX,
+}
+THINKING_LEVEL_NAMES = {level: name for name, level in THINKING_LEVELS.items()}
+NESTED_CALL_STATUSES: dict[str, NestedCallStatus] = {
+    "ok": NestedCallStatus.OK,
+    "error": NestedCallStatus.ERROR,
+    "unfinished": NestedCallStatus.UNFINISHED,
+}
+NESTED_CALL_STATUS_NAMES = {status: name for name, status in NESTED_CALL_STATUSES.items()}
+STRICTNESS: dict[str, Strictness] = {"prefer": Strictness.PREFER, "require": Strictness.REQUIRE}
+STRICTNESS_NAMES = {strict: name for name, strict in STRICTNESS.items()}
 
 T = TypeVar("T")
+E = TypeVar("E")
 JsonObject = dict[str, Any]
 
 
@@ -89,6 +131,74 @@ def _at(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
+# --- key order -----------------------------------------------------------------------------------
+
+# The keys of each pi-JSON object type, in the order the writer writes them: the order pi builds
+# the object in, with the keys it adds later (as a response goes on) after the ones it starts with.
+_KEYS: dict[str, tuple[str, ...]] = {
+    "assistant": (
+        "role",
+        "content",
+        "api",
+        "provider",
+        "model",
+        "usage",
+        "stopReason",
+        "deferred",
+        "timestamp",
+        "providerThinkingLevel",
+        "responseId",
+        "responseModel",
+        "rawStopReason",
+        "endTurn",
+        "errorMessage",
+        "diagnostics",
+        "durationMs",
+        "thinkingLevel",
+    ),
+    "system": ("role", "content", "sections", "toolsAdded", "toolsRemoved", "timestamp"),
+    "user": ("role", "content", "timestamp"),
+    "toolResult": (
+        "role",
+        "toolCallId",
+        "toolName",
+        "content",
+        "details",
+        "usage",
+        "nestedCalls",
+        "isError",
+        "durationMs",
+        "timestamp",
+    ),
+    "text": ("type", "text", "textSignature"),
+    "thinking": ("type", "thinking", "thinkingSignature", "redacted"),
+    "toolCall": ("type", "id", "name", "arguments", "rawArguments", "thoughtSignature", "namespace", "argumentsError"),
+    "image": ("type", "data", "mimeType"),
+    "usage": ("input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost", "cacheWrite1h"),
+    "cost": ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"),
+    "context": ("systemPrompt", "messages", "tools"),
+    "tool": ("name", "description", "parameters", "constrainedSampling"),
+}
+
+# The keys of `extra_json` that list the keys an object lacked, which the writer leaves out, and
+# the keys of an object whose order differs from the writer's, which it then follows.
+ABSENT_KEY = "$absent"
+ORDER_KEY = "$order"
+
+
+@functools.cache
+def _known(keys: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(keys)
+
+
+def _in_order(out: JsonObject, order: Sequence[str]) -> JsonObject:
+    """`out` with the keys of `order` first, in that order, then the others as they are."""
+    placed = {key: out[key] for key in order if key in out}
+    if len(placed) < len(out):
+        placed.update((key, value) for key, value in out.items() if key not in placed)
+    return placed
+
+
 # --- reading -------------------------------------------------------------------------------------
 
 
@@ -99,12 +209,13 @@ class _Reader:
     booleans out of the integer and number fields. They run for every field a session holds.
     """
 
-    def __init__(self, value: Any, where: str, known: frozenset[str]) -> None:
+    def __init__(self, value: Any, where: str, keys: tuple[str, ...] = ()) -> None:
         if not isinstance(value, Mapping):
             raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
         self.obj = value
         self.where = where
-        self.known = known  # the keys this object's type models; the others become extras
+        self.keys = keys  # the keys this object's type models, in the writer's order
+        self.known = _known(keys)  # the others become extras
         self.extra: JsonObject = {}
         self.absent: list[str] = []  # keys the writer writes that this object lacks
 
@@ -144,6 +255,9 @@ class _Reader:
             return 0
         raise self._fail(key, "a 64-bit integer", value)
 
+    def optional_integer(self, key: str) -> int | None:
+        return None if key not in self.obj else self.integer(key)
+
     def number(self, key: str) -> float:
         value = self.obj.get(key, _MISSING)
         if value is _MISSING:
@@ -157,17 +271,35 @@ class _Reader:
             self.extra[key] = value  # written back as 1.0, not as the 1 JSON.stringify would give
         return value
 
+    def choice(self, key: str, choices: Mapping[str, E]) -> E:
+        """One of an enum's pi names; a name pi does not define is refused, as nothing could hold it."""
+        name = self.string(key)
+        if name not in choices:
+            raise PiJsonError(_at(self.where, key), f"expected one of {', '.join(choices)}, got {name!r}")
+        return choices[name]
+
+    def optional_choice(self, key: str, choices: Mapping[str, E]) -> E | None:
+        return None if key not in self.obj else self.choice(key, choices)
+
     def items(self, key: str, read: Callable[[Any, str], T], *, default: list[Any] | None = None) -> list[T]:
         value = self.obj.get(key, _MISSING)
         if value is _MISSING and default is not None:
             return []
-        if type(value) is not list:
-            raise self._fail(key, "a list", value)
-        return [read(item, f"{_at(self.where, key)}[{i}]") for i, item in enumerate(value)]
+        return _list(value, _at(self.where, key), read)
 
     def child(self, key: str, read: Callable[[Any, str], T]) -> T | None:
         value = self.obj.get(key, _MISSING)
         return None if value is _MISSING else read(value, _at(self.where, key))
+
+    def kept(self, key: str, read: Callable[[Any, str], T], write: Callable[[T], Any]) -> T | None:
+        """A value whose type keeps no extras (or an empty one the writer leaves out): read, and
+        kept verbatim as an extra when `write`, the writer of the key, would not give it back."""
+        result = self.child(key, read)
+        if result is not None:
+            written = write(result)
+            if written is None or dump_json(written) != dump_json(self.obj[key]):
+                self.extra[key] = self.obj[key]
+        return result
 
     def json_text(self, key: str, *, object_only: bool = False) -> str | None:
         """A value kept as JSON text; absent stays absent."""
@@ -187,39 +319,38 @@ class _Reader:
         return text
 
     def extra_json(self) -> str:
-        """The keys the type does not model, the values kept verbatim and the keys that were absent,
-        as JSON object text."""
+        """The keys the type does not model, the values kept verbatim, the keys that were absent
+        and the keys' order when the writer's differs, as JSON object text."""
         if not self.known.issuperset(self.obj):
             self.extra.update((key, value) for key, value in self.obj.items() if key not in self.known)
         if self.absent:
             self.extra[ABSENT_KEY] = self.absent
+        if self.keys and not self._in_writer_order():
+            self.extra[ORDER_KEY] = list(self.obj)
         return dump_json(self.extra) if self.extra else ""
+
+    def _in_writer_order(self) -> bool:
+        """Whether the writer, which writes the modelled keys in its order and the extras after
+        them, gives the keys in the order this object has them."""
+        given = list(self.obj)
+        written = [key for key in self.keys if key in self.obj]
+        if len(written) < len(given):
+            written += [key for key in given if key not in self.known]
+        return given == written
 
 
 _MISSING: Any = object()
-# The key of `extra_json` that lists the keys an object lacked, which the writer leaves out.
-ABSENT_KEY = "$absent"
 
-# The keys each pi-JSON object type models; anything else in the object is kept in `extra_json`.
-_KNOWN = {
-    "assistant": frozenset(
-        {"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "timestamp"}
-    ),
-    "user": frozenset({"role", "content", "timestamp"}),
-    "toolResult": frozenset({"role", "toolCallId", "toolName", "content", "details", "isError", "timestamp"}),
-    "text": frozenset({"type", "text", "textSignature"}),
-    "thinking": frozenset({"type", "thinking", "thinkingSignature", "redacted"}),
-    "toolCall": frozenset({"type", "id", "name", "arguments", "rawArguments", "thoughtSignature"}),
-    "image": frozenset({"type", "data", "mimeType"}),
-    "usage": frozenset({"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}),
-    "cost": frozenset({"input", "output", "cacheRead", "cacheWrite", "total"}),
-    "context": frozenset({"systemPrompt", "messages", "tools"}),
-    "tool": frozenset({"name", "description", "parameters"}),
-}
+
+def _list(value: Any, where: str, read: Callable[[Any, str], T]) -> list[T]:
+    if type(value) is not list:
+        raise PiJsonError(where, f"expected a list, got {_describe(value)}")
+    return [read(item, f"{where}[{i}]") for i, item in enumerate(value)]
 
 
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
-    """Convert one pi-JSON message: user, assistant, toolResult, or any other role (kept as is)."""
+    """Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept
+    as is)."""
     if not isinstance(value, Mapping):
         raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
     role = value.get("role")
@@ -229,35 +360,47 @@ def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
         return AgentMessage(assistant=assistant_from_pi(value, where))
     if role == "toolResult":
         return AgentMessage(tool_result=_tool_result_from_pi(value, where))
+    if role == "system":
+        return AgentMessage(system=_system_from_pi(value, where))
     if isinstance(role, str) and role:
         fields = {key: item for key, item in value.items() if key != "role"}
         return AgentMessage(custom=CustomMessage(role=role, fields_json=dump_json(fields)))
-    raise PiJsonError(_at(where, "role"), f"expected a role such as 'user', 'assistant' or 'toolResult', got {role!r}")
+    raise PiJsonError(
+        _at(where, "role"), f"expected a role such as 'system', 'user', 'assistant' or 'toolResult', got {role!r}"
+    )
 
 
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
-    read = _Reader(value, where, _KNOWN["assistant"])
+    read = _Reader(value, where, _KEYS["assistant"])
     read.string("role")
-    reason_name = read.optional_string("stopReason") or ""  # absent only on a partial still streaming
-    if reason_name and reason_name not in STOP_REASONS:
-        raise PiJsonError(_at(where, "stopReason"), f"expected one of {', '.join(STOP_REASONS)}, got {reason_name!r}")
     return AssistantMessage(
         content=read.items("content", _assistant_block),
         api=read.string("api", default=""),
         provider=read.string("provider", default=""),
         model=read.string("model", default=""),
         usage=read.child("usage", _usage),
-        stop_reason=STOP_REASONS.get(reason_name, StopReason.UNSPECIFIED),
-        error_message=read.optional_string("errorMessage"),
+        # Absent only on a partial from an older pi, still streaming; written only when set.
+        stop_reason=read.optional_choice("stopReason", STOP_REASONS) or StopReason.UNSPECIFIED,
+        deferred=read.kept("deferred", _deferred, _deferred_to_pi),
         timestamp=read.integer("timestamp"),
+        provider_thinking_level=read.optional_string("providerThinkingLevel"),
+        response_id=read.optional_string("responseId"),
+        response_model=read.optional_string("responseModel"),
+        raw_stop_reason=read.optional_string("rawStopReason"),
+        end_turn=read.optional_boolean("endTurn"),
+        error_message=read.optional_string("errorMessage"),
+        diagnostics=read.kept("diagnostics", _diagnostics, _diagnostics_to_pi) or [],
+        duration_ms=read.optional_integer("durationMs"),
+        thinking_level=read.optional_choice("thinkingLevel", THINKING_LEVELS) or ModelThinkingLevel.UNSPECIFIED,
         extra_json=read.extra_json(),
     )
 
 
 def context_from_pi(value: Any, where: str = "context") -> AgentContext:
-    """Convert a pi-JSON context: systemPrompt, messages and tools."""
-    read = _Reader(value, where, _KNOWN["context"])
+    """Convert a pi-JSON context: pi's Context (systemPrompt, messages, tools) or its
+    TranscriptContext (messages only, the prompt and tools in system messages), kept as given."""
+    read = _Reader(value, where, _KEYS["context"])
     context = AgentContext(
         system_prompt=read.optional_string("systemPrompt"),
         messages=read.items("messages", message_from_pi),
@@ -285,8 +428,28 @@ def entry_from_pi(value: Any, where: str = "entry") -> TranscriptEntry:
     raise PiJsonError(where, "neither a message (no 'role') nor a session entry (no 'type')")
 
 
+def _system_from_pi(value: Mapping[str, Any], where: str) -> SystemMessage:
+    read = _Reader(value, where, _KEYS["system"])
+    read.string("role")
+    content = value.get("content")
+    if isinstance(content, str):
+        read.string("content")
+        blocks = [TextContent(text=content)]
+    else:
+        blocks = read.items("content", _system_block)
+    return SystemMessage(
+        content=blocks,
+        string_content=isinstance(content, str),
+        sections=read.kept("sections", _sections, _sections_to_pi) or [],
+        tools_added=read.kept("toolsAdded", _tools, _tools_to_pi) or [],
+        tools_removed=read.kept("toolsRemoved", _tool_references, _tool_references_to_pi) or [],
+        timestamp=read.integer("timestamp"),
+        extra_json=read.extra_json(),
+    )
+
+
 def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
-    read = _Reader(value, where, _KNOWN["user"])
+    read = _Reader(value, where, _KEYS["user"])
     read.string("role")
     content = value.get("content")
     if isinstance(content, str):
@@ -303,14 +466,17 @@ def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
 
 
 def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMessage:
-    read = _Reader(value, where, _KNOWN["toolResult"])
+    read = _Reader(value, where, _KEYS["toolResult"])
     read.string("role")
     return ToolResultMessage(
         tool_call_id=read.string("toolCallId"),
         tool_name=read.string("toolName", default=""),
         content=[_tool_result_block(block) for block in read.items("content", _media_block)],
         details_json=read.json_text("details"),
+        usage=read.child("usage", _usage),
+        nested_calls=read.kept("nestedCalls", _nested_calls, _nested_calls_to_pi),
         is_error=read.boolean("isError", default=False),
+        duration_ms=read.optional_integer("durationMs"),
         timestamp=read.integer("timestamp"),
         extra_json=read.extra_json(),
     )
@@ -327,7 +493,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
     if kind == "text":
         return AssistantContent(text=_text(value, where))
     if kind == "thinking":
-        read = _Reader(value, where, _KNOWN["thinking"])
+        read = _Reader(value, where, _KEYS["thinking"])
         read.string("type")
         return AssistantContent(
             thinking=ThinkingContent(
@@ -338,7 +504,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
             )
         )
     if kind == "toolCall":
-        read = _Reader(value, where, _KNOWN["toolCall"])
+        read = _Reader(value, where, _KEYS["toolCall"])
         read.string("type")
         return AssistantContent(
             tool_call=ToolCall(
@@ -347,10 +513,19 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
                 arguments_json=read.json_object_text("arguments"),
                 raw_arguments=read.optional_string("rawArguments"),
                 thought_signature=read.optional_string("thoughtSignature"),
+                namespace=read.optional_string("namespace"),
+                arguments_error=read.optional_string("argumentsError"),
                 extra_json=read.extra_json(),
             )
         )
     raise PiJsonError(_at(where, "type"), f"an assistant block is 'text', 'thinking' or 'toolCall', got {kind!r}")
+
+
+def _system_block(value: Any, where: str) -> TextContent:
+    kind = _block_type(value, where)
+    if kind != "text":
+        raise PiJsonError(_at(where, "type"), f"a system message's block is 'text', got {kind!r}")
+    return _text(value, where)
 
 
 def _media_block(value: Any, where: str) -> TextContent | ImageContent:
@@ -358,7 +533,7 @@ def _media_block(value: Any, where: str) -> TextContent | ImageContent:
     if kind == "text":
         return _text(value, where)
     if kind == "image":
-        read = _Reader(value, where, _KNOWN["image"])
+        read = _Reader(value, where, _KEYS["image"])
         read.string("type")
         encoded = read.string("data")
         try:
@@ -374,7 +549,7 @@ def _media_block(value: Any, where: str) -> TextContent | ImageContent:
 
 
 def _text(value: Mapping[str, Any], where: str) -> TextContent:
-    read = _Reader(value, where, _KNOWN["text"])
+    read = _Reader(value, where, _KEYS["text"])
     read.string("type")
     return TextContent(
         text=read.string("text"), text_signature=read.optional_string("textSignature"), extra_json=read.extra_json()
@@ -390,52 +565,182 @@ def _tool_result_block(block: TextContent | ImageContent) -> ToolResultContent:
 
 
 def _usage(value: Any, where: str) -> Usage:
-    read = _Reader(value, where, _KNOWN["usage"])
+    read = _Reader(value, where, _KEYS["usage"])
     return Usage(
         input=read.integer("input"),
         output=read.integer("output"),
         cache_read=read.integer("cacheRead"),
         cache_write=read.integer("cacheWrite"),
+        reasoning=read.optional_integer("reasoning"),  # absent is not 0: the provider did not say
         total_tokens=read.integer("totalTokens"),
         cost=read.child("cost", _cost),
+        cache_write_1h=read.optional_integer("cacheWrite1h"),
         extra_json=read.extra_json(),
     )
 
 
 def _cost(value: Any, where: str) -> Cost:
-    read = _Reader(value, where, _KNOWN["cost"])
+    read = _Reader(value, where, _KEYS["cost"])
     return Cost(
         input=read.number("input"),
         output=read.number("output"),
         cache_read=read.number("cacheRead"),
         cache_write=read.number("cacheWrite"),
         total=read.number("total"),
+        total_from_provider=read.optional_boolean("totalFromProvider"),
         extra_json=read.extra_json(),
     )
 
 
 def _tool(value: Any, where: str) -> Tool:
-    read = _Reader(value, where, _KNOWN["tool"])
+    read = _Reader(value, where, _KEYS["tool"])
     return Tool(
         name=read.string("name"),
         description=read.string("description", default=""),
         parameters_json=read.json_object_text("parameters"),
+        constrained_sampling=read.kept("constrainedSampling", _constrained_sampling, _constrained_sampling_to_pi),
         extra_json=read.extra_json(),
+    )
+
+
+def _tools(value: Any, where: str) -> list[Tool]:
+    return _list(value, where, _tool)
+
+
+# The readers below are of objects without extra_json: a value of theirs that the writer would not
+# give back the same is kept whole in the extra_json of the object that holds it (_Reader.kept).
+
+
+def _tool_references(value: Any, where: str) -> list[ToolReference]:
+    return _list(value, where, _tool_reference)
+
+
+def _tool_reference(value: Any, where: str) -> ToolReference:
+    return ToolReference(name=_Reader(value, where).string("name"))
+
+
+def _sections(value: Any, where: str) -> list[SystemSection]:
+    """pi's `sections` object, in its order; a section set to null (removed) has no text."""
+    if type(value) is not dict:
+        raise PiJsonError(where, f"expected an object, got {_describe(value)}")
+    sections = []
+    for name, text in value.items():
+        if text is not None and type(text) is not str:
+            raise PiJsonError(_at(where, name), f"expected a string or null, got {_describe(text)}")
+        sections.append(SystemSection(name=name, text=text))
+    return sections
+
+
+def _constrained_sampling(value: Any, where: str) -> ConstrainedSampling:
+    """pi's `false | {type: "json_schema", strict} | {type: "grammar", variants}`."""
+    if value is False:
+        return ConstrainedSampling(off=True)
+    if not isinstance(value, Mapping):
+        raise PiJsonError(where, f"expected false or an object, got {_describe(value)}")
+    read = _Reader(value, where)
+    kind = read.string("type")
+    if kind == "json_schema":
+        return ConstrainedSampling(json_schema=JsonSchemaSampling(strict=read.choice("strict", STRICTNESS)))
+    if kind == "grammar":
+        grammar = read.child("variants", _grammar)
+        if grammar is None:
+            raise PiJsonError(_at(where, "variants"), "required, an object of grammars by format")
+        return ConstrainedSampling(grammar=grammar)
+    raise PiJsonError(_at(where, "type"), f"expected 'json_schema' or 'grammar', got {kind!r}")
+
+
+def _grammar(value: Any, where: str) -> GrammarSampling:
+    read = _Reader(value, where)
+    return GrammarSampling(
+        openai_lark=read.optional_string("openai_lark"), openai_regex=read.optional_string("openai_regex")
+    )
+
+
+def _diagnostics(value: Any, where: str) -> list[Diagnostic]:
+    return _list(value, where, _diagnostic)
+
+
+def _diagnostic(value: Any, where: str) -> Diagnostic:
+    read = _Reader(value, where)
+    return Diagnostic(
+        type=read.string("type"),
+        timestamp=read.integer("timestamp"),
+        error=read.child("error", _diagnostic_error),
+        details_json=read.json_text("details", object_only=True),
+    )
+
+
+def _diagnostic_error(value: Any, where: str) -> DiagnosticError:
+    read = _Reader(value, where)
+    error = DiagnosticError(
+        name=read.optional_string("name"), message=read.string("message"), stack=read.optional_string("stack")
+    )
+    code = value.get("code", _MISSING)
+    if type(code) is str:
+        error.code_text = code
+    elif type(code) in (int, float) and _exact_in_javascript(code):
+        error.code_number = float(code)
+    elif code is not _MISSING:
+        raise read._fail("code", "a string or a number (a safe integer when integral)", code)
+    return error
+
+
+def _exact_in_javascript(number: float) -> bool:
+    """Whether JavaScript reads this JSON number exactly: finite, and a safe integer if integral."""
+    if type(number) is int:
+        return abs(number) < 2**53
+    return math.isfinite(number) and not (number.is_integer() and abs(number) >= 2**53)
+
+
+def _deferred(value: Any, where: str) -> DeferredHandle:
+    read = _Reader(value, where)
+    return DeferredHandle(
+        provider=read.string("provider"),
+        model_id=read.string("modelId"),
+        api=read.string("api"),
+        id=read.string("id"),
+        expires_at=read.optional_integer("expiresAt"),
+        poll_after_ms=read.optional_integer("pollAfterMs"),
+        data_json=read.json_text("data"),
+    )
+
+
+def _nested_calls(value: Any, where: str) -> NestedToolCalls:
+    read = _Reader(value, where)
+    return NestedToolCalls(calls=read.items("calls", _nested_call), complete=read.boolean("complete"))
+
+
+def _nested_call(value: Any, where: str) -> NestedToolCall:
+    read = _Reader(value, where)
+    return NestedToolCall(
+        id=read.string("id"),
+        name=read.string("name"),
+        arguments_json=read.json_text("arguments", object_only=True),
+        arguments_bytes=read.optional_integer("argumentsBytes"),
+        status=read.choice("status", NESTED_CALL_STATUSES),
+        duration_ms=read.optional_integer("durationMs"),
+        error=read.optional_string("error"),
     )
 
 
 # --- writing -------------------------------------------------------------------------------------
 
 
-def message_to_pi(message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage) -> JsonObject:
+def message_to_pi(
+    message: AgentMessage | SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
+) -> JsonObject:
     """Convert a message to its pi-JSON object."""
     match message:
+        case SystemMessage():
+            return _system_to_pi(message)
         case UserMessage():
             return _user_to_pi(message)
         case AssistantMessage():
             return assistant_to_pi(message)
         case ToolResultMessage():
             return _tool_result_to_pi(message)
+    if message.system is not None:
+        return _system_to_pi(message.system)
     if message.user is not None:
         return _user_to_pi(message.user)
     if message.assistant is not None:
@@ -472,10 +777,19 @@ def assistant_to_pi(message: AssistantMessage) -> JsonObject:
         out["usage"] = _usage_to_pi(message.usage)
     if message.stop_reason in STOP_REASON_NAMES:
         out["stopReason"] = STOP_REASON_NAMES[message.stop_reason]
+    if message.deferred is not None:
+        out["deferred"] = _deferred_to_pi(message.deferred)
     out["timestamp"] = message.timestamp
-    if message.error_message is not None:
-        out["errorMessage"] = message.error_message  # pi sets it last, once the call has failed
-    return _with_extra(out, message.extra_json, "AssistantMessage")
+    _put(out, "providerThinkingLevel", message.provider_thinking_level)
+    _put(out, "responseId", message.response_id)
+    _put(out, "responseModel", message.response_model)
+    _put(out, "rawStopReason", message.raw_stop_reason)
+    _put(out, "endTurn", message.end_turn)
+    _put(out, "errorMessage", message.error_message)  # pi sets it once the call has failed
+    _put(out, "diagnostics", _diagnostics_to_pi(message.diagnostics))
+    _put(out, "durationMs", message.duration_ms)
+    _put(out, "thinkingLevel", THINKING_LEVEL_NAMES.get(message.thinking_level))
+    return _with_extra(out, message.extra_json, "AssistantMessage", _KEYS["assistant"])
 
 
 def context_to_pi(context: AgentContext) -> JsonObject:
@@ -486,7 +800,27 @@ def context_to_pi(context: AgentContext) -> JsonObject:
     out["messages"] = [message_to_pi(message) for message in context.messages]
     if context.tools:
         out["tools"] = [_tool_to_pi(tool) for tool in context.tools]
-    return _with_extra(out, context.extra_json, "AgentContext")
+    return _with_extra(out, context.extra_json, "AgentContext", _KEYS["context"])
+
+
+def _put(out: JsonObject, key: str, value: Any) -> None:
+    """Write an optional key: None leaves it out."""
+    if value is not None:
+        out[key] = value
+
+
+def _system_to_pi(message: SystemMessage) -> JsonObject:
+    content: Any
+    if message.string_content and len(message.content) == 1:
+        content = message.content[0].text
+    else:
+        content = [_text_to_pi(block) for block in message.content]
+    out: JsonObject = {"role": "system", "content": content}
+    _put(out, "sections", _sections_to_pi(message.sections))
+    _put(out, "toolsAdded", _tools_to_pi(message.tools_added))
+    _put(out, "toolsRemoved", _tool_references_to_pi(message.tools_removed))
+    out["timestamp"] = message.timestamp
+    return _with_extra(out, message.extra_json, "SystemMessage", _KEYS["system"])
 
 
 def _user_to_pi(message: UserMessage) -> JsonObject:
@@ -496,7 +830,7 @@ def _user_to_pi(message: UserMessage) -> JsonObject:
     else:
         content = [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content]
     out = {"role": "user", "content": content, "timestamp": message.timestamp}
-    return _with_extra(out, message.extra_json, "UserMessage")
+    return _with_extra(out, message.extra_json, "UserMessage", _KEYS["user"])
 
 
 def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:
@@ -508,9 +842,14 @@ def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:
     }
     if message.details_json is not None:
         out["details"] = json.loads(message.details_json)
+    if message.usage is not None:
+        out["usage"] = _usage_to_pi(message.usage)
+    if message.nested_calls is not None:
+        out["nestedCalls"] = _nested_calls_to_pi(message.nested_calls)
     out["isError"] = message.is_error
+    _put(out, "durationMs", message.duration_ms)
     out["timestamp"] = message.timestamp
-    return _with_extra(out, message.extra_json, "ToolResultMessage")
+    return _with_extra(out, message.extra_json, "ToolResultMessage", _KEYS["toolResult"])
 
 
 def _assistant_block_to_pi(content: AssistantContent) -> JsonObject:
@@ -522,14 +861,18 @@ def _assistant_block_to_pi(content: AssistantContent) -> JsonObject:
             out["thinkingSignature"] = thinking.thinking_signature
         if thinking.redacted is not None:
             out["redacted"] = thinking.redacted
-        return _with_extra(out, thinking.extra_json, "ThinkingContent")
+        return _with_extra(out, thinking.extra_json, "ThinkingContent", _KEYS["thinking"])
     if (call := content.tool_call) is not None:
         out = {"type": "toolCall", "id": call.id, "name": call.name, "arguments": json.loads(call.arguments_json)}
         if call.raw_arguments is not None:
             out["rawArguments"] = call.raw_arguments
         if call.thought_signature is not None:
             out["thoughtSignature"] = call.thought_signature
-        return _with_extra(out, call.extra_json, "ToolCall")
+        if call.namespace is not None:
+            out["namespace"] = call.namespace
+        if call.arguments_error is not None:
+            out["argumentsError"] = call.arguments_error
+        return _with_extra(out, call.extra_json, "ToolCall", _KEYS["toolCall"])
     raise PiJsonError("AssistantContent", "no block is set")
 
 
@@ -538,7 +881,7 @@ def _media_block_to_pi(block: TextContent | ImageContent | None) -> JsonObject:
         return _text_to_pi(block)
     if isinstance(block, ImageContent):
         out = {"type": "image", "data": base64.b64encode(block.data).decode("ascii"), "mimeType": block.mime_type}
-        return _with_extra(out, block.extra_json, "ImageContent")
+        return _with_extra(out, block.extra_json, "ImageContent", _KEYS["image"])
     raise PiJsonError("content", "no block is set")
 
 
@@ -546,7 +889,7 @@ def _text_to_pi(block: TextContent) -> JsonObject:
     out = {"type": "text", "text": block.text}
     if block.text_signature is not None:
         out["textSignature"] = block.text_signature
-    return _with_extra(out, block.extra_json, "TextContent")
+    return _with_extra(out, block.extra_json, "TextContent", _KEYS["text"])
 
 
 def _usage_to_pi(usage: Usage) -> JsonObject:
@@ -555,26 +898,119 @@ def _usage_to_pi(usage: Usage) -> JsonObject:
         "output": usage.output,
         "cacheRead": usage.cache_read,
         "cacheWrite": usage.cache_write,
-        "totalTokens": usage.total_tokens,
     }
+    _put(out, "reasoning", usage.reasoning)
+    out["totalTokens"] = usage.total_tokens
     if (cost := usage.cost) is not None:
-        out["cost"] = _with_extra(
-            {
-                "input": _js_number(cost.input),
-                "output": _js_number(cost.output),
-                "cacheRead": _js_number(cost.cache_read),
-                "cacheWrite": _js_number(cost.cache_write),
-                "total": _js_number(cost.total),
-            },
-            cost.extra_json,
-            "Cost",
-        )
-    return _with_extra(out, usage.extra_json, "Usage")
+        out["cost"] = _cost_to_pi(cost)
+    _put(out, "cacheWrite1h", usage.cache_write_1h)
+    return _with_extra(out, usage.extra_json, "Usage", _KEYS["usage"])
+
+
+def _cost_to_pi(cost: Cost) -> JsonObject:
+    out: JsonObject = {
+        "input": _js_number(cost.input),
+        "output": _js_number(cost.output),
+        "cacheRead": _js_number(cost.cache_read),
+        "cacheWrite": _js_number(cost.cache_write),
+        "total": _js_number(cost.total),
+    }
+    _put(out, "totalFromProvider", cost.total_from_provider)
+    return _with_extra(out, cost.extra_json, "Cost", _KEYS["cost"])
 
 
 def _tool_to_pi(tool: Tool) -> JsonObject:
     out = {"name": tool.name, "description": tool.description, "parameters": json.loads(tool.parameters_json)}
-    return _with_extra(out, tool.extra_json, "Tool")
+    if tool.constrained_sampling is not None:
+        out["constrainedSampling"] = _constrained_sampling_to_pi(tool.constrained_sampling)
+    return _with_extra(out, tool.extra_json, "Tool", _KEYS["tool"])
+
+
+def _tools_to_pi(tools: list[Tool]) -> list[JsonObject] | None:
+    return [_tool_to_pi(tool) for tool in tools] if tools else None
+
+
+def _tool_references_to_pi(references: list[ToolReference]) -> list[JsonObject] | None:
+    return [{"name": reference.name} for reference in references] if references else None
+
+
+def _sections_to_pi(sections: list[SystemSection]) -> JsonObject | None:
+    out: JsonObject = {}
+    for i, section in enumerate(sections):
+        if section.name in out:
+            where = f"SystemMessage.sections[{i}].name"
+            raise PiJsonError(where, f"{section.name!r} is named twice, and pi's sections are an object")
+        out[section.name] = section.text
+    return out or None
+
+
+def _constrained_sampling_to_pi(sampling: ConstrainedSampling) -> Any:
+    if sampling.off is not None:
+        return False
+    if (schema := sampling.json_schema) is not None:
+        return {"type": "json_schema", "strict": _name(STRICTNESS_NAMES, schema.strict, "JsonSchemaSampling.strict")}
+    if (grammar := sampling.grammar) is not None:
+        variants: JsonObject = {}
+        _put(variants, "openai_lark", grammar.openai_lark)
+        _put(variants, "openai_regex", grammar.openai_regex)
+        return {"type": "grammar", "variants": variants}
+    raise PiJsonError("ConstrainedSampling", "no choice is set")
+
+
+def _diagnostics_to_pi(diagnostics: list[Diagnostic]) -> list[JsonObject] | None:
+    return [_diagnostic_to_pi(diagnostic) for diagnostic in diagnostics] if diagnostics else None
+
+
+def _diagnostic_to_pi(diagnostic: Diagnostic) -> JsonObject:
+    out: JsonObject = {"type": diagnostic.type, "timestamp": diagnostic.timestamp}
+    if (error := diagnostic.error) is not None:
+        out["error"] = _diagnostic_error_to_pi(error)
+    if diagnostic.details_json is not None:
+        out["details"] = json.loads(diagnostic.details_json)
+    return out
+
+
+def _diagnostic_error_to_pi(error: DiagnosticError) -> JsonObject:
+    out: JsonObject = {}
+    _put(out, "name", error.name)
+    out["message"] = error.message
+    _put(out, "stack", error.stack)
+    if error.code_text is not None:
+        out["code"] = error.code_text
+    elif error.code_number is not None:
+        out["code"] = _js_number(error.code_number)
+    return out
+
+
+def _deferred_to_pi(handle: DeferredHandle) -> JsonObject:
+    out: JsonObject = {"provider": handle.provider, "modelId": handle.model_id, "api": handle.api, "id": handle.id}
+    _put(out, "expiresAt", handle.expires_at)
+    _put(out, "pollAfterMs", handle.poll_after_ms)
+    if handle.data_json is not None:
+        out["data"] = json.loads(handle.data_json)
+    return out
+
+
+def _nested_calls_to_pi(nested: NestedToolCalls) -> JsonObject:
+    return {"calls": [_nested_call_to_pi(call) for call in nested.calls], "complete": nested.complete}
+
+
+def _nested_call_to_pi(call: NestedToolCall) -> JsonObject:
+    out: JsonObject = {"id": call.id, "name": call.name}
+    if call.arguments_json is not None:
+        out["arguments"] = json.loads(call.arguments_json)
+    _put(out, "argumentsBytes", call.arguments_bytes)
+    out["status"] = _name(NESTED_CALL_STATUS_NAMES, call.status, "NestedToolCall.status")
+    _put(out, "durationMs", call.duration_ms)
+    _put(out, "error", call.error)
+    return out
+
+
+def _name(names: Mapping[Any, str], value: Any, where: str) -> str:
+    """pi's name of an enum value the object must have set."""
+    if value not in names:
+        raise PiJsonError(where, f"must be one of {', '.join(names.values())}, got {value!r}")
+    return names[value]
 
 
 def _js_number(value: float) -> int | float:
@@ -583,14 +1019,23 @@ def _js_number(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def _with_extra(out: JsonObject, extra_json: str, where: str) -> JsonObject:
-    """`out` with the object's extras: the keys it kept, and without the keys it lacked."""
-    if extra_json:
-        extra = _json_object(extra_json, _at(where, "extra_json"))
-        for key in extra.pop(ABSENT_KEY, ()):
-            out.pop(key, None)
-        out.update(extra)
-    return out
+def _with_extra(out: JsonObject, extra_json: str, where: str, keys: tuple[str, ...]) -> JsonObject:
+    """`out` with the object's extras: the keys it kept, without the keys it lacked, and in the
+    order it had them (`keys`, the writer's, when it had them in that)."""
+    if not extra_json:
+        return out
+    extra = _json_object(extra_json, _at(where, "extra_json"))
+    order = _key_list(extra.pop(ORDER_KEY, keys), where)
+    for key in _key_list(extra.pop(ABSENT_KEY, ()), where):
+        out.pop(key, None)
+    out.update(extra)
+    return _in_order(out, order)
+
+
+def _key_list(value: Any, where: str) -> Sequence[str]:
+    if not isinstance(value, (list, tuple)) or not all(type(key) is str for key in value):
+        raise PiJsonError(_at(where, "extra_json"), f"{ABSENT_KEY} and {ORDER_KEY} are lists of keys")
+    return value
 
 
 def _json_object(text: str, where: str) -> JsonObject:
@@ -620,7 +1065,7 @@ _BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
 def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     """Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial."""
-    read = _Reader(value, where, frozenset())
+    read = _Reader(value, where)
     kind = read.string("type")
     read.known = _event_keys(kind)
     if kind == "done" or kind == "error":
@@ -742,6 +1187,6 @@ def context_path(field_path: str) -> str:
             continue
         name, bracket, index = step.partition("[")
         head, *rest = name.removesuffix("_json").split("_")
-        out.append(head + "".join(word.title() for word in rest) + bracket + index)
+        out.append(head + "".join(word[:1].upper() + word[1:] for word in rest) + bracket + index)
         wrapper_next = name in ("messages", "content") and bool(bracket)  # a role or a block's type
     return ".".join(out)

@@ -3,10 +3,14 @@
  *
  * It is lossless on what pi writes: reading and writing back with JSON.stringify gives the same
  * text. Keys the schema does not model go to the object's `extraJson` (JSON object text) and are
- * written back from it, and so does an explicit empty `tools` list. A key the writer always writes
- * but the object lacked (an older pi's usage without `totalTokens`, a tool result without
+ * written back from it, and so do values the schema would not write back the same: an explicit
+ * empty `tools` list, a diagnostic with a key the schema does not model. A key the writer always
+ * writes but the object lacked (an older pi's usage without `totalTokens`, a tool result without
  * `toolName`, the course's reduced shape without `api` or cache counts) is listed in `extraJson`
- * under "$absent", and the writer leaves it out again. Messages of other roles become
+ * under "$absent", and the writer leaves it out again. The writer writes each object's keys in the
+ * order pi usually does; an object whose keys came in another order (pi adds some keys as a
+ * response goes on, in an order that differs by provider) lists its keys under "$order" in
+ * `extraJson`, and is written in that order. Messages of roles the schema does not model become
  * CustomMessage. A line of a pi session file is a TranscriptEntry: a message keeps its entry's
  * envelope in `sessionJson`, and an entry without a message is a SessionEntry. `*Json` fields hold
  * compact JSON text, as JSON.stringify writes it.
@@ -18,7 +22,8 @@
  *
  * Bad input throws PiJsonError with the `path` of the offending value from the object read, e.g.
  * `content[1].type` for a message, `message.content[0].text` for a session line, "" for the object
- * itself. Errors in writing name the field by its message type, e.g. `UserMessage.timestamp`.
+ * itself. An enum value pi does not define (a stop reason, a thinking level) is bad input too.
+ * Errors in writing name the field by its message type, e.g. `UserMessage.timestamp`.
  */
 
 import { clone, create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
@@ -34,7 +39,18 @@ import {
   type UserContent,
   UserContentSchema,
 } from "./gen/pi/ai/v1/content_pb.js";
-import { type AgentContext, AgentContextSchema, type Tool, ToolSchema } from "./gen/pi/ai/v1/context_pb.js";
+import { type AgentContext, AgentContextSchema } from "./gen/pi/ai/v1/context_pb.js";
+import {
+  type ConstrainedSampling,
+  ConstrainedSamplingSchema,
+  type GrammarSampling,
+  GrammarSamplingSchema,
+  Strictness,
+  type Tool,
+  type ToolReference,
+  ToolReferenceSchema,
+  ToolSchema,
+} from "./gen/pi/ai/v1/tool_pb.js";
 import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
 import {
   type AgentMessage,
@@ -43,7 +59,23 @@ import {
   AssistantMessageSchema,
   type Cost,
   CostSchema,
+  type DeferredHandle,
+  DeferredHandleSchema,
+  type Diagnostic,
+  type DiagnosticError,
+  DiagnosticErrorSchema,
+  DiagnosticSchema,
+  ModelThinkingLevel,
+  NestedCallStatus,
+  type NestedToolCall,
+  type NestedToolCalls,
+  NestedToolCallSchema,
+  NestedToolCallsSchema,
   StopReason,
+  type SystemMessage,
+  SystemMessageSchema,
+  type SystemSection,
+  SystemSectionSchema,
   type ToolResultMessage,
   ToolResultMessageSchema,
   type Usage,
@@ -73,15 +105,53 @@ function at(where: string, key: string): string {
   return where ? `${where}.${key}` : key;
 }
 
-const STOP_REASONS = new Map<string, StopReason>([
+/** pi's names of an enum's values, both ways. */
+class Names<E> {
+  readonly values: ReadonlyMap<string, E>;
+  readonly names: ReadonlyMap<E, string>;
+  readonly list: string;
+
+  constructor(entries: Array<[string, E]>) {
+    this.values = new Map(entries);
+    this.names = new Map(entries.map(([name, value]) => [value, name]));
+    this.list = entries.map(([name]) => name).join(", ");
+  }
+
+  /** pi's name of a value the object must have set. */
+  name(value: E, where: string): string {
+    const name = this.names.get(value);
+    if (name === undefined) throw new PiJsonError(where, `must be one of ${this.list}, got ${String(value)}`);
+    return name;
+  }
+}
+
+const STOP_REASONS = new Names<StopReason>([
   ["stop", StopReason.STOP],
   ["length", StopReason.LENGTH],
   ["toolUse", StopReason.TOOL_USE],
   ["error", StopReason.ERROR],
   ["aborted", StopReason.ABORTED],
+  ["pending", StopReason.PENDING],
+  ["deferred", StopReason.DEFERRED],
 ]);
-const STOP_REASON_NAMES = new Map([...STOP_REASONS].map(([name, reason]) => [reason, name]));
-const REASON_LIST = [...STOP_REASONS.keys()].join(", ");
+const THINKING_LEVELS = new Names<ModelThinkingLevel>([
+  ["off", ModelThinkingLevel.OFF],
+  ["minimal", ModelThinkingLevel.MINIMAL],
+  ["low", ModelThinkingLevel.LOW],
+  ["medium", ModelThinkingLevel.MEDIUM],
+  ["high", ModelThinkingLevel.HIGH],
+  ["xhigh", ModelThinkingLevel.XHIGH],
+  ["max", ModelThinkingLevel.MAX],
+]);
+const NESTED_CALL_STATUSES = new Names<NestedCallStatus>([
+  ["ok", NestedCallStatus.OK],
+  ["error", NestedCallStatus.ERROR],
+  ["unfinished", NestedCallStatus.UNFINISHED],
+]);
+const STRICTNESS = new Names<Strictness>([
+  ["prefer", Strictness.PREFER],
+  ["require", Strictness.REQUIRE],
+]);
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
@@ -90,11 +160,96 @@ const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 type Read<T> = (value: unknown, where: string) => T;
 type JsonRecord = Record<string, unknown>;
 
+// --- key order -----------------------------------------------------------------------------------
+
+/** The keys of one pi-JSON object type, in the order the writer writes them. */
+class Shape {
+  readonly known: ReadonlySet<string>;
+
+  constructor(readonly keys: readonly string[]) {
+    this.known = new Set(keys);
+  }
+}
+
+// Each object type's keys in the writer's order: the order pi builds the object in, with the keys
+// it adds later (as a response goes on) after the ones it starts with.
+const SHAPES = {
+  assistant: new Shape([
+    "role",
+    "content",
+    "api",
+    "provider",
+    "model",
+    "usage",
+    "stopReason",
+    "deferred",
+    "timestamp",
+    "providerThinkingLevel",
+    "responseId",
+    "responseModel",
+    "rawStopReason",
+    "endTurn",
+    "errorMessage",
+    "diagnostics",
+    "durationMs",
+    "thinkingLevel",
+  ]),
+  system: new Shape(["role", "content", "sections", "toolsAdded", "toolsRemoved", "timestamp"]),
+  user: new Shape(["role", "content", "timestamp"]),
+  toolResult: new Shape([
+    "role",
+    "toolCallId",
+    "toolName",
+    "content",
+    "details",
+    "usage",
+    "nestedCalls",
+    "isError",
+    "durationMs",
+    "timestamp",
+  ]),
+  text: new Shape(["type", "text", "textSignature"]),
+  thinking: new Shape(["type", "thinking", "thinkingSignature", "redacted"]),
+  toolCall: new Shape([
+    "type",
+    "id",
+    "name",
+    "arguments",
+    "rawArguments",
+    "thoughtSignature",
+    "namespace",
+    "argumentsError",
+  ]),
+  image: new Shape(["type", "data", "mimeType"]),
+  usage: new Shape(["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost", "cacheWrite1h"]),
+  cost: new Shape(["input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"]),
+  context: new Shape(["systemPrompt", "messages", "tools"]),
+  tool: new Shape(["name", "description", "parameters", "constrainedSampling"]),
+} as const;
+
+/** The keys of `extraJson` that list the keys an object lacked, which the writer leaves out. */
+export const ABSENT_KEY = "$absent";
+/** The key of `extraJson` that lists an object's keys when their order differs from the writer's. */
+export const ORDER_KEY = "$order";
+
+/** `out` with the keys of `order` first, in that order, then the others as they are. */
+function inOrder(out: JsonObject, order: readonly string[]): JsonObject {
+  const entries: Array<[string, JsonValue]> = [];
+  const placed = new Set<string>();
+  for (const key of order) {
+    if (Object.hasOwn(out, key) && !placed.has(key)) {
+      placed.add(key);
+      entries.push([key, out[key]!]);
+    }
+  }
+  for (const [key, value] of Object.entries(out)) if (!placed.has(key)) entries.push([key, value]);
+  // Object.fromEntries defines each key as an own property, "__proto__" included.
+  return Object.fromEntries(entries) as JsonObject;
+}
+
 // --- reading -------------------------------------------------------------------------------------
 
 const MISSING = Symbol("missing");
-/** The key of `extraJson` that lists the keys an object lacked, which the writer leaves out. */
-export const ABSENT_KEY = "$absent";
 
 /** Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras. */
 class Reader {
@@ -107,6 +262,8 @@ class Reader {
   constructor(
     value: unknown,
     readonly where: string,
+    /** The object type's keys in the writer's order; without it, the order is not kept. */
+    private readonly shape?: Shape,
   ) {
     if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
     this.obj = value;
@@ -117,7 +274,7 @@ class Reader {
     return has(this.obj, key) ? this.obj[key] : MISSING;
   }
 
-  private fail(key: string, expected: string, value: unknown, note = ""): PiJsonError {
+  fail(key: string, expected: string, value: unknown, note = ""): PiJsonError {
     return new PiJsonError(at(this.where, key), `expected ${expected}, got ${describe(value)}${note}`);
   }
 
@@ -125,6 +282,12 @@ class Reader {
   private lacking<T>(key: string, fallback: T): T {
     this.absent.push(key);
     return fallback;
+  }
+
+  /** The value of `key`, read by the caller; undefined when absent. */
+  value(key: string): unknown {
+    const value = this.take(key);
+    return value === MISSING ? undefined : value;
   }
 
   string(key: string, fallback?: string): string {
@@ -161,6 +324,10 @@ class Reader {
     throw this.fail(key, "a 64-bit integer", value);
   }
 
+  optionalInteger(key: string): bigint | undefined {
+    return has(this.obj, key) ? this.integer(key) : undefined;
+  }
+
   number(key: string): number {
     const value = this.take(key);
     if (value === MISSING) return this.lacking(key, 0);
@@ -169,16 +336,45 @@ class Reader {
     return value;
   }
 
+  /** One of an enum's pi names; a name pi does not define is refused, as nothing could hold it. */
+  choice<E>(key: string, choices: Names<E>): E {
+    const name = this.string(key);
+    const value = choices.values.get(name);
+    if (value === undefined) {
+      throw new PiJsonError(at(this.where, key), `expected one of ${choices.list}, got ${JSON.stringify(name)}`);
+    }
+    return value;
+  }
+
+  optionalChoice<E>(key: string, choices: Names<E>): E | undefined {
+    return has(this.obj, key) ? this.choice(key, choices) : undefined;
+  }
+
   items<T>(key: string, read: Read<T>, fallback?: T[]): T[] {
     const value = this.take(key);
     if (value === MISSING && fallback !== undefined) return fallback;
-    if (!Array.isArray(value)) throw this.fail(key, "a list", value);
-    return value.map((item: unknown, index) => read(item, `${at(this.where, key)}[${index}]`));
+    return list(value, at(this.where, key), read);
   }
 
   child<T>(key: string, read: Read<T>): T | undefined {
     const value = this.take(key);
     return value === MISSING ? undefined : read(value, at(this.where, key));
+  }
+
+  /**
+   * A value whose type keeps no extras (or an empty one the writer leaves out): read, and kept
+   * verbatim as an extra when `write`, the writer of the key, would not give it back the same.
+   */
+  kept<T>(key: string, read: Read<T>, write: (value: T) => JsonValue | undefined): T | undefined {
+    const result = this.child(key, read);
+    if (result !== undefined) {
+      const written = write(result);
+      const where = at(this.where, key);
+      if (written === undefined || dumpJson(written, where) !== dumpJson(this.obj[key], where)) {
+        this.extra.set(key, this.obj[key]);
+      }
+    }
+    return result;
   }
 
   /** A value kept as JSON text; absent stays absent. */
@@ -194,17 +390,40 @@ class Reader {
     return this.jsonText(key, true) ?? this.lacking(key, "{}");
   }
 
-  /** The keys nobody read, the values kept verbatim and the keys that were absent, as JSON object text. */
+  /**
+   * The keys nobody read, the values kept verbatim, the keys that were absent and the keys' order
+   * when the writer's differs, as JSON object text.
+   */
   extraJson(): string {
     for (const key of Object.keys(this.obj)) {
       if (!this.seen.has(key) && has(this.obj, key)) this.extra.set(key, this.obj[key]);
     }
     if (this.absent.length > 0) this.extra.set(ABSENT_KEY, this.absent);
+    const order = this.order();
+    if (order !== undefined) this.extra.set(ORDER_KEY, order);
     return this.extra.size > 0 ? dumpJson(Object.fromEntries(this.extra), this.where) : "";
+  }
+
+  /**
+   * The object's keys, when the writer (which writes the modelled keys in its order and the extras
+   * after them) would write them in another order; undefined when it would not.
+   */
+  private order(): string[] | undefined {
+    if (this.shape === undefined) return undefined;
+    const { keys, known } = this.shape;
+    const given = Object.keys(this.obj).filter((key) => has(this.obj, key));
+    const written = keys.filter((key) => has(this.obj, key));
+    if (written.length < given.length) written.push(...given.filter((key) => !known.has(key)));
+    return given.every((key, index) => key === written[index]) ? undefined : given;
   }
 }
 
-/** Convert one pi-JSON message: user, assistant, toolResult, or any other role (kept as is). */
+function list<T>(value: unknown, where: string, read: Read<T>): T[] {
+  if (!Array.isArray(value)) throw new PiJsonError(where, `expected a list, got ${describe(value)}`);
+  return value.map((item: unknown, index) => read(item, `${where}[${index}]`));
+}
+
+/** Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept as is). */
 export function messageFromPi(value: unknown, where = ""): AgentMessage {
   if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
   const role = value["role"];
@@ -215,31 +434,40 @@ export function messageFromPi(value: unknown, where = ""): AgentMessage {
   if (role === "toolResult") {
     return create(AgentMessageSchema, { role: { case: "toolResult", value: toolResultFromPi(value, where) } });
   }
+  if (role === "system") {
+    return create(AgentMessageSchema, { role: { case: "system", value: systemFromPi(value, where) } });
+  }
   if (typeof role === "string" && role) {
     const fieldsJson = dumpJson(without(value, "role"), where);
     return create(AgentMessageSchema, { role: { case: "custom", value: { role, fieldsJson } } });
   }
-  const roles = '"user", "assistant" or "toolResult"';
+  const roles = '"system", "user", "assistant" or "toolResult"';
   throw new PiJsonError(at(where, "role"), `expected a role such as ${roles}, got ${describe(role)}`);
 }
 
 /** Convert one pi-JSON assistant message. */
 export function assistantFromPi(value: unknown, where = ""): AssistantMessage {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.assistant);
   read.string("role");
-  const reasonName = read.optionalString("stopReason") ?? ""; // absent only on a partial still streaming
-  if (reasonName && !STOP_REASONS.has(reasonName)) {
-    throw new PiJsonError(at(where, "stopReason"), `expected one of ${REASON_LIST}, got ${JSON.stringify(reasonName)}`);
-  }
   // One statement per field, in pi's key order: the first bad value is the one named.
   const content = read.items("content", assistantBlock);
   const api = read.string("api", "");
   const provider = read.string("provider", "");
   const model = read.string("model", "");
   const usage = read.child("usage", usageFromPi);
-  const errorMessage = read.optionalString("errorMessage");
+  // Absent only on a partial from an older pi, still streaming; written only when set.
+  const stopReason = read.optionalChoice("stopReason", STOP_REASONS) ?? StopReason.UNSPECIFIED;
+  const deferred = read.kept("deferred", deferredFromPi, deferredToPi);
   const timestamp = read.integer("timestamp");
-  const stopReason = STOP_REASONS.get(reasonName) ?? StopReason.UNSPECIFIED;
+  const providerThinkingLevel = read.optionalString("providerThinkingLevel");
+  const responseId = read.optionalString("responseId");
+  const responseModel = read.optionalString("responseModel");
+  const rawStopReason = read.optionalString("rawStopReason");
+  const endTurn = read.optionalBoolean("endTurn");
+  const errorMessage = read.optionalString("errorMessage");
+  const diagnostics = read.kept("diagnostics", diagnosticsFromPi, diagnosticsToPi) ?? [];
+  const durationMs = read.optionalInteger("durationMs");
+  const thinkingLevel = read.optionalChoice("thinkingLevel", THINKING_LEVELS) ?? ModelThinkingLevel.UNSPECIFIED;
   return create(AssistantMessageSchema, {
     content,
     api,
@@ -247,15 +475,27 @@ export function assistantFromPi(value: unknown, where = ""): AssistantMessage {
     model,
     usage,
     stopReason,
-    errorMessage,
+    deferred,
     timestamp,
+    providerThinkingLevel,
+    responseId,
+    responseModel,
+    rawStopReason,
+    endTurn,
+    errorMessage,
+    diagnostics,
+    durationMs,
+    thinkingLevel,
     extraJson: read.extraJson(),
   });
 }
 
-/** Convert a pi-JSON context: systemPrompt, messages and tools. */
+/**
+ * Convert a pi-JSON context: pi's Context (systemPrompt, messages, tools) or its TranscriptContext
+ * (messages only, the prompt and tools in system messages), kept as given.
+ */
 export function contextFromPi(value: unknown, where = ""): AgentContext {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.context);
   const systemPrompt = read.optionalString("systemPrompt");
   const messages = read.items("messages", messageFromPi);
   const tools = read.items("tools", toolFromPi, []);
@@ -285,8 +525,34 @@ export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
   throw new PiJsonError(where, 'neither a message (it has no "role") nor a session entry (it has no "type")');
 }
 
+function systemFromPi(value: JsonRecord, where: string): SystemMessage {
+  const read = new Reader(value, where, SHAPES.system);
+  read.string("role");
+  const given = value["content"];
+  let content: TextContent[];
+  if (typeof given === "string") {
+    read.string("content");
+    content = [create(TextContentSchema, { text: given })];
+  } else {
+    content = read.items("content", systemBlock);
+  }
+  const sections = read.kept("sections", sectionsFromPi, sectionsToPi) ?? [];
+  const toolsAdded = read.kept("toolsAdded", toolsFromPi, toolsToPi) ?? [];
+  const toolsRemoved = read.kept("toolsRemoved", toolReferencesFromPi, toolReferencesToPi) ?? [];
+  const timestamp = read.integer("timestamp");
+  return create(SystemMessageSchema, {
+    content,
+    stringContent: typeof given === "string",
+    sections,
+    toolsAdded,
+    toolsRemoved,
+    timestamp,
+    extraJson: read.extraJson(),
+  });
+}
+
 function userFromPi(value: JsonRecord, where: string): UserMessage {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.user);
   read.string("role");
   const given = value["content"];
   let content: UserContent[];
@@ -306,20 +572,26 @@ function userFromPi(value: JsonRecord, where: string): UserMessage {
 }
 
 function toolResultFromPi(value: JsonRecord, where: string): ToolResultMessage {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.toolResult);
   read.string("role");
   const toolCallId = read.string("toolCallId");
   const toolName = read.string("toolName", "");
   const content = read.items("content", mediaBlock).map((block) => create(ToolResultContentSchema, { block }));
   const detailsJson = read.jsonText("details");
+  const usage = read.child("usage", usageFromPi);
+  const nestedCalls = read.kept("nestedCalls", nestedCallsFromPi, nestedCallsToPi);
   const isError = read.boolean("isError", false);
+  const durationMs = read.optionalInteger("durationMs");
   const timestamp = read.integer("timestamp");
   return create(ToolResultMessageSchema, {
     toolCallId,
     toolName,
     content,
     detailsJson,
+    usage,
+    nestedCalls,
     isError,
+    durationMs,
     timestamp,
     extraJson: read.extraJson(),
   });
@@ -336,7 +608,7 @@ function assistantBlock(value: unknown, where: string): AssistantContent {
     return create(AssistantContentSchema, { block: { case: "text", value: textFromPi(value, where) } });
   }
   if (kind === "thinking") {
-    const read = new Reader(value, where);
+    const read = new Reader(value, where, SHAPES.thinking);
     read.string("type");
     const thinking = read.string("thinking");
     const thinkingSignature = read.optionalString("thinkingSignature");
@@ -345,18 +617,29 @@ function assistantBlock(value: unknown, where: string): AssistantContent {
     return create(AssistantContentSchema, { block: { case: "thinking", value: block } });
   }
   if (kind === "toolCall") {
-    const read = new Reader(value, where);
+    const read = new Reader(value, where, SHAPES.toolCall);
     read.string("type");
     const id = read.string("id");
     const name = read.string("name");
     const argumentsJson = read.objectText("arguments");
     const rawArguments = read.optionalString("rawArguments");
     const thoughtSignature = read.optionalString("thoughtSignature");
-    const call = { id, name, argumentsJson, rawArguments, thoughtSignature, extraJson: read.extraJson() };
+    const namespace = read.optionalString("namespace");
+    const argumentsError = read.optionalString("argumentsError");
+    const extraJson = read.extraJson();
+    const call = { id, name, argumentsJson, rawArguments, thoughtSignature, namespace, argumentsError, extraJson };
     return create(AssistantContentSchema, { block: { case: "toolCall", value: call } });
   }
   const kinds = '"text", "thinking" or "toolCall"';
   throw new PiJsonError(at(where, "type"), `an assistant block is ${kinds}, not ${describe(kind)}`);
+}
+
+function systemBlock(value: unknown, where: string): TextContent {
+  const kind = blockType(value, where);
+  if (kind !== "text") {
+    throw new PiJsonError(at(where, "type"), `a system message's block is "text", not ${describe(kind)}`);
+  }
+  return textFromPi(value, where);
 }
 
 type MediaBlock = { case: "text"; value: TextContent } | { case: "image"; value: ImageContent };
@@ -365,7 +648,7 @@ function mediaBlock(value: unknown, where: string): MediaBlock {
   const kind = blockType(value, where);
   if (kind === "text") return { case: "text", value: textFromPi(value, where) };
   if (kind === "image") {
-    const read = new Reader(value, where);
+    const read = new Reader(value, where, SHAPES.image);
     read.string("type");
     const encoded = read.string("data");
     const data = Buffer.from(encoded, "base64");
@@ -381,7 +664,7 @@ function mediaBlock(value: unknown, where: string): MediaBlock {
 }
 
 function textFromPi(value: unknown, where: string): TextContent {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.text);
   read.string("type");
   const text = read.string("text");
   const textSignature = read.optionalString("textSignature");
@@ -389,39 +672,171 @@ function textFromPi(value: unknown, where: string): TextContent {
 }
 
 function usageFromPi(value: unknown, where: string): Usage {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.usage);
   const input = read.integer("input");
   const output = read.integer("output");
   const cacheRead = read.integer("cacheRead");
   const cacheWrite = read.integer("cacheWrite");
+  const reasoning = read.optionalInteger("reasoning"); // absent is not 0: the provider did not say
   const totalTokens = read.integer("totalTokens");
   const cost = read.child("cost", costFromPi);
-  return create(UsageSchema, { input, output, cacheRead, cacheWrite, totalTokens, cost, extraJson: read.extraJson() });
+  const cacheWrite1h = read.optionalInteger("cacheWrite1h");
+  return create(UsageSchema, {
+    input,
+    output,
+    cacheRead,
+    cacheWrite,
+    reasoning,
+    totalTokens,
+    cost,
+    cacheWrite1h,
+    extraJson: read.extraJson(),
+  });
 }
 
 function costFromPi(value: unknown, where: string): Cost {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.cost);
   const input = read.number("input");
   const output = read.number("output");
   const cacheRead = read.number("cacheRead");
   const cacheWrite = read.number("cacheWrite");
   const total = read.number("total");
-  return create(CostSchema, { input, output, cacheRead, cacheWrite, total, extraJson: read.extraJson() });
+  const totalFromProvider = read.optionalBoolean("totalFromProvider");
+  const extraJson = read.extraJson();
+  return create(CostSchema, { input, output, cacheRead, cacheWrite, total, totalFromProvider, extraJson });
 }
 
 function toolFromPi(value: unknown, where: string): Tool {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.tool);
   const name = read.string("name");
   const description = read.string("description", "");
   const parametersJson = read.objectText("parameters");
-  return create(ToolSchema, { name, description, parametersJson, extraJson: read.extraJson() });
+  const constrainedSampling = read.kept("constrainedSampling", constrainedSamplingFromPi, constrainedSamplingToPi);
+  return create(ToolSchema, { name, description, parametersJson, constrainedSampling, extraJson: read.extraJson() });
+}
+
+function toolsFromPi(value: unknown, where: string): Tool[] {
+  return list(value, where, toolFromPi);
+}
+
+// The readers below are of objects without extraJson: a value of theirs that the writer would not
+// give back the same is kept whole in the extraJson of the object that holds it (Reader.kept).
+
+function toolReferencesFromPi(value: unknown, where: string): ToolReference[] {
+  return list(value, where, (item, at) => create(ToolReferenceSchema, { name: new Reader(item, at).string("name") }));
+}
+
+/** pi's `sections` object, in its order; a section set to null (removed) has no text. */
+function sectionsFromPi(value: unknown, where: string): SystemSection[] {
+  if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${describe(value)}`);
+  return Object.entries(value).map(([name, text]) => {
+    if (text !== null && typeof text !== "string") {
+      throw new PiJsonError(at(where, name), `expected a string or null, got ${describe(text)}`);
+    }
+    return create(SystemSectionSchema, { name, text: text ?? undefined });
+  });
+}
+
+/** pi's `false | {type: "json_schema", strict} | {type: "grammar", variants}`. */
+function constrainedSamplingFromPi(value: unknown, where: string): ConstrainedSampling {
+  if (value === false) return create(ConstrainedSamplingSchema, { config: { case: "off", value: true } });
+  if (!isObject(value)) throw new PiJsonError(where, `expected false or an object, got ${describe(value)}`);
+  const read = new Reader(value, where);
+  const kind = read.string("type");
+  if (kind === "json_schema") {
+    const strict = read.choice("strict", STRICTNESS);
+    return create(ConstrainedSamplingSchema, { config: { case: "jsonSchema", value: { strict } } });
+  }
+  if (kind === "grammar") {
+    const grammar = read.child("variants", grammarFromPi);
+    if (grammar === undefined) {
+      throw new PiJsonError(at(where, "variants"), "required, an object of grammars by format");
+    }
+    return create(ConstrainedSamplingSchema, { config: { case: "grammar", value: grammar } });
+  }
+  throw new PiJsonError(at(where, "type"), `expected "json_schema" or "grammar", got ${JSON.stringify(kind)}`);
+}
+
+function grammarFromPi(value: unknown, where: string): GrammarSampling {
+  const read = new Reader(value, where);
+  const openaiLark = read.optionalString("openai_lark");
+  const openaiRegex = read.optionalString("openai_regex");
+  return create(GrammarSamplingSchema, { openaiLark, openaiRegex });
+}
+
+function diagnosticsFromPi(value: unknown, where: string): Diagnostic[] {
+  return list(value, where, diagnosticFromPi);
+}
+
+function diagnosticFromPi(value: unknown, where: string): Diagnostic {
+  const read = new Reader(value, where);
+  const type = read.string("type");
+  const timestamp = read.integer("timestamp");
+  const error = read.child("error", diagnosticErrorFromPi);
+  const detailsJson = read.jsonText("details", true);
+  return create(DiagnosticSchema, { type, timestamp, error, detailsJson });
+}
+
+function diagnosticErrorFromPi(value: unknown, where: string): DiagnosticError {
+  const read = new Reader(value, where);
+  const name = read.optionalString("name");
+  const message = read.string("message");
+  const stack = read.optionalString("stack");
+  const code = read.value("code");
+  let init: MessageInitShape<typeof DiagnosticErrorSchema>["code"];
+  if (typeof code === "string") init = { case: "codeText", value: code };
+  else if (typeof code === "number" && exactNumber(code)) init = { case: "codeNumber", value: code };
+  else if (code !== undefined) {
+    throw read.fail("code", "a string or a number (a safe integer when integral)", code);
+  }
+  return create(DiagnosticErrorSchema, { name, message, stack, code: init });
+}
+
+/** Whether a number is one a JSON number gives exactly: finite, and a safe integer if integral. */
+function exactNumber(value: number): boolean {
+  return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
+}
+
+function deferredFromPi(value: unknown, where: string): DeferredHandle {
+  const read = new Reader(value, where);
+  const provider = read.string("provider");
+  const modelId = read.string("modelId");
+  const api = read.string("api");
+  const id = read.string("id");
+  const expiresAt = read.optionalInteger("expiresAt");
+  const pollAfterMs = read.optionalInteger("pollAfterMs");
+  const dataJson = read.jsonText("data");
+  return create(DeferredHandleSchema, { provider, modelId, api, id, expiresAt, pollAfterMs, dataJson });
+}
+
+function nestedCallsFromPi(value: unknown, where: string): NestedToolCalls {
+  const read = new Reader(value, where);
+  const calls = read.items("calls", nestedCallFromPi);
+  const complete = read.boolean("complete");
+  return create(NestedToolCallsSchema, { calls, complete });
+}
+
+function nestedCallFromPi(value: unknown, where: string): NestedToolCall {
+  const read = new Reader(value, where);
+  const id = read.string("id");
+  const name = read.string("name");
+  const argumentsJson = read.jsonText("arguments", true);
+  const argumentsBytes = read.optionalInteger("argumentsBytes");
+  const status = read.choice("status", NESTED_CALL_STATUSES);
+  const durationMs = read.optionalInteger("durationMs");
+  const error = read.optionalString("error");
+  return create(NestedToolCallSchema, { id, name, argumentsJson, argumentsBytes, status, durationMs, error });
 }
 
 // --- writing -------------------------------------------------------------------------------------
 
 /** Convert a message to its pi-JSON object. */
-export function messageToPi(message: AgentMessage | UserMessage | AssistantMessage | ToolResultMessage): JsonObject {
+export function messageToPi(
+  message: AgentMessage | SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
+): JsonObject {
   switch (message.$typeName) {
+    case "pi.ai.v1.SystemMessage":
+      return systemToPi(message);
     case "pi.ai.v1.UserMessage":
       return userToPi(message);
     case "pi.ai.v1.AssistantMessage":
@@ -431,6 +846,8 @@ export function messageToPi(message: AgentMessage | UserMessage | AssistantMessa
   }
   const role = message.role;
   switch (role.case) {
+    case "system":
+      return systemToPi(role.value);
     case "user":
       return userToPi(role.value);
     case "assistant":
@@ -465,11 +882,19 @@ export function assistantToPi(message: AssistantMessage): JsonObject {
     model: message.model,
   };
   if (message.usage !== undefined) out["usage"] = usageToPi(message.usage);
-  const reason = STOP_REASON_NAMES.get(message.stopReason);
-  if (reason !== undefined) out["stopReason"] = reason;
+  put(out, "stopReason", STOP_REASONS.names.get(message.stopReason));
+  if (message.deferred !== undefined) out["deferred"] = deferredToPi(message.deferred);
   out["timestamp"] = int64ToPi(message.timestamp, "AssistantMessage.timestamp");
-  if (message.errorMessage !== undefined) out["errorMessage"] = message.errorMessage; // pi sets it last, once the call failed
-  return withExtra(out, message.extraJson, "AssistantMessage");
+  put(out, "providerThinkingLevel", message.providerThinkingLevel);
+  put(out, "responseId", message.responseId);
+  put(out, "responseModel", message.responseModel);
+  put(out, "rawStopReason", message.rawStopReason);
+  put(out, "endTurn", message.endTurn);
+  put(out, "errorMessage", message.errorMessage); // pi sets it once the call has failed
+  put(out, "diagnostics", diagnosticsToPi(message.diagnostics));
+  put(out, "durationMs", optionalInt64ToPi(message.durationMs, "AssistantMessage.duration_ms"));
+  put(out, "thinkingLevel", THINKING_LEVELS.names.get(message.thinkingLevel));
+  return withExtra(out, message.extraJson, "AssistantMessage", SHAPES.assistant);
 }
 
 /** Convert a context to its pi-JSON object. */
@@ -478,7 +903,24 @@ export function contextToPi(context: AgentContext): JsonObject {
   if (context.systemPrompt !== undefined) out["systemPrompt"] = context.systemPrompt;
   out["messages"] = context.messages.map((message) => messageToPi(message));
   if (context.tools.length > 0) out["tools"] = context.tools.map(toolToPi);
-  return withExtra(out, context.extraJson, "AgentContext");
+  return withExtra(out, context.extraJson, "AgentContext", SHAPES.context);
+}
+
+/** Write an optional key: undefined leaves it out. */
+function put(out: JsonObject, key: string, value: JsonValue | undefined): void {
+  if (value !== undefined) out[key] = value;
+}
+
+function systemToPi(message: SystemMessage): JsonObject {
+  const only = message.content.length === 1 ? message.content[0]! : undefined;
+  const content: JsonValue =
+    message.stringContent && only !== undefined ? only.text : message.content.map(textToPi);
+  const out: JsonObject = { role: "system", content };
+  put(out, "sections", sectionsToPi(message.sections));
+  put(out, "toolsAdded", toolsToPi(message.toolsAdded));
+  put(out, "toolsRemoved", toolReferencesToPi(message.toolsRemoved));
+  out["timestamp"] = int64ToPi(message.timestamp, "SystemMessage.timestamp");
+  return withExtra(out, message.extraJson, "SystemMessage", SHAPES.system);
 }
 
 function userToPi(message: UserMessage): JsonObject {
@@ -492,7 +934,7 @@ function userToPi(message: UserMessage): JsonObject {
     content,
     timestamp: int64ToPi(message.timestamp, "UserMessage.timestamp"),
   };
-  return withExtra(out, message.extraJson, "UserMessage");
+  return withExtra(out, message.extraJson, "UserMessage", SHAPES.user);
 }
 
 function toolResultToPi(message: ToolResultMessage): JsonObject {
@@ -505,9 +947,12 @@ function toolResultToPi(message: ToolResultMessage): JsonObject {
   if (message.detailsJson !== undefined) {
     out["details"] = parseJson(message.detailsJson, "ToolResultMessage.details_json");
   }
+  if (message.usage !== undefined) out["usage"] = usageToPi(message.usage);
+  if (message.nestedCalls !== undefined) out["nestedCalls"] = nestedCallsToPi(message.nestedCalls);
   out["isError"] = message.isError;
+  put(out, "durationMs", optionalInt64ToPi(message.durationMs, "ToolResultMessage.duration_ms"));
   out["timestamp"] = int64ToPi(message.timestamp, "ToolResultMessage.timestamp");
-  return withExtra(out, message.extraJson, "ToolResultMessage");
+  return withExtra(out, message.extraJson, "ToolResultMessage", SHAPES.toolResult);
 }
 
 function assistantBlockToPi(content: AssistantContent): JsonObject {
@@ -520,7 +965,7 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
       const out: JsonObject = { type: "thinking", thinking: thinking.thinking };
       if (thinking.thinkingSignature !== undefined) out["thinkingSignature"] = thinking.thinkingSignature;
       if (thinking.redacted !== undefined) out["redacted"] = thinking.redacted;
-      return withExtra(out, thinking.extraJson, "ThinkingContent");
+      return withExtra(out, thinking.extraJson, "ThinkingContent", SHAPES.thinking);
     }
     case "toolCall": {
       const call = block.value;
@@ -532,7 +977,9 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
       };
       if (call.rawArguments !== undefined) out["rawArguments"] = call.rawArguments;
       if (call.thoughtSignature !== undefined) out["thoughtSignature"] = call.thoughtSignature;
-      return withExtra(out, call.extraJson, "ToolCall");
+      if (call.namespace !== undefined) out["namespace"] = call.namespace;
+      if (call.argumentsError !== undefined) out["argumentsError"] = call.argumentsError;
+      return withExtra(out, call.extraJson, "ToolCall", SHAPES.toolCall);
     }
   }
   throw new PiJsonError("AssistantContent.block", "no block is set");
@@ -545,7 +992,8 @@ function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]
     case "image": {
       const image = block.value;
       const data = Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength).toString("base64");
-      return withExtra({ type: "image", data, mimeType: image.mimeType }, image.extraJson, "ImageContent");
+      const out: JsonObject = { type: "image", data, mimeType: image.mimeType };
+      return withExtra(out, image.extraJson, "ImageContent", SHAPES.image);
     }
   }
   throw new PiJsonError("content.block", "no block is set");
@@ -554,7 +1002,7 @@ function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]
 function textToPi(block: TextContent): JsonObject {
   const out: JsonObject = { type: "text", text: block.text };
   if (block.textSignature !== undefined) out["textSignature"] = block.textSignature;
-  return withExtra(out, block.extraJson, "TextContent");
+  return withExtra(out, block.extraJson, "TextContent", SHAPES.text);
 }
 
 function usageToPi(usage: Usage): JsonObject {
@@ -563,15 +1011,20 @@ function usageToPi(usage: Usage): JsonObject {
     output: int64ToPi(usage.output, "Usage.output"),
     cacheRead: int64ToPi(usage.cacheRead, "Usage.cache_read"),
     cacheWrite: int64ToPi(usage.cacheWrite, "Usage.cache_write"),
-    totalTokens: int64ToPi(usage.totalTokens, "Usage.total_tokens"),
   };
-  const cost = usage.cost;
-  if (cost !== undefined) {
-    // JSON.stringify writes integral doubles without a fraction, as pi does: no conversion needed.
-    const { input, output, cacheRead, cacheWrite, total } = cost;
-    out["cost"] = withExtra({ input, output, cacheRead, cacheWrite, total }, cost.extraJson, "Cost");
-  }
-  return withExtra(out, usage.extraJson, "Usage");
+  put(out, "reasoning", optionalInt64ToPi(usage.reasoning, "Usage.reasoning"));
+  out["totalTokens"] = int64ToPi(usage.totalTokens, "Usage.total_tokens");
+  if (usage.cost !== undefined) out["cost"] = costToPi(usage.cost);
+  put(out, "cacheWrite1h", optionalInt64ToPi(usage.cacheWrite1h, "Usage.cache_write_1h"));
+  return withExtra(out, usage.extraJson, "Usage", SHAPES.usage);
+}
+
+function costToPi(cost: Cost): JsonObject {
+  // JSON.stringify writes integral doubles without a fraction, as pi does: no conversion needed.
+  const { input, output, cacheRead, cacheWrite, total } = cost;
+  const out: JsonObject = { input, output, cacheRead, cacheWrite, total };
+  put(out, "totalFromProvider", cost.totalFromProvider);
+  return withExtra(out, cost.extraJson, "Cost", SHAPES.cost);
 }
 
 function toolToPi(tool: Tool): JsonObject {
@@ -580,7 +1033,99 @@ function toolToPi(tool: Tool): JsonObject {
     description: tool.description,
     parameters: parseJson(tool.parametersJson, "Tool.parameters_json"),
   };
-  return withExtra(out, tool.extraJson, "Tool");
+  if (tool.constrainedSampling !== undefined) {
+    out["constrainedSampling"] = constrainedSamplingToPi(tool.constrainedSampling);
+  }
+  return withExtra(out, tool.extraJson, "Tool", SHAPES.tool);
+}
+
+function toolsToPi(tools: readonly Tool[]): JsonObject[] | undefined {
+  return tools.length > 0 ? tools.map(toolToPi) : undefined;
+}
+
+function toolReferencesToPi(references: readonly ToolReference[]): JsonObject[] | undefined {
+  return references.length > 0 ? references.map((reference) => ({ name: reference.name })) : undefined;
+}
+
+function sectionsToPi(sections: readonly SystemSection[]): JsonObject | undefined {
+  if (sections.length === 0) return undefined;
+  const entries: Array<[string, string | null]> = [];
+  const names = new Set<string>();
+  for (const [index, section] of sections.entries()) {
+    if (names.has(section.name)) {
+      const detail = `${JSON.stringify(section.name)} is named twice, and pi's sections are an object`;
+      throw new PiJsonError(`SystemMessage.sections[${index}].name`, detail);
+    }
+    names.add(section.name);
+    entries.push([section.name, section.text ?? null]);
+  }
+  return Object.fromEntries(entries) as JsonObject;
+}
+
+function constrainedSamplingToPi(sampling: ConstrainedSampling): JsonValue {
+  const config = sampling.config;
+  switch (config.case) {
+    case "off":
+      return false;
+    case "jsonSchema":
+      return { type: "json_schema", strict: STRICTNESS.name(config.value.strict, "JsonSchemaSampling.strict") };
+    case "grammar": {
+      const variants: JsonObject = {};
+      put(variants, "openai_lark", config.value.openaiLark);
+      put(variants, "openai_regex", config.value.openaiRegex);
+      return { type: "grammar", variants };
+    }
+  }
+  throw new PiJsonError("ConstrainedSampling.config", "no choice is set");
+}
+
+function diagnosticsToPi(diagnostics: readonly Diagnostic[]): JsonObject[] | undefined {
+  return diagnostics.length > 0 ? diagnostics.map(diagnosticToPi) : undefined;
+}
+
+function diagnosticToPi(diagnostic: Diagnostic): JsonObject {
+  const out: JsonObject = {
+    type: diagnostic.type,
+    timestamp: int64ToPi(diagnostic.timestamp, "Diagnostic.timestamp"),
+  };
+  if (diagnostic.error !== undefined) out["error"] = diagnosticErrorToPi(diagnostic.error);
+  if (diagnostic.detailsJson !== undefined) {
+    out["details"] = parseJson(diagnostic.detailsJson, "Diagnostic.details_json");
+  }
+  return out;
+}
+
+function diagnosticErrorToPi(error: DiagnosticError): JsonObject {
+  const out: JsonObject = {};
+  put(out, "name", error.name);
+  out["message"] = error.message;
+  put(out, "stack", error.stack);
+  put(out, "code", error.code.value);
+  return out;
+}
+
+function deferredToPi(handle: DeferredHandle): JsonObject {
+  const out: JsonObject = { provider: handle.provider, modelId: handle.modelId, api: handle.api, id: handle.id };
+  put(out, "expiresAt", optionalInt64ToPi(handle.expiresAt, "DeferredHandle.expires_at"));
+  put(out, "pollAfterMs", optionalInt64ToPi(handle.pollAfterMs, "DeferredHandle.poll_after_ms"));
+  if (handle.dataJson !== undefined) out["data"] = parseJson(handle.dataJson, "DeferredHandle.data_json");
+  return out;
+}
+
+function nestedCallsToPi(nested: NestedToolCalls): JsonObject {
+  return { calls: nested.calls.map(nestedCallToPi), complete: nested.complete };
+}
+
+function nestedCallToPi(call: NestedToolCall): JsonObject {
+  const out: JsonObject = { id: call.id, name: call.name };
+  if (call.argumentsJson !== undefined) {
+    out["arguments"] = parseJson(call.argumentsJson, "NestedToolCall.arguments_json");
+  }
+  put(out, "argumentsBytes", optionalInt64ToPi(call.argumentsBytes, "NestedToolCall.arguments_bytes"));
+  out["status"] = NESTED_CALL_STATUSES.name(call.status, "NestedToolCall.status");
+  put(out, "durationMs", optionalInt64ToPi(call.durationMs, "NestedToolCall.duration_ms"));
+  put(out, "error", call.error);
+  return out;
 }
 
 /** An int64 as a JSON number; one beyond 2^53 would change on the way, so it is refused. */
@@ -591,19 +1136,33 @@ function int64ToPi(value: bigint, where: string): number {
   return Number(value);
 }
 
-/** `out` with the object's extras: the keys it kept, and without the keys it lacked. */
-function withExtra(out: JsonObject, extraJson: string, where: string): JsonObject {
+function optionalInt64ToPi(value: bigint | undefined, where: string): number | undefined {
+  return value === undefined ? undefined : int64ToPi(value, where);
+}
+
+/**
+ * `out` with the object's extras: the keys it kept, without the keys it lacked, and in the order it
+ * had them (the shape's, the writer's, when it had them in that).
+ */
+function withExtra(out: JsonObject, extraJson: string, where: string, shape: Shape): JsonObject {
   if (!extraJson) return out;
   const extra = jsonObject(extraJson, `${where}.extra_json`);
-  const absent = extra[ABSENT_KEY];
-  if (Object.hasOwn(extra, ABSENT_KEY)) {
-    if (!Array.isArray(absent)) throw new PiJsonError(`${where}.extra_json`, `${ABSENT_KEY} is not a list of keys`);
-    for (const key of absent) if (typeof key === "string") delete out[key];
-    delete extra[ABSENT_KEY];
-  }
+  const order = keyList(extra, ORDER_KEY, where) ?? shape.keys;
+  for (const key of keyList(extra, ABSENT_KEY, where) ?? []) delete out[key];
   // Spreading defines each key as an own property ("__proto__" included); a key already written
-  // keeps its place and takes the extra's value.
-  return { ...out, ...extra };
+  // takes the extra's value.
+  return inOrder({ ...out, ...extra }, order);
+}
+
+/** The list of keys `extra` holds under `marker`, taken out of it; undefined when it has none. */
+function keyList(extra: JsonObject, marker: string, where: string): string[] | undefined {
+  if (!Object.hasOwn(extra, marker)) return undefined;
+  const keys = extra[marker];
+  delete extra[marker];
+  if (!Array.isArray(keys) || !keys.every((key) => typeof key === "string")) {
+    throw new PiJsonError(`${where}.extra_json`, `${marker} is not a list of keys`);
+  }
+  return keys;
 }
 
 function jsonObject(text: string, where: string): JsonObject {
@@ -675,9 +1234,10 @@ export function eventFromPi(value: unknown, where = ""): ModelEvent {
   const kind = read.string("type");
   if (kind === "done" || kind === "error") {
     const reasonName = read.string("reason");
-    const reason = STOP_REASONS.get(reasonName);
+    const reason = STOP_REASONS.values.get(reasonName);
     if (reason === undefined) {
-      throw new PiJsonError(at(where, "reason"), `expected one of ${REASON_LIST}, got ${JSON.stringify(reasonName)}`);
+      const detail = `expected one of ${STOP_REASONS.list}, got ${JSON.stringify(reasonName)}`;
+      throw new PiJsonError(at(where, "reason"), detail);
     }
     const key = kind === "done" ? "message" : "error";
     const message = read.child(key, assistantFromPi);
@@ -756,7 +1316,7 @@ export function eventToPi(event: ModelEvent): JsonObject {
   const kind = eventKind(event);
   const body = event.event;
   if (body.case === "done" || body.case === "error") {
-    const reason = STOP_REASON_NAMES.get(body.value.reason);
+    const reason = STOP_REASONS.names.get(body.value.reason);
     if (reason === undefined) throw new PiJsonError(`${kind}.reason`, "must be set");
     if (body.value.message === undefined) throw new PiJsonError(`${kind}.message`, "required");
     const message = assistantToPi(body.value.message);

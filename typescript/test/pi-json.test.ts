@@ -14,11 +14,23 @@ import {
   type AssistantMessage,
   AssistantMessageSchema,
   CostSchema,
+  GrammarSamplingSchema,
+  JsonSchemaSamplingSchema,
+  ModelThinkingLevel,
+  NestedCallStatus,
+  NestedToolCallSchema,
+  NestedToolCallsSchema,
   PiJsonError,
   StopReason,
+  Strictness,
+  type SystemMessage,
+  SystemMessageSchema,
+  type ToolResultMessage,
+  ToolResultMessageSchema,
   type TranscriptEntry,
   TranscriptEntrySchema,
   UsageSchema,
+  UserMessageSchema,
   assistantToPi,
   contextFromPi,
   contextToPi,
@@ -275,10 +287,10 @@ test("the assistant's keys are written in pi's order, errorMessage after the tim
   const message = assistantMessage([text("partial")], { stopReason: StopReason.ERROR, timestamp: 5n });
   message.errorMessage = "socket reset";
   message.usage = create(UsageSchema, { input: 1n });
-  message.extraJson = '{"responseId":"r1"}';
+  message.extraJson = '{"serviceTier":"priority"}';
   const keys = Object.keys(assistantToPi(message));
   const order = ["role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "errorMessage"];
-  assert.deepStrictEqual(keys, [...order, "responseId"]);
+  assert.deepStrictEqual(keys, [...order, "serviceTier"]);
 });
 
 // --- errors: the path of the bad value ----------------------------------------------------------------
@@ -387,4 +399,354 @@ test("pi events need their partial", { timeout: TEST_TIMEOUT }, () => {
   const end = eventFromPi({ type: "text_end", contentIndex: 0, content: "abc", partial });
   assert.equal(end.event.case, "textEnd");
   assert.equal(textOf(end.partial!), "abc");
+});
+
+// --- pi 1.6: system messages, and the fields pi 1.6 adds ----------------------------------------------
+
+const READ_TOOL = { name: "read", description: "Read a file.", parameters: { type: "object", properties: {} } };
+const SYSTEM = {
+  role: "system",
+  content: "You are pi, a coding agent.",
+  sections: { "<environment>": "<environment>cwd: /repo</environment>", guidelines: "## Guidelines", old: null },
+  toolsAdded: [
+    { ...READ_TOOL, constrainedSampling: { type: "json_schema", strict: "require" } },
+    { ...READ_TOOL, name: "bash", constrainedSampling: false },
+    { ...READ_TOOL, name: "patch", constrainedSampling: { type: "grammar", variants: { openai_lark: "s" } } },
+  ],
+  toolsRemoved: [{ name: "grep" }],
+  timestamp: 1765233660000,
+};
+const USAGE_16 = {
+  input: 1203,
+  output: 41,
+  cacheRead: 5000,
+  cacheWrite: 300,
+  reasoning: 0,
+  totalTokens: 6544,
+  cost: { input: 0.003609, output: 0.000615, cacheRead: 0.0015, cacheWrite: 0, total: 0.005724, totalFromProvider: true },
+  cacheWrite1h: 100,
+};
+const HANDLE = { provider: "openai", modelId: "gpt-5", api: "openai-responses", id: "resp_1" };
+const { role, content, api, provider, model } = assistant();
+const ASSISTANT_16 = {
+  role,
+  content,
+  api,
+  provider,
+  model,
+  usage: USAGE_16,
+  stopReason: "deferred",
+  deferred: { ...HANDLE, expiresAt: 1765320000000, pollAfterMs: 2000, data: { row: 3 } },
+  timestamp: 1765233665294,
+  providerThinkingLevel: "high",
+  responseId: "msg_01",
+  responseModel: "claude-sonnet-4-5-20250929",
+  rawStopReason: "end_turn",
+  endTurn: false,
+  errorMessage: "",
+  diagnostics: [
+    {
+      type: "provider_transport_failure",
+      timestamp: 1765233665300,
+      error: { name: "Error", message: "socket hang up", stack: "Error: ...", code: "ECONNRESET" },
+      details: { attempt: 1 },
+    },
+    { type: "overloaded", timestamp: 1765233665400, error: { message: "Overloaded", code: 529 } },
+  ],
+  durationMs: 0,
+  thinkingLevel: "off",
+};
+const TOOL_RESULT_16 = {
+  role: "toolResult",
+  toolCallId: "toolu_01",
+  toolName: "codemode",
+  content: [{ type: "text", text: "3 files" }],
+  details: { files: 3 },
+  usage: { input: 50, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 60 },
+  nestedCalls: {
+    calls: [
+      { id: "n1", name: "read", arguments: { path: "a.ts" }, status: "ok", durationMs: 4 },
+      { id: "n2", name: "bash", argumentsBytes: 70000, status: "error", durationMs: 0, error: "exit 1" },
+      { id: "n3", name: "grep", arguments: {}, status: "unfinished" },
+    ],
+    complete: false,
+  },
+  isError: false,
+  durationMs: 130,
+  timestamp: 1765233666000,
+};
+
+/** The text written back after reading `value` and sending it through the wire. */
+function textRoundTrip(value: unknown): string {
+  return JSON.stringify(roundTrip(value));
+}
+
+test("every field pi 1.6 adds converts back to the same text", { timeout: TEST_TIMEOUT }, () => {
+  for (const original of [SYSTEM, ASSISTANT_16, TOOL_RESULT_16]) {
+    assert.equal(textRoundTrip(original), JSON.stringify(original));
+  }
+});
+
+test("pi 1.6's fields are modelled, not kept as extras", { timeout: TEST_TIMEOUT }, () => {
+  const read = throughTheWire(messageFromPi(ASSISTANT_16));
+  assert.equal(read.role.case, "assistant");
+  const message = read.role.value as AssistantMessage;
+  assert.equal(message.extraJson, "");
+  assert.equal(message.stopReason, StopReason.DEFERRED);
+  assert.equal(message.thinkingLevel, ModelThinkingLevel.OFF);
+  assert.deepStrictEqual(
+    [message.responseId, message.responseModel, message.providerThinkingLevel, message.rawStopReason],
+    ["msg_01", "claude-sonnet-4-5-20250929", "high", "end_turn"],
+  );
+  assert.deepStrictEqual([message.endTurn, message.errorMessage, message.durationMs], [false, "", 0n]);
+  assert.deepStrictEqual(
+    [message.deferred?.modelId, message.deferred?.expiresAt, message.deferred?.pollAfterMs, message.deferred?.dataJson],
+    ["gpt-5", 1765320000000n, 2000n, '{"row":3}'],
+  );
+  const [first, second] = message.diagnostics;
+  assert.deepStrictEqual(first?.error?.code, { case: "codeText", value: "ECONNRESET" });
+  assert.equal(first?.detailsJson, '{"attempt":1}');
+  assert.deepStrictEqual(second?.error?.code, { case: "codeNumber", value: 529 });
+  assert.equal(second?.error?.name, undefined);
+  assert.deepStrictEqual([message.usage?.reasoning, message.usage?.cacheWrite1h], [0n, 100n]);
+  assert.equal(message.usage?.cost?.totalFromProvider, true);
+
+  const result = throughTheWire(messageFromPi(TOOL_RESULT_16)).role.value as ToolResultMessage;
+  assert.equal(result.extraJson, "");
+  assert.equal(result.durationMs, 130n);
+  assert.equal(result.usage?.cost, undefined);
+  assert.equal(result.nestedCalls?.complete, false);
+  const calls = result.nestedCalls?.calls ?? [];
+  assert.deepStrictEqual(
+    calls.map((call) => call.status),
+    [NestedCallStatus.OK, NestedCallStatus.ERROR, NestedCallStatus.UNFINISHED],
+  );
+  assert.deepStrictEqual(
+    calls.map((call) => [call.argumentsJson, call.argumentsBytes, call.durationMs, call.error]),
+    [
+      ['{"path":"a.ts"}', undefined, 4n, undefined],
+      [undefined, 70000n, 0n, "exit 1"],
+      ["{}", undefined, undefined, undefined],
+    ],
+  );
+});
+
+test("a system role is a system message, its sections in order", { timeout: TEST_TIMEOUT }, () => {
+  const message = throughTheWire(messageFromPi(SYSTEM));
+  assert.equal(message.role.case, "system");
+  const system = message.role.value;
+  assert.equal(system.extraJson, "");
+  assert.equal(system.stringContent, true);
+  assert.equal(textOf(message), "You are pi, a coding agent.");
+  assert.deepStrictEqual(
+    system.sections.map((section) => [section.name, section.text]),
+    [
+      ["<environment>", "<environment>cwd: /repo</environment>"],
+      ["guidelines", "## Guidelines"],
+      ["old", undefined], // pi's null: this message removes the section
+    ],
+  );
+  assert.deepStrictEqual(
+    system.toolsAdded.map((tool) => tool.constrainedSampling?.config),
+    [
+      { case: "jsonSchema", value: create(JsonSchemaSamplingSchema, { strict: Strictness.REQUIRE }) },
+      { case: "off", value: true },
+      { case: "grammar", value: create(GrammarSamplingSchema, { openaiLark: "s" }) },
+    ],
+  );
+  assert.deepStrictEqual(
+    system.toolsRemoved.map((reference) => reference.name),
+    ["grep"],
+  );
+  // Content as blocks; sections named without integers (which JavaScript objects put first) keep
+  // their order, not sorted.
+  const blocks = {
+    role: "system",
+    content: [{ type: "text", text: "a" }, { type: "text", text: "b", textSignature: "s" }],
+    sections: { "z-last": "z", "a-first": null },
+    timestamp: 0,
+  };
+  const read = messageFromPi(blocks).role.value as SystemMessage;
+  assert.deepStrictEqual([read.stringContent, read.extraJson], [false, ""]);
+  assert.deepStrictEqual(
+    read.sections.map((section) => section.name),
+    ["z-last", "a-first"],
+  );
+  assert.equal(textRoundTrip(blocks), JSON.stringify(blocks));
+  // A system message built here, with one text block given as a string.
+  const built = create(SystemMessageSchema, { content: [{ text: "p" }], stringContent: true, timestamp: 3n });
+  assert.equal(JSON.stringify(messageToPi(built)), '{"role":"system","content":"p","timestamp":3}');
+});
+
+test("absent differs from 0, false and empty", { timeout: TEST_TIMEOUT }, () => {
+  const bare = assistant();
+  const message = messageFromPi(bare).role.value as AssistantMessage;
+  assert.deepStrictEqual([message.usage?.reasoning, message.usage?.cacheWrite1h], [undefined, undefined]);
+  assert.equal(message.usage?.cost?.totalFromProvider, undefined);
+  assert.deepStrictEqual([message.endTurn, message.durationMs, message.deferred], [undefined, undefined, undefined]);
+  assert.deepStrictEqual([message.thinkingLevel, message.diagnostics], [ModelThinkingLevel.UNSPECIFIED, []]);
+  assert.equal(textRoundTrip(bare), JSON.stringify(bare));
+
+  const zeros = assistant({ endTurn: false, diagnostics: [], durationMs: 0 });
+  const usage = zeros["usage"] as Record<string, unknown>;
+  zeros["usage"] = { ...usage, reasoning: 0, cost: { ...(usage["cost"] as object), totalFromProvider: false } };
+  assert.equal(textRoundTrip(zeros), JSON.stringify(zeros));
+  const read = messageFromPi(zeros).role.value as AssistantMessage;
+  assert.equal(read.usage?.reasoning, 0n);
+  assert.equal(read.extraJson, '{"diagnostics":[]}'); // the repeated field cannot hold an empty list
+
+  const empty = { role: "system", content: "", sections: {}, toolsAdded: [], toolsRemoved: [], timestamp: 0 };
+  const system = messageFromPi(empty).role.value as SystemMessage;
+  assert.deepStrictEqual([system.sections, system.toolsAdded, system.toolsRemoved], [[], [], []]);
+  assert.equal(system.extraJson, '{"sections":{},"toolsAdded":[],"toolsRemoved":[]}');
+  assert.equal(textRoundTrip(empty), JSON.stringify(empty));
+  const minimal = { role: "system", content: "", timestamp: 0 };
+  assert.equal(textRoundTrip(minimal), JSON.stringify(minimal));
+
+  for (const data of [{}, { data: null }, { data: 0 }]) {
+    const deferred = assistant({ stopReason: "deferred", deferred: { ...HANDLE, ...data } });
+    assert.equal(textRoundTrip(deferred), JSON.stringify(deferred));
+  }
+  const onlyNamed = { calls: [{ id: "n", name: "t", status: "ok" }], complete: true };
+  const noArguments = { ...TOOL_RESULT_16, nestedCalls: onlyNamed };
+  assert.equal(textRoundTrip(noArguments), JSON.stringify(noArguments));
+});
+
+test("keys in another order than the writer's keep their order", { timeout: TEST_TIMEOUT }, () => {
+  // Anthropic adds cacheWrite1h and reasoning to the usage after its cost; pi-messages writes a
+  // failed call's errorMessage before the timestamp.
+  const anthropic = assistant();
+  anthropic["usage"] = { ...(anthropic["usage"] as object), cacheWrite1h: 0, reasoning: 12 };
+  const { timestamp: _, ...withoutTimestamp } = assistant();
+  const failed = { ...withoutTimestamp, stopReason: "error", errorMessage: "502", timestamp: 5 };
+  for (const original of [anthropic, failed]) assert.equal(textRoundTrip(original), JSON.stringify(original));
+  const usage = (messageFromPi(anthropic).role.value as AssistantMessage).usage;
+  const order = (JSON.parse(usage?.extraJson ?? "{}") as Record<string, string[]>)["$order"];
+  assert.deepStrictEqual(order?.slice(-2), ["cacheWrite1h", "reasoning"]);
+  // In the writer's own order, nothing is recorded.
+  assert.deepStrictEqual(Object.keys(roundTrip(ASSISTANT_16)), Object.keys(ASSISTANT_16));
+  assert.equal((messageFromPi(ASSISTANT_16).role.value as AssistantMessage).extraJson, "");
+});
+
+test("the writer writes pi 1.6's keys in pi's order", { timeout: TEST_TIMEOUT }, () => {
+  const message = messageFromPi(ASSISTANT_16).role.value as AssistantMessage;
+  assert.deepStrictEqual(Object.keys(assistantToPi(message)), [
+    ...["role", "content", "api", "provider", "model", "usage", "stopReason", "deferred", "timestamp"],
+    ...["providerThinkingLevel", "responseId", "responseModel", "rawStopReason", "endTurn", "errorMessage"],
+    ...["diagnostics", "durationMs", "thinkingLevel"],
+  ]);
+  // A modelled key kept as an extra (an empty list) takes its place among them.
+  message.diagnostics = [];
+  message.extraJson = '{"diagnostics":[]}';
+  assert.deepStrictEqual(Object.keys(assistantToPi(message)).slice(-3), ["diagnostics", "durationMs", "thinkingLevel"]);
+});
+
+test("values the writer would change are kept whole", { timeout: TEST_TIMEOUT }, () => {
+  // Diagnostics, deferred handles, nested calls and constrained sampling have no extraJson: such a
+  // value with a key the schema does not model, or in another order, is kept in its holder's.
+  const oddDiagnostic = { timestamp: 1, type: "x", error: { message: "m", errno: -104, code: 500 } };
+  const originals = [
+    assistant({ stopReason: "error", errorMessage: "m", diagnostics: [oddDiagnostic] }),
+    assistant({ stopReason: "deferred", deferred: { id: "x", provider: "p", modelId: "m", api: "a" } }),
+    { ...TOOL_RESULT_16, nestedCalls: { complete: true, calls: [], dropped: 2 } },
+    { ...SYSTEM, toolsAdded: [{ ...READ_TOOL, constrainedSampling: { strict: "prefer", type: "json_schema" } }] },
+    { ...SYSTEM, toolsRemoved: [{ name: "grep", namespace: "ns" }] },
+  ];
+  for (const original of originals) assert.equal(textRoundTrip(original), JSON.stringify(original));
+  const message = messageFromPi(originals[0]).role.value as AssistantMessage;
+  assert.deepStrictEqual(JSON.parse(message.extraJson), { diagnostics: [oddDiagnostic] });
+  assert.deepStrictEqual(message.diagnostics[0]?.error?.code, { case: "codeNumber", value: 500 }); // still read
+});
+
+test("transcript contexts carry their system messages", { timeout: TEST_TIMEOUT }, () => {
+  const later = {
+    role: "system",
+    content: [{ type: "text", text: "Be brief." }],
+    sections: { old: null },
+    timestamp: 9,
+  };
+  const original = { messages: [SYSTEM, { role: "user", content: "hi", timestamp: 1 }, later] };
+  const context = fromBinary(AgentContextSchema, toBinary(AgentContextSchema, contextFromPi(original)));
+  assert.equal(context.systemPrompt, undefined);
+  assert.deepStrictEqual(context.tools, []);
+  assert.deepStrictEqual(
+    context.messages.map((message) => message.role.case),
+    ["system", "user", "system"],
+  );
+  assert.equal(JSON.stringify(contextToPi(context)), JSON.stringify(original));
+  // pi's Context shorthand and a leading system message are both carried, not merged.
+  const both = { systemPrompt: "p", messages: [SYSTEM], tools: [READ_TOOL] };
+  assert.equal(JSON.stringify(contextToPi(contextFromPi(both))), JSON.stringify(both));
+});
+
+test("terminal events take pi 1.6's stop reasons", { timeout: TEST_TIMEOUT }, () => {
+  const final = assistant({ stopReason: "deferred", deferred: HANDLE });
+  const event = eventFromPi({ type: "done", reason: "deferred", message: final });
+  assert.ok(event.event.case === "done" && event.event.value.reason === StopReason.DEFERRED);
+  assert.deepStrictEqual(eventToPi(event), { type: "done", reason: "deferred", message: final });
+});
+
+// [input, the path of the bad value]
+/** A system message whose one tool has this constrainedSampling; a tool result with these nested calls. */
+const sampled = (constrainedSampling: unknown) => ({ ...SYSTEM, toolsAdded: [{ ...READ_TOOL, constrainedSampling }] });
+const nested = (calls: unknown[], complete?: boolean) => ({ ...TOOL_RESULT_16, nestedCalls: { calls, complete } });
+const BAD_16: Array<[unknown, string]> = [
+  [assistant({ thinkingLevel: "extreme" }), "thinkingLevel"],
+  [assistant({ stopReason: "paused" }), "stopReason"],
+  [assistant({ diagnostics: {} }), "diagnostics"],
+  [assistant({ diagnostics: [{ timestamp: 1 }] }), "diagnostics[0].type"],
+  [assistant({ diagnostics: [{ type: "x", error: { message: "m", code: true } }] }), "diagnostics[0].error.code"],
+  [assistant({ diagnostics: [{ type: "x", error: { message: "m", code: 2 ** 60 } }] }), "diagnostics[0].error.code"],
+  [assistant({ diagnostics: [{ type: "x", error: { code: "E" } }] }), "diagnostics[0].error.message"],
+  [assistant({ diagnostics: [{ type: "x", details: [1] }] }), "diagnostics[0].details"],
+  [assistant({ deferred: { provider: "p", modelId: "m", api: "a" } }), "deferred.id"],
+  [assistant({ deferred: { ...HANDLE, pollAfterMs: "1s" } }), "deferred.pollAfterMs"],
+  [assistant({ endTurn: "yes" }), "endTurn"],
+  [assistant({ durationMs: 1.5 }), "durationMs"],
+  [assistant({ responseId: 1 }), "responseId"],
+  [assistant({ usage: { ...USAGE_16, reasoning: 1.5 } }), "usage.reasoning"],
+  [assistant({ usage: { ...USAGE_16, cacheWrite1h: "0" } }), "usage.cacheWrite1h"],
+  [assistant({ usage: { ...USAGE_16, cost: { totalFromProvider: 1 } } }), "usage.cost.totalFromProvider"],
+  [{ ...TOOL_RESULT_16, usage: [] }, "usage"],
+  [nested([{ id: "n", name: "t", status: "cancelled" }], true), "nestedCalls.calls[0].status"],
+  [nested([]), "nestedCalls.complete"],
+  [nested([{ id: "n", name: "t", status: "ok", arguments: "{}" }], true), "nestedCalls.calls[0].arguments"],
+  [{ ...SYSTEM, content: [{ type: "image", data: "", mimeType: "x" }] }, "content[0].type"],
+  [{ ...SYSTEM, sections: { guidelines: 3 } }, "sections.guidelines"],
+  [{ ...SYSTEM, sections: ["guidelines"] }, "sections"],
+  [{ ...SYSTEM, toolsRemoved: [{}] }, "toolsRemoved[0].name"],
+  [sampled(true), "toolsAdded[0].constrainedSampling"],
+  [sampled({ type: "regex" }), "toolsAdded[0].constrainedSampling.type"],
+  [sampled({ type: "json_schema", strict: "always" }), "toolsAdded[0].constrainedSampling.strict"],
+  [sampled({ type: "grammar" }), "toolsAdded[0].constrainedSampling.variants"],
+  [
+    sampled({ type: "grammar", variants: { openai_lark: 1 } }),
+    "toolsAdded[0].constrainedSampling.variants.openai_lark",
+  ],
+];
+
+test("a bad value in a pi 1.6 object names its path", { timeout: TEST_TIMEOUT }, () => {
+  for (const [input, path] of BAD_16) {
+    assert.throws(
+      () => messageFromPi(input),
+      (error) => error instanceof PiJsonError && error.path === path && error.detail.length > 0,
+      `${JSON.stringify(input)} should fail at "${path}"`,
+    );
+  }
+});
+
+test("the writer refuses what pi-JSON cannot hold", { timeout: TEST_TIMEOUT }, () => {
+  const twice = create(SystemMessageSchema, { sections: [{ name: "a", text: "1" }, { name: "a" }] });
+  assert.throws(
+    () => messageToPi(twice),
+    (error) => error instanceof PiJsonError && error.path === "SystemMessage.sections[1].name",
+  );
+  const nestedCalls = create(NestedToolCallsSchema, { calls: [create(NestedToolCallSchema, { id: "n", name: "t" })] });
+  const result = create(ToolResultMessageSchema, { toolCallId: "c", nestedCalls });
+  assert.throws(
+    () => messageToPi(result),
+    (error) => error instanceof PiJsonError && error.path === "NestedToolCall.status",
+  );
+  const user = create(UserMessageSchema, { extraJson: '{"$order":"role"}' });
+  assert.throws(() => messageToPi(user), (error) => error instanceof PiJsonError && /\$order/.test(error.detail));
 });
