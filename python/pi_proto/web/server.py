@@ -1,8 +1,9 @@
 """HttpServer: pi.ai.v1.ModelService over HTTP, beside a ModelServer and from its models.
 
-One ASGI application serves Connect (proto and JSON), gRPC-web and the SSE endpoint
-(`POST /v1/stream`), on uvicorn inside the running event loop, so the HTTP protocols share the
-gRPC server's models, limits, bearer token, concurrent-stream slots and in-flight streams.
+One ASGI application serves Connect (proto and JSON), gRPC-web, the SSE endpoint
+(`POST /v1/stream`) and pi's own protocols (`POST /messages`, `POST /api/stream`), on uvicorn
+inside the running event loop, so the HTTP protocols share the gRPC server's models, limits,
+bearer token, concurrent-stream slots and in-flight streams.
 """
 
 from __future__ import annotations
@@ -20,18 +21,24 @@ from ..server import ModelServer
 from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText
+from .pi_protocols import MESSAGES_PATH, PROXY_PATH, PiMessagesSse, ProxySse
 from .service import ConnectApp, GateInterceptor, ModelService
 from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
 
 
 class HttpApp:
-    """The ASGI application: SSE at SSE_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*;
-    web pages of its own origin and of `cors_origins` may call it, no other page (see cors.py)."""
+    """The ASGI application: SSE at SSE_PATH, pi-messages at MESSAGES_PATH, pi-agent-core's
+    streamProxy at PROXY_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*; web pages of
+    its own origin and of `cors_origins` may call it, no other page (see cors.py)."""
 
     def __init__(self, server: ModelServer, cors_origins: Sequence[str] = ()) -> None:
         self.service = ModelService(server)
         self._route: App = Cors(self._routed, cors_origins)
-        self._sse = SseEndpoint(self.service)
+        self._sse: dict[str, App] = {
+            SSE_PATH: SseEndpoint(self.service),
+            MESSAGES_PATH: SseEndpoint(self.service, PiMessagesSse()),
+            PROXY_PATH: SseEndpoint(self.service, ProxySse()),
+        }
         connect = ConnectApp(
             self.service.endpoints(),
             read_max_bytes=server.limits.max_request_bytes,
@@ -44,8 +51,8 @@ class HttpApp:
         await self._route(scope, receive, send)
 
     async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == SSE_PATH:
-            await self._sse(scope, receive, send)
+        if scope["type"] == "http" and (endpoint := self._sse.get(scope["path"])) is not None:
+            await endpoint(scope, receive, send)
         else:
             await self._connect(scope, receive, send)
 

@@ -16,6 +16,10 @@ Connect's shape, `{"code": "invalid_argument", "message": "..."}`: 401 without t
 413 for a body above the request limit, 429 when every stream slot is taken, 400 and 404 as
 Connect maps them.
 A client that goes away cancels the model's stream, as a cancelled gRPC call does.
+
+SseEndpoint does all this for any protocol of pi's events over SSE; what one does its own way (its
+request, its events, its error body) is an SseProtocol: /v1/stream's is here, pi's own
+`POST /messages` and `POST /api/stream` are in pi_protocols.py.
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 from google.protobuf import json_format
@@ -35,6 +39,7 @@ from .._gen.types.pi.ai.v1 import (
     AssistantContent,
     DoneEvent,
     ErrorEvent,
+    GenerationOptions,
     ModelEvent,
     StartEvent,
     StreamRequest,
@@ -44,6 +49,7 @@ from .._gen.types.pi.ai.v1 import (
     ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
+    ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
@@ -131,15 +137,15 @@ def event_to_sse(event: ModelEvent) -> JsonObject:
         elif kind == "toolcall_start":
             out["id"], out["name"] = body.id, body.name
         elif kind == "toolcall_end":
-            out["toolCall"] = _assistant_block_to_pi(AssistantContent(tool_call=body.tool_call))
+            out["toolCall"] = tool_call_to_pi(body.tool_call)
         elif kind == "text_end":
-            if event.partial is not None:
-                out["content"] = (event.partial.content[body.content_index].text or _NO_TEXT).text
+            if (content := ended_content(event)) is not None:
+                out["content"] = content
             if body.text_signature is not None:
                 out["textSignature"] = body.text_signature
         elif kind == "thinking_end":
-            if event.partial is not None:
-                out["content"] = (event.partial.content[body.content_index].thinking or _NO_THINKING).thinking
+            if (content := ended_content(event)) is not None:
+                out["content"] = content
             if body.thinking_signature is not None:
                 out["thinkingSignature"] = body.thinking_signature
             if body.redacted is not None:
@@ -147,6 +153,23 @@ def event_to_sse(event: ModelEvent) -> JsonObject:
     if event.usage is not None:
         out["usage"] = _usage_to_pi(event.usage)
     return out
+
+
+def tool_call_to_pi(call: ToolCall | None) -> JsonObject:
+    """The call a toolcall_end carries, as pi's ToolCall block."""
+    return _assistant_block_to_pi(AssistantContent(tool_call=call))
+
+
+def ended_content(event: ModelEvent) -> str | None:
+    """The whole text or reasoning of the block a text_end or thinking_end closes, which only the
+    event's partial holds (the event itself carries no text); None without a partial."""
+    kind, body = event_kind(event)
+    if event.partial is None:
+        return None
+    block = event.partial.content[body.content_index]
+    if kind == "text_end":
+        return (block.text or _NO_TEXT).text
+    return (block.thinking or _NO_THINKING).thinking
 
 
 class _NoText:
@@ -220,18 +243,30 @@ def event_from_sse(value: Any) -> ModelEvent:
 
 def sse_data(event: ModelEvent) -> bytes:
     """One event as the lines of an SSE event: `data: {json}` and a blank line."""
+    if event.__dict__["usage"] is None and (data := delta_data(event)) is not None:
+        return data
+    return sse_line(event_to_sse(event))
+
+
+def sse_line(value: JsonObject) -> bytes:
+    """A JSON object as the lines of an SSE event."""
+    return b"data: " + dump_json(value).encode() + b"\n\n"
+
+
+def delta_data(event: ModelEvent) -> bytes | None:
+    """A delta as the SSE lines of `{"type", "contentIndex", "delta"}`, its usage left out, written
+    directly: most events are deltas, and this is a few times quicker. None for any other event,
+    or a delta whose values are not what the schema takes (the general path reports it)."""
     members = event.__dict__
-    if members["usage"] is None:
-        # Most events are deltas: written directly, a few times quicker. The deltas come first in
-        # EVENT_KINDS, so the delta found is the member event_to_sse would take.
-        for kind in _DELTA_KINDS:
-            if (body := members[kind]) is not None:
-                values = body.__dict__
-                index, delta = values["content_index"], values["delta"]
-                if type(index) is int and type(delta) is str:
-                    return _DELTA_LINES[kind] % (index, _json_string(delta).encode())
-                break
-    return b"data: " + dump_json(event_to_sse(event)).encode() + b"\n\n"
+    # The deltas come first in EVENT_KINDS, so the delta found is the member event_kind would take.
+    for kind in _DELTA_KINDS:
+        if (body := members[kind]) is not None:
+            values = body.__dict__
+            index, delta = values["content_index"], values["delta"]
+            if type(index) is int and type(delta) is str:
+                return _DELTA_LINES[kind] % (index, _json_string(delta).encode())
+            return None
+    return None
 
 
 _DELTA_KINDS = EVENT_KINDS[:3]  # the three deltas (tests/test_fast_paths.py checks it)
@@ -240,17 +275,23 @@ _DELTA_LINES = {kind: b'data: {"type":"%s","contentIndex":%%d,"delta":%%s}\n\n' 
 _json_string = json.encoder.encode_basestring  # a str as JSON, non-ASCII kept, as dump_json writes it
 
 
-def sse_chunk(first: ModelEvent, events: AssistantMessageEventStream, merge: bool) -> bytes:
-    """`first` and the events waiting behind it (up to BATCH_BYTES) as SSE text, in one chunk, so a
-    fast model costs a write per batch, as with StreamBatched; deltas merged when `merge`."""
-    data = sse_data(coalesce(first, events) if merge else first)
+def sse_chunk(
+    first: ModelEvent,
+    events: AssistantMessageEventStream,
+    merge: bool,
+    write: Callable[[ModelEvent], bytes] = sse_data,
+) -> bytes:
+    """`first` and the events waiting behind it (up to BATCH_BYTES) as SSE text, each written by
+    `write`, in one chunk, so a fast model costs a write per batch, as with StreamBatched; deltas
+    merged when `merge`."""
+    data = write(coalesce(first, events) if merge else first)
     if events.peek() is None:
         return data
     chunk = [data]
     size = len(data)
     while size < BATCH_BYTES and events.peek() is not None:
         waiting = events.take()
-        chunk.append(sse_data(coalesce(waiting, events) if merge else waiting))
+        chunk.append(write(coalesce(waiting, events) if merge else waiting))
         size += len(chunk[-1])
     return b"".join(chunk)
 
@@ -279,64 +320,81 @@ def request_bytes(body: bytes, query: str, limits: ServerLimits | None = None) -
     """The StreamRequest bytes of an SSE request's body, and whether the body was a pi-JSON context:
     ProtoJSON of a StreamRequest (unknown fields refused), or a pi-JSON context with the model
     named in the query. The context is counted against `limits` before it is converted. Raises
-    Refused (INVALID_ARGUMENT, or RequestTooLarge) saying what is wrong; the server then checks the
-    request as it checks any other."""
-    params = _query(query)
+    Refused (INVALID_ARGUMENT, or RequestTooLarge) saying what is wrong, or RecursionError for JSON
+    nested too deeply; the server then checks the request as it checks any other."""
+    params = query_parameters(query, QUERY_PARAMETERS)
+    if params.get("coalesceDeltas", "false") not in BOOLEANS:
+        raise Refused(
+            "INVALID_ARGUMENT", f"coalesceDeltas must be true, false, 1 or 0, not {params['coalesceDeltas']!r}"
+        )
+    value = json_object(body, "a StreamRequest or a pi-JSON context")
+    if "messages" in value:
+        merge = BOOLEANS[params.get("coalesceDeltas", "false")]
+        model, provider = params.get("model", ""), params.get("provider", "")
+        return context_request(value, limits, model=model, provider=provider, coalesce_deltas=merge), True
+    if limits is not None and isinstance(context := value.get("context"), dict):
+        json_counts(context.get("messages"), context.get("tools"), limits)
+    if params:
+        raise Refused(
+            "INVALID_ARGUMENT",
+            f"the query parameter {next(iter(params))!r} goes with a pi-JSON context; "
+            "a StreamRequest names its model and options in its own fields",
+        )
+    upb = service_pb2.StreamRequest()
     try:
-        return _request_bytes(body, params, limits)
-    except RecursionError:  # the JSON, or a value inside it the conversion walks
-        raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
+        json_format.ParseDict(value, upb)
+    except json_format.ParseError as error:
+        raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
+    return upb.SerializeToString(), False
 
 
-def _request_bytes(body: bytes, params: dict[str, str], limits: ServerLimits | None) -> tuple[bytes, bool]:
+def json_object(body: bytes, what: str) -> JsonObject:
+    """The JSON object a request's body holds, `what` saying what it should be; raises Refused
+    (INVALID_ARGUMENT) saying what is wrong."""
     try:
         value = json.loads(body)
     except ValueError as error:  # UnicodeDecodeError is one too
         raise Refused("INVALID_ARGUMENT", f"the body is not JSON: {error}") from None
     if not isinstance(value, dict):
-        raise Refused("INVALID_ARGUMENT", "the body must be a JSON object: a StreamRequest or a pi-JSON context")
-    if limits is not None:
-        context = value.get("context") if "messages" not in value else value
-        if isinstance(context, dict):
-            json_counts(context.get("messages"), context.get("tools"), limits)
-    if "messages" not in value:
-        if params:
-            raise Refused(
-                "INVALID_ARGUMENT",
-                f"the query parameter {next(iter(params))!r} goes with a pi-JSON context; "
-                "a StreamRequest names its model and options in its own fields",
-            )
-        upb = service_pb2.StreamRequest()
-        try:
-            json_format.ParseDict(value, upb)
-        except json_format.ParseError as error:
-            raise Refused("INVALID_ARGUMENT", f"cannot decode StreamRequest from ProtoJSON: {error}") from None
-        return upb.SerializeToString(), False
+        raise Refused("INVALID_ARGUMENT", f"the body must be a JSON object: {what}")
+    return value
+
+
+def context_request(
+    context: Any,
+    limits: ServerLimits | None,
+    *,
+    model: str,
+    provider: str,
+    options: GenerationOptions | None = None,
+    coalesce_deltas: bool = False,
+) -> bytes:
+    """The bytes of the StreamRequest for a pi-JSON context (named `context` in errors) and the
+    other fields; its messages and blocks are counted against `limits` before it is converted.
+    Raises Refused (INVALID_ARGUMENT, or RequestTooLarge)."""
+    if limits is not None and isinstance(context, dict):
+        json_counts(context.get("messages"), context.get("tools"), limits)
     try:
         request = StreamRequest(
-            model=params.get("model", ""),
-            provider=params.get("provider", ""),
-            context=context_from_pi(value),
-            coalesce_deltas=BOOLEANS[params.get("coalesceDeltas", "false")],
+            model=model,
+            provider=provider,
+            context=context_from_pi(context),
+            options=options,
+            coalesce_deltas=coalesce_deltas,
         )
-        return encode(request), True
+        return encode(request)
     except (PiJsonError, EncodeError) as error:
         raise Refused("INVALID_ARGUMENT", str(error)) from None
 
 
-def _query(query: str) -> dict[str, str]:
-    """The query's parameters (the last of each), each one of QUERY_PARAMETERS; raises Refused
-    (INVALID_ARGUMENT) naming one that is not, or a coalesceDeltas that is not a boolean."""
+def query_parameters(query: str, known: tuple[str, ...]) -> dict[str, str]:
+    """The query's parameters (the last of each); raises Refused (INVALID_ARGUMENT) naming one that
+    is not `known`, since a parameter the server does not honour is a mistake to report."""
     params = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
     for key in params:
-        if key not in QUERY_PARAMETERS:
-            raise Refused(
-                "INVALID_ARGUMENT", f"unknown query parameter {key!r}: expected {', '.join(QUERY_PARAMETERS)}"
-            )
-    if params.get("coalesceDeltas", "false") not in BOOLEANS:
-        raise Refused(
-            "INVALID_ARGUMENT", f"coalesceDeltas must be true, false, 1 or 0, not {params['coalesceDeltas']!r}"
-        )
+        if key not in known:
+            expected = f"expected {', '.join(known)}" if known else "this endpoint takes none"
+            raise Refused("INVALID_ARGUMENT", f"unknown query parameter {key!r}: {expected}")
     return params
 
 
@@ -365,31 +423,86 @@ async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
             return b"".join(parts)
 
 
+# --- the protocols --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A request read from its body: its StreamRequest bytes, and `path`, which gives where a broken
+    rule's field path (of the StreamRequest) points in the body as the client wrote it."""
+
+    data: bytes
+    path: Callable[[str], str]
+
+
+class SseProtocol(Protocol):
+    """What one protocol of pi's events over SSE does its own way; SseEndpoint does the rest."""
+
+    usage: str  # what to POST, said to a request of another method
+
+    def decode(self, body: bytes, query: str, limits: ServerLimits) -> Decoded:
+        """The request a body and query ask for; raises Refused. Runs in a worker thread when the
+        body is large (ModelServer.off_loop)."""
+        ...
+
+    def write(self, event: ModelEvent) -> bytes:
+        """One event as the lines of an SSE event."""
+        ...
+
+    def error_body(self, status: int, code: str, message: str) -> bytes:
+        """The JSON body of an HTTP error; `code` is the gRPC status code name."""
+        ...
+
+
+def as_written(field_path: str) -> str:
+    """A field path of a body that is the StreamRequest itself: as it is."""
+    return field_path
+
+
+class StreamRequestSse:
+    """`POST /v1/stream` (see the module's docstring)."""
+
+    usage = "POST a StreamRequest (ProtoJSON) or a pi-JSON context"
+
+    def decode(self, body: bytes, query: str, limits: ServerLimits) -> Decoded:
+        data, from_context = request_bytes(body, query, limits)
+        return Decoded(data, context_path if from_context else as_written)
+
+    def write(self, event: ModelEvent) -> bytes:
+        return sse_data(event)
+
+    def error_body(self, status: int, code: str, message: str) -> bytes:
+        """Connect's error JSON: the code in lower case and the message."""
+        return json.dumps({"code": code.lower(), "message": message}, ensure_ascii=False).encode()
+
+
 # --- the endpoint ---------------------------------------------------------------------------------
 
 
 class SseEndpoint:
-    """The ASGI endpoint of `POST /v1/stream` over a ModelService (its server, gate and calls)."""
+    """The ASGI endpoint of one SSE protocol (/v1/stream's unless told) over a ModelService: its
+    server, gate and calls."""
 
-    def __init__(self, service: ModelService) -> None:
+    def __init__(self, service: ModelService, protocol: SseProtocol | None = None) -> None:
         self.service = service
+        self.protocol: SseProtocol = protocol or StreamRequestSse()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
-            await _error(send, 405, "UNIMPLEMENTED", "POST a StreamRequest (ProtoJSON) or a pi-JSON context")
+            await self._error(send, 405, "UNIMPLEMENTED", self.protocol.usage)
             return
         server = self.service.server
         headers = [(key.decode("latin-1"), value.decode("latin-1")) for key, value in scope.get("headers", ())]
         refusal = server.gate.refuse_credentials(list(headers))
         if refusal is not None:
-            await _error(send, 401, "UNAUTHENTICATED", refusal)
+            await self._error(send, 401, "UNAUTHENTICATED", refusal)
             return
         media_type = next((value for key, value in headers if key == "content-type"), "")
         if media_type.partition(";")[0].strip().lower() != "application/json":
             # Nothing else is read: a browser sends a page's form or text/plain POST without asking
             # first, and only application/json makes it ask (CORS's preflight).
             shown = repr(media_type) if media_type else "none"
-            await _error(send, 415, "INVALID_ARGUMENT", f"the body must be application/json, not {shown}")
+            await self._error(send, 415, "INVALID_ARGUMENT", f"the body must be application/json, not {shown}")
             return
         # The request is read before a stream slot is taken, as gRPC receives it before its
         # handler runs: a client sending its body slowly holds no slot, but it has the stream's time.
@@ -398,37 +511,42 @@ class SseEndpoint:
             async with asyncio.timeout(limits.stream_timeout):
                 body = await read_body(scope, receive, limits.max_request_bytes)
         except TooLargeBody as error:
-            await _error(send, 413, "RESOURCE_EXHAUSTED", str(error))
+            await self._error(send, 413, "RESOURCE_EXHAUSTED", str(error))
             return
         except TimeoutError:
             message = f"the request took longer to arrive than the server's limit of {limits.stream_timeout:g} s"
-            await _error(send, 408, "DEADLINE_EXCEEDED", message)
+            await self._error(send, 408, "DEADLINE_EXCEEDED", message)
             return
         if body is None:
             return  # the client went away
         query = scope.get("query_string", b"").decode("latin-1")
         try:
-            data, from_context = await server.off_loop(len(body), request_bytes, body, query, limits)
+            decoded = await server.off_loop(len(body), self._decode, body, query, limits)
             take_slot(server.gate)
         except Refused as refused:
-            await _refuse(send, refused)
+            await self._refuse(send, refused)
             return
         try:
-            await self._serve(data, from_context, receive, send)
+            await self._serve(decoded, receive, send)
         finally:
             release_slot(server.gate)
 
-    async def _serve(self, data: bytes, from_context: bool, receive: Receive, send: Send) -> None:
+    def _decode(self, body: bytes, query: str, limits: ServerLimits) -> Decoded:
         try:
-            call = await self.service.server.start_call(data)
+            return self.protocol.decode(body, query, limits)
+        except RecursionError:  # the JSON, or a value inside it the conversion walks
+            raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
+
+    async def _serve(self, decoded: Decoded, receive: Receive, send: Send) -> None:
+        try:
+            call = await self.service.server.start_call(decoded.data)
         except RequestInvalid as refused:
-            if from_context:  # the broken rules, where the client wrote them: pi-JSON's names
-                found = [replace(broken, field_path=context_path(broken.field_path)) for broken in refused.violations]
-                refused = RequestInvalid(ValidationError(found))
-            await _refuse(send, refused)
+            # The broken rules, where the client wrote them (a pi-JSON body has pi's names).
+            found = [replace(broken, field_path=decoded.path(broken.field_path)) for broken in refused.violations]
+            await self._refuse(send, RequestInvalid(ValidationError(found)))
             return
         except Refused as refused:
-            await _refuse(send, refused)
+            await self._refuse(send, refused)
             return
         self.service.calls.add(call)
         if self.service.stopping:
@@ -436,9 +554,10 @@ class SseEndpoint:
         watch = asyncio.create_task(_cancel_when_gone(receive, call))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-            events, merge = call.events, call.request.coalesce_deltas
+            events, merge, write = call.events, call.request.coalesce_deltas, self.protocol.write
             async for event in events:
-                await send({"type": "http.response.body", "body": sse_chunk(event, events, merge), "more_body": True})
+                chunk = sse_chunk(event, events, merge, write)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass  # the connection broke: the model is cancelled below
@@ -448,28 +567,26 @@ class SseEndpoint:
                 await watch
             self.service.end_call(call)
 
+    async def _refuse(self, send: Send, refused: Refused) -> None:
+        """A refusal as its HTTP error: a request above a limit is 413 (429 is for a server that is
+        busy now), the rest as Connect maps their codes."""
+        status = 413 if isinstance(refused, RequestTooLarge) else HTTP_STATUS.get(refused.code, 500)
+        await self._error(send, status, refused.code, refused.message)
+
+    async def _error(self, send: Send, status: int, code: str, message: str) -> None:
+        """An HTTP error with the protocol's error JSON."""
+        headers = [(b"content-type", b"application/json")]
+        if status == 405:
+            headers.append((b"allow", b"POST"))
+        elif status == 401:
+            headers.append((b"www-authenticate", b"Bearer"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        body = self.protocol.error_body(status, code, message)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
 
 async def _cancel_when_gone(receive: Receive, call: Call) -> None:
     """Wait for the client to go away, then cancel the model's stream (ABORTED)."""
     while (await receive())["type"] != "http.disconnect":
         pass
     call.events.cancel()
-
-
-async def _refuse(send: Send, refused: Refused) -> None:
-    """A refusal as its HTTP error: a request above a limit is 413 (429 is for a server that is
-    busy now), the rest as Connect maps their codes."""
-    status = 413 if isinstance(refused, RequestTooLarge) else HTTP_STATUS.get(refused.code, 500)
-    await _error(send, status, refused.code, refused.message)
-
-
-async def _error(send: Send, status: int, code: str, message: str) -> None:
-    """An HTTP error with Connect's error JSON: the code in lower case and the message."""
-    body = json.dumps({"code": code.lower(), "message": message}, ensure_ascii=False).encode()
-    headers = [(b"content-type", b"application/json")]
-    if status == 405:
-        headers.append((b"allow", b"POST"))
-    elif status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
