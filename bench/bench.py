@@ -10,8 +10,8 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 6. 64 consumers slower than the model, with adaptive coalescing on and off;
 7. a provider-backed stream (`serve --models` on a recorded Anthropic stream) ÷ the same recording
    read by the provider's SDK alone;
-8-13. our gRPC, SSE and Connect endpoints against the peer users would pick instead of us, JSON over
-   Server-Sent Events (bench/sse.py), with plain grpc.aio as the transport reference, side by side
+8-13. our gRPC, SSE, pi-messages (pi's own protocol) and Connect endpoints against the peer users
+   would pick instead of us, JSON over Server-Sent Events (bench/sse.py), with plain grpc.aio as the transport reference, side by side
    in alternating rounds: one stream, 64 streams, server and client CPU per event, bytes on the
    wire, and live capacity;
 14. the accumulator alone (bench/accumulation.py): 1 MB and 4 MB of tool-call argument deltas ÷ the
@@ -54,14 +54,14 @@ from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
 from .sse import SSE
 from .timing import timed
-from .web import OURS_CONNECT, OURS_SSE
+from .web import OURS_CONNECT, OURS_PI_MESSAGES, OURS_SSE
 from .workloads import ROOT, our_server, serving, text_turn
 
 SESSION = ROOT / "tests" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 RESULTS = ROOT / "bench" / "results"
 CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
 # Sections 8-13: every protocol in this order in each round, each as a ratio against REFERENCE.
-PEERS: list[Protocol] = [OURS, OURS_SSE, OURS_CONNECT, SSE, GRPC_AIO]
+PEERS: list[Protocol] = [OURS, OURS_SSE, OURS_PI_MESSAGES, OURS_CONNECT, SSE, GRPC_AIO]
 REFERENCE = SSE
 SSE_STACK = ("starlette", "uvicorn", "uvloop", "httptools", "httpx", "httpx-sse")
 

@@ -27,8 +27,9 @@ import json
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -127,12 +128,26 @@ async def connect(target: str) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def read_stream(client: httpx.AsyncClient, arrivals: list[float] | None = None) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an SSE stream of pi events is asked for: the path and the JSON body of the POST."""
+
+    path: str
+    body: dict[str, Any]
+
+
+PEER = Endpoint(PATH, REQUEST)
+
+
+async def read_stream(
+    client: httpx.AsyncClient, arrivals: list[float] | None = None, endpoint: Endpoint = PEER
+) -> tuple[int, int]:
     """One call: (events, bytes of the response body). Every event's JSON is parsed and the text
-    appended; the final message's text must equal the deltas'."""
+    appended; the final text (done's message, or text_end's `content` where done carries none)
+    must equal the deltas'."""
     count, parts = 0, []
-    message: dict[str, Any] | None = None
-    async with aconnect_sse(client, "POST", PATH, json=REQUEST) as source:
+    final: str | None = None
+    async with aconnect_sse(client, "POST", endpoint.path, json=endpoint.body) as source:
         async for sse in source.aiter_sse():
             if arrivals is not None:
                 arrivals.append(time.perf_counter())
@@ -141,23 +156,35 @@ async def read_stream(client: httpx.AsyncClient, arrivals: list[float] | None = 
             kind = event["type"]
             if kind == "text_delta":
                 parts.append(event["delta"])
-            elif kind == "done":
-                message = event["message"]
+            elif kind == "text_end" and "content" in event:
+                final = event["content"]
+            elif kind == "done" and "message" in event:
+                final = event["message"]["content"][0]["text"]
+            elif kind == "error":
+                raise AssertionError(f"the stream failed: {event}")
         body: int = source.response.num_bytes_downloaded
-    assert message is not None, "the stream ended without done"
-    assert message["content"][0]["text"] == "".join(parts), "the deltas differ from the final text"
+    assert final is not None, "the stream ended without its final text"
+    assert final == "".join(parts), "the deltas differ from the final text"
     return count, body
 
 
-async def read(client: httpx.AsyncClient, arrivals: list[float] | None) -> int:
-    events, _ = await read_stream(client, arrivals)
-    return events
+def sse_client(endpoint: Endpoint) -> Client[httpx.AsyncClient]:
+    """The user's client for `endpoint`: httpx and httpx-sse, parsing every event."""
+
+    async def read(client: httpx.AsyncClient, arrivals: list[float] | None) -> int:
+        events, _ = await read_stream(client, arrivals, endpoint)
+        return events
+
+    return Client(connect, read)
 
 
-async def body_bytes(target: str) -> int:
-    async with connect(target) as client:
-        _, body = await read_stream(client)
-    return body
+def body_bytes_of(endpoint: Endpoint) -> Callable[[str], Coroutine[Any, Any, int]]:
+    async def body_bytes(target: str) -> int:
+        async with connect(target) as client:
+            _, body = await read_stream(client, None, endpoint)
+        return body
+
+    return body_bytes
 
 
 # --- the probe: raw HTTP/1.1 on an asyncio protocol, counting the blank lines that end events ---------
@@ -196,26 +223,31 @@ async def address(target: str) -> AsyncIterator[tuple[str, int]]:
     yield host, int(port)
 
 
-async def probe(host_port: tuple[str, int], arrivals: list[float] | None) -> int:
-    """One call read raw: its events, counted as they arrive."""
-    body = dumps(REQUEST).encode()
-    host, port = host_port
-    head = f"POST {PATH} HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n"
-    head += f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
-    transport, counter = await asyncio.get_running_loop().create_connection(lambda: _Counter(arrivals), host, port)
-    try:
-        transport.write(head.encode() + body)
-        return await counter.done
-    finally:
-        transport.close()
+def sse_probe(endpoint: Endpoint) -> Client[tuple[str, int]]:
+    """The capacity probe for `endpoint`: one call read raw, its events counted as they arrive."""
+    body = dumps(endpoint.body).encode()
+
+    async def probe(host_port: tuple[str, int], arrivals: list[float] | None) -> int:
+        host, port = host_port
+        head = f"POST {endpoint.path} HTTP/1.1\r\nhost: {host}\r\naccept: text/event-stream\r\n"
+        head += f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        loop = asyncio.get_running_loop()
+        transport, counter = await loop.create_connection(lambda: _Counter(arrivals), host, port)
+        try:
+            transport.write(head.encode() + body)
+            return await counter.done
+        finally:
+            transport.close()
+
+    return Client(address, probe)
 
 
 SSE = Protocol(
     name="SSE",
     serve=_serve,
-    client=Client(connect, read),
-    probe=Client(address, probe),
-    wire_bytes=body_bytes,
+    client=sse_client(PEER),
+    probe=sse_probe(PEER),
+    wire_bytes=body_bytes_of(PEER),
     counted="HTTP response body",
 )
 

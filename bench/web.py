@@ -7,6 +7,8 @@ gRPC server (bench/protocols.py), in a process of its own.
   (bench/sse.py), parsing every event's JSON and appending the text, since our events have pi's
   shape too; the probe is the peer's raw HTTP/1.1 reader that counts blank lines. So the two SSE
   rows differ only by their server.
+- pi-messages (`POST /messages`): pi's own protocol, its events without `partial`; read by the
+  same httpx + httpx-sse reader, whose final text is text_end's `content` there.
 - Connect (proto, StreamBatched): the user's client is pi_proto.web's HttpModelClient on
   connectrpc's client, which decodes every event and rebuilds its partial as ModelClient does; the
   probe reads raw HTTP/1.1 and counts the events of each batch without decoding them.
@@ -27,6 +29,7 @@ from .protocols import CONTEXT, REQUEST, Client, Protocol, Served, Workload, bat
 from .workloads import our_http_server, text_turn
 
 CONNECT_PATH = "/pi.ai.v1.ModelService/StreamBatched"
+SCRIPTED_MODEL = "scripted-v1"  # the id of the model `pi-proto serve --script` plays
 END_STREAM = 0x02  # Connect's flag on the envelope that ends a stream (its status, as JSON)
 
 
@@ -44,7 +47,19 @@ OURS_SSE = Protocol(
     serve=_serve,
     client=sse.SSE.client,
     probe=sse.SSE.probe,
-    wire_bytes=sse.body_bytes,
+    wire_bytes=sse.SSE.wire_bytes,
+    counted="HTTP response body",
+)
+
+# pi's own protocol, as pi's pi-messages API asks: the model by id, the context and options.
+PI_MESSAGES = sse.Endpoint("/messages", {"model": SCRIPTED_MODEL, "context": sse.REQUEST, "options": {}})
+
+OURS_PI_MESSAGES = Protocol(
+    name="pi-proto pi-messages",
+    serve=_serve,
+    client=sse.sse_client(PI_MESSAGES),
+    probe=sse.sse_probe(PI_MESSAGES),
+    wire_bytes=sse.body_bytes_of(PI_MESSAGES),
     counted="HTTP response body",
 )
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from bench.protocols import Client, Protocol, Tally, Workload, ours_grpc
-from bench.web import OURS_CONNECT, OURS_SSE, ConnectReader
+from bench.web import OURS_CONNECT, OURS_PI_MESSAGES, OURS_SSE, ConnectReader
 
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.mark.parametrize("protocol", [OURS_SSE, OURS_CONNECT], ids=lambda protocol: protocol.name)
+@pytest.mark.parametrize("protocol", [OURS_SSE, OURS_PI_MESSAGES, OURS_CONNECT], ids=lambda protocol: protocol.name)
 def test_client_probe_and_bytes_read_a_whole_call(protocol: Protocol) -> None:
     async def read(client: Client[Any], served: str) -> tuple[int, int]:
         arrivals: list[float] = []
