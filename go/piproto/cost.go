@@ -1,6 +1,9 @@
 package piproto
 
-import aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+import (
+	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
+	"google.golang.org/protobuf/proto"
+)
 
 // CostRates is what [CalculateCost] takes the rates from: a catalog *Model (its Cost) or a
 // *ModelCost itself.
@@ -9,25 +12,49 @@ type CostRates interface {
 }
 
 // CalculateCost is what usage costs at a model's rates (dollars per million tokens), as pi's
-// calculateCost computes it, to the bit: each part is the rate divided by 1,000,000, times the
-// token count, and the total is input + output + cache_read + cache_write, added in that order.
-// A model without rates (or a nil one) costs nothing. The usage's own Cost is ignored and left
-// as it is; to record the result, set usage.Cost to it.
+// calculateCost computes it, to the bit. The rates are those of the tier with the largest
+// InputTokensAbove that the prompt (input + cache read + cache write tokens) exceeds, else the
+// base rates. Input, output and cache read are each the rate divided by 1,000,000, times the
+// tokens. Cache writes with one-hour retention (CacheWrite_1H, a part of CacheWrite; absent is 0)
+// cost twice the input rate and the rest the cache write rate: (cache write rate * rest + input
+// rate * 2 * one-hour) / 1,000,000. The total is input + output + cache_read + cache_write, added
+// in that order, and TotalFromProvider is false. A model without rates (or a nil one) costs
+// nothing. The usage's own Cost is ignored and left as it is; to record the result, set
+// usage.Cost to it.
 func CalculateCost[R CostRates](rates R, usage *aiv1.Usage) *aiv1.Cost {
-	var perMillion *aiv1.ModelCost
+	var base *aiv1.ModelCost
 	switch rates := any(rates).(type) {
 	case *aiv1.Model:
-		perMillion = rates.GetCost()
+		base = rates.GetCost()
 	case *aiv1.ModelCost:
-		perMillion = rates
+		base = rates
 	}
+	// Token counts are doubles in pi, so the prompt is summed and compared as doubles too.
+	input, output := float64(usage.GetInput()), float64(usage.GetOutput())
+	cacheRead, cacheWrite := float64(usage.GetCacheRead()), float64(usage.GetCacheWrite())
+	prompt := input + cacheRead + cacheWrite
+	inputRate, outputRate := base.GetInput(), base.GetOutput()
+	cacheReadRate, cacheWriteRate := base.GetCacheRead(), base.GetCacheWrite()
+	threshold := -1.0
+	for _, tier := range base.GetTiers() {
+		above := float64(tier.GetInputTokensAbove())
+		// Strictly above, and the first of equal thresholds wins, as in pi.
+		if prompt > above && above > threshold {
+			inputRate, outputRate = tier.GetInput(), tier.GetOutput()
+			cacheReadRate, cacheWriteRate = tier.GetCacheRead(), tier.GetCacheWrite()
+			threshold = above
+		}
+	}
+	longWrite := float64(usage.GetCacheWrite_1H())
+	shortWrite := cacheWrite - longWrite
 	// Each product is converted explicitly, which rounds it: Go may otherwise fuse a multiply
-	// and the addition after it into one instruction, and the total would differ from pi's.
+	// and the addition after it into one instruction, and the sums would differ from pi's.
 	cost := &aiv1.Cost{
-		Input:      float64(perMillion.GetInput() / 1_000_000 * float64(usage.GetInput())),
-		Output:     float64(perMillion.GetOutput() / 1_000_000 * float64(usage.GetOutput())),
-		CacheRead:  float64(perMillion.GetCacheRead() / 1_000_000 * float64(usage.GetCacheRead())),
-		CacheWrite: float64(perMillion.GetCacheWrite() / 1_000_000 * float64(usage.GetCacheWrite())),
+		Input:             float64(inputRate / 1_000_000 * input),
+		Output:            float64(outputRate / 1_000_000 * output),
+		CacheRead:         float64(cacheReadRate / 1_000_000 * cacheRead),
+		CacheWrite:        (float64(cacheWriteRate*shortWrite) + float64(inputRate*2*longWrite)) / 1_000_000,
+		TotalFromProvider: proto.Bool(false),
 	}
 	cost.Total = cost.Input + cost.Output + cost.CacheRead + cost.CacheWrite
 	return cost

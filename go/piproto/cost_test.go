@@ -14,7 +14,7 @@ func TestCalculateCostIsPisToTheBit(t *testing.T) {
 	// A line of a real pi session, with the cost pi wrote for it.
 	rates := &aiv1.ModelCost{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}
 	usage := &aiv1.Usage{Input: 1, Output: 114, CacheWrite: 33637, Cost: &aiv1.Cost{Total: 1}}
-	want := &aiv1.Cost{Input: 5e-06, Output: 0.00285, CacheWrite: 0.21023125, Total: 0.21308625}
+	want := &aiv1.Cost{Input: 5e-06, Output: 0.00285, CacheWrite: 0.21023125, Total: 0.21308625, TotalFromProvider: proto.Bool(false)}
 	got := piproto.CalculateCost(rates, usage)
 	assertProtoEqual(t, got, want)
 	// From a model of the catalog, the same; the usage's own cost is left as it was.
@@ -41,8 +41,64 @@ func TestAModelWithoutRatesCostsNothing(t *testing.T) {
 		piproto.CalculateCost(&aiv1.Model{Id: "free", Provider: "local"}, usage),
 		piproto.CalculateCost((*aiv1.ModelCost)(nil), usage),
 	} {
-		if !proto.Equal(got, &aiv1.Cost{}) {
+		if !proto.Equal(got, &aiv1.Cost{TotalFromProvider: proto.Bool(false)}) {
 			t.Fatalf("cost %v", got)
 		}
+	}
+}
+
+func TestCalculateCostTakesTheLargestTierThePromptExceeds(t *testing.T) {
+	bound(t)
+	long := &aiv1.ModelCostTier{Input: 6, Output: 22.5, CacheRead: 0.6, CacheWrite: 7.5, InputTokensAbove: 200000}
+	mid := &aiv1.ModelCostTier{Input: 4, Output: 18, CacheRead: 0.4, CacheWrite: 5, InputTokensAbove: 128000}
+	rates := &aiv1.ModelCost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75, Tiers: []*aiv1.ModelCostTier{long}}
+	// The prompt is input + cache read + cache write: exactly the threshold takes the base rates.
+	at := &aiv1.Usage{Input: 150000, Output: 1000, CacheRead: 40000, CacheWrite: 10000}
+	if got := piproto.CalculateCost(rates, at); got.Input != 0.45 || got.Output != 0.015000000000000001 {
+		t.Fatalf("at the threshold %v", got)
+	}
+	above := &aiv1.Usage{Input: 150001, Output: 1000, CacheRead: 40000, CacheWrite: 10000}
+	want := &aiv1.Cost{
+		Input: 0.900006, Output: 0.022500000000000003, CacheRead: 0.024, CacheWrite: 0.075, Total: 1.021506,
+		TotalFromProvider: proto.Bool(false),
+	}
+	assertProtoEqual(t, piproto.CalculateCost(rates, above), want)
+	// Tiers out of order: above both the larger one's rates, between them the smaller one's.
+	rates.Tiers = []*aiv1.ModelCostTier{long, mid}
+	if got := piproto.CalculateCost(rates, &aiv1.Usage{Input: 300000}); got.Input != 1.8 {
+		t.Fatalf("above both %v", got)
+	}
+	if got := piproto.CalculateCost(rates, &aiv1.Usage{Input: 150000}); got.Input != 0.6 {
+		t.Fatalf("between %v", got)
+	}
+}
+
+func TestCalculateCostChargesOneHourWritesTwiceTheChosenInputRate(t *testing.T) {
+	bound(t)
+	opus := &aiv1.ModelCost{Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25}
+	split := &aiv1.Usage{Input: 1, Output: 114, CacheWrite: 33637, CacheWrite_1H: proto.Int64(20000)}
+	if got := piproto.CalculateCost(opus, split); got.CacheWrite != 0.28523125 || got.Total != 0.28808625 {
+		t.Fatalf("split %v", got)
+	}
+	// Absent and 0 cost the same: every write at the cache write rate.
+	absent := piproto.CalculateCost(opus, &aiv1.Usage{Input: 1, Output: 114, CacheWrite: 33637})
+	zero := piproto.CalculateCost(opus, &aiv1.Usage{Input: 1, Output: 114, CacheWrite: 33637, CacheWrite_1H: proto.Int64(0)})
+	if absent.CacheWrite != 0.21023125 || !proto.Equal(absent, zero) {
+		t.Fatalf("absent %v, zero %v", absent, zero)
+	}
+	// Above a threshold, twice the tier's input rate: (7.5 * 6000 + 6 * 2 * 4000) / 1e6.
+	tiered := &aiv1.ModelCost{Input: 3, Output: 15, Tiers: []*aiv1.ModelCostTier{{Input: 6, CacheWrite: 7.5, InputTokensAbove: 200000}}}
+	usage := &aiv1.Usage{Input: 150001, CacheRead: 40000, CacheWrite: 10000, CacheWrite_1H: proto.Int64(4000)}
+	if got := piproto.CalculateCost(tiered, usage); got.CacheWrite != 0.093 {
+		t.Fatalf("tiered %v", got)
+	}
+	// Both products are added before the division: dividing each first gives ...98e-06.
+	order := piproto.CalculateCost(
+		&aiv1.ModelCost{Input: 0.1, Output: 0.2, CacheRead: 0.3, CacheWrite: 0.7},
+		&aiv1.Usage{Input: 3, Output: 1, CacheRead: 11, CacheWrite: 5, CacheWrite_1H: proto.Int64(2)},
+	)
+	if math.Float64bits(order.CacheWrite) != math.Float64bits(2.4999999999999994e-06) ||
+		math.Float64bits(order.Total) != math.Float64bits(6.299999999999999e-06) {
+		t.Fatalf("order %v", order)
 	}
 }

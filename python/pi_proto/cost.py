@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
-from ._gen.types.pi.ai.v1 import Cost, Model, ModelCost, Usage
+from ._gen.types.pi.ai.v1 import Cost, Model, ModelCost, ModelCostTier, Usage
 
 
 def calculate_cost(rates: Model | ModelCost, usage: Usage) -> Cost:
-    """The cost of `usage` at `rates` (a model's, in dollars per million tokens).
+    """The cost of `usage` at `rates` (a model's, in dollars per million tokens); the usage's own
+    cost is ignored.
 
-    Each part is the rate divided by 1,000,000, times the token count, and the total adds the
-    parts in pi's order, so the doubles are pi's to the bit (tests/conformance/cost.json).
+    The rates are those of the tier with the largest `input_tokens_above` that the prompt (input,
+    cache read and cache write tokens) exceeds, else the base rates. Input, output and cache read
+    are each the rate divided by 1,000,000, times the tokens. Cache writes with one-hour retention
+    (`cache_write_1h`, a part of `cache_write`; absent is 0) cost twice the input rate, the rest
+    the cache write rate: (cache_write rate * the rest + input rate * 2 * one-hour) / 1,000,000.
+    The total adds the four parts in that order, and `total_from_provider` is false: the same
+    operations in the same order as pi, so the doubles are pi's to the bit
+    (tests/conformance/cost.json). A model without rates costs nothing.
     """
-    cost = rates.cost if isinstance(rates, Model) else rates
-    if cost is None:
-        return Cost()
+    base = rates.cost if isinstance(rates, Model) else rates
+    if base is None:
+        return Cost(total_from_provider=False)
+    # Token counts are doubles in pi; converting first keeps every operation a double's.
+    input, output = float(usage.input), float(usage.output)
+    cache_read, cache_write = float(usage.cache_read), float(usage.cache_write)
+    prompt = input + cache_read + cache_write
+    chosen: ModelCost | ModelCostTier = base
+    threshold = -1.0
+    for tier in base.tiers:
+        above = float(tier.input_tokens_above)
+        # Strictly above, and the first of equal thresholds wins, as in pi.
+        if prompt > above and above > threshold:
+            chosen, threshold = tier, above
+    long_write = float(usage.cache_write_1h or 0)
+    short_write = cache_write - long_write
     parts = Cost(
-        input=cost.input / 1_000_000 * usage.input,
-        output=cost.output / 1_000_000 * usage.output,
-        cache_read=cost.cache_read / 1_000_000 * usage.cache_read,
-        cache_write=cost.cache_write / 1_000_000 * usage.cache_write,
+        input=chosen.input / 1_000_000 * input,
+        output=chosen.output / 1_000_000 * output,
+        cache_read=chosen.cache_read / 1_000_000 * cache_read,
+        cache_write=(chosen.cache_write * short_write + chosen.input * 2 * long_write) / 1_000_000,
+        total_from_provider=False,
     )
     parts.total = parts.input + parts.output + parts.cache_read + parts.cache_write
     return parts

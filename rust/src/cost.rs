@@ -23,25 +23,52 @@ impl Rates for Model {
 
 /// The cost of `usage`'s token counts at `rates` (its own `cost` is ignored).
 ///
-/// Each part is the rate divided by 1,000,000, times the token count, and the total adds the
-/// parts in the order input, output, cache read, cache write: the same operations in the same
-/// order as pi, so the doubles are pi's to the last bit.
+/// The rates are those of the tier with the largest `input_tokens_above` that the prompt (input,
+/// cache read and cache write tokens) exceeds, else the base rates. Input, output and cache read
+/// are each the rate divided by 1,000,000, times the tokens. Cache writes with one-hour retention
+/// (`cache_write_1h`, a part of `cache_write`; absent is 0) cost twice the input rate and the rest
+/// the cache write rate: (cache write rate * rest + input rate * 2 * one-hour) / 1,000,000. The
+/// total adds input, output, cache read and cache write in that order, and `total_from_provider`
+/// is false: the same operations in the same order as pi, so the doubles are pi's to the last bit.
 #[allow(clippy::cast_precision_loss)] // token counts are JavaScript numbers in pi too
 pub fn calculate_cost(rates: &impl Rates, usage: &Usage) -> Cost {
-    let Some(rates) = rates.rates() else {
-        return Cost::default();
+    let Some(base) = rates.rates() else {
+        return Cost {
+            total_from_provider: Some(false),
+            ..Cost::default()
+        };
     };
-    let part = |rate: f64, tokens: i64| rate / 1_000_000.0 * tokens as f64;
-    let input = part(rates.input, usage.input);
-    let output = part(rates.output, usage.output);
-    let cache_read = part(rates.cache_read, usage.cache_read);
-    let cache_write = part(rates.cache_write, usage.cache_write);
+    // Token counts are doubles in pi, so the prompt is summed and compared as doubles too.
+    let input_tokens = usage.input as f64;
+    let output_tokens = usage.output as f64;
+    let cache_read_tokens = usage.cache_read as f64;
+    let cache_write_tokens = usage.cache_write as f64;
+    let prompt = input_tokens + cache_read_tokens + cache_write_tokens;
+    let mut chosen = [base.input, base.output, base.cache_read, base.cache_write];
+    let mut threshold = -1.0;
+    for tier in &base.tiers {
+        let above = tier.input_tokens_above as f64;
+        // Strictly above, and the first of equal thresholds wins, as in pi.
+        if prompt > above && above > threshold {
+            chosen = [tier.input, tier.output, tier.cache_read, tier.cache_write];
+            threshold = above;
+        }
+    }
+    let [input_rate, output_rate, cache_read_rate, cache_write_rate] = chosen;
+    let long_write = usage.cache_write_1h.unwrap_or(0) as f64;
+    let short_write = cache_write_tokens - long_write;
+    let input = input_rate / 1_000_000.0 * input_tokens;
+    let output = output_rate / 1_000_000.0 * output_tokens;
+    let cache_read = cache_read_rate / 1_000_000.0 * cache_read_tokens;
+    let cache_write =
+        (cache_write_rate * short_write + input_rate * 2.0 * long_write) / 1_000_000.0;
     Cost {
         input,
         output,
         cache_read,
         cache_write,
         total: input + output + cache_read + cache_write,
+        total_from_provider: Some(false),
         ..Cost::default()
     }
 }

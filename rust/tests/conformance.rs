@@ -215,8 +215,9 @@ fn run_cost(case: &pb::CostCase) -> Outcome {
             cost.total,
         ]
     };
-    // Compared as doubles, exactly.
-    if parts(&got) == parts(&want) {
+    // Compared as doubles, exactly; and the flag with its presence, which pi sets false on every
+    // cost it computes.
+    if parts(&got) == parts(&want) && got.total_from_provider == want.total_from_provider {
         Ok(())
     } else {
         Err(format!(

@@ -1,7 +1,7 @@
 //! calculate_cost: a usage's cost at a model's rates, to the bit as pi computes it.
 
 use pi_proto::calculate_cost;
-use pi_proto::v1::{Cost, Model, ModelCost, Usage};
+use pi_proto::v1::{Cost, Model, ModelCost, ModelCostTier, Usage};
 
 fn rates() -> ModelCost {
     ModelCost {
@@ -9,6 +9,7 @@ fn rates() -> ModelCost {
         output: 0.3,
         cache_read: 0.03,
         cache_write: 0.7,
+        ..Default::default()
     }
 }
 
@@ -65,5 +66,112 @@ fn a_model_costs_what_its_rates_say_and_nothing_without_rates() {
         cost: None,
         ..model
     };
-    assert_eq!(calculate_cost(&free, &usage()), Cost::default());
+    assert_eq!(
+        calculate_cost(&free, &usage()),
+        Cost {
+            total_from_provider: Some(false),
+            ..Cost::default()
+        }
+    );
+}
+
+fn tier(input: f64, output: f64, above: i64) -> ModelCostTier {
+    ModelCostTier {
+        input,
+        output,
+        cache_read: input / 10.0,
+        cache_write: input * 1.25,
+        input_tokens_above: above,
+    }
+}
+
+fn counts(input: i64, cache_read: i64, cache_write: i64, cache_write_1h: Option<i64>) -> Usage {
+    Usage {
+        input,
+        output: 1000,
+        cache_read,
+        cache_write,
+        cache_write_1h,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_prompt_above_a_threshold_takes_the_largest_tier_it_exceeds_in_any_order() {
+    let rates = ModelCost {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+        tiers: vec![tier(6.0, 22.5, 200_000), tier(4.0, 18.0, 128_000)],
+    };
+    // The prompt is input + cache read + cache write; strictly above 200,000 takes the 6.0 tier.
+    let above = calculate_cost(&rates, &counts(150_001, 40_000, 10_000, None));
+    assert_eq!(
+        [above.input, above.output, above.total],
+        [0.900_006, 0.022_500_000_000_000_003, 1.021_506]
+    );
+    assert_eq!(above.total_from_provider, Some(false));
+    // Exactly 200,000 does not exceed it: the 128,000 tier, given after it.
+    let at = calculate_cost(&rates, &counts(150_000, 40_000, 10_000, None));
+    assert_eq!([at.input, at.output], [0.6, 0.018_000_000_000_000_002]);
+    // Below every threshold: the base rates.
+    let below = calculate_cost(&rates, &counts(100_000, 0, 0, None));
+    assert_eq!(
+        [below.input, below.output],
+        [0.3, 0.015_000_000_000_000_001]
+    );
+}
+
+#[test]
+fn one_hour_cache_writes_cost_twice_the_input_rate_of_the_chosen_rates() {
+    let opus = ModelCost {
+        input: 5.0,
+        output: 25.0,
+        cache_read: 0.5,
+        cache_write: 6.25,
+        ..Default::default()
+    };
+    let split = calculate_cost(&opus, &counts(1, 0, 33_637, Some(20_000)));
+    assert_eq!(split.cache_write, 0.285_231_25);
+    // Absent and 0 are the same: every write at the cache write rate.
+    let absent = calculate_cost(&opus, &counts(1, 0, 33_637, None));
+    assert_eq!(
+        absent,
+        calculate_cost(&opus, &counts(1, 0, 33_637, Some(0)))
+    );
+    assert_eq!(absent.cache_write, 0.210_231_25);
+    // Above a threshold, twice the tier's input rate: (7.5 * 6000 + 6 * 2 * 4000) / 1e6.
+    let tiered = ModelCost {
+        tiers: vec![tier(6.0, 22.5, 200_000)],
+        ..opus
+    };
+    let long = calculate_cost(&tiered, &counts(150_001, 40_000, 10_000, Some(4000)));
+    assert_eq!(long.cache_write, 0.093);
+}
+
+#[test]
+fn the_cache_write_part_adds_both_products_before_dividing() {
+    let rates = ModelCost {
+        input: 0.1,
+        output: 0.2,
+        cache_read: 0.3,
+        cache_write: 0.7,
+        ..Default::default()
+    };
+    let usage = Usage {
+        input: 3,
+        output: 1,
+        cache_read: 11,
+        cache_write: 5,
+        cache_write_1h: Some(2),
+        ..Default::default()
+    };
+    let cost = calculate_cost(&rates, &usage);
+    // Dividing each product by a million first would give 2.4999999999999998e-6.
+    assert_eq!(
+        cost.cache_write.to_bits(),
+        2.499_999_999_999_999_4e-6_f64.to_bits()
+    );
+    assert_eq!(cost.total.to_bits(), 6.299_999_999_999_999e-6_f64.to_bits());
 }

@@ -2,23 +2,44 @@
 
 import { create } from "@bufbuild/protobuf";
 import { type Cost, CostSchema, type Usage } from "./gen/pi/ai/v1/message_pb.js";
-import type { Model, ModelCost } from "./gen/pi/ai/v1/model_pb.js";
+import type { Model, ModelCost, ModelCostTier } from "./gen/pi/ai/v1/model_pb.js";
 
 const PER_MILLION = 1_000_000;
 
 /**
  * The cost of `usage` at `rates` (a model, or its rates in dollars per million tokens); the usage's
- * own cost is ignored. Each part is the rate divided by 1,000,000, times the token count, and the
- * total adds the parts in pi's order, so the doubles are pi's to the bit. A model without rates
- * costs nothing.
+ * own cost is ignored. The rates are those of the tier with the largest `inputTokensAbove` that the
+ * prompt (input + cacheRead + cacheWrite tokens) exceeds, else the base rates. Input, output and
+ * cache read are each the rate divided by 1,000,000, times the tokens. Cache writes with one-hour
+ * retention (`cacheWrite1h`, a part of `cacheWrite`; absent is 0) cost twice the input rate and the
+ * rest the cacheWrite rate: (cacheWrite rate * rest + input rate * 2 * one-hour) / 1,000,000. The
+ * total adds the four parts in that order and `totalFromProvider` is false: pi's operations in
+ * pi's order, so the doubles are pi's to the bit. A model without rates costs nothing.
  */
 export function calculateCost(rates: Model | ModelCost, usage: Usage): Cost {
-  const cost = rates.$typeName === "pi.ai.v1.Model" ? rates.cost : rates;
-  if (cost === undefined) return create(CostSchema);
-  const input = (cost.input / PER_MILLION) * Number(usage.input);
-  const output = (cost.output / PER_MILLION) * Number(usage.output);
-  const cacheRead = (cost.cacheRead / PER_MILLION) * Number(usage.cacheRead);
-  const cacheWrite = (cost.cacheWrite / PER_MILLION) * Number(usage.cacheWrite);
+  const base = rates.$typeName === "pi.ai.v1.Model" ? rates.cost : rates;
+  if (base === undefined) return create(CostSchema, { totalFromProvider: false });
+  const inputTokens = Number(usage.input);
+  const outputTokens = Number(usage.output);
+  const cacheReadTokens = Number(usage.cacheRead);
+  const cacheWriteTokens = Number(usage.cacheWrite);
+  const prompt = inputTokens + cacheReadTokens + cacheWriteTokens;
+  let chosen: ModelCost | ModelCostTier = base;
+  let threshold = -1;
+  for (const tier of base.tiers) {
+    const above = Number(tier.inputTokensAbove);
+    // Strictly above, and the first of equal thresholds wins, as in pi.
+    if (prompt > above && above > threshold) {
+      chosen = tier;
+      threshold = above;
+    }
+  }
+  const longWrite = Number(usage.cacheWrite1h ?? 0n);
+  const shortWrite = cacheWriteTokens - longWrite;
+  const input = (chosen.input / PER_MILLION) * inputTokens;
+  const output = (chosen.output / PER_MILLION) * outputTokens;
+  const cacheRead = (chosen.cacheRead / PER_MILLION) * cacheReadTokens;
+  const cacheWrite = (chosen.cacheWrite * shortWrite + chosen.input * 2 * longWrite) / PER_MILLION;
   const total = input + output + cacheRead + cacheWrite;
-  return create(CostSchema, { input, output, cacheRead, cacheWrite, total });
+  return create(CostSchema, { input, output, cacheRead, cacheWrite, total, totalFromProvider: false });
 }

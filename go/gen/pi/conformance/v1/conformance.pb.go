@@ -1461,9 +1461,12 @@ func (*PiJsonCase_Context) isPiJsonCase_Expect() {}
 func (*PiJsonCase_ErrorPath) isPiJsonCase_Expect() {}
 
 // CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
-// calculateCost computes it. Each part is the rate divided by 1,000,000, times the token count;
-// the total is input + output + cache_read + cache_write, added in that order. Compared exactly,
-// bit for bit.
+// calculateCost computes it. The rates are those of the tier with the largest threshold the
+// prompt (input + cache_read + cache_write tokens) exceeds, else the model's own. Each part is the
+// rate divided by 1,000,000, times the token count, but cache_write, which is (cache_write rate x
+// the writes without one-hour retention + 2 x input rate x the one-hour writes) / 1,000,000; the
+// total is input + output + cache_read + cache_write, added in that order; total_from_provider is
+// false. Compared exactly, bit for bit, and total_from_provider with its presence.
 type CostCase struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The model's rates, in dollars per million tokens.

@@ -762,9 +762,12 @@ export const PiJsonCaseSchema: GenMessage<PiJsonCase> = /*@__PURE__*/
 
 /**
  * CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
- * calculateCost computes it. Each part is the rate divided by 1,000,000, times the token count;
- * the total is input + output + cache_read + cache_write, added in that order. Compared exactly,
- * bit for bit.
+ * calculateCost computes it. The rates are those of the tier with the largest threshold the
+ * prompt (input + cache_read + cache_write tokens) exceeds, else the model's own. Each part is the
+ * rate divided by 1,000,000, times the token count, but cache_write, which is (cache_write rate x
+ * the writes without one-hour retention + 2 x input rate x the one-hour writes) / 1,000,000; the
+ * total is input + output + cache_read + cache_write, added in that order; total_from_provider is
+ * false. Compared exactly, bit for bit, and total_from_provider with its presence.
  *
  * @generated from message pi.conformance.v1.CostCase
  */

@@ -196,7 +196,10 @@ public final class ConformanceRunner {
         || got.getOutput() != want.getOutput()
         || got.getCacheRead() != want.getCacheRead()
         || got.getCacheWrite() != want.getCacheWrite()
-        || got.getTotal() != want.getTotal()) {
+        || got.getTotal() != want.getTotal()
+        // Its presence too: pi sets it false on every cost it computes.
+        || got.hasTotalFromProvider() != want.hasTotalFromProvider()
+        || got.getTotalFromProvider() != want.getTotalFromProvider()) {
       throw new Mismatch("costs " + got);
     }
   }
