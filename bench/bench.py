@@ -11,9 +11,9 @@ Every figure is a ratio against a baseline measured in the same run, on the same
 7. a provider-backed stream (`serve --models` on a recorded Anthropic stream) ÷ the same recording
    read by the provider's SDK alone;
 8-13. our gRPC, SSE, pi-messages (pi's own protocol) and Connect endpoints against the peer users
-   would pick instead of us, JSON over Server-Sent Events (bench/sse.py), with plain grpc.aio as the transport reference, side by side
-   in alternating rounds: one stream, 64 streams, server and client CPU per event, bytes on the
-   wire, and live capacity;
+   would pick instead of us, JSON over Server-Sent Events (bench/sse.py), with plain grpc.aio as
+   the transport reference, side by side in alternating rounds: one stream, 64 streams, server
+   and client CPU per event, bytes on the wire, and live capacity;
 14. the accumulator alone (bench/accumulation.py): 1 MB and 4 MB of tool-call argument deltas ÷ the
    same bytes as text deltas, the growth from 1 MB to 4 MB, and the corpus's partial-JSON cases
    fed one character at a time ÷ the same characters as text.

@@ -174,8 +174,8 @@ def run_cost(case: pb.CostCase) -> None:
     rates = wire.from_upb(case.rates, pp.ModelCost)
     cost = pp.calculate_cost(rates, wire.from_upb(case.usage, pp.Usage))
     want = wire.from_upb(case.cost, pp.Cost)
-    parts = ("input", "output", "cache_read", "cache_write", "total")
-    parts += ("total_from_provider",)  # its presence too: pi sets it false on every cost it computes
+    # total_from_provider with its presence too: pi sets it false on every cost it computes.
+    parts = ("input", "output", "cache_read", "cache_write", "total", "total_from_provider")
     if [getattr(cost, part) for part in parts] != [getattr(want, part) for part in parts]:
         raise Mismatch(f"costs {pp.to_json(cost)}")
 

@@ -8,7 +8,7 @@ import pytest
 
 import pi_proto as pp
 
-from .expect import Expected, text, thinking, tool_call
+from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import READ, READ_SCHEMA, SECRET, by_name, cancel_while_streaming, outline, play, provider_case, run
 from .replay import RECORDINGS
 
@@ -37,6 +37,7 @@ CASES = [
     case("tool-call-fragments"),
     case("two-tool-calls"),
     case("cache-usage"),
+    case("response-details"),
     case("length"),
     case("refusal"),
     case("invalid-tool-arguments"),
@@ -49,7 +50,14 @@ CASES = [
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
 BY_NAME = by_name(CASES)
-usage, message = Expected(INFO).usage, Expected(INFO).message
+message = Expected(INFO).message
+# pi counts the one-hour cache writes from message_start on: 0 when the split is not given.
+usage = partial(Expected(INFO).usage, cache_write_1h=0)
+
+
+def response(message_id: str, stop: str | None) -> Response:
+    """The recording's message id (from message_start) and stop_reason (from message_delta)."""
+    return Response(id=message_id, raw_stop_reason=stop)
 
 
 async def test_text_streams_each_delta_with_usage_and_cost() -> None:
@@ -63,7 +71,12 @@ async def test_text_streams_each_delta_with_usage_and_cost() -> None:
         "textEnd 0",
         "done STOP",
     ]
-    assert final == message(text("Hello! 你好，how can I help?"), usage=usage(25, 15), stop=pp.StopReason.STOP)
+    assert final == message(
+        text("Hello! 你好，how can I help?"),
+        usage=usage(25, 15),
+        stop=pp.StopReason.STOP,
+        response=response("msg_01XFDUDYJgAACzvnptvVoYEL", "end_turn"),
+    )
 
 
 async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
@@ -87,6 +100,7 @@ async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
         text("27 × 453 = 12231."),
         usage=usage(40, 61),
         stop=pp.StopReason.STOP,
+        response=response("msg_01Ab8KnHcxBxU9sUvGMRjBqD", "end_turn"),
     )
 
 
@@ -103,7 +117,13 @@ async def test_redacted_thinking_is_a_whole_block_whose_signature_is_the_encrypt
         "done STOP",
     ]
     redacted = pp.AssistantContent(thinking=pp.ThinkingContent(thinking_signature=data, redacted=True))
-    assert final == message(redacted, text("Done."), usage=usage(31, 20), stop=pp.StopReason.STOP)
+    assert final == message(
+        redacted,
+        text("Done."),
+        usage=usage(31, 20),
+        stop=pp.StopReason.STOP,
+        response=response("msg_01QxT6ZzWrfnGSGoTnwX7Kp2", "end_turn"),
+    )
 
 
 async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
@@ -137,6 +157,7 @@ async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
         tool_call("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", arguments),
         usage=usage(472, 89),
         stop=pp.StopReason.TOOL_USE,
+        response=response("msg_014p7gG3wDgGV9EUtLvnow3U", "tool_use"),
     )
 
 
@@ -160,20 +181,45 @@ async def test_two_tool_calls_in_one_turn() -> None:
         tool_call("toolu_01B19r91rx91mr928946mr0", "read", '{"path": "Makefile"}'),
         usage=usage(472, 74),
         stop=pp.StopReason.TOOL_USE,
+        response=response("msg_014p7gG3wDgGV9EUtLvnow3U", "tool_use"),
     )
 
 
 async def test_cache_read_and_write_are_counted_and_priced() -> None:
     events, final = await run(BY_NAME["cache-usage"], INFO)
     assert outline(events)[1] == "textStart 0 usage=12/1/24000/1800"
-    assert final.usage == usage(12, 9, cache_read=24000, cache_write=1800)
+    assert final.usage == usage(12, 9, cache_read=24000, cache_write=1800)  # none of it for an hour
     assert final.usage.total_tokens == 25821
+
+
+async def test_a_dated_model_one_hour_cache_writes_and_thinking_tokens_are_kept_as_pi_keeps_them() -> None:
+    events, final = await run(BY_NAME["response-details"], INFO)
+    assert outline(events)[1] == "textStart 0 usage=20/1/0/3000"
+    partial = events[1].partial
+    assert partial is not None
+    assert partial.usage is not None
+    assert partial.usage.cache_write_1h == 2000  # from message_start's split
+    assert partial.usage.reasoning is None  # not said until message_delta
+    assert final.response_model == "claude-sonnet-4-5-20250929"  # not the model asked for: kept
+    assert final.response_id == "msg_01Dt5kW3nQ8rX2vB7mJ4pL9s"
+    assert final.raw_stop_reason == "end_turn"
+    assert final.usage is not None
+    # message_delta leaves the split out, so the write keeps it; its thinking tokens are a part of the 30.
+    assert (final.usage.cache_write, final.usage.cache_write_1h, final.usage.reasoning) == (3000, 2000, 22)
+    assert (final.usage.output, final.usage.total_tokens) == (30, 3050)
+    # The hour's writes cost twice the input rate, as pi prices them.
+    assert final.usage == usage(20, 30, cache_write=3000, cache_write_1h=2000, reasoning=22)
 
 
 async def test_max_tokens_is_a_length_stop() -> None:
     events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
-    assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
+    assert final == message(
+        text("Once upon a time, in a"),
+        usage=usage(18, 8),
+        stop=pp.StopReason.LENGTH,
+        response=response("msg_01Hc2sWgXjB2nE8mD6rPf4Lq", "max_tokens"),
+    )
 
 
 async def test_a_refusal_ends_with_an_error_that_keeps_the_text() -> None:
@@ -184,6 +230,7 @@ async def test_a_refusal_ends_with_an_error_that_keeps_the_text() -> None:
         usage=usage(22, 4),
         stop=pp.StopReason.ERROR,
         error="the model stopped with stop reason 'refusal'",
+        response=response("msg_01Rf7uJ3mQ9pW2xK5vT8sN1c", "refusal"),
     )
 
 
@@ -211,6 +258,7 @@ async def test_an_error_event_mid_stream_keeps_what_came_before() -> None:
         usage=usage(30, 1),
         stop=pp.StopReason.ERROR,
         error="the provider failed mid-stream with overloaded_error: Overloaded",
+        response=response("msg_01Mp4nE8sR2tY6wQ9zX3cV7b", None),
     )
 
 
@@ -240,7 +288,7 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
-    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+    assert final == message(usage=NO_USAGE, stop=pp.StopReason.ERROR, error=error)
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:

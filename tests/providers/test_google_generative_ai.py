@@ -13,7 +13,7 @@ import pi_proto as pp
 from pi_proto.providers import ProviderModel
 from pi_proto.providers.catalog import ModelConfig
 
-from .expect import Expected, text, thinking, tool_call
+from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
     CLOCK_MS,
     READ,
@@ -69,7 +69,15 @@ CASES = [
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
 BY_NAME = by_name(CASES)
-usage, message = Expected(INFO).usage, Expected(INFO).message
+message = Expected(INFO).message
+# Every chunk of these recordings has usageMetadata: its thought tokens are the reasoning, 0 when absent.
+usage = partial(Expected(INFO).usage, reasoning=0)
+RESPONSE_ID = "mI0TaYqWJpXb7M8P1t2x4Qo"  # every chunk's responseId
+
+
+def response(finish_reason: str | None) -> Response:
+    """The recordings' response id, with the finish reason as Gemini wrote it."""
+    return Response(id=RESPONSE_ID, raw_stop_reason=finish_reason)
 
 
 async def test_text_streams_each_part_with_the_usage_of_the_chunk_before() -> None:
@@ -84,7 +92,9 @@ async def test_text_streams_each_part_with_the_usage_of_the_chunk_before() -> No
         "textEnd 0 usage=4/12/0/0",
         "done STOP",
     ]
-    assert final == message(text("Hello! 你好，how can I help?"), usage=usage(4, 12), stop=pp.StopReason.STOP)
+    assert final == message(
+        text("Hello! 你好，how can I help?"), usage=usage(4, 12), stop=pp.StopReason.STOP, response=response("STOP")
+    )
 
 
 async def test_thought_parts_are_thinking_and_each_block_keeps_its_signature() -> None:
@@ -107,7 +117,8 @@ async def test_thought_parts_are_thinking_and_each_block_keeps_its_signature() -
     assert final == message(
         thinking("**Multiplying in parts**\n\n27 × 400 = 10800, 27 × 53 = 1431; the sum is 12231.", thought_signature),
         text("27 × 453 = 12231.", text_signature),
-        usage=usage(12, 9 + 98),
+        usage=usage(12, 9 + 98, reasoning=98),
+        response=response("STOP"),
         stop=pp.StopReason.STOP,
     )
 
@@ -131,7 +142,8 @@ async def test_a_whole_function_call_is_one_delta_with_a_generated_id_and_its_si
     ]
     assert final == message(
         tool_call(call_id, "edit", arguments, thought_signature=signature),
-        usage=usage(310, 64 + 230),
+        usage=usage(310, 64 + 230, reasoning=230),
+        response=response("STOP"),
         stop=pp.StopReason.TOOL_USE,
     )
 
@@ -156,6 +168,7 @@ async def test_two_function_calls_in_one_chunk_keep_their_ids() -> None:
         tool_call("k3v9x2ab", "read", '{"path":"README.md"}'),
         tool_call("q7m1z8cd", "read", '{"path":"Makefile"}'),
         usage=usage(96, 28),
+        response=response("STOP"),
         stop=pp.StopReason.TOOL_USE,
     )
 
@@ -165,7 +178,10 @@ async def test_cached_prompt_tokens_are_cache_reads_not_input() -> None:
     # promptTokenCount 26000 includes the 24000 cached tokens
     assert outline(events)[-2:] == ["textEnd 0 usage=2000/9/24000/0", "done STOP"]
     assert final == message(
-        text("The cached document says 42."), usage=usage(2000, 9, cache_read=24000), stop=pp.StopReason.STOP
+        text("The cached document says 42."),
+        usage=usage(2000, 9, cache_read=24000),
+        stop=pp.StopReason.STOP,
+        response=response("STOP"),
     )
     assert final.usage is not None
     assert final.usage.total_tokens == 26009
@@ -174,7 +190,9 @@ async def test_cached_prompt_tokens_are_cache_reads_not_input() -> None:
 async def test_max_tokens_is_a_length_stop() -> None:
     events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
-    assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
+    assert final == message(
+        text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH, response=response("MAX_TOKENS")
+    )
 
 
 async def test_a_safety_stop_ends_with_an_error_that_keeps_the_text() -> None:
@@ -191,6 +209,7 @@ async def test_a_safety_stop_ends_with_an_error_that_keeps_the_text() -> None:
         usage=usage(22, 3),
         stop=pp.StopReason.ERROR,
         error="the model stopped with finish reason 'SAFETY'",
+        response=response("SAFETY"),
     )
 
 
@@ -198,7 +217,10 @@ async def test_a_blocked_prompt_ends_with_an_error_that_names_the_reason() -> No
     events, final = await run(BY_NAME["prompt-blocked"], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert final == message(
-        usage=usage(8, 0), stop=pp.StopReason.ERROR, error="the provider blocked the prompt (PROHIBITED_CONTENT)"
+        usage=usage(8, 0),
+        stop=pp.StopReason.ERROR,
+        error="the provider blocked the prompt (PROHIBITED_CONTENT)",
+        response=response(None),  # no candidate, so no finish reason
     )
 
 
@@ -211,6 +233,7 @@ async def test_a_malformed_function_call_is_an_error_with_gemini_s_message() -> 
         usage=usage(40, 0),
         stop=pp.StopReason.ERROR,
         error="the model stopped with finish reason 'MALFORMED_FUNCTION_CALL'",
+        response=response("MALFORMED_FUNCTION_CALL"),
     )
 
 
@@ -221,6 +244,7 @@ async def test_an_error_object_mid_stream_keeps_what_came_before() -> None:
         text("Partial answer"),
         usage=usage(30, 2),
         stop=pp.StopReason.ERROR,
+        response=response(None),
         error="the provider failed mid-stream with 503 UNAVAILABLE: The model is overloaded. Please try again later.",
     )
 
@@ -238,6 +262,7 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
         text("Hello! 你好，"),
         usage=usage(4, 5),
         stop=pp.StopReason.ERROR,
+        response=response(None),
         error="the connection to the provider broke: peer closed connection without sending complete message body "
         "(incomplete chunked read)",
     )
@@ -273,7 +298,7 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
-    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+    assert final == message(usage=NO_USAGE, stop=pp.StopReason.ERROR, error=error)
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:

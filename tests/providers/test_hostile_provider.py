@@ -285,6 +285,13 @@ def tool_calls(api: str, count: int, id_bytes: int, argument_bytes: int) -> Iter
             yield "event: response.output_item.done\ndata: " + json.dumps(
                 {"type": "response.output_item.done", "output_index": number, "item": done, "sequence_number": 3}
             )
+        elif api == "pi-messages":
+            yield "data: " + json.dumps(
+                {"type": "toolcall_start", "contentIndex": number, "id": call_id, "toolName": "read"}
+            )
+            yield "data: " + json.dumps({"type": "toolcall_delta", "contentIndex": number, "delta": arguments})
+            finished = {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"p": "a" * argument_bytes}}
+            yield "data: " + json.dumps({"type": "toolcall_end", "contentIndex": number, "toolCall": finished})
         else:
             part = {"functionCall": {"id": call_id, "name": "read", "args": {"p": "a" * argument_bytes}}}
             yield "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]})

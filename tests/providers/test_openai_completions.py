@@ -17,7 +17,7 @@ from pi_proto.providers.catalog import ModelConfig
 from pi_proto.providers.openai_completions import Compat, body, detect_compat, normalize_id
 from pi_proto.stream import AssistantMessageEventStream
 
-from .expect import Expected, text, thinking, tool_call
+from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
     CLOCK_MS,
     READ,
@@ -149,6 +149,8 @@ CASES = [
 ]
 BY_NAME = by_name(CASES)
 usage, message = Expected(INFO).usage, Expected(INFO).message
+# The model OpenAI's chunks name: a dated snapshot of the one asked for, which pi keeps as responseModel.
+SNAPSHOT = "gpt-5-mini-2025-08-07"
 
 
 def request_body(
@@ -179,7 +181,12 @@ async def test_text_streams_each_delta_and_takes_usage_from_the_last_chunk() -> 
         "textEnd 0 usage=25/15/0/0",  # the usage chunk came after finish_reason; the block ends at the stream's end
         "done STOP",
     ]
-    assert final == message(text("Hello! 你好，how can I help?"), usage=usage(25, 15), stop=pp.StopReason.STOP)
+    assert final == message(
+        text("Hello! 你好，how can I help?"),
+        usage=usage(25, 15, reasoning=0),
+        stop=pp.StopReason.STOP,
+        response=Response("chatcmpl-CbX1tq9v0mWgYpB3ZrLk2Hs8aQeJd", SNAPSHOT, "stop"),
+    )
 
 
 async def test_llama_cpp_reasoning_content_is_thinking_signed_with_its_field_and_usage_rides_the_finish() -> None:
@@ -198,8 +205,9 @@ async def test_llama_cpp_reasoning_content_is_thinking_signed_with_its_field_and
     assert final == message(
         thinking("27 * 453: 27 * 400 = 10800, 27 * 53 = 1431; total 12231.", "reasoning_content"),
         text("27 × 453 = 12231."),
-        usage=usage(40, 61),
+        usage=usage(40, 61, reasoning=0),  # llama.cpp gives no reasoning count: 0, as pi counts it
         stop=pp.StopReason.STOP,
+        response=Response("chatcmpl-ZVQ3Wm3xYk8bS0jPq1N5tLrA7uCdEf2g", "qwen3-8b", "stop"),
     )
 
 
@@ -219,8 +227,9 @@ async def test_ollama_reasoning_without_a_usage_chunk_leaves_usage_at_zero() -> 
     assert final == message(
         thinking("The user greets me. I greet back.", "reasoning"),
         text("Hi! How can I help?"),
-        usage=usage(0, 0),
+        usage=NO_USAGE,  # no usage chunk: no reasoning count either
         stop=pp.StopReason.STOP,
+        response=Response("chatcmpl-412", "qwen3:8b", "stop"),
     )
 
 
@@ -252,7 +261,11 @@ async def test_reasoning_text_is_the_third_reasoning_field() -> None:
         "done STOP",
     ]
     assert final == message(
-        thinking("Greeting.", "reasoning_text"), text("Hello."), usage=usage(10, 5), stop=pp.StopReason.STOP
+        thinking("Greeting.", "reasoning_text"),
+        text("Hello."),
+        usage=usage(10, 5, reasoning=0),
+        stop=pp.StopReason.STOP,
+        response=Response("chatcmpl-rt1", "claude-sonnet-4.5", "stop"),
     )
 
 
@@ -274,8 +287,9 @@ async def test_openrouter_encrypted_reasoning_becomes_the_thought_signature_of_i
     assert final == message(
         thinking(reasoning, "reasoning"),
         tool_call("tool_read_Xk2pQ9", "read", '{"path":"README.md"}', thought_signature=ENCRYPTED),
-        usage=usage(120, 48),  # completion_tokens count the 30 reasoning tokens already
+        usage=usage(120, 48, reasoning=30),  # completion_tokens count the 30 reasoning tokens already
         stop=pp.StopReason.TOOL_USE,
+        response=Response("gen-1764000000-AbCdEfGhIjKlMnOpQrSt", "google/gemini-3-pro-preview", "tool_calls"),
     )
 
 
@@ -307,8 +321,9 @@ async def test_tool_call_arguments_stream_fragment_by_fragment() -> None:
     assert final == message(
         text("Let me check the weather."),
         tool_call("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", arguments),
-        usage=usage(472, 89),
+        usage=usage(472, 89, reasoning=0),
         stop=pp.StopReason.TOOL_USE,
+        response=Response("chatcmpl-CbX4Nt8eY3pZjSc6AuOm5Kv1dThMg", SNAPSHOT, "tool_calls"),
     )
 
 
@@ -330,8 +345,9 @@ async def test_two_tool_calls_whose_fragments_interleave_each_take_their_own_by_
     assert final == message(
         tool_call(first, "read", '{"path":"README.md"}'),
         tool_call(second, "read", '{"path":"Makefile"}'),
-        usage=usage(480, 74),
+        usage=usage(480, 74, reasoning=0),
         stop=pp.StopReason.TOOL_USE,
+        response=Response("chatcmpl-CbX7Qw1hB6sCmVf9DxRp8Ny4gWkPj", SNAPSHOT, "tool_calls"),
     )
 
 
@@ -368,8 +384,9 @@ async def test_tool_calls_without_index_are_told_apart_by_id_and_name_and_one_wi
     assert final == message(
         tool_call("function-call-11422813926226541539", "read", '{"path":"README.md"}'),
         tool_call("call_1", "read", '{"path":"Makefile"}'),
-        usage=usage(95, 30),
+        usage=usage(95, 30, reasoning=0),
         stop=pp.StopReason.TOOL_USE,
+        response=Response("Qm4kaPXqM9S3-uQPq8bYAQ", "gemini-2.5-flash", "tool_calls"),
     )
 
 
@@ -377,7 +394,7 @@ async def test_cached_tokens_leave_the_input_and_the_output_counts_reasoning_onc
     events, final = await run(BY_NAME["cache-usage"], INFO)
     assert outline(events)[-2:] == ["textEnd 0 usage=128/64/1920/0", "done STOP"]
     # prompt 2048 of which 1920 cached; completion 64, its 40 reasoning tokens included
-    assert final.usage == usage(128, 64, cache_read=1920)
+    assert final.usage == usage(128, 64, cache_read=1920, reasoning=40)
     assert final.usage.total_tokens == 2112
 
 
@@ -390,13 +407,23 @@ async def test_usage_on_the_choice_counts_when_the_chunk_has_none() -> None:
         "textEnd 0 usage=19/13/0/0",
         "done STOP",
     ]
-    assert final == message(text("Hi there."), usage=usage(19, 13), stop=pp.StopReason.STOP)
+    assert final == message(
+        text("Hi there."),
+        usage=usage(19, 13, reasoning=0),
+        stop=pp.StopReason.STOP,
+        response=Response("chatcmpl-6910a1b2c3d4e5f6", "kimi-k2-0905-preview", "stop"),
+    )
 
 
 async def test_finish_reason_length_is_a_length_stop() -> None:
     events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-1] == "done LENGTH"
-    assert final == message(text("Once upon a time, in a"), usage=usage(18, 8), stop=pp.StopReason.LENGTH)
+    assert final == message(
+        text("Once upon a time, in a"),
+        usage=usage(18, 8, reasoning=0),
+        stop=pp.StopReason.LENGTH,
+        response=Response("chatcmpl-CbX3Ms7dX2oYiRb5ZtNl4Ju0cSgLf", SNAPSHOT, "length"),
+    )
 
 
 async def test_a_tool_call_cut_by_length_keeps_its_raw_arguments() -> None:
@@ -409,8 +436,9 @@ async def test_a_tool_call_cut_by_length_keeps_its_raw_arguments() -> None:
     ]
     assert final == message(
         tool_call("call_Hq7WbN2kLm4PxR8sTv1yZc3D", "read", '{"path":"READ"}', raw='{"path":"READ'),
-        usage=usage(310, 4),
+        usage=usage(310, 4, reasoning=0),
         stop=pp.StopReason.LENGTH,
+        response=Response("chatcmpl-CbX5Ou9fZ4qAkTd7BvPn6Lw2eUiNh", SNAPSHOT, "length"),
     )
 
 
@@ -426,9 +454,11 @@ async def test_a_content_filter_ends_with_an_error_that_keeps_the_text() -> None
     ]
     assert final == message(
         text("I can't help"),
-        usage=usage(22, 4),
+        usage=usage(22, 4, reasoning=0),
         stop=pp.StopReason.ERROR,
         error="the provider stopped with finish_reason 'content_filter'",
+        # The prompt filter chunk's id and model are empty: the first chunk that names them counts.
+        response=Response("chatcmpl-AzF1lT3r", "gpt-4o-2024-11-20", "content_filter"),
     )
 
 
@@ -438,9 +468,10 @@ async def test_tool_arguments_that_are_not_json_end_with_an_error_that_keeps_the
     raw = '{"path": "README.md", oops}'
     assert final == message(
         tool_call("call_Kp3RzV8nQw2YtL6mXc9bJd4F", "read", "{}", raw=raw),
-        usage=usage(301, 12),
+        usage=usage(301, 12, reasoning=0),
         stop=pp.StopReason.ERROR,
         error="tool call 'call_Kp3RzV8nQw2YtL6mXc9bJd4F' (read) has arguments that are not a JSON object",
+        response=Response("chatcmpl-CbX6Pv0gA5rBlUe8CwQo7Mx3fVjOi", SNAPSHOT, "tool_calls"),
     )
 
 
@@ -449,9 +480,11 @@ async def test_an_error_chunk_mid_stream_keeps_what_came_before() -> None:
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
     assert final == message(
         text("Partial answer"),
-        usage=usage(0, 0),
+        usage=NO_USAGE,
         stop=pp.StopReason.ERROR,
         error="the provider failed mid-stream with server_error: Provider disconnected unexpectedly",
+        # The SDK raises at the error chunk, before its finish_reason "error" is read.
+        response=Response("gen-1764000000-AbCdEfGhIjKlMnOpQrSt", "google/gemini-3-pro-preview"),
     )
 
 
@@ -466,10 +499,11 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     ]
     assert final == message(
         text("Hello! 你好，"),
-        usage=usage(0, 0),
+        usage=NO_USAGE,
         stop=pp.StopReason.ERROR,
         error="the connection to the provider broke: peer closed connection without sending complete message body "
         "(incomplete chunked read)",
+        response=Response("chatcmpl-CbX1tq9v0mWgYpB3ZrLk2Hs8aQeJd", SNAPSHOT),
     )
 
 
@@ -513,7 +547,7 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
-    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+    assert final == message(usage=NO_USAGE, stop=pp.StopReason.ERROR, error=error)
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:
@@ -720,7 +754,10 @@ async def test_the_compat_switches_of_models_json_shape_the_request_for_a_local_
     events, replay = await play(BY_NAME["compat-local-server"], INFO)
     assert not leaks(events)
     assert outline(events)[-1] == "done STOP"
-    assert final_message(events).usage == pp.Usage(input=40, output=61, total_tokens=101, cost=pp.Cost())
+    final = final_message(events)
+    free = pp.Cost(total_from_provider=False)  # an estimate at no rates
+    assert final.usage == pp.Usage(input=40, output=61, total_tokens=101, cost=free, reasoning=0)
+    assert final.response_model is None  # the server names the model asked for
     assert replay.requests[0].body == {
         "model": "qwen3-8b",
         "stream": True,  # no stream_options, no store

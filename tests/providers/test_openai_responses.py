@@ -13,7 +13,7 @@ from pi_proto.providers import openai_responses
 from pi_proto.providers.call import Call
 from pi_proto.providers.catalog import ModelConfig
 
-from .expect import Expected, text, thinking, tool_call
+from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
     READ,
     READ_SCHEMA,
@@ -68,7 +68,16 @@ CASES = [
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
 ]
 BY_NAME = by_name(CASES)
-usage, message = Expected(INFO).usage, Expected(INFO).message
+message = Expected(INFO).message
+# A final response's usage always has output_tokens_details.reasoning_tokens in these recordings.
+usage = partial(Expected(INFO).usage, reasoning=0)
+RESPONSE_ID = "resp_0a1b2c3d4e5f60718293a4b5c6d7e8f901234567890abcde"  # every recording's response.created
+
+
+def response(status: str | None = "completed") -> Response:
+    """The recordings' response id, with the raw stop reason pi writes from the final status."""
+    return Response(id=RESPONSE_ID, raw_stop_reason=status)
+
 
 # The ids the recordings give their items.
 MESSAGE_ID = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
@@ -88,7 +97,10 @@ async def test_text_streams_each_delta_and_keeps_the_message_id_as_signature() -
         "done STOP",
     ]
     assert final == message(
-        text("Hello! 你好，how can I help?", signature), usage=usage(25, 15), stop=pp.StopReason.STOP
+        text("Hello! 你好，how can I help?", signature),
+        usage=usage(25, 15),
+        stop=pp.StopReason.STOP,
+        response=response(),
     )
 
 
@@ -120,8 +132,9 @@ async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reas
     assert final == message(
         thinking(summary, signature),
         text("27 × 453 = 12231.", MESSAGE_ID.format(2)),
-        usage=usage(40, 61),
+        usage=usage(40, 61, reasoning=44),
         stop=pp.StopReason.STOP,
+        response=response(),
     )
 
 
@@ -141,7 +154,11 @@ async def test_reasoning_without_a_summary_is_an_empty_thinking_block_keeping_th
         "done STOP",
     ]
     assert final == message(
-        thinking("", signature), text("Done.", MESSAGE_ID.format(4)), usage=usage(31, 20), stop=pp.StopReason.STOP
+        thinking("", signature),
+        text("Done.", MESSAGE_ID.format(4)),
+        usage=usage(31, 20, reasoning=16),
+        stop=pp.StopReason.STOP,
+        response=response(),
     )
 
 
@@ -175,6 +192,7 @@ async def test_function_call_arguments_stream_fragment_by_fragment_under_the_cal
         text("Let me check the weather.", MESSAGE_ID.format(5)),
         tool_call(call_id, "get_weather", arguments),
         usage=usage(472, 89),
+        response=response(),
         stop=pp.StopReason.TOOL_USE,
     )
 
@@ -198,6 +216,7 @@ async def test_two_function_calls_in_one_turn() -> None:
         tool_call(first, "read", '{"path": "README.md"}'),
         tool_call(second, "read", '{"path": "Makefile"}'),
         usage=usage(472, 74),
+        response=response(),
         stop=pp.StopReason.TOOL_USE,
     )
 
@@ -206,7 +225,10 @@ async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
     _, final = await run(BY_NAME["cache-usage"], INFO)
     # input_tokens 24012 of which 24000 cached: 12 input, 24000 cache read, 9 output.
     assert final == message(
-        text("Cached hello.", MESSAGE_ID.format(9)), usage=usage(12, 9, cache_read=24000), stop=pp.StopReason.STOP
+        text("Cached hello.", MESSAGE_ID.format(9)),
+        usage=usage(12, 9, cache_read=24000),
+        stop=pp.StopReason.STOP,
+        response=response(),
     )
     assert final.usage is not None
     assert final.usage.total_tokens == 24021
@@ -215,14 +237,17 @@ async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
 async def test_a_flex_response_costs_half() -> None:
     _, final = await run(BY_NAME["flex-tier"], INFO)
     assert final.usage == usage(1000, 100, factor=0.5)
-    assert final.usage.cost == pp.Cost(input=0.000875, output=0.0007, total=0.001575)
+    assert final.usage.cost == pp.Cost(input=0.000875, output=0.0007, total=0.001575, total_from_provider=False)
 
 
 async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:
     events, final = await run(BY_NAME["length"], INFO)
     assert outline(events)[-2:] == [f"textEnd 0 textSignature={MESSAGE_ID.format(11)!r}", "done LENGTH"]
     assert final == message(
-        text("Once upon a time, in a", MESSAGE_ID.format(11)), usage=usage(18, 8), stop=pp.StopReason.LENGTH
+        text("Once upon a time, in a", MESSAGE_ID.format(11)),
+        usage=usage(18, 8),
+        stop=pp.StopReason.LENGTH,
+        response=response("incomplete.max_output_tokens"),
     )
 
 
@@ -232,6 +257,7 @@ async def test_incomplete_for_the_content_filter_ends_with_an_error_that_keeps_t
     assert final == message(
         text("Here is how to", MESSAGE_ID.format(12)),
         usage=usage(22, 4),
+        response=response("incomplete.content_filter"),
         stop=pp.StopReason.ERROR,
         error="the response is incomplete: content_filter",
     )
@@ -250,6 +276,7 @@ async def test_a_refusal_streams_as_the_text_of_a_stop() -> None:
     assert final == message(
         text("I'm sorry, but I can't help with that.", MESSAGE_ID.format(13)),
         usage=usage(22, 11),
+        response=response(),
         stop=pp.StopReason.STOP,
     )
 
@@ -261,6 +288,7 @@ async def test_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw
     assert final == message(
         tool_call(call_id, "read", "{}", raw='{"path": "README.md", oops}'),
         usage=usage(472, 40),
+        response=response(),
         stop=pp.StopReason.ERROR,
         error=f"tool call {call_id!r} (read) has arguments that are not a JSON object",
     )
@@ -283,7 +311,11 @@ async def test_arguments_that_are_not_json_end_with_an_error_that_keeps_them_raw
 async def test_a_failure_mid_stream_keeps_what_came_before(name: str, error: str) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Partial answer'", "error ERROR"]
-    assert final == message(text("Partial answer"), usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+    # response.failed gives its status as the raw stop reason; an `error` event gives none.
+    said = response("failed" if name == "failed-mid-stream" else None)
+    assert final == message(
+        text("Partial answer"), usage=NO_USAGE, stop=pp.StopReason.ERROR, error=error, response=said
+    )
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
@@ -291,8 +323,9 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
     assert outline(events) == ["start", "textStart 0", "textDelta 0 delta='Hello'", "error ERROR"]
     assert final == message(
         text("Hello"),
-        usage=usage(0, 0),
+        usage=NO_USAGE,
         stop=pp.StopReason.ERROR,
+        response=response(None),  # cut after response.created
         error="the connection to the provider broke: peer closed connection without sending complete message body "
         "(incomplete chunked read)",
     )
@@ -327,7 +360,7 @@ async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:
 async def test_an_error_status_ends_with_one_error_event_that_names_the_model(name: str, error: str) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
-    assert final == message(usage=usage(0, 0), stop=pp.StopReason.ERROR, error=error)
+    assert final == message(usage=NO_USAGE, stop=pp.StopReason.ERROR, error=error)
 
 
 async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted() -> None:

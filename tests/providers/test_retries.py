@@ -1,8 +1,11 @@
-"""Every provider API retries as pi does: after the delay a 429 asks for, and twice after a 500.
+"""Every provider API that pi retries is retried as pi does: after the delay a 429 asks for, and
+twice after a 500.
 
-Each provider's recordings hold the same two retried cases, `error-429-then-text` (a 429 asking
-for a short delay in the provider's own way: Anthropic's retry-after, OpenAI's retry-after-ms,
-Gemini's RetryInfo retryDelay, then the `text` reply) and `error-500` (three 500s).
+Each such provider's recordings hold the same two retried cases, `error-429-then-text` (a 429
+asking for a short delay in the provider's own way: Anthropic's retry-after, OpenAI's
+retry-after-ms, Gemini's RetryInfo retryDelay, then the `text` reply) and `error-500` (three 500s).
+A test module with `RETRIED = False` (pi-messages, whose backend retries) has its own test that
+it sends one request.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from .harness import by_name, final_message, leaks, outline, play, run
 
 pytestmark = pytest.mark.timeout(30)
 
-PROVIDERS = pytest.mark.parametrize("provider", provider_modules(), ids=lambda module: module.API)
+RETRIED = [module for module in provider_modules() if getattr(module, "RETRIED", True)]
+PROVIDERS = pytest.mark.parametrize("provider", RETRIED, ids=lambda module: module.API)
 
 
 @PROVIDERS

@@ -22,6 +22,7 @@ MODELS = {
     "openai-completions": "gpt-4o-mini",
     "openai-responses": "gpt-5-mini",
     "google-generative-ai": "gemini-2.5-flash",
+    "pi-messages": "claude-sonnet-4-5",
 }
 APIS = [api for api in MODELS if (RECORDINGS / api / "text.http").exists()]
 
@@ -61,7 +62,9 @@ async def test_serve_models_lists_the_catalog_and_streams_each_api(tmp_path: Pat
                     usage = message.usage
                     assert usage is not None
                     assert usage.cost is not None
-                    assert usage.cost.total == pytest.approx((usage.input * 1 + usage.output * 2) / 1e6)
+                    # A pi-messages backend prices its own calls (its recording at $3 and $15 per million).
+                    rates = (3, 15) if api == "pi-messages" else (1, 2)
+                    assert usage.cost.total == pytest.approx((usage.input * rates[0] + usage.output * rates[1]) / 1e6)
                 with pytest.raises(CallError) as unknown:
                     await client.get_model("no-such-model")
             process.terminate()

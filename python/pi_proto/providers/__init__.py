@@ -1,8 +1,9 @@
-"""Real models behind ModelService: pi's four provider APIs, configured by pi's models.json.
+"""Real models behind ModelService: pi's provider APIs, configured by pi's models.json.
 
 `load_models(path)` reads the catalog into `ProviderModel`s, which a `ModelServer` serves like any
-other model: each call runs the provider's official SDK and streams pi's events from its answer.
-The SDKs come with the `providers` extra (`pip install 'pi-proto[providers]'`).
+other model: each call runs the provider's official SDK (or, for pi-messages, pi's own protocol
+over HTTP) and streams pi's events from its answer. The SDKs come with the `providers` extra
+(`pip install 'pi-proto[providers]'`).
 """
 
 from __future__ import annotations

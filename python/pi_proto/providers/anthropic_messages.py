@@ -7,7 +7,10 @@ read and cache write; the total is their sum), and stop reasons end_turn, pause_
 stop_sequence → STOP, max_tokens → LENGTH, tool_use → TOOL_USE, refusal and sensitive → ERROR.
 Reasoning takes a token budget (pi's levels and budgets), prompt caching marks the system prompt
 and the last user turn (one hour for `long` on api.anthropic.com), and tool call ids from other
-providers are rewritten to Anthropic's pattern.
+providers are rewritten to Anthropic's pattern. As pi does, the message keeps the response's id,
+the model that answered when it is not the one asked for, the stop reason as Anthropic wrote it,
+the reasoning tokens (output_tokens_details.thinking_tokens) and the cache writes of one-hour
+retention.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ EFFORTS = {
     ThinkingLevel.MEDIUM: "medium",
     ThinkingLevel.HIGH: "high",
     ThinkingLevel.XHIGH: "max",
+    ThinkingLevel.MAX: "max",
 }
 BETAS = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
 RETRYABLE = (429, 500, 502, 503, 504, 529)
@@ -126,7 +130,10 @@ class _Reader:
         call = self.call
         self.events += 1
         if event.type == "message_start":
-            _usage(call, event.message.usage)
+            message = event.message
+            answered = message.model if message.model != call.model.info.id else None
+            call.set_response(response_id=message.id, response_model=answered)
+            _usage(call, message.usage, starting=True)
         elif event.type == "content_block_start":
             await self._open(event.index, event.content_block)
         elif event.type == "content_block_delta" and event.index in self.blocks:
@@ -152,6 +159,7 @@ class _Reader:
                 await call.close_tool_call(index)
         elif event.type == "message_delta":
             if (reason := event.delta.stop_reason) is not None:
+                call.set_response(raw_stop_reason=reason)
                 if reason not in STOP_REASONS:
                     raise ProviderError(f"the provider stopped for a reason pi does not know: {reason!r}")
                 call.stop_reason = STOP_REASONS[reason]
@@ -174,20 +182,40 @@ class _Reader:
             self.blocks[provider_index] = ("tool_call", await call.open_tool_call(block.id, block.name))
 
 
-def _usage(call: Call, usage: Any) -> None:
-    """Anthropic's counts so far; message_delta may leave some out (proxies do), which keep their value."""
+def _usage(call: Call, usage: Any, *, starting: bool = False) -> None:
+    """Anthropic's counts so far; message_delta may leave some out (proxies do), which keep their
+    value. The one-hour cache writes are 0 from message_start on, as pi counts them, unless a
+    count says otherwise; the reasoning tokens stay absent until a count gives them."""
 
     def count(name: str, previous: int) -> int:
-        value = getattr(usage, name, None)
-        return previous if value is None else int(value)
+        value = _count(usage, name)
+        return previous if value is None else value
 
     before = call.usage
+    one_hour = _count(_field(usage, "cache_creation"), "ephemeral_1h_input_tokens")
+    if one_hour is None:
+        one_hour = 0 if starting else before.cache_write_1h
+    reasoning = _count(_field(usage, "output_tokens_details"), "thinking_tokens")
     call.set_usage(
         input=count("input_tokens", before.input),
         output=count("output_tokens", before.output),
         cache_read=count("cache_read_input_tokens", before.cache_read),
         cache_write=count("cache_creation_input_tokens", before.cache_write),
+        cache_write_1h=one_hour,
+        reasoning=before.reasoning if reasoning is None else reasoning,
     )
+
+
+def _field(source: Any, name: str) -> Any:
+    """A field of an SDK object, or of a dict where the SDK keeps a field it does not type."""
+    if source is None:
+        return None
+    return source.get(name) if isinstance(source, dict) else getattr(source, name, None)
+
+
+def _count(source: Any, name: str) -> int | None:
+    value = _field(source, name)
+    return None if value is None else int(value)
 
 
 def body(call: Call) -> dict[str, Any]:
@@ -201,20 +229,20 @@ def body(call: Call) -> dict[str, Any]:
         "messages": _messages(call, cache),
         "max_tokens": call.max_tokens(),
     }
-    if call.context.system_prompt:
+    if call.resolved.system_prompt:
         out["system"] = [
-            {"type": "text", "text": call.context.system_prompt, **({"cache_control": cache} if cache else {})}
+            {"type": "text", "text": call.resolved.system_prompt, **({"cache_control": cache} if cache else {})}
         ]
     if options.temperature is not None:
         out["temperature"] = options.temperature
-    if call.context.tools:
+    if call.resolved.tools:
         out["tools"] = [
             {
                 "name": tool.name,
                 "description": tool.description,
                 "input_schema": {"type": "object", **_schema(tool.parameters_json)},
             }
-            for tool in call.context.tools
+            for tool in call.resolved.tools
         ]
     if options.reasoning != ThinkingLevel.UNSPECIFIED and info.reasoning:
         if any(name in info.id for name in ADAPTIVE_THINKING):  # the model decides how much to think
@@ -257,7 +285,7 @@ def normalize_id(call_id: str) -> str:
 
 def _messages(call: Call, cache: dict[str, str] | None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    messages = transform_messages(call.context.messages, call.model.info, normalize_id)
+    messages = transform_messages(call.resolved.messages, call.model.info, normalize_id)
     index = 0
     while index < len(messages):
         message = messages[index]

@@ -23,6 +23,7 @@ from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     Cost,
+    Diagnostic,
     DoneEvent,
     GenerationOptions,
     ModelEvent,
@@ -48,6 +49,7 @@ from ..messages import now_ms
 from ..partial_json import complete
 from ..stream import AssistantMessageEventStream
 from .catalog import ModelConfig
+from .system import Resolved, resolve
 
 # pi's defaults (simple-options.ts): output tokens when the call says none, and reasoning budgets.
 DEFAULT_OUTPUT_TOKENS = 32_000
@@ -56,7 +58,8 @@ THINKING_BUDGETS = {
     ThinkingLevel.LOW: 2048,
     ThinkingLevel.MEDIUM: 8192,
     ThinkingLevel.HIGH: 16384,
-    ThinkingLevel.XHIGH: 16384,  # pi clamps xhigh to high for budgets
+    ThinkingLevel.XHIGH: 16384,  # pi clamps xhigh and max to high for budgets
+    ThinkingLevel.MAX: 16384,
 }
 MIN_OUTPUT_TOKENS = 1024
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
@@ -70,7 +73,12 @@ MAX_ERROR_MESSAGE = 4000
 
 
 class ProviderError(Exception):
-    """A failure to report as the stream's error event, already worded for the client."""
+    """A failure to report as the stream's error event, already worded for the client; `reason`
+    is the event's stop reason (ABORTED when the provider says its call was aborted)."""
+
+    def __init__(self, message: str, reason: StopReason = StopReason.ERROR) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def clip(text: str, limit: int = MAX_ERROR_TEXT) -> str:
@@ -106,6 +114,7 @@ class Call:
         self.model = model
         self.clock = clock
         self.context = context
+        self.resolved: Resolved = resolve(context)  # the prompt, tools and messages a provider sends
         self.options = options or GenerationOptions()
         self.events = events
         self.stop_reason = StopReason.STOP
@@ -182,18 +191,67 @@ class Call:
             self._broken_calls.append(f"tool call {block.id!r} ({block.name}) has arguments that are not a JSON object")
         await self._send(ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=call)))
 
-    def set_usage(self, *, input: int, output: int, cache_read: int = 0, cache_write: int = 0) -> None:
-        """The provider's token counts so far; the cost comes from the model's rates, as pi computes it."""
+    async def end_tool_call(self, index: int, tool_call: ToolCall) -> None:
+        """End a tool call with the call the provider finished it as (a pi-messages backend sends
+        it whole, its arguments parsed), in place of the arguments streamed for it."""
+        await self._send(ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=tool_call)))
+
+    def set_usage(
+        self,
+        *,
+        input: int,
+        output: int,
+        cache_read: int = 0,
+        cache_write: int = 0,
+        reasoning: int | None = None,
+        cache_write_1h: int | None = None,
+    ) -> None:
+        """The provider's token counts so far; the cost comes from the model's rates, as pi computes
+        it. `reasoning` (a part of `output`) and `cache_write_1h` (a part of `cache_write`) stay
+        absent where the provider does not report them."""
         usage = Usage(
             input=input,
             output=output,
             cache_read=cache_read,
             cache_write=cache_write,
             total_tokens=input + output + cache_read + cache_write,
+            reasoning=reasoning,
+            cache_write_1h=cache_write_1h,
         )
         usage.cost = calculate_cost(self.model.info, usage)
+        self.take_usage(usage)
+
+    def take_usage(self, usage: Usage) -> None:
+        """Usage as the provider gives it, cost included (a pi-messages backend prices its calls)."""
         if usage != self.usage:
             self.usage, self._usage_changed = usage, True
+
+    def set_response(
+        self,
+        *,
+        response_id: str | None = None,
+        response_model: str | None = None,
+        raw_stop_reason: str | None = None,
+        provider_thinking_level: str | None = None,
+    ) -> None:
+        """What the provider says of its response: its id, the model that answered (when not the
+        one asked for), its own stop reason and the effort it used. They go on the message being
+        built, as pi keeps them on its output, so an error or a cancel keeps them too; None leaves
+        a field as it is."""
+        message = self.events.partial
+        for name, value in (
+            ("response_id", response_id),
+            ("response_model", response_model),
+            ("raw_stop_reason", raw_stop_reason),
+            ("provider_thinking_level", provider_thinking_level),
+        ):
+            if value is not None:
+                setattr(message, name, value)
+
+    def add_diagnostic(self, diagnostic: Diagnostic) -> None:
+        """A record of how the response was made, kept on the message for debugging, as pi keeps it."""
+        message = self.events.partial
+        message.diagnostics = [*message.diagnostics, diagnostic]  # a new list: the start event's header shares it
 
     async def finish(self) -> None:
         """The provider's stream ended: the terminal event, done or (for a refusal) error."""
@@ -208,14 +266,14 @@ class Call:
         message.stop_reason = self.stop_reason
         await self.events.send(ModelEvent(done=DoneEvent(reason=self.stop_reason, message=message)))
 
-    async def fail(self, message: str) -> None:
+    async def fail(self, message: str, reason: StopReason = StopReason.ERROR) -> None:
         """End the stream with an error event keeping what was streamed, and the latest usage; a
         call that failed before the provider answered still says which model it was. The message
         is scrubbed of the model's secrets, then cut."""
         if not self.started:
             await self.start()
         self.events.partial.usage = self.usage
-        self.events.fail(StopReason.ERROR, clip(self.model.scrub(message), MAX_ERROR_MESSAGE))
+        self.events.fail(reason, clip(self.model.scrub(message), MAX_ERROR_MESSAGE))
 
     # --- what the server holds ---------------------------------------------------------------------
 
@@ -266,6 +324,7 @@ class Call:
                 ThinkingLevel.MEDIUM: budgets.medium,
                 ThinkingLevel.HIGH: budgets.high,
                 ThinkingLevel.XHIGH: budgets.high,
+                ThinkingLevel.MAX: budgets.high,
             }.get(level)
         budget = custom if custom is not None else THINKING_BUDGETS[level]
         limit = self.model.info.max_tokens or DEFAULT_OUTPUT_TOKENS
@@ -349,7 +408,7 @@ async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: D
             await call.fail(message)
             return
         except ProviderError as error:
-            await call.fail(str(error))
+            await call.fail(str(error), error.reason)
             return
         except Exception as error:  # the SDK's or the connection's: still one error event, worded
             await call.fail(_words(call, error, describe))

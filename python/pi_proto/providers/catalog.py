@@ -25,7 +25,7 @@ from typing import Any
 from .._gen.types.pi.ai.v1 import InputKind, Model, ModelCost
 from ..files import read_regular_file
 
-APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai")
+APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "pi-messages")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384

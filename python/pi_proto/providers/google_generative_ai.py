@@ -8,7 +8,9 @@ chunk's: prompt tokens less cached ones as input, candidate and thought tokens a
 tokens as cache read. Finish reasons STOP → STOP and MAX_TOKENS → LENGTH; any other is an error,
 and a turn with a function call is TOOL_USE. Reasoning takes a thinking level on Gemini 3 and
 Gemma 4, a token budget on the others, and is turned down as far as the model allows when the
-call asks for none. Like pi's, the request takes no cache retention, session id or metadata.
+call asks for none. Like pi's, the request takes no cache retention, session id or metadata. As
+pi 1.6 does, the message keeps the first response id of the stream, the finish reason as Gemini
+wrote it, and the thought tokens as the reasoning tokens.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ EFFORTS = {
     ThinkingLevel.MEDIUM: "medium",
     ThinkingLevel.HIGH: "high",
     ThinkingLevel.XHIGH: "high",
+    ThinkingLevel.MAX: "high",
 }
 FUNCTION_CALLING_MODES = {
     ToolChoiceMode.AUTO: "AUTO",
@@ -134,6 +137,8 @@ class _Reader:
 
     async def apply(self, chunk: types.GenerateContentResponse) -> None:
         call = self.call
+        if not call.events.partial.response_id and chunk.response_id:
+            call.set_response(response_id=chunk.response_id)
         candidate = chunk.candidates[0] if chunk.candidates else None
         parts = candidate.content.parts if candidate is not None and candidate.content is not None else None
         for part in parts or []:
@@ -154,6 +159,7 @@ class _Reader:
                 input=(usage.prompt_token_count or 0) - cached,
                 output=(usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0),
                 cache_read=cached,
+                reasoning=usage.thoughts_token_count or 0,
             )
 
     async def close(self) -> None:
@@ -194,6 +200,7 @@ class _Reader:
 
     def _finish(self, reason: str) -> None:
         call = self.call
+        call.set_response(raw_stop_reason=reason)
         call.stop_reason = FINISH_REASONS.get(reason, StopReason.ERROR)
         if call.stop_reason == StopReason.ERROR:
             call.refusal = f"the model stopped with finish reason {reason!r}"
@@ -219,9 +226,9 @@ def params(call: Call) -> dict[str, Any]:
     config: dict[str, Any] = {"max_output_tokens": call.max_tokens()}
     if options.temperature is not None:
         config["temperature"] = options.temperature
-    if call.context.system_prompt:
-        config["system_instruction"] = call.context.system_prompt
-    if call.context.tools:
+    if call.resolved.system_prompt:
+        config["system_instruction"] = call.resolved.system_prompt
+    if call.resolved.tools:
         config["tools"] = [
             {
                 "function_declarations": [
@@ -230,7 +237,7 @@ def params(call: Call) -> dict[str, Any]:
                         "description": tool.description,
                         "parameters_json_schema": json.loads(tool.parameters_json or "{}"),
                     }
-                    for tool in call.context.tools
+                    for tool in call.resolved.tools
                 ]
             }
         ]
@@ -296,7 +303,7 @@ def contents(call: Call) -> list[dict[str, Any]]:
     info = call.model.info
     out: list[dict[str, Any]] = []
     ids = requires_tool_call_id(info.id)
-    for message in transform_messages(call.context.messages, info, normalize_id if ids else None):
+    for message in transform_messages(call.resolved.messages, info, normalize_id if ids else None):
         if (user := message.user) is not None:
             if parts := _user_parts(user.content, call):
                 out.append({"role": "user", "parts": parts})

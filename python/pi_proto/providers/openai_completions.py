@@ -8,9 +8,11 @@ thinking signature, so the reasoning goes back to the same model under the same 
 whose id and name come in their first delta and whose arguments follow in fragments, each delta
 naming its call by `index`; OpenRouter's encrypted `reasoning_details` kept as the thought
 signature of the tool call they name; usage from the chunk's `usage` (or the choice's, as Moonshot
-sends it): prompt tokens less cached ones are input, completion plus reasoning tokens are output,
-cached tokens are cache reads; and finish reasons stop and end → STOP, length → LENGTH, tool_calls
-and function_call → TOOL_USE, anything else (content_filter, network_error) → ERROR.
+sends it): prompt tokens less cached ones are input, completion tokens (the reasoning tokens
+among them) are output, cached tokens are cache reads; and finish reasons stop and end → STOP,
+length → LENGTH, tool_calls and function_call → TOOL_USE, anything else (content_filter,
+network_error) → ERROR. As pi 1.6 does, the message keeps the completion's id, the model the
+server says answered when it is not the one asked for, and the finish reason as it was written.
 
 What each server accepts differs; pi's `compat` switches in models.json say it, and where a model
 leaves one out it is detected from the provider and base URL as pi detects it (see `Compat`).
@@ -61,6 +63,7 @@ EFFORTS = {
     ThinkingLevel.MEDIUM: "medium",
     ThinkingLevel.HIGH: "high",
     ThinkingLevel.XHIGH: "xhigh",
+    ThinkingLevel.MAX: "xhigh",  # as xhigh, until the catalog carries pi's per-model thinkingLevelMap
 }
 XHIGH_MODELS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6")  # pi's supportsXhigh
 TOOL_CHOICES: dict[ToolChoiceMode, str] = {
@@ -223,6 +226,7 @@ class _Reader:
 
     async def apply(self, chunk: Any) -> None:
         self.chunks += 1
+        self._identify(chunk)
         choices = chunk.choices or []  # vLLM's usage chunk has `choices: null`
         if chunk.usage is not None:
             _usage(self.call, chunk.usage)
@@ -254,6 +258,16 @@ class _Reader:
         await self._close_block()
         await self._close_tool_calls()
 
+    def _identify(self, chunk: Any) -> None:
+        """The completion's id and the model that answered, from the first chunk that names them
+        (every chunk carries the same), as pi keeps them; a model named as asked is not kept."""
+        message = self.call.events.partial
+        if not message.response_id and _text(chunk.id):
+            self.call.set_response(response_id=chunk.id)
+        model = getattr(chunk, "model", None)
+        if not message.response_model and _text(model) and model != self.call.model.info.id:
+            self.call.set_response(response_model=model)
+
     def _sign(self, call_id: str, signature: str) -> None:
         """Keep the encrypted reasoning of a tool call until the call ends; it counts toward the
         size limit meanwhile."""
@@ -263,6 +277,7 @@ class _Reader:
 
     def _stop(self, reason: str) -> None:
         call = self.call
+        call.set_response(raw_stop_reason=reason)
         call.stop_reason = STOP_REASONS.get(reason, StopReason.ERROR)
         if call.stop_reason == StopReason.ERROR:
             call.refusal = f"the provider stopped with finish_reason {reason!r}"
@@ -339,12 +354,15 @@ def _text(value: Any) -> bool:
 def _usage(call: Call, usage: Any) -> None:
     """The usage so far, as pi reads it now: cached tokens (DeepSeek's cache hits where there are no
     details) out of the input; the output is completion_tokens, which count the reasoning tokens
-    already (pi once added them a second time)."""
+    already (pi once added them a second time). The reasoning tokens are the details' (or a
+    server's top-level reasoning_tokens), 0 when neither says, as pi counts them."""
     cached = _count(_get(usage, "prompt_tokens_details"), "cached_tokens") or _count(usage, "prompt_cache_hit_tokens")
     call.set_usage(
         input=max(0, _count(usage, "prompt_tokens") - cached),  # a server's odd count must not go negative
         output=_count(usage, "completion_tokens"),
         cache_read=cached,
+        reasoning=_count(_get(usage, "completion_tokens_details"), "reasoning_tokens")
+        or _count(usage, "reasoning_tokens"),
     )
 
 
@@ -377,11 +395,11 @@ def body(call: Call) -> dict[str, Any]:
     out[switches.max_tokens_field] = call.max_tokens()
     if options.temperature is not None:
         out["temperature"] = options.temperature
-    if call.context.tools:
+    if call.resolved.tools:
         out["tools"] = [
-            _tool(tool.name, tool.description, tool.parameters_json, switches) for tool in call.context.tools
+            _tool(tool.name, tool.description, tool.parameters_json, switches) for tool in call.resolved.tools
         ]
-    elif _has_tool_history(call.context.messages):
+    elif _has_tool_history(call.resolved.messages):
         out["tools"] = []  # proxies in front of Anthropic refuse tool history without tools
     if (choice := options.tool_choice) is not None:
         out["tool_choice"] = (
@@ -482,10 +500,10 @@ def normalize_id(call: Call) -> Callable[[str], str]:
 def _messages(call: Call, switches: Compat) -> list[dict[str, Any]]:
     info = call.model.info
     out: list[dict[str, Any]] = []
-    if call.context.system_prompt:
+    if call.resolved.system_prompt:
         role = "developer" if info.reasoning and switches.supports_developer_role else "system"
-        out.append({"role": role, "content": call.context.system_prompt})
-    messages = transform_messages(call.context.messages, info, normalize_id(call))
+        out.append({"role": role, "content": call.resolved.system_prompt})
+    messages = transform_messages(call.resolved.messages, info, normalize_id(call))
     last_role: str | None = None
     index = 0
     while index < len(messages):

@@ -9,7 +9,9 @@ block whose signature is the item id; a function call is a tool call with the id
 input is input_tokens less the cached tokens, which are the cache read. The status gives the stop
 reason: completed → STOP (TOOL_USE when the turn has tool calls), incomplete for max_output_tokens
 → LENGTH, failed and cancelled → ERROR. Reasoning levels are efforts with an automatic summary,
-the session id is the prompt cache key, and long cache retention asks OpenAI for 24 hours.
+the session id is the prompt cache key, and long cache retention asks OpenAI for 24 hours. As pi
+1.6 does, the message keeps the response's id, its status as the raw stop reason
+(`incomplete.<reason>` for an incomplete one) and the reasoning tokens of its usage.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ EFFORTS = {
     ThinkingLevel.MEDIUM: "medium",
     ThinkingLevel.HIGH: "high",
     ThinkingLevel.XHIGH: "xhigh",
+    ThinkingLevel.MAX: "xhigh",  # as xhigh, until the catalog carries pi's per-model thinkingLevelMap
 }
 XHIGH_MODELS = ("gpt-5.2", "gpt-5.3", "gpt-5.4")  # pi's supportsXhigh; others get high for xhigh
 # pi's service tier pricing: flex costs half, priority twice the model's rates.
@@ -111,7 +114,9 @@ class _Reader:
     async def apply(self, event: Any) -> None:
         call, kind = self.call, event.type
         self.events += 1
-        if kind == "response.output_item.added":
+        if kind == "response.created":
+            call.set_response(response_id=event.response.id)
+        elif kind == "response.output_item.added":
             await self._open(event.item)
         elif kind == "response.output_item.done":
             await self._close(event.item)
@@ -137,6 +142,7 @@ class _Reader:
         elif kind in ("response.completed", "response.incomplete"):
             self._finish(event.response)
         elif kind == "response.failed":
+            call.set_response(raw_stop_reason=event.response.status)
             error = event.response.error
             detail = f"{error.code}: {error.message}" if error is not None else "no error details"
             raise ProviderError(f"the response failed with {detail}")
@@ -180,14 +186,30 @@ class _Reader:
     def _finish(self, response: Any) -> None:
         """The final response: its usage, priced for its service tier, and its stop reason."""
         call = self.call
+        call.set_response(response_id=response.id or None, raw_stop_reason=_raw_stop_reason(response))
         if (usage := response.usage) is not None:
             details = usage.input_tokens_details
             cached = (details.cached_tokens if details is not None else 0) or 0
-            call.set_usage(input=(usage.input_tokens or 0) - cached, output=usage.output_tokens or 0, cache_read=cached)
+            output_details = usage.output_tokens_details
+            call.set_usage(
+                input=(usage.input_tokens or 0) - cached,
+                output=usage.output_tokens or 0,
+                cache_read=cached,
+                reasoning=(output_details.reasoning_tokens if output_details is not None else 0) or 0,
+            )
             _price_tier(call, response.service_tier or self.service_tier)
         call.stop_reason = _stop_reason(call, response)
         if call.stop_reason == StopReason.STOP and self.tool_calls:
             call.stop_reason = StopReason.TOOL_USE
+
+
+def _raw_stop_reason(response: Any) -> str | None:
+    """The status, with the reason of an incomplete response after a dot, as pi writes it."""
+    if response.status is None:
+        return None
+    details = response.incomplete_details
+    reason = details.reason if details is not None else None
+    return f"{response.status}.{reason}" if isinstance(reason, str) and reason else str(response.status)
 
 
 def _stop_reason(call: Call, response: Any) -> StopReason:
@@ -216,7 +238,12 @@ def _price_tier(call: Call, tier: str | None) -> None:
         return
     parts = [part * factor for part in (cost.input, cost.output, cost.cache_read, cost.cache_write)]
     call.usage.cost = Cost(
-        input=parts[0], output=parts[1], cache_read=parts[2], cache_write=parts[3], total=sum(parts, 0.0)
+        input=parts[0],
+        output=parts[1],
+        cache_read=parts[2],
+        cache_write=parts[3],
+        total=sum(parts, 0.0),
+        total_from_provider=cost.total_from_provider,  # still the catalog's estimate, as pi keeps it
     )
 
 
@@ -245,7 +272,7 @@ def body(call: Call) -> dict[str, Any]:
         out["prompt_cache_retention"] = "24h"
     if options.temperature is not None:
         out["temperature"] = options.temperature
-    if call.context.tools:
+    if call.resolved.tools:
         out["tools"] = [
             {
                 "type": "function",
@@ -254,7 +281,7 @@ def body(call: Call) -> dict[str, Any]:
                 "parameters": json.loads(tool.parameters_json or "{}"),
                 "strict": False,
             }
-            for tool in call.context.tools
+            for tool in call.resolved.tools
         ]
     if (choice := options.tool_choice) is not None:
         # pi's Responses provider takes no tool choice; we keep the caller's, in the API's form.
@@ -275,7 +302,7 @@ def body(call: Call) -> dict[str, Any]:
 
 
 def _effort(info: Model, level: ThinkingLevel) -> str:
-    if level == ThinkingLevel.XHIGH and not any(name in info.id for name in XHIGH_MODELS):
+    if level in (ThinkingLevel.XHIGH, ThinkingLevel.MAX) and not any(name in info.id for name in XHIGH_MODELS):
         return "high"
     return EFFORTS[level]
 
@@ -307,10 +334,10 @@ def _input(call: Call) -> list[dict[str, Any]]:
     """The input items: the system prompt, then the transcript as pi's transformMessages leaves it."""
     info = call.model.info
     items: list[dict[str, Any]] = []
-    if call.context.system_prompt:
-        items.append({"role": "developer" if info.reasoning else "system", "content": call.context.system_prompt})
+    if call.resolved.system_prompt:
+        items.append({"role": "developer" if info.reasoning else "system", "content": call.resolved.system_prompt})
     rename: Callable[[str], str] | None = normalize_id if info.provider in OPENAI_TOOL_CALL_PROVIDERS else None
-    for position, message in enumerate(transform_messages(call.context.messages, info, rename)):
+    for position, message in enumerate(transform_messages(call.resolved.messages, info, rename)):
         if (user := message.user) is not None:
             if content := _content(user.content, call):
                 items.append({"role": "user", "content": content})
