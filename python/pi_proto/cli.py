@@ -408,9 +408,10 @@ def parser() -> argparse.ArgumentParser:
         "--http-port",
         type=PORT,
         metavar="N",
-        help="also serve Connect, gRPC-web and SSE (POST /v1/stream) over HTTP on this port, from the same "
-        "models, limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line "
-        "(needs the http extra)",
+        help="also serve Connect, gRPC-web, SSE (POST /v1/stream) and pi's own protocols (pi-messages at "
+        "POST /messages, streamProxy at POST /api/stream) over HTTP on this port, from the same models, "
+        "limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line (needs the "
+        "http extra)",
     )
     serve_cmd.add_argument(
         "--cors-origin",
