@@ -33,6 +33,7 @@ from ._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
+    CacheRetention,
     ConstrainedSampling,
     Cost,
     CustomMessage,
@@ -62,16 +63,19 @@ from ._gen.types.pi.ai.v1 import (
     ThinkingContent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
+    ThinkingLevel,
     ThinkingStartEvent,
     Tool,
     ToolCall,
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
+    ToolChoiceMode,
     ToolReference,
     ToolResultContent,
     ToolResultMessage,
     TranscriptEntry,
+    Transport,
     Usage,
     UserContent,
     UserMessage,
@@ -107,6 +111,35 @@ NESTED_CALL_STATUSES: dict[str, NestedCallStatus] = {
 NESTED_CALL_STATUS_NAMES = {status: name for name, status in NESTED_CALL_STATUSES.items()}
 STRICTNESS: dict[str, Strictness] = {"prefer": Strictness.PREFER, "require": Strictness.REQUIRE}
 STRICTNESS_NAMES = {strict: name for name, strict in STRICTNESS.items()}
+# pi's words for the options of a call (StreamOptions, SimpleStreamOptions).
+REASONING_LEVELS: dict[str, ThinkingLevel] = {
+    "minimal": ThinkingLevel.MINIMAL,
+    "low": ThinkingLevel.LOW,
+    "medium": ThinkingLevel.MEDIUM,
+    "high": ThinkingLevel.HIGH,
+    "xhigh": ThinkingLevel.XHIGH,
+    "max": ThinkingLevel.MAX,
+}
+REASONING_LEVEL_NAMES = {level: name for name, level in REASONING_LEVELS.items()}
+CACHE_RETENTIONS: dict[str, CacheRetention] = {
+    "none": CacheRetention.NONE,
+    "short": CacheRetention.SHORT,
+    "long": CacheRetention.LONG,
+}
+CACHE_RETENTION_NAMES = {retention: name for name, retention in CACHE_RETENTIONS.items()}
+TRANSPORTS: dict[str, Transport] = {
+    "sse": Transport.SSE,
+    "websocket": Transport.WEBSOCKET,
+    "websocket-cached": Transport.WEBSOCKET_CACHED,
+    "auto": Transport.AUTO,
+}
+TRANSPORT_NAMES = {transport: name for name, transport in TRANSPORTS.items()}
+TOOL_CHOICES: dict[str, ToolChoiceMode] = {
+    "auto": ToolChoiceMode.AUTO,
+    "none": ToolChoiceMode.NONE,
+    "required": ToolChoiceMode.REQUIRED,
+}
+TOOL_CHOICE_NAMES = {mode: name for name, mode in TOOL_CHOICES.items()}
 
 T = TypeVar("T")
 E = TypeVar("E")

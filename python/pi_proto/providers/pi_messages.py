@@ -24,31 +24,20 @@ from .. import pi_json
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
-    CacheRetention,
     Diagnostic,
-    StopReason,
-    ThinkingLevel,
     ToolCall,
     ToolChoiceMode,
 )
 from ..messages import dump_json
+from ..pi_json import CACHE_RETENTION_NAMES, REASONING_LEVEL_NAMES, STOP_REASONS, TOOL_CHOICE_NAMES
 from .call import Call, ProviderError, quote
 from .catalog import ModelConfig
 from .http import describing, http_client
 from .system import normalize
 
-DONE_REASONS = {"stop": StopReason.STOP, "length": StopReason.LENGTH, "toolUse": StopReason.TOOL_USE}
-ERROR_REASONS = {"error": StopReason.ERROR, "aborted": StopReason.ABORTED}
-LEVELS = {
-    ThinkingLevel.MINIMAL: "minimal",
-    ThinkingLevel.LOW: "low",
-    ThinkingLevel.MEDIUM: "medium",
-    ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "xhigh",
-    ThinkingLevel.MAX: "max",
-}
-RETENTIONS = {CacheRetention.NONE: "none", CacheRetention.SHORT: "short", CacheRetention.LONG: "long"}
-TOOL_CHOICES = {ToolChoiceMode.AUTO: "auto", ToolChoiceMode.NONE: "none", ToolChoiceMode.REQUIRED: "required"}
+# The reasons each terminal event may give, in pi's words.
+DONE_REASONS = {name: STOP_REASONS[name] for name in ("stop", "length", "toolUse")}
+ERROR_REASONS = {name: STOP_REASONS[name] for name in ("error", "aborted")}
 BLOCKS = ("text", "thinking", "toolcall")  # the event families that name a block by contentIndex
 REWRITE = "pi_messages_rewrite"  # pi's diagnostic for the backend's rewrite of the request
 # What a done or error event says of the response, read as the assistant message's fields.
@@ -121,15 +110,15 @@ def options(call: Call) -> dict[str, Any]:
         out["temperature"] = given.temperature
     if given.max_tokens is not None:
         out["maxTokens"] = given.max_tokens
-    if given.reasoning in LEVELS:
-        out["reasoning"] = LEVELS[given.reasoning]
-    if given.cache_retention in RETENTIONS:
-        out["cacheRetention"] = RETENTIONS[given.cache_retention]
+    if given.reasoning in REASONING_LEVEL_NAMES:
+        out["reasoning"] = REASONING_LEVEL_NAMES[given.reasoning]
+    if given.cache_retention in CACHE_RETENTION_NAMES:
+        out["cacheRetention"] = CACHE_RETENTION_NAMES[given.cache_retention]
     if given.session_id:
         out["sessionId"] = given.session_id
     if (choice := given.tool_choice) is not None:
         named = {"type": "function", "function": {"name": choice.tool}}
-        out["toolChoice"] = named if choice.mode == ToolChoiceMode.TOOL else TOOL_CHOICES[choice.mode]
+        out["toolChoice"] = named if choice.mode == ToolChoiceMode.TOOL else TOOL_CHOICE_NAMES[choice.mode]
     out.update((key, value) for key, value in call.provider_options().items() if key != "debug")
     return out
 

@@ -19,36 +19,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .._gen.types.pi.ai.v1 import (
-    CacheRetention,
     GenerationOptions,
     ThinkingBudgets,
-    ThinkingLevel,
     ToolChoice,
     ToolChoiceMode,
-    Transport,
 )
 from ..messages import dump_json
-from ..pi_json import PiJsonError
+from ..pi_json import CACHE_RETENTIONS, REASONING_LEVELS, TOOL_CHOICES, TRANSPORTS, PiJsonError
 
 E = TypeVar("E")
 INT64 = range(-(2**63), 2**63)
 
-THINKING_LEVELS = {
-    "minimal": ThinkingLevel.MINIMAL,
-    "low": ThinkingLevel.LOW,
-    "medium": ThinkingLevel.MEDIUM,
-    "high": ThinkingLevel.HIGH,
-    "xhigh": ThinkingLevel.XHIGH,
-    "max": ThinkingLevel.MAX,
-}
-CACHE_RETENTIONS = {"none": CacheRetention.NONE, "short": CacheRetention.SHORT, "long": CacheRetention.LONG}
-TRANSPORTS = {
-    "sse": Transport.SSE,
-    "websocket": Transport.WEBSOCKET,
-    "websocket-cached": Transport.WEBSOCKET_CACHED,
-    "auto": Transport.AUTO,
-}
-TOOL_CHOICES = {"auto": ToolChoiceMode.AUTO, "none": ToolChoiceMode.NONE, "required": ToolChoiceMode.REQUIRED}
 BUDGET_LEVELS = ("minimal", "low", "medium", "high")
 
 
@@ -147,7 +128,7 @@ def _headers(value: Any, where: str) -> dict[str, str]:
 _READERS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "temperature": ("temperature", _number),
     "maxTokens": ("max_tokens", _integer),
-    "reasoning": ("reasoning", _choice(THINKING_LEVELS)),
+    "reasoning": ("reasoning", _choice(REASONING_LEVELS)),
     "thinkingBudgets": ("thinking_budgets", _thinking_budgets),
     "toolChoice": ("tool_choice", _tool_choice),
     "cacheRetention": ("cache_retention", _choice(CACHE_RETENTIONS)),
