@@ -17,6 +17,7 @@ from typing import Any
 
 import pi_proto as pp
 from pi_proto.client import ModelClient
+from pi_proto.pi_json import THINKING_LEVELS
 from pi_proto.providers import ProviderModel
 from pi_proto.providers.catalog import ModelConfig
 from pi_proto.server import ModelServer
@@ -39,6 +40,12 @@ READ = pp.Tool(
     description="Read a file",
     parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
 )
+
+
+def level_map(levels: Mapping[str, str | None]) -> list[pp.ThinkingLevelMapping]:
+    """A thinkingLevelMap as models.json writes it (pi's level → the provider's value, None for
+    unsupported), as a Model holds it."""
+    return [pp.ThinkingLevelMapping(level=THINKING_LEVELS[name], value=value) for name, value in levels.items()]
 
 
 @dataclass(frozen=True)

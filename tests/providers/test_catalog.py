@@ -13,6 +13,9 @@ import pi_proto as pp
 from pi_proto.providers import CatalogError, load_models
 from pi_proto.providers.catalog import load_catalog
 
+from .expect import Expected
+from .harness import final_message, level_map, play, provider_case
+
 
 def write(tmp_path: Path, document: Any) -> Path:
     path = tmp_path / "models.json"
@@ -129,6 +132,77 @@ def test_timeout_ms_is_the_models_or_its_providers(tmp_path: Path) -> None:
     provider["timeoutMs"] = 300000
     path = write(tmp_path, {"providers": {"local": provider}})
     assert [model.timeout_ms for model in load_catalog(path)] == [300000.0, 2500.0]
+
+
+def catalog_of(tmp_path: Path, **fields: Any) -> Path:
+    """A models.json of one model, `m` of provider `p`, with `fields`."""
+    provider = {"apiKey": "k", "baseUrl": "u", "api": "openai-responses", "models": [{"id": "m", **fields}]}
+    return write(tmp_path, {"providers": {"p": provider}})
+
+
+def test_pi_1_6s_model_fields_are_read_into_the_model(tmp_path: Path) -> None:
+    path = catalog_of(
+        tmp_path,
+        reasoning=True,
+        thinkingLevelMap={"off": "none", "minimal": None, "xhigh": "xhigh", "turbo": "x"},  # pi ignores other keys
+        promptCache={"short": 300, "long": 86400},
+        inputLimits={
+            "maxRequestBytes": 52428800,
+            "images": {
+                "resize": {"maxWidth": 2048, "maxHeight": 2048.0, "maxBytes": 5242880, "jpegQuality": 85},
+                "maxPerMessage": 20,
+            },
+        },
+        samplingParams={"top_p": 0.95, "top_k": 40, "chat_template_kwargs": {"mode": "é"}},
+        cost={
+            "input": 1.75,
+            "output": 14,
+            "tiers": [{"inputTokensAbove": 272000, "input": 3.5, "output": 21, "cacheRead": 0.35}],
+        },
+    )
+    (model,) = load_catalog(path)
+    info = model.info
+    assert info.thinking_level_map == level_map({"off": "none", "minimal": None, "xhigh": "xhigh"})  # pi's order
+    assert info.prompt_cache == pp.ModelPromptCache(short=300, long=86400)
+    assert info.input_limits == pp.ModelInputLimits(
+        max_request_bytes=52428800,
+        images=pp.ModelImageInputLimits(
+            resize=pp.ModelImageResize(max_width=2048, max_height=2048, max_bytes=5242880, jpeg_quality=85),
+            max_per_message=20,
+        ),
+    )
+    assert info.sampling_params_json == '{"top_p":0.95,"top_k":40,"chat_template_kwargs":{"mode":"é"}}'
+    assert info.cost == pp.ModelCost(
+        input=1.75,
+        output=14,
+        tiers=[pp.ModelCostTier(input=3.5, output=21, cache_read=0.35, input_tokens_above=272000)],
+    )
+    assert pp.violations(info) == []  # what the catalog reads, the schema's rules accept
+
+
+def test_a_model_without_them_leaves_them_absent(tmp_path: Path) -> None:
+    (model,) = load_catalog(catalog_of(tmp_path, samplingParams={}, thinkingLevelMap={}))
+    info = model.info
+    assert (info.thinking_level_map, info.prompt_cache, info.input_limits, info.sampling_params_json) == (
+        [],
+        None,
+        None,
+        "",
+    )
+
+
+async def test_cost_tiers_price_a_recorded_call_whose_prompt_exceeds_them(tmp_path: Path) -> None:
+    tiers = [
+        {"inputTokensAbove": 1000, "input": 2, "output": 16, "cacheRead": 0.2},
+        {"inputTokensAbove": 20000, "input": 3.5, "output": 28, "cacheRead": 0.35},  # 24,012 tokens: this one
+        {"inputTokensAbove": 200000, "input": 7, "output": 56, "cacheRead": 0.7},
+    ]
+    path = catalog_of(tmp_path, cost={"input": 1.75, "output": 14, "cacheRead": 0.175, "tiers": tiers})
+    (model,) = load_catalog(path)
+    events, _ = await play(provider_case("openai-responses", "cache-usage"), model.info)
+    # 12 input, 24,000 cache read and 9 output tokens, at the second tier's rates.
+    at_tier = Expected(pp.Model(id="m", provider="p", cost=pp.ModelCost(input=3.5, output=28, cache_read=0.35)))
+    assert final_message(events).usage == at_tier.usage(12, 9, 24000, reasoning=0)
 
 
 def test_the_same_model_id_under_two_providers_is_fine(tmp_path: Path) -> None:
@@ -255,6 +329,79 @@ def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_
             '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
             ' "models": [{"id": "m", "timeoutMs": Infinity}]}}}',
             "providers.p.models[0].timeoutMs: Infinity is not a timeout",
+        ),
+        *(
+            (
+                {
+                    "providers": {
+                        "p": {
+                            "apiKey": "k",
+                            "baseUrl": "u",
+                            "api": "openai-completions",
+                            "models": [{"id": "m", **fields}],
+                        }
+                    }
+                },
+                error,
+            )
+            for fields, error in (
+                ({"cost": {"input": "3"}}, 'providers.p.models[0].cost.input: "3" is not a price'),
+                ({"cost": None}, "providers.p.models[0].cost: expected an object, not null"),
+                ({"cost": {"tiers": {}}}, "providers.p.models[0].cost.tiers: expected an array of tiers"),
+                (
+                    {"cost": {"tiers": [{"input": 1}]}},
+                    'providers.p.models[0].cost.tiers[0]: a tier needs "inputTokensAbove"',
+                ),
+                (
+                    {"cost": {"tiers": [{"inputTokensAbove": 1000, "output": -2}]}},
+                    "providers.p.models[0].cost.tiers[0].output: -2 is not a price",
+                ),
+                (
+                    {"cost": {"tiers": [{"inputTokensAbove": 0.5}]}},
+                    "providers.p.models[0].cost.tiers[0].inputTokensAbove: 0.5 is not a count: expected a whole number",
+                ),
+                (
+                    {"cost": {"tiers": [{"inputTokensAbove": n} for n in range(17)]}},
+                    "providers.p.models[0].cost.tiers: 17 tiers; a model takes at most 16",
+                ),
+                (
+                    {"thinkingLevelMap": {"high": 3}},
+                    "providers.p.models[0].thinkingLevelMap.high: 3 is not a level's value: expected a string, or null",
+                ),
+                (
+                    {"thinkingLevelMap": ["high"]},
+                    "providers.p.models[0].thinkingLevelMap: expected an object, not an array",
+                ),
+                (
+                    {"promptCache": {"short": 0}},
+                    "providers.p.models[0].promptCache.short: 0 is not a lifetime: expected seconds, above 0",
+                ),
+                ({"promptCache": {"long": "1h"}}, 'providers.p.models[0].promptCache.long: "1h" is not a lifetime'),
+                (
+                    {"inputLimits": {"maxRequestBytes": 0}},
+                    "providers.p.models[0].inputLimits.maxRequestBytes: 0 is not a count: expected a whole number, "
+                    "at least 1",
+                ),
+                (
+                    {"inputLimits": {"images": {"resize": {"jpegQuality": 101}}}},
+                    "providers.p.models[0].inputLimits.images.resize.jpegQuality: 101 is not a count: "
+                    "expected a whole number, at least 1 and at most 100",
+                ),
+                (
+                    {"inputLimits": {"images": {"maxPerRequest": True}}},
+                    "providers.p.models[0].inputLimits.images.maxPerRequest: true is not a count",
+                ),
+                ({"samplingParams": [0.9]}, "providers.p.models[0].samplingParams: expected an object, not an array"),
+                (
+                    {"samplingParams": {"x": "a" * 70000}},
+                    "providers.p.models[0].samplingParams: 70008 bytes of JSON; a model takes at most 65536",
+                ),
+            )
+        ),
+        (
+            '{"providers": {"p": {"apiKey": "k", "baseUrl": "u", "api": "openai-completions",'
+            ' "models": [{"id": "m", "samplingParams": {"top_p": NaN}}]}}}',
+            "providers.p.models[0].samplingParams: NaN and Infinity are not JSON values a provider takes",
         ),
     ],
 )

@@ -11,7 +11,9 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.providers import ProviderModel
+from pi_proto.providers.call import Call
 from pi_proto.providers.catalog import ModelConfig
+from pi_proto.stream import AssistantMessageEventStream
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
@@ -23,6 +25,7 @@ from .harness import (
     cancel_while_streaming,
     final_message,
     hi,
+    level_map,
     outline,
     play,
     provider_case,
@@ -386,33 +389,68 @@ async def test_a_call_without_options_turns_thinking_off_and_asks_for_pi_s_defau
     }
 
 
-async def request_for(model_id: str, options: pp.GenerationOptions, context: pp.AgentContext | None = None) -> Any:
-    info = dataclasses.replace(INFO, id=model_id)
+async def request_for(
+    model_id: str, options: pp.GenerationOptions, context: pp.AgentContext | None = None, **model: Any
+) -> Any:
+    info = dataclasses.replace(INFO, id=model_id, **model)
     _, replay = await play(case("request", "text.http", context=context or hi(), options=options), info)
     assert replay.requests[0].path == f"/models/{model_id}:streamGenerateContent?alt=sse"
     return replay.requests[0].body
 
 
+# pi 1.6's thinkingLevelMaps (its generated catalog) for Gemini models it knows.
+GEMINI_3_PRO = {"off": None, "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": None}
+GEMINI_3_FLASH = {"off": None, "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": None}
+GEMMA_4 = {"off": None, "minimal": "MINIMAL", "low": None, "medium": None, "high": "HIGH"}
+ON = {"include_thoughts": True}
+
+
 @pytest.mark.parametrize(
-    ("model_id", "level", "thinking"),
+    ("model_id", "levels", "level", "thinking"),
     [
-        ("gemini-3-pro-preview", pp.ThinkingLevel.MINIMAL, {"include_thoughts": True, "thinking_level": "LOW"}),
-        ("gemini-3-pro-preview", pp.ThinkingLevel.MEDIUM, {"include_thoughts": True, "thinking_level": "HIGH"}),
-        ("gemini-3-pro-preview", pp.ThinkingLevel.UNSPECIFIED, {"thinking_level": "LOW"}),
-        ("gemini-3.1-flash-lite", pp.ThinkingLevel.MEDIUM, {"include_thoughts": True, "thinking_level": "MEDIUM"}),
-        ("gemini-flash-latest", pp.ThinkingLevel.UNSPECIFIED, {"thinking_level": "MINIMAL"}),
-        ("gemma-4-27b-it", pp.ThinkingLevel.LOW, {"include_thoughts": True, "thinking_level": "MINIMAL"}),
-        ("gemini-2.5-pro", pp.ThinkingLevel.HIGH, {"include_thoughts": True, "thinking_budget": 32768}),
-        ("gemini-2.5-flash-lite", pp.ThinkingLevel.MINIMAL, {"include_thoughts": True, "thinking_budget": 512}),
-        ("gemini-2.5-flash", pp.ThinkingLevel.MEDIUM, {"include_thoughts": True, "thinking_budget": 8192}),
-        ("gemini-exp-1206", pp.ThinkingLevel.LOW, {"include_thoughts": True, "thinking_budget": -1}),
+        ("gemini-3.1-pro-preview", GEMINI_3_PRO, pp.ThinkingLevel.MINIMAL, {**ON, "thinking_level": "LOW"}),  # up
+        ("gemini-3.1-pro-preview", GEMINI_3_PRO, pp.ThinkingLevel.MEDIUM, {**ON, "thinking_level": "MEDIUM"}),
+        ("gemini-3.1-pro-preview", GEMINI_3_PRO, pp.ThinkingLevel.MAX, {**ON, "thinking_level": "HIGH"}),  # down
+        ("gemini-3.1-pro-preview", GEMINI_3_PRO, pp.ThinkingLevel.UNSPECIFIED, {"thinking_level": "LOW"}),  # can't stop
+        ("gemini-3-pro-preview", {}, pp.ThinkingLevel.MINIMAL, {**ON, "thinking_level": "MINIMAL"}),  # no map: as asked
+        ("gemini-3-pro-preview", {}, pp.ThinkingLevel.UNSPECIFIED, {"thinking_budget": 0}),  # no map: off is allowed
+        ("gemini-3.1-flash-lite", GEMINI_3_FLASH, pp.ThinkingLevel.MEDIUM, {**ON, "thinking_level": "MEDIUM"}),
+        ("gemini-flash-latest", GEMINI_3_FLASH, pp.ThinkingLevel.UNSPECIFIED, {"thinking_level": "MINIMAL"}),
+        ("gemini-4-argon", GEMINI_3_PRO, pp.ThinkingLevel.HIGH, {**ON, "thinking_level": "HIGH"}),  # Gemini 4: levels
+        ("gemma-4-27b-it", GEMMA_4, pp.ThinkingLevel.LOW, {**ON, "thinking_level": "HIGH"}),  # up past null ones
+        ("gemma-4-27b-it", GEMMA_4, pp.ThinkingLevel.MINIMAL, {**ON, "thinking_level": "MINIMAL"}),  # any case
+        ("gemini-2.5-pro", {}, pp.ThinkingLevel.HIGH, {**ON, "thinking_budget": 32768}),
+        ("gemini-2.5-pro", {}, pp.ThinkingLevel.XHIGH, {**ON, "thinking_budget": 32768}),  # clamped to high
+        ("gemini-2.5-flash-lite", {}, pp.ThinkingLevel.MINIMAL, {**ON, "thinking_budget": 512}),
+        ("gemini-2.5-flash", {}, pp.ThinkingLevel.MEDIUM, {**ON, "thinking_budget": 8192}),
+        ("gemini-2.5-flash", {"low": "medium"}, pp.ThinkingLevel.LOW, {**ON, "thinking_budget": 8192}),  # mapped
+        ("gemini-exp-1206", {}, pp.ThinkingLevel.LOW, {**ON, "thinking_budget": -1}),
     ],
 )
-async def test_reasoning_levels_become_thinking_levels_or_budgets_by_model_family(
-    model_id: str, level: pp.ThinkingLevel, thinking: dict[str, Any]
+async def test_reasoning_levels_clamped_and_mapped_become_thinking_levels_or_budgets(
+    model_id: str, levels: dict[str, str | None], level: pp.ThinkingLevel, thinking: dict[str, Any]
 ) -> None:
-    body = await request_for(model_id, pp.GenerationOptions(reasoning=level))
+    body = await request_for(model_id, pp.GenerationOptions(reasoning=level), thinking_level_map=level_map(levels))
     assert body["generationConfig"]["thinkingConfig"] == thinking
+
+
+async def test_a_map_to_a_level_gemini_does_not_have_fails_the_call_before_any_request() -> None:
+    info = dataclasses.replace(INFO, id="gemini-4-neon", thinking_level_map=level_map({"xhigh": "xhigh"}))
+    options = pp.GenerationOptions(reasoning=pp.ThinkingLevel.XHIGH)
+    events, replay = await play(case("bad-map", "text.http", options=options), info)
+    assert replay.requests == []
+    assert final_message(events).error_message == (
+        "model 'gemini-4-neon' maps thinking level 'xhigh' to the thinkingLevelMap value 'xhigh'; "
+        "Gemini's levels are minimal, low, medium, high"
+    )
+
+
+async def test_the_calls_max_retries_count_and_its_timeout_ms_is_not_gemini_s() -> None:
+    options = pp.GenerationOptions(max_retries=0, timeout_ms=300)
+    _, replay = await play(case("retries", "error-500.http", "error-500.http", options=options), INFO)
+    assert len(replay.requests) == 1
+    config = ModelConfig(info=INFO, api_key=SECRET)
+    assert Call(config, hi(), options, AssistantMessageEventStream()).model.timeout_ms is None  # pi gives it none
 
 
 async def test_custom_thinking_budgets_win_and_a_model_without_reasoning_gets_no_thinking_config() -> None:

@@ -25,15 +25,19 @@ from .harness import (
     SECRET,
     ProviderCase,
     by_name,
+    call_through_server,
     cancel_while_streaming,
     final_message,
     hi,
     leaks,
+    level_map,
     outline,
     play,
     provider_case,
     run,
+    served_model,
 )
+from .hostile import Exchange, HostileServer
 from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
@@ -567,9 +571,9 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         max_tokens=1000,
         reasoning=pp.ThinkingLevel.LOW,
         tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
-        cache_retention=pp.CacheRetention.LONG,  # pi sends no cache setting to this API
-        session_id="session-7",  # nor the session
-        metadata_json='{"user_id": "user-7"}',  # nor the metadata
+        cache_retention=pp.CacheRetention.LONG,  # a server pi does not know keeps a long cache
+        session_id="session-7",  # so the session is the cache key
+        metadata_json='{"user_id": "user-7"}',  # pi sends no metadata to this API
         headers={"x-trace": "abc"},
         provider_options_json='{"parallel_tool_calls": false, "service_tier": "flex"}',
     )
@@ -584,9 +588,12 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     assert request.path == "/chat/completions"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
     assert request.headers["x-trace"] == "abc"
+    assert "session_id" not in request.headers  # session headers are OpenRouter's by default
     assert request.body == {
         "model": "gpt-5-mini",
         "stream": True,
+        "prompt_cache_key": "session-7",
+        "prompt_cache_retention": "24h",
         "stream_options": {"include_usage": True},
         "store": False,
         "max_completion_tokens": 1000,
@@ -776,16 +783,178 @@ async def test_the_compat_switches_of_models_json_shape_the_request_for_a_local_
                     }
                 ],
             },
-            # the image is left out: the model takes none
-            {"role": "tool", "content": "# pi-proto", "tool_call_id": "call_1", "name": "read"},
+            # the model takes no images: pi's placeholder says one was there
+            {
+                "role": "tool",
+                "content": "# pi-proto\n(tool image omitted: model does not support images)",
+                "tool_call_id": "call_1",
+                "name": "read",
+            },
             {"role": "assistant", "content": "I have processed the tool results."},
             {"role": "user", "content": [{"type": "text", "text": "Thanks"}]},
         ],
         "tools": [
             {"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": READ_SCHEMA}}
         ],
-        "chat_template_kwargs": {"enable_thinking": True},
+        "chat_template_kwargs": {"enable_thinking": True, "preserve_thinking": True},
     }
+
+
+OPENAI_API = "https://api.openai.com/v1"
+PROXY = "https://llm-proxy.example.com/v1"
+SHORT, LONG, NONE = pp.CacheRetention.SHORT, pp.CacheRetention.LONG, pp.CacheRetention.NONE
+
+
+@pytest.mark.parametrize(
+    ("base_url", "retention", "compat", "expected"),
+    [
+        (OPENAI_API, SHORT, {}, {"prompt_cache_key": "session-7"}),  # OpenAI's own API always takes the key
+        (OPENAI_API, pp.CacheRetention.UNSPECIFIED, {}, {"prompt_cache_key": "session-7"}),  # short, as in pi
+        (PROXY, SHORT, {}, {}),  # a server pi does not know gets none for a short cache
+        (PROXY, LONG, {}, {"prompt_cache_key": "session-7", "prompt_cache_retention": "24h"}),
+        (PROXY, LONG, {"supportsLongCacheRetention": False}, {}),
+        ("https://api.together.xyz/v1", LONG, {}, {}),  # Together keeps no long cache (detected)
+        (PROXY, SHORT, {"promptCacheKeyMode": "enabled"}, {"prompt_cache_key": "session-7"}),
+        (OPENAI_API, SHORT, {"promptCacheKeyMode": "disabled"}, {}),
+        (OPENAI_API, LONG, {"promptCacheKeyMode": "disabled"}, {"prompt_cache_retention": "24h"}),
+        (OPENAI_API, NONE, {}, {}),
+    ],
+)
+def test_the_session_id_is_the_prompt_cache_key_and_long_retention_24_hours_where_pi_sends_them(
+    base_url: str, retention: pp.CacheRetention, compat: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    info = dataclasses.replace(INFO, base_url=base_url)
+    options = pp.GenerationOptions(session_id="session-7", cache_retention=retention)
+    sent = request_body(info, hi(), options, **compat)
+    assert {key: sent[key] for key in ("prompt_cache_key", "prompt_cache_retention") if key in sent} == expected
+
+
+def test_a_prompt_cache_key_is_at_most_64_characters_of_the_session_id() -> None:
+    info = dataclasses.replace(INFO, base_url=OPENAI_API)
+    session = "ü" * 63 + "🙂" + "tail"  # characters, not bytes
+    sent = request_body(info, hi(), pp.GenerationOptions(session_id=session))
+    assert sent["prompt_cache_key"] == "ü" * 63 + "🙂"
+
+
+OPENROUTER = dataclasses.replace(INFO, id="openai/gpt-5", provider="openrouter")
+
+
+@pytest.mark.parametrize(
+    ("compat", "retention", "expected"),
+    [
+        ({}, SHORT, {"x-session-id": "session-7"}),  # OpenRouter's, detected
+        (
+            {"sessionAffinityFormat": "openai"},
+            SHORT,
+            {"session_id": "session-7", "x-client-request-id": "session-7", "x-session-affinity": "session-7"},
+        ),
+        (
+            {"sessionAffinityFormat": "openai-nosession"},
+            LONG,
+            {"x-client-request-id": "session-7", "x-session-affinity": "session-7"},
+        ),
+        ({"sendSessionAffinityHeaders": False}, SHORT, {}),
+        ({}, NONE, {}),  # no caching: no session either
+    ],
+)
+async def test_openrouter_gets_the_session_as_affinity_headers(
+    compat: dict[str, Any], retention: pp.CacheRetention, expected: dict[str, str]
+) -> None:
+    options = pp.GenerationOptions(session_id="session-7", cache_retention=retention, headers={"x-trace": "abc"})
+    _, replay = await play(case("session", "text.http", options=options, config={"compat": compat}), OPENROUTER)
+    headers = replay.requests[0].headers
+    names = ("x-session-id", "session_id", "x-client-request-id", "x-session-affinity")
+    assert {name: headers[name] for name in names if name in headers} == expected
+    assert headers["x-trace"] == "abc"
+
+
+async def test_a_call_header_overrides_a_session_header() -> None:
+    options = pp.GenerationOptions(session_id="session-7", headers={"x-session-id": "mine"})
+    _, replay = await play(case("session", "text.http", options=options), OPENROUTER)
+    assert replay.requests[0].headers["x-session-id"] == "mine"
+
+
+async def test_images_a_model_cannot_see_leave_pis_placeholder_text() -> None:
+    png = pp.image(b"\x89PNG", "image/png")
+    placeholder = pp.text("(image omitted: model does not support images)")
+    context = pp.AgentContext(
+        messages=[
+            pp.agent_message(pp.user_message("Look:", png, png, "and", placeholder, png, "", timestamp=1)),
+            pp.agent_message(
+                pp.assistant_message(
+                    pp.tool_call("call_1", "screenshot"), api=API, provider="llama-cpp", model=LOCAL.id, timestamp=2
+                )
+            ),
+            pp.agent_message(pp.tool_result_message("call_1", "screenshot", png, timestamp=3)),
+        ]
+    )
+    _, replay = await play(case("no-vision", "text.http", context=context), LOCAL)
+    assert replay.requests[0].body["messages"] == [
+        {
+            # a run of images is one placeholder, none after a text that says it already; empty texts go
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Look:"},
+                {"type": "text", "text": "(image omitted: model does not support images)"},
+                {"type": "text", "text": "and"},
+                {"type": "text", "text": "(image omitted: model does not support images)"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}],
+        },
+        {
+            "role": "tool",
+            "content": "(tool image omitted: model does not support images)",
+            "tool_call_id": "call_1",
+        },
+    ]
+
+
+def test_a_tool_result_without_text_or_images_says_so() -> None:
+    context = pp.AgentContext(
+        messages=[
+            pp.agent_message(
+                pp.assistant_message(pp.tool_call("call_1", "touch"), api=API, provider="openai", model=INFO.id)
+            ),
+            pp.agent_message(pp.tool_result_message("call_1", "touch", "  ", timestamp=3)),
+        ]
+    )
+    assert request_body(INFO, context)["messages"][-1]["content"] == "(no tool output)"
+
+
+async def test_sampling_params_of_the_model_and_the_call_go_over_the_named_fields() -> None:
+    info = dataclasses.replace(LOCAL, sampling_params_json='{"top_k":20,"temperature":0.7,"min_p":0.05}')
+    options = pp.GenerationOptions(temperature=0.2, sampling_params_json='{"top_k":40,"repetition_penalty":1.1}')
+    _, replay = await play(case("sampling", "text.http", options=options), info)
+    sent = replay.requests[0].body
+    assert {key: sent[key] for key in ("temperature", "top_k", "min_p", "repetition_penalty")} == {
+        "temperature": 0.7,  # the model's own, over the call's named field, as pi merges them
+        "top_k": 40,  # the call's, over the model's
+        "min_p": 0.05,
+        "repetition_penalty": 1.1,
+    }
+
+
+async def test_the_calls_max_retries_replace_the_two_retries() -> None:
+    for retries, requests in ((0, 1), (1, 2)):
+        options = pp.GenerationOptions(max_retries=retries)
+        _, replay = await play(case("retries", "error-500.http", "error-500.http", options=options), INFO)
+        assert len(replay.requests) == requests
+
+
+async def test_the_calls_timeout_ms_is_the_idle_timeout() -> None:
+    async def silent(exchange: Exchange) -> None:
+        await exchange.hang()
+
+    async with HostileServer(silent) as provider:
+        model = served_model(dataclasses.replace(INFO, base_url=provider.base_url), timeout_ms=60_000)
+        events = await call_through_server(model, hi(), pp.GenerationOptions(timeout_ms=300))
+    assert final_message(events).error_message == (
+        "the provider 'openai' sent nothing for 0.3 s (the idle timeout; timeoutMs in models.json sets it)"
+    )
 
 
 async def test_a_compat_switch_of_the_wrong_type_fails_the_call_before_any_request() -> None:
@@ -831,81 +1000,145 @@ def test_tool_result_images_follow_in_a_user_turn_after_the_bridge() -> None:
     }
 
 
-REASONING_KEYS = ("reasoning_effort", "enable_thinking", "chat_template_kwargs", "reasoning")
+REASONING_KEYS = ("reasoning_effort", "enable_thinking", "chat_template_kwargs", "reasoning", "thinking")
+# pi 1.6's own thinkingLevelMaps (its generated catalog) for models it knows.
+GPT_5_MINI = {"off": None, "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": None}
+GPT_5_4 = {"off": "none", "minimal": None, "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
+GROQ_QWEN3 = {"off": "none", "minimal": None, "low": None, "medium": None, "high": "default", "xhigh": None}
 
 
 @pytest.mark.parametrize(
-    ("model_id", "level", "compat", "expected"),
+    ("model_id", "levels", "level", "compat", "expected"),
     [
-        ("gpt-5-mini", pp.ThinkingLevel.HIGH, {}, {"reasoning_effort": "high"}),
-        ("gpt-5-mini", pp.ThinkingLevel.MINIMAL, {}, {"reasoning_effort": "minimal"}),
-        ("gpt-5-mini", pp.ThinkingLevel.XHIGH, {}, {"reasoning_effort": "high"}),  # clamped: no xhigh
-        ("gpt-5.4", pp.ThinkingLevel.XHIGH, {}, {"reasoning_effort": "xhigh"}),
-        ("gpt-5-mini", pp.ThinkingLevel.UNSPECIFIED, {}, {}),
-        ("gpt-5-mini", pp.ThinkingLevel.HIGH, {"reasoningEffortMap": {"high": "max"}}, {"reasoning_effort": "max"}),
-        ("gpt-5-mini", pp.ThinkingLevel.LOW, {"reasoningEffortMap": {"high": "max"}}, {"reasoning_effort": "low"}),
-        ("gpt-5-mini", pp.ThinkingLevel.HIGH, {"supportsReasoningEffort": False}, {}),
-        ("glm-4.6", pp.ThinkingLevel.HIGH, {"thinkingFormat": "zai"}, {"enable_thinking": True}),
-        ("glm-4.6", pp.ThinkingLevel.UNSPECIFIED, {"thinkingFormat": "zai"}, {"enable_thinking": False}),
-        ("qwen3-max", pp.ThinkingLevel.LOW, {"thinkingFormat": "qwen"}, {"enable_thinking": True}),
+        ("gpt-5-mini", {}, pp.ThinkingLevel.HIGH, {}, {"reasoning_effort": "high"}),
+        ("gpt-5-mini", {}, pp.ThinkingLevel.MINIMAL, {}, {"reasoning_effort": "minimal"}),
+        ("gpt-5-mini", {}, pp.ThinkingLevel.XHIGH, {}, {"reasoning_effort": "high"}),  # xhigh only where mapped
+        ("gpt-5-mini", {}, pp.ThinkingLevel.MAX, {}, {"reasoning_effort": "high"}),  # and max too
+        ("gpt-5-mini", {}, pp.ThinkingLevel.UNSPECIFIED, {}, {}),
+        ("gpt-5-mini", GPT_5_MINI, pp.ThinkingLevel.UNSPECIFIED, {}, {}),  # off is unsupported: nothing to send
+        ("gpt-5.4", GPT_5_4, pp.ThinkingLevel.XHIGH, {}, {"reasoning_effort": "xhigh"}),
+        ("gpt-5.4", GPT_5_4, pp.ThinkingLevel.MAX, {}, {"reasoning_effort": "xhigh"}),  # clamped down to xhigh
+        ("gpt-5.4", GPT_5_4, pp.ThinkingLevel.MINIMAL, {}, {"reasoning_effort": "low"}),  # clamped up to low
+        ("gpt-5.4", GPT_5_4, pp.ThinkingLevel.UNSPECIFIED, {}, {"reasoning_effort": "none"}),  # the map's off
+        ("qwen/qwen3-32b", GROQ_QWEN3, pp.ThinkingLevel.LOW, {}, {"reasoning_effort": "default"}),  # up to high
+        ("gpt-5-mini", {}, pp.ThinkingLevel.HIGH, {"supportsReasoningEffort": False}, {}),
+        # reasoningEffortMap is an older pi's switch; pi 1.6 ignores it for thinkingLevelMap.
+        (
+            "gpt-5-mini",
+            {},
+            pp.ThinkingLevel.HIGH,
+            {"reasoningEffortMap": {"high": "max"}},
+            {"reasoning_effort": "high"},
+        ),
+        (
+            "glm-4.6",
+            {},
+            pp.ThinkingLevel.HIGH,
+            {"thinkingFormat": "zai"},
+            {"thinking": {"type": "enabled", "clear_thinking": False}, "reasoning_effort": "high"},
+        ),
+        ("glm-4.6", {}, pp.ThinkingLevel.UNSPECIFIED, {"thinkingFormat": "zai"}, {"thinking": {"type": "disabled"}}),
+        (
+            "glm-4.6",
+            {},
+            pp.ThinkingLevel.HIGH,
+            {"thinkingFormat": "zai", "supportsReasoningEffort": False},
+            {"thinking": {"type": "enabled", "clear_thinking": False}},
+        ),
+        (
+            "qwen3-max",
+            {},
+            pp.ThinkingLevel.LOW,
+            {"thinkingFormat": "qwen"},
+            {"enable_thinking": True, "reasoning_effort": "low"},
+        ),
         (
             "qwen3-8b",
+            {},
             pp.ThinkingLevel.UNSPECIFIED,
             {"thinkingFormat": "qwen-chat-template"},
-            {"chat_template_kwargs": {"enable_thinking": False}},
+            {"chat_template_kwargs": {"enable_thinking": False, "preserve_thinking": True}},
         ),
         (
             "openai/gpt-5",
+            {"medium": "low"},
             pp.ThinkingLevel.MEDIUM,
-            {"thinkingFormat": "openrouter", "reasoningEffortMap": {"medium": "low"}},
+            {"thinkingFormat": "openrouter"},
             {"reasoning": {"effort": "low"}},
         ),
         (
             "openai/gpt-5",
+            {},
             pp.ThinkingLevel.UNSPECIFIED,
             {"thinkingFormat": "openrouter"},
             {"reasoning": {"effort": "none"}},
         ),
+        (
+            "openai/gpt-5",
+            {"off": "minimal"},
+            pp.ThinkingLevel.UNSPECIFIED,
+            {"thinkingFormat": "openrouter"},
+            {"reasoning": {"effort": "minimal"}},
+        ),
+        ("openai/gpt-5", GPT_5_MINI, pp.ThinkingLevel.UNSPECIFIED, {"thinkingFormat": "openrouter"}, {}),
     ],
 )
-def test_the_reasoning_level_becomes_the_fields_of_the_servers_thinking_format(
-    model_id: str, level: pp.ThinkingLevel, compat: dict[str, Any], expected: dict[str, Any]
+def test_the_reasoning_level_clamped_to_the_models_map_becomes_the_fields_of_the_servers_thinking_format(
+    model_id: str, levels: dict[str, str | None], level: pp.ThinkingLevel, compat: dict[str, Any], expected: Any
 ) -> None:
-    info = dataclasses.replace(INFO, id=model_id)
+    info = dataclasses.replace(INFO, id=model_id, thinking_level_map=level_map(levels))
     sent = request_body(info, hi(), pp.GenerationOptions(reasoning=level), **compat)
     assert {key: sent[key] for key in REASONING_KEYS if key in sent} == expected
 
 
 def test_a_model_without_reasoning_gets_no_reasoning_fields_whatever_its_format() -> None:
-    info = dataclasses.replace(INFO, reasoning=False)
+    info = dataclasses.replace(INFO, reasoning=False, thinking_level_map=level_map(GPT_5_4))
     for compat in ({}, {"thinkingFormat": "zai"}, {"thinkingFormat": "openrouter"}):
         sent = request_body(info, hi(), pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH), **compat)
         assert not any(key in sent for key in REASONING_KEYS)
 
 
-def test_openrouter_claude_gets_a_cache_mark_on_the_last_turn_and_the_routing_of_its_compat() -> None:
-    info = dataclasses.replace(
-        INFO, id="anthropic/claude-sonnet-4.5", provider="openrouter", base_url="https://openrouter.ai/api/v1"
-    )
+OPENROUTER_CLAUDE = dataclasses.replace(
+    INFO, id="anthropic/claude-sonnet-4.5", provider="openrouter", base_url="https://openrouter.ai/api/v1"
+)
+
+
+def test_openrouter_claude_gets_cache_marks_as_pi_places_them_and_the_routing_of_its_compat() -> None:
     context = pp.AgentContext(
         system_prompt="Be brief.",
         messages=[
             pp.agent_message(pp.user_message("hi", timestamp=1)),
             pp.agent_message(
-                pp.assistant_message("Hello.", api=API, provider="openrouter", model=info.id, timestamp=2)
+                pp.assistant_message("Hello.", api=API, provider="openrouter", model=OPENROUTER_CLAUDE.id, timestamp=2)
             ),
             pp.agent_message(pp.user_message("again", timestamp=3)),
         ],
+        tools=[READ],
     )
-    sent = request_body(info, context, openRouterRouting={"only": ["anthropic"], "allow_fallbacks": False})
+    routing = {"only": ["anthropic"], "allow_fallbacks": False}
+    sent = request_body(OPENROUTER_CLAUDE, context, openRouterRouting=routing)
+    mark = {"type": "ephemeral"}
     assert sent["messages"] == [
-        {"role": "developer", "content": "Be brief."},
+        {"role": "developer", "content": [{"type": "text", "text": "Be brief.", "cache_control": mark}]},
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {"role": "assistant", "content": "Hello."},
-        {"role": "user", "content": [{"type": "text", "text": "again", "cache_control": {"type": "ephemeral"}}]},
+        {"role": "user", "content": [{"type": "text", "text": "again", "cache_control": mark}]},
     ]
+    assert sent["tools"][-1]["cache_control"] == mark
     assert sent["provider"] == {"only": ["anthropic"], "allow_fallbacks": False}
     assert sent["reasoning"] == {"effort": "none"}  # detected: openrouter's format, and no level asked
+    long = request_body(OPENROUTER_CLAUDE, context, pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG))
+    assert long["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert "prompt_cache_retention" in long  # and OpenAI's field, as pi sends both
+    short = request_body(
+        OPENROUTER_CLAUDE,
+        context,
+        pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG),
+        supportsLongCacheRetention=False,
+    )
+    assert short["tools"][-1]["cache_control"] == mark
+    none = request_body(OPENROUTER_CLAUDE, context, pp.GenerationOptions(cache_retention=pp.CacheRetention.NONE))
+    assert "cache_control" not in json.dumps(none)
 
 
 def test_vercel_ai_gateway_gets_its_routing_as_provider_options() -> None:
@@ -958,14 +1191,34 @@ def test_vercel_ai_gateway_gets_its_routing_as_provider_options() -> None:
             "deepseek-ai/DeepSeek-R1",
             Compat(supports_store=False, supports_developer_role=False, max_tokens_field="max_tokens"),
         ),
-        ("my-router", "https://openrouter.ai/api/v1", "openai/gpt-5", Compat(thinking_format="openrouter")),
         (
-            "groq",
-            "https://api.groq.com/openai/v1",
-            "qwen/qwen3-32b",
-            Compat(reasoning_effort_map=dict.fromkeys(("minimal", "low", "medium", "high", "xhigh"), "default")),
+            "my-router",
+            "https://openrouter.ai/api/v1",
+            "openai/gpt-5",
+            Compat(
+                thinking_format="openrouter", send_session_affinity_headers=True, session_affinity_format="openrouter"
+            ),
         ),
-        ("groq", "https://api.groq.com/openai/v1", "openai/gpt-oss-120b", Compat()),
+        (
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "anthropic/claude-sonnet-4.5",
+            Compat(
+                thinking_format="openrouter",
+                send_session_affinity_headers=True,
+                session_affinity_format="openrouter",
+                cache_control_format="anthropic",
+            ),
+        ),
+        # pi 1.6 gives Groq's Qwen3 32B its "default" effort by a thinkingLevelMap, not by detection.
+        ("groq", "https://api.groq.com/openai/v1", "qwen/qwen3-32b", Compat()),
+        (
+            "together",
+            "https://api.together.xyz/v1",
+            "deepseek-ai/DeepSeek-R1",
+            Compat(supports_long_cache_retention=False),
+        ),
+        ("nim", "https://integrate.api.nvidia.com/v1", "nvidia/nemotron", Compat(supports_long_cache_retention=False)),
     ],
 )
 def test_switches_a_model_leaves_out_are_detected_from_its_provider_and_base_url(

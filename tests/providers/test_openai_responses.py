@@ -10,7 +10,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.providers import openai_responses
-from pi_proto.providers.call import Call
+from pi_proto.providers.call import Call, ProviderError
 from pi_proto.providers.catalog import ModelConfig
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
@@ -21,6 +21,7 @@ from .harness import (
     by_name,
     cancel_while_streaming,
     final_message,
+    level_map,
     outline,
     play,
     provider_case,
@@ -31,6 +32,17 @@ from .replay import RECORDINGS
 pytestmark = pytest.mark.timeout(30)
 
 API = "openai-responses"
+# pi 1.6's thinkingLevelMaps (its generated catalog) for the models these tests serve.
+GPT_5_2 = {
+    "off": "none",
+    "minimal": None,
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+    "max": None,
+}
+GPT_5_MINI = {"off": None, "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": None}
 INFO = pp.Model(
     id="gpt-5.2",
     name="GPT-5.2",
@@ -42,6 +54,7 @@ INFO = pp.Model(
     cost=pp.ModelCost(input=1.75, output=14, cache_read=0.175, cache_write=0),
     context_window=400_000,
     max_tokens=128_000,
+    thinking_level_map=level_map(GPT_5_2),
 )
 
 
@@ -57,6 +70,7 @@ CASES = [
     case("length"),
     case("content-filter"),
     case("refusal"),
+    case("phase"),
     case("invalid-tool-arguments"),
     case("failed-mid-stream"),
     case("error-event-mid-stream"),
@@ -84,9 +98,15 @@ MESSAGE_ID = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
 CALL_ITEM_ID = "fc_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcd{:02d}"
 
 
+def signed(number: int, phase: str | None = None) -> str:
+    """The text signature of the recordings' message item `number`: pi's TextSignatureV1."""
+    item_id = MESSAGE_ID.format(number)
+    return f'{{"v":1,"id":"{item_id}","phase":"{phase}"}}' if phase else f'{{"v":1,"id":"{item_id}"}}'
+
+
 async def test_text_streams_each_delta_and_keeps_the_message_id_as_signature() -> None:
     events, final = await run(BY_NAME["text"], INFO)
-    signature = "msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcdef"
+    signature = '{"v":1,"id":"msg_0a1b2c3d4e5f60718293a4b5c6d7e8f90123456789abcdef"}'  # pi's TextSignatureV1
     assert outline(events) == [
         "start",
         "textStart 0",
@@ -123,7 +143,7 @@ async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reas
         f"thinkingEnd 0 thinkingSignature={signature!r}",
         "textStart 1",
         "textDelta 1 delta='27 × 453 = 12231.'",
-        f"textEnd 1 textSignature={MESSAGE_ID.format(2)!r}",
+        f"textEnd 1 textSignature={signed(2)!r}",
         "done STOP",
     ]
     summary = (
@@ -131,7 +151,7 @@ async def test_reasoning_summaries_stream_as_thinking_signed_with_the_whole_reas
     )
     assert final == message(
         thinking(summary, signature),
-        text("27 × 453 = 12231.", MESSAGE_ID.format(2)),
+        text("27 × 453 = 12231.", signed(2)),
         usage=usage(40, 61, reasoning=44),
         stop=pp.StopReason.STOP,
         response=response(),
@@ -150,12 +170,12 @@ async def test_reasoning_without_a_summary_is_an_empty_thinking_block_keeping_th
         f"thinkingEnd 0 thinkingSignature={signature!r}",
         "textStart 1",
         "textDelta 1 delta='Done.'",
-        f"textEnd 1 textSignature={MESSAGE_ID.format(4)!r}",
+        f"textEnd 1 textSignature={signed(4)!r}",
         "done STOP",
     ]
     assert final == message(
         thinking("", signature),
-        text("Done.", MESSAGE_ID.format(4)),
+        text("Done.", signed(4)),
         usage=usage(31, 20, reasoning=16),
         stop=pp.StopReason.STOP,
         response=response(),
@@ -170,7 +190,7 @@ async def test_function_call_arguments_stream_fragment_by_fragment_under_the_cal
         "start",
         "textStart 0",
         "textDelta 0 delta='Let me check the weather.'",
-        f"textEnd 0 textSignature={MESSAGE_ID.format(5)!r}",
+        f"textEnd 0 textSignature={signed(5)!r}",
         f"toolcallStart 1 id={call_id!r} name='get_weather'",
         *[
             f"toolcallDelta 1 delta={fragment!r}"
@@ -189,7 +209,7 @@ async def test_function_call_arguments_stream_fragment_by_fragment_under_the_cal
         "done TOOL_USE",
     ]
     assert final == message(
-        text("Let me check the weather.", MESSAGE_ID.format(5)),
+        text("Let me check the weather.", signed(5)),
         tool_call(call_id, "get_weather", arguments),
         usage=usage(472, 89),
         response=response(),
@@ -225,7 +245,7 @@ async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
     _, final = await run(BY_NAME["cache-usage"], INFO)
     # input_tokens 24012 of which 24000 cached: 12 input, 24000 cache read, 9 output.
     assert final == message(
-        text("Cached hello.", MESSAGE_ID.format(9)),
+        text("Cached hello.", signed(9)),
         usage=usage(12, 9, cache_read=24000),
         stop=pp.StopReason.STOP,
         response=response(),
@@ -242,9 +262,9 @@ async def test_a_flex_response_costs_half() -> None:
 
 async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:
     events, final = await run(BY_NAME["length"], INFO)
-    assert outline(events)[-2:] == [f"textEnd 0 textSignature={MESSAGE_ID.format(11)!r}", "done LENGTH"]
+    assert outline(events)[-2:] == [f"textEnd 0 textSignature={signed(11)!r}", "done LENGTH"]
     assert final == message(
-        text("Once upon a time, in a", MESSAGE_ID.format(11)),
+        text("Once upon a time, in a", signed(11)),
         usage=usage(18, 8),
         stop=pp.StopReason.LENGTH,
         response=response("incomplete.max_output_tokens"),
@@ -255,7 +275,7 @@ async def test_incomplete_for_the_content_filter_ends_with_an_error_that_keeps_t
     events, final = await run(BY_NAME["content-filter"], INFO)
     assert outline(events)[-1] == "error ERROR"
     assert final == message(
-        text("Here is how to", MESSAGE_ID.format(12)),
+        text("Here is how to", signed(12)),
         usage=usage(22, 4),
         response=response("incomplete.content_filter"),
         stop=pp.StopReason.ERROR,
@@ -270,11 +290,11 @@ async def test_a_refusal_streams_as_the_text_of_a_stop() -> None:
         "textStart 0",
         'textDelta 0 delta="I\'m sorry, "',
         'textDelta 0 delta="but I can\'t help with that."',
-        f"textEnd 0 textSignature={MESSAGE_ID.format(13)!r}",
+        f"textEnd 0 textSignature={signed(13)!r}",
         "done STOP",
     ]
     assert final == message(
-        text("I'm sorry, but I can't help with that.", MESSAGE_ID.format(13)),
+        text("I'm sorry, but I can't help with that.", signed(13)),
         usage=usage(22, 11),
         response=response(),
         stop=pp.StopReason.STOP,
@@ -393,6 +413,9 @@ def reply(value: str, item_id: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "content": content, "status": "completed", "id": item_id}
 
 
+PNG = "data:image/png;base64,iVBORw=="
+
+
 def input_text(value: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "input_text", "text": value}]}
 
@@ -401,9 +424,9 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     options = pp.GenerationOptions(
         temperature=0.5,
         max_tokens=1000,
-        reasoning=pp.ThinkingLevel.XHIGH,  # gpt-5.2 takes xhigh
+        reasoning=pp.ThinkingLevel.XHIGH,  # gpt-5.2's map takes xhigh
         tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
-        cache_retention=pp.CacheRetention.LONG,  # 24 h only on api.openai.com, not this server
+        cache_retention=pp.CacheRetention.LONG,  # 24 h: pi assumes a Responses server keeps it
         session_id="session-42",
         metadata_json='{"user_id": "user-7"}',  # pi sends no metadata to the Responses API
         headers={"x-trace": "abc"},
@@ -415,6 +438,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     assert request.path == "/responses"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
     assert request.headers["x-trace"] == "abc"
+    assert (request.headers["session-id"], request.headers["x-client-request-id"]) == ("session-42", "session-42")
     assert request.body == {
         "model": "gpt-5.2",
         "stream": True,
@@ -422,6 +446,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
         "max_output_tokens": 1000,
         "store": False,
         "prompt_cache_key": "session-42",
+        "prompt_cache_retention": "24h",
         "temperature": 0.5,
         "tools": [
             {
@@ -443,6 +468,32 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     assert final_message(events).usage == usage(25, 15)
 
 
+@pytest.mark.parametrize(
+    ("provider", "compat", "retention", "expected"),
+    [
+        ("openai", {}, pp.CacheRetention.SHORT, {"session-id": "s-1", "x-client-request-id": "s-1"}),
+        ("openrouter", {}, pp.CacheRetention.SHORT, {"x-session-id": "s-1"}),  # detected by provider
+        (
+            "openai",
+            {"sessionAffinityFormat": "openai-nosession"},
+            pp.CacheRetention.LONG,
+            {"x-client-request-id": "s-1"},
+        ),
+        ("openai", {"sessionAffinityFormat": "openrouter"}, pp.CacheRetention.SHORT, {"x-session-id": "s-1"}),
+        ("openai", {}, pp.CacheRetention.NONE, {}),  # no caching: no session either
+    ],
+)
+async def test_the_session_id_goes_as_pis_session_headers(
+    provider: str, compat: dict[str, Any], retention: pp.CacheRetention, expected: dict[str, str]
+) -> None:
+    options = pp.GenerationOptions(session_id="s-1", cache_retention=retention)
+    model = dataclasses.replace(INFO, provider=provider)
+    _, replay = await play(case("session", "text.http", options=options, config={"compat": compat}), model)
+    headers = replay.requests[0].headers
+    names = ("session-id", "x-client-request-id", "x-session-id")
+    assert {name: headers[name] for name in names if name in headers} == expected
+
+
 def body(
     options: pp.GenerationOptions | None = None,
     context: pp.AgentContext | None = None,
@@ -455,54 +506,97 @@ def body(
     return openai_responses.body(Call(config, context, options, pp.AssistantMessageEventStream()))
 
 
-def test_long_cache_retention_asks_openai_for_24_hours() -> None:
-    long = pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG, session_id="s-1")
-    openai_api = "https://api.openai.com/v1"
-    assert body(long, base_url=openai_api)["prompt_cache_retention"] == "24h"
-    assert body(long, base_url=openai_api)["prompt_cache_key"] == "s-1"
-    assert "prompt_cache_retention" not in body(long, base_url="https://proxy.example/v1")
-    assert body(long, compat={"supportsLongCacheRetention": True})["prompt_cache_retention"] == "24h"
-    assert "prompt_cache_retention" not in body(long, compat={"supportsLongCacheRetention": False}, base_url=openai_api)
-    short = body(pp.GenerationOptions(session_id="s-1"), base_url=openai_api)
-    assert short["prompt_cache_key"] == "s-1"
-    assert "prompt_cache_retention" not in short
-    none = body(pp.GenerationOptions(cache_retention=pp.CacheRetention.NONE, session_id="s-1"), base_url=openai_api)
-    assert "prompt_cache_key" not in none
-    assert "prompt_cache_retention" not in none
+@pytest.mark.parametrize(
+    ("retention", "compat", "expected"),
+    [
+        (pp.CacheRetention.SHORT, {}, {"prompt_cache_key": "s-1"}),
+        (pp.CacheRetention.LONG, {}, {"prompt_cache_key": "s-1", "prompt_cache_retention": "24h"}),
+        (pp.CacheRetention.LONG, {"supportsLongCacheRetention": False}, {"prompt_cache_key": "s-1"}),
+        (pp.CacheRetention.LONG, {"promptCacheKeyMode": "disabled"}, {"prompt_cache_retention": "24h"}),
+        (pp.CacheRetention.NONE, {}, {}),
+        # GPT-5.6 and later take prompt_cache_options instead of a retention
+        (
+            pp.CacheRetention.LONG,
+            {"supportsExplicitPromptCacheMode": True},
+            {"prompt_cache_key": "s-1", "prompt_cache_options": {"ttl": "30m"}},
+        ),
+        (pp.CacheRetention.SHORT, {"supportsExplicitPromptCacheMode": True}, {"prompt_cache_key": "s-1"}),
+        (
+            pp.CacheRetention.NONE,
+            {"supportsExplicitPromptCacheMode": True},
+            {"prompt_cache_options": {"mode": "explicit"}},
+        ),
+    ],
+)
+def test_the_session_is_the_prompt_cache_key_and_long_retention_is_asked_for_as_pi_asks(
+    retention: pp.CacheRetention, compat: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    sent = body(pp.GenerationOptions(cache_retention=retention, session_id="s-1"), compat=compat)
+    names = ("prompt_cache_key", "prompt_cache_retention", "prompt_cache_options")
+    assert {name: sent[name] for name in names if name in sent} == expected
+
+
+def test_a_compat_switch_of_the_wrong_type_fails_the_call() -> None:
+    with pytest.raises(
+        ProviderError, match=r"compat\.supportsLongCacheRetention of model 'gpt-5\.2' must be true or false"
+    ):
+        body(pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG), compat={"supportsLongCacheRetention": "yes"})
 
 
 @pytest.mark.parametrize(
-    ("level", "model_id", "effort"),
+    ("levels", "level", "effort"),
     [
-        (pp.ThinkingLevel.MINIMAL, "gpt-5.2", "minimal"),
-        (pp.ThinkingLevel.LOW, "gpt-5.2", "low"),
-        (pp.ThinkingLevel.MEDIUM, "gpt-5.2", "medium"),
-        (pp.ThinkingLevel.HIGH, "gpt-5.2", "high"),
-        (pp.ThinkingLevel.XHIGH, "gpt-5.2", "xhigh"),
-        (pp.ThinkingLevel.XHIGH, "gpt-5-mini", "high"),  # pi clamps xhigh for models without it
+        (GPT_5_2, pp.ThinkingLevel.MINIMAL, "low"),  # gpt-5.2 has no minimal: clamped up
+        (GPT_5_2, pp.ThinkingLevel.LOW, "low"),
+        (GPT_5_2, pp.ThinkingLevel.MEDIUM, "medium"),
+        (GPT_5_2, pp.ThinkingLevel.HIGH, "high"),
+        (GPT_5_2, pp.ThinkingLevel.XHIGH, "xhigh"),
+        (GPT_5_2, pp.ThinkingLevel.MAX, "xhigh"),  # no max: clamped down
+        (GPT_5_MINI, pp.ThinkingLevel.MINIMAL, "minimal"),
+        (GPT_5_MINI, pp.ThinkingLevel.XHIGH, "high"),
+        ({}, pp.ThinkingLevel.XHIGH, "high"),  # without a map, xhigh and max are unsupported
+        ({}, pp.ThinkingLevel.MAX, "high"),
+        ({"high": "HIGH-EFFORT"}, pp.ThinkingLevel.HIGH, "HIGH-EFFORT"),  # the map's value, as it is
     ],
 )
-def test_reasoning_levels_are_efforts_with_an_automatic_summary(
-    level: pp.ThinkingLevel, model_id: str, effort: str
+def test_reasoning_levels_clamped_to_the_models_map_are_efforts_with_an_automatic_summary(
+    levels: dict[str, str | None], level: pp.ThinkingLevel, effort: str
 ) -> None:
-    request = body(pp.GenerationOptions(reasoning=level), id=model_id)
+    request = body(pp.GenerationOptions(reasoning=level), thinking_level_map=level_map(levels))
     assert request["reasoning"] == {"effort": effort, "summary": "auto"}
     assert request["include"] == ["reasoning.encrypted_content"]
     assert request["store"] is False
 
 
-def test_without_a_level_gpt_5_is_told_not_to_reason_and_other_models_are_left_alone() -> None:
-    juice = {"role": "developer", "content": [{"type": "input_text", "text": "# Juice: 0 !important"}]}
-    assert body(name="gpt-5-mini")["input"] == [input_text("hi"), juice]
-    assert body()["input"] == [input_text("hi")]  # "GPT-5.2": pi matches the name as written
-    plain = body(
-        pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH),
-        pp.AgentContext(system_prompt="Be brief.", messages=[user("hi")]),
-        reasoning=False,
-    )
-    assert "reasoning" not in plain
-    assert "include" not in plain
-    assert plain["input"] == [{"role": "system", "content": "Be brief."}, input_text("hi")]
+@pytest.mark.parametrize(
+    ("levels", "model", "reasoning"),
+    [
+        (GPT_5_2, {}, {"effort": "none"}),  # the map's off
+        ({}, {}, {"effort": "none"}),  # pi's default off
+        ({"off": "minimal"}, {}, {"effort": "minimal"}),
+        (GPT_5_MINI, {}, None),  # a model that cannot stop reasoning gets no effort
+        (GPT_5_2, {"provider": "github-copilot"}, None),  # nor does Copilot
+        (GPT_5_2, {"reasoning": False}, None),
+    ],
+)
+def test_without_a_level_a_reasoning_model_gets_the_effort_of_its_off_level(
+    levels: dict[str, str | None], model: dict[str, Any], reasoning: dict[str, str] | None
+) -> None:
+    request = body(thinking_level_map=level_map(levels), **model)
+    assert request.get("reasoning") == reasoning
+    assert "include" not in request
+    assert request["input"] == [input_text("hi")]  # pi 1.6 sends no "Juice" note
+
+
+def test_xai_is_always_asked_for_its_encrypted_reasoning() -> None:
+    assert body(provider="xai")["include"] == ["reasoning.encrypted_content"]
+    assert "include" not in body(provider="xai", reasoning=False)
+
+
+def test_sampling_params_of_the_model_and_the_call_go_over_the_named_fields() -> None:
+    options = pp.GenerationOptions(temperature=0.2, sampling_params_json='{"top_p":0.9}')
+    request = body(options, sampling_params_json='{"top_p":0.5,"temperature":1}')
+    assert (request["temperature"], request["top_p"]) == (1, 0.9)
 
 
 async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it() -> None:
@@ -556,6 +650,7 @@ async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it(
         "stream": True,
         "max_output_tokens": 32000,
         "store": False,
+        "reasoning": {"effort": "none"},  # no level: gpt-5.2's map says how it stops reasoning
         "input": [
             {"role": "developer", "content": "Be brief."},
             input_text("Read the README and the Makefile."),
@@ -590,7 +685,7 @@ async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it(
     }
 
 
-async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_call_ids() -> None:
+async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_phases_and_call_ids() -> None:
     reasoning = (
         '{"id":"rs_own01","summary":[{"text":"27 × 453","type":"summary_text"}],"type":"reasoning",'
         '"encrypted_content":"gAAAA-own"}'
@@ -602,7 +697,8 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_c
             turn(
                 pp.thinking("27 × 453", signature=reasoning),
                 pp.text("Let me check.", signature='{"v":1,"id":"msg_own01","phase":"commentary"}'),
-                pp.text("Still checking.", signature=long_id),
+                pp.text("Still checking.", signature=long_id),  # an older pi's bare id
+                pp.text("Nearly.", signature='{"v":1,"id":"msg_own02","phase":"draft"}'),  # a phase pi does not know
                 pp.text("Almost."),
                 pp.tool_call("call_own01|fc_own01", "calc", {"expr": "27*453"}),
                 provider="openai",
@@ -611,6 +707,13 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_c
                 stop=pp.StopReason.TOOL_USE,
             ),
             result("call_own01|fc_own01", "calc", "12231", pp.image(b"\x89PNG", "image/png")),
+            turn(
+                pp.text("12231.", signature='{"v":1,"id":"msg_own03","phase":"final_answer"}'),
+                provider="openai",
+                api=API,
+                model="gpt-5.2",
+                stop=pp.StopReason.STOP,
+            ),
             user("Thanks."),
         ],
     )
@@ -623,10 +726,11 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_c
             "type": "reasoning",
             "encrypted_content": "gAAAA-own",
         },
-        reply("Let me check.", "msg_own01"),
+        {**reply("Let me check.", "msg_own01"), "phase": "commentary"},
         reply(
             "Still checking.", "msg_34fbb466f06908a4a8fab236"
         ),  # longer than 64: msg_ and 24 hex digits of its SHA-256
+        reply("Nearly.", "msg_own02"),
         reply("Almost.", "msg_1"),
         {
             "type": "function_call",
@@ -635,13 +739,64 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_c
             "name": "calc",
             "arguments": '{"expr":"27*453"}',
         },
-        {"type": "function_call_output", "call_id": "call_own01", "output": "12231"},
         {
-            "role": "user",
-            "content": [
-                {"type": "input_text", "text": "Attached image(s) from tool result:"},
+            # the result's images go inside its output, after its text, as pi sends them
+            "type": "function_call_output",
+            "call_id": "call_own01",
+            "output": [
+                {"type": "input_text", "text": "12231"},
                 {"type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,iVBORw=="},
             ],
         },
+        {**reply("12231.", "msg_own03"), "phase": "final_answer"},
         input_text("Thanks."),
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "vision", "output"),
+    [
+        ((pp.image(b"\x89PNG", "image/png"),), True, [{"type": "input_image", "detail": "auto", "image_url": PNG}]),
+        (
+            ("  ", pp.image(b"\x89PNG", "image/png")),
+            True,
+            [{"type": "input_image", "detail": "auto", "image_url": PNG}],
+        ),
+        # a model without image input gets pi's placeholder in the text instead
+        (
+            ("see:", pp.image(b"\x89PNG", "image/png")),
+            False,
+            "see:\n(tool image omitted: model does not support images)",
+        ),
+        ((), True, "(no tool output)"),
+    ],
+)
+def test_a_tool_results_output_is_its_text_or_its_parts_as_pi_sends_them(
+    content: tuple[Any, ...], vision: bool, output: Any
+) -> None:
+    kinds = [pp.InputKind.TEXT, pp.InputKind.IMAGE] if vision else [pp.InputKind.TEXT]
+    context = pp.AgentContext(messages=[user("look"), result("call_1|fc_1", "screenshot", *content)])
+    sent = body(context=context, input=kinds)["input"]
+    assert sent[-1] == {"type": "function_call_output", "call_id": "call_1", "output": output}
+    assert len(sent) == 2  # no user turn of images after it
+
+
+async def test_a_message_items_phase_is_kept_in_its_text_signature() -> None:
+    events, final = await run(BY_NAME["phase"], INFO)
+    assert outline(events) == [
+        "start",
+        "textStart 0",
+        "textDelta 0 delta='Checking the tests first.'",
+        f"textEnd 0 textSignature={signed(17, 'commentary')!r}",
+        "textStart 1",
+        "textDelta 1 delta='All 12 tests pass.'",
+        f"textEnd 1 textSignature={signed(18, 'final_answer')!r}",
+        "done STOP",
+    ]
+    assert final == message(
+        text("Checking the tests first.", signed(17, "commentary")),
+        text("All 12 tests pass.", signed(18, "final_answer")),
+        usage=usage(30, 12),
+        stop=pp.StopReason.STOP,
+        response=response(),
+    )

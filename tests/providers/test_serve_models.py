@@ -11,7 +11,7 @@ import pi_proto as pp
 from pi_proto.client import CallError, ModelClient
 
 from ..helpers import serve_process
-from .harness import SECRET, hi
+from .harness import SECRET, hi, level_map
 from .replay import RECORDINGS, ReplayServer
 
 pytestmark = pytest.mark.timeout(60)
@@ -122,3 +122,37 @@ def test_a_bad_catalog_stops_serve_with_its_reason(tmp_path: Path) -> None:
     catalog.write_text('{"providers": {}}', encoding="utf-8")
     with pytest.raises(AssertionError, match="no models"), serve_process("--models", str(catalog)):
         pass
+
+
+async def test_pi_1_6s_model_fields_are_served_and_shape_the_call(tmp_path: Path) -> None:
+    model = {
+        "id": "gpt-5.4",
+        "reasoning": True,
+        "thinkingLevelMap": {"off": "none", "minimal": None, "xhigh": "xhigh"},
+        "promptCache": {"short": 300, "long": 86400},
+        "samplingParams": {"top_p": 0.9},
+        "cost": {"input": 1, "output": 2, "tiers": [{"inputTokensAbove": 10, "input": 4, "output": 8}]},
+    }
+    async with ReplayServer() as replay:
+        provider = {"baseUrl": replay.base_url, "api": "openai-completions", "apiKey": "k", "models": [model]}
+        catalog = tmp_path / "models.json"
+        catalog.write_text(json.dumps({"providers": {"openai": provider}}), encoding="utf-8")
+        with serve_process("--models", str(catalog)) as (process, target):
+            async with ModelClient(target) as client:
+                (listed,) = await client.list_models()
+                replay.reply(RECORDINGS / "openai-completions" / "text.http")
+                options = pp.GenerationOptions(reasoning=pp.ThinkingLevel.MAX)
+                message = await client.stream(hi(), model="gpt-5.4", options=options).result()
+            process.terminate()
+            process.communicate(timeout=10)
+    assert listed.thinking_level_map == level_map({"off": "none", "minimal": None, "xhigh": "xhigh"})
+    assert listed.prompt_cache == pp.ModelPromptCache(short=300, long=86400)
+    assert listed.sampling_params_json == '{"top_p":0.9}'
+    assert listed.cost is not None
+    assert listed.cost.tiers == [pp.ModelCostTier(input=4, output=8, input_tokens_above=10)]
+    sent = replay.requests[0].body
+    assert (sent["reasoning_effort"], sent["top_p"]) == ("xhigh", 0.9)  # max, clamped to the map's xhigh
+    # 25 prompt tokens, above the tier's 10: its rates, not the base ones.
+    assert message.usage is not None
+    assert message.usage.cost is not None
+    assert message.usage.cost.total == pytest.approx((25 * 4 + 15 * 8) / 1e6)

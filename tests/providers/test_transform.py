@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pi_proto as pp
-from pi_proto.providers.transform import NO_RESULT, transform_messages
+from pi_proto.providers.transform import NO_RESULT, TOOL_IMAGE, USER_IMAGE, transform_messages
 
 TARGET = pp.Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="anthropic")
 
@@ -89,3 +89,33 @@ def test_a_tool_call_left_without_a_result_gets_an_error_result_before_the_next_
 def test_a_transcript_ending_in_open_tool_calls_is_left_as_it_is() -> None:
     calls = assistant(pp.tool_call("c1", "read"), stop_reason=pp.StopReason.TOOL_USE)
     assert len(transform_messages([user("a"), calls], TARGET)) == 2
+
+
+PNG = pp.image(b"\x89PNG", "image/png")
+
+
+def test_a_model_without_image_input_gets_pis_placeholder_where_each_run_of_images_was() -> None:
+    messages = [
+        pp.agent_message(pp.user_message("look", PNG, PNG, "and", PNG, timestamp=1)),
+        pp.agent_message(pp.user_message(USER_IMAGE, PNG, timestamp=1)),  # said already: not again
+        pp.agent_message(pp.tool_result_message("c1", "shot", PNG, "caption", PNG, timestamp=1)),
+    ]
+    out = transform_messages(messages, TARGET)  # TARGET takes text only
+    assert [pp.text_of(message) for message in out] == [
+        f"look\n{USER_IMAGE}\nand\n{USER_IMAGE}",
+        USER_IMAGE,
+        f"{TOOL_IMAGE}\ncaption\n{TOOL_IMAGE}",
+    ]
+    assert messages[0].user is not None
+    assert len(messages[0].user.content) == 5  # the context itself is left as it was
+
+
+def test_a_model_with_image_input_gets_the_images() -> None:
+    messages = [
+        pp.agent_message(pp.user_message("look", PNG, timestamp=1)),
+        pp.agent_message(pp.tool_result_message("c1", "shot", PNG, timestamp=1)),
+    ]
+    vision = pp.Model(
+        id="v", api="anthropic-messages", provider="anthropic", input=[pp.InputKind.TEXT, pp.InputKind.IMAGE]
+    )
+    assert transform_messages(messages, vision) == messages

@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
+    CacheRetention,
     Cost,
     Diagnostic,
     DoneEvent,
     GenerationOptions,
+    Model,
     ModelEvent,
     StartEvent,
     StopReason,
@@ -47,6 +50,7 @@ from ..cost import calculate_cost
 from ..events import utf8_size
 from ..messages import now_ms
 from ..partial_json import complete
+from ..pi_json import THINKING_LEVEL_NAMES
 from ..stream import AssistantMessageEventStream
 from .catalog import ModelConfig
 from .system import Resolved, resolve
@@ -62,8 +66,22 @@ THINKING_BUDGETS = {
     ThinkingLevel.MAX: 16384,
 }
 MIN_OUTPUT_TOKENS = 1024
+# pi's thinking levels from none to the most (models.js EXTENDED_THINKING_LEVELS), and the
+# call's reasoning in pi's words.
+LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+LEVEL_OF = {
+    ThinkingLevel.UNSPECIFIED: "off",
+    ThinkingLevel.MINIMAL: "minimal",
+    ThinkingLevel.LOW: "low",
+    ThinkingLevel.MEDIUM: "medium",
+    ThinkingLevel.HIGH: "high",
+    ThinkingLevel.XHIGH: "xhigh",
+    ThinkingLevel.MAX: "max",
+}
+# The APIs whose SDK pi gives the call's timeoutMs (the OpenAI and Anthropic SDKs; not google-genai).
+TIMEOUT_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
-RETRIES = 2
+RETRIES = 2  # when the call does not say (max_retries)
 BACKOFF_SECONDS = 1.0  # per attempt, when the provider does not say how long to wait
 # A provider's own text in an error (an error page, an upstream error) is cut to MAX_ERROR_TEXT
 # characters, and a whole error message to MAX_ERROR_MESSAGE; always after the secrets are
@@ -100,6 +118,41 @@ class RetryLater(Exception):
         self.detail = detail
 
 
+_T = TypeVar("_T", bool, str)
+
+
+def level_map(model: Model) -> dict[str, str | None]:
+    """pi's thinkingLevelMap of `model`: the provider's value for each level it names, None for a
+    level the model does not support; a level left out takes the provider's default."""
+    return {
+        THINKING_LEVEL_NAMES[entry.level]: entry.value
+        for entry in model.thinking_level_map
+        if entry.level in THINKING_LEVEL_NAMES
+    }
+
+
+def supported_levels(model: Model) -> list[str]:
+    """pi's getSupportedThinkingLevels: only "off" without reasoning; else every level but those
+    mapped to null, and xhigh and max only where the map names them."""
+    if not model.reasoning:
+        return ["off"]
+    mapped = level_map(model)
+    return [
+        level for level in LEVELS if (mapped[level] is not None if level in mapped else level not in ("xhigh", "max"))
+    ]
+
+
+def clamp_level(model: Model, level: str) -> str:
+    """pi's clampThinkingLevel: `level` where the model supports it, else the nearest supported
+    level above it, else the nearest below."""
+    supported = supported_levels(model)
+    index = LEVELS.index(level)
+    for candidate in (*LEVELS[index:], *reversed(LEVELS[:index])):
+        if candidate in supported:
+            return candidate
+    return "off"
+
+
 class Call:
     """The running call: its request, and the message it builds (pi's `output`)."""
 
@@ -111,11 +164,11 @@ class Call:
         events: AssistantMessageEventStream,
         clock: Callable[[], int] = now_ms,
     ) -> None:
-        self.model = model
+        self.options = options or GenerationOptions()
+        self.model = _with_call_timeout(model, self.options)
         self.clock = clock
         self.context = context
         self.resolved: Resolved = resolve(context)  # the prompt, tools and messages a provider sends
-        self.options = options or GenerationOptions()
         self.events = events
         self.stop_reason = StopReason.STOP
         self.usage = Usage(cost=Cost())
@@ -333,9 +386,57 @@ class Call:
             budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
         return max_tokens, budget
 
-    def headers(self) -> dict[str, str]:
-        """Headers for the provider: the catalog's, then the call's on top, as pi merges them."""
-        return {**self.model.headers, **self.options.headers}
+    def requested_level(self) -> str:
+        """The thinking level the call asks for, in pi's words ("off" for none)."""
+        return LEVEL_OF[self.options.reasoning]
+
+    def thinking_level(self) -> str:
+        """The level to reason at, as pi's streamSimple picks it for the OpenAI APIs and Gemini:
+        the one asked for, clamped to those the model supports; "off" when none is asked."""
+        level = self.requested_level()
+        return level if level == "off" else clamp_level(self.model.info, level)
+
+    def level_value(self, level: str) -> str | None:
+        """What the model's thinkingLevelMap sends for `level`; None where it says nothing (the
+        provider's default applies) or marks the level unsupported."""
+        return level_map(self.model.info).get(level)
+
+    def cache_retention(self) -> CacheRetention:
+        """The call's prompt cache retention; short when it does not say, as in pi."""
+        retention = self.options.cache_retention
+        return CacheRetention.SHORT if retention == CacheRetention.UNSPECIFIED else retention
+
+    def cache_session_id(self) -> str | None:
+        """The session id a provider may cache and route by: none when the call turns caching
+        off (pi's cacheSessionId)."""
+        return self.options.session_id if self.cache_retention() != CacheRetention.NONE else None
+
+    def long_retention(self, default: bool) -> bool:
+        """Whether the call asks for long retention and the provider keeps a cache that long:
+        compat.supportsLongCacheRetention, else `default` (each API's own)."""
+        return self.cache_retention() == CacheRetention.LONG and self.switch("supportsLongCacheRetention", default)
+
+    def switch(self, key: str, default: _T) -> _T:
+        """The model's compat switch `key` (pi's name), or `default` where it is left out; one
+        of another type than the default's fails the call."""
+        value = self.model.compat.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, type(default)):
+            kind = "true or false" if isinstance(default, bool) else "a string"
+            raise ProviderError(f"compat.{key} of model {self.model.info.id!r} must be {kind}")
+        return value
+
+    def headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Headers for the provider: the catalog's, then `extra` (the API's session headers), then
+        the call's on top, as pi merges them."""
+        return {**self.model.headers, **(extra or {}), **self.options.headers}
+
+    def sampling_params(self) -> dict[str, Any]:
+        """The model's samplingParams with the call's over them, key by key, as pi's
+        resolveSamplingParams merges them; the OpenAI APIs put them over the request's fields."""
+        model, call = self.model.info.sampling_params_json, self.options.sampling_params_json
+        return {**(json.loads(model) if model else {}), **(json.loads(call) if call else {})}
 
     def metadata(self) -> dict[str, Any]:
         return json.loads(self.options.metadata_json) if self.options.metadata_json else {}
@@ -379,23 +480,33 @@ class Kept:
         return text
 
 
+def _with_call_timeout(model: ModelConfig, options: GenerationOptions) -> ModelConfig:
+    """The model with the call's timeout_ms in place of its timeoutMs, where pi gives the SDK the
+    call's timeout (http.py makes it the idle timeout)."""
+    if options.timeout_ms is None or model.info.api not in TIMEOUT_APIS:
+        return model
+    return dataclasses.replace(model, timeout_ms=float(options.timeout_ms))
+
+
 Describe = Callable[[BaseException, ModelConfig], str]
 
 
 async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: Describe) -> None:
-    """Run a provider's stream for a call, retrying what the provider asks to retry, and end the
-    stream with one terminal event whatever happens (a cancel is left to the stream: ABORTED).
+    """Run a provider's stream for a call, retrying what the provider asks to retry (the call's
+    max_retries times, else RETRIES), and end the stream with one terminal event whatever happens
+    (a cancel is left to the stream: ABORTED).
     `describe` words what the SDK or the connection raised, for the model it called."""
     cap_ms = call.options.max_retry_delay_ms
     cap = (DEFAULT_MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms) / 1000
-    for attempt in range(RETRIES + 1):
+    retries = RETRIES if call.options.max_retries is None else call.options.max_retries
+    for attempt in range(retries + 1):
         try:
             await stream(call)
             await call.finish()
             return
         except RetryLater as later:
             delay = BACKOFF_SECONDS * (attempt + 1) if later.seconds is None else later.seconds
-            if call.started or attempt == RETRIES:
+            if call.started or attempt == retries:
                 message = later.detail
             elif cap and delay > cap:
                 message = (

@@ -9,6 +9,11 @@ error, and never part of what ListModels shows.
 
 `timeoutMs`, on a model or its provider, is pi's request option of that name made a setting of the
 model: how long its provider may be silent before the call ends (http.py has the defaults).
+
+The model fields pi 1.6 added are read into `Model` as pi's schema (providers/model-schema.js)
+types them: `thinkingLevelMap` (each level's provider value, null for unsupported),
+`promptCache`, `inputLimits`, `samplingParams` and the prompt-size tiers of `cost`. A value pi's
+schema refuses is refused here, naming its path.
 """
 
 from __future__ import annotations
@@ -22,8 +27,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._gen.types.pi.ai.v1 import InputKind, Model, ModelCost
+from .._gen.types.pi.ai.v1 import (
+    InputKind,
+    Model,
+    ModelCost,
+    ModelCostTier,
+    ModelImageInputLimits,
+    ModelImageResize,
+    ModelInputLimits,
+    ModelPromptCache,
+    ThinkingLevelMapping,
+)
 from ..files import read_regular_file
+from ..pi_json import THINKING_LEVELS
 
 APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "pi-messages")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").
@@ -31,6 +47,9 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
 MAX_CATALOG_BYTES = 16 * 1024 * 1024  # a models.json; pi's own, with every model it knows, is some hundred KiB
 _INPUTS = {"text": InputKind.TEXT, "image": InputKind.IMAGE}
+_PRICES = {"input": "input", "output": "output", "cacheRead": "cache_read", "cacheWrite": "cache_write"}
+MAX_COST_TIERS = 16  # what Model.cost.tiers holds
+MAX_SAMPLING_PARAMS_BYTES = 65_536  # what Model.sampling_params_json holds
 
 
 class CatalogError(ValueError):
@@ -100,9 +119,8 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
     base_url = entry.get("baseUrl", provider.get("baseUrl"))
     if not isinstance(base_url, str) or not base_url:
         raise CatalogError(f'{where}: no "baseUrl" for the model or its provider')
-    cost = entry.get("cost", {})
+    cost = _cost(entry.get("cost", {}), f"{where}.cost")
     try:
-        prices = {key: float(cost.get(key, 0)) for key in ("input", "output", "cacheRead", "cacheWrite")}
         info = Model(
             id=entry["id"],
             name=str(entry.get("name", entry["id"])),
@@ -111,23 +129,13 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
             base_url=base_url,
             reasoning=bool(entry.get("reasoning", False)),
             input=[_INPUTS[kind] for kind in entry.get("input", ["text"])],
-            cost=ModelCost(
-                input=prices["input"],
-                output=prices["output"],
-                cache_read=prices["cacheRead"],
-                cache_write=prices["cacheWrite"],
-            ),
+            cost=cost,
             context_window=int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
             max_tokens=int(entry.get("maxTokens", DEFAULT_MAX_TOKENS)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise CatalogError(f"{where}: {type(error).__name__}: {error}") from None
-    for key, price in prices.items():
-        # Prices per million tokens: a negative or infinite one would make every call's cost nonsense.
-        if not math.isfinite(price) or price < 0:
-            raise CatalogError(
-                f"{where}.cost.{key}: {json.dumps(cost[key])} is not a price: expected a finite number, at least 0"
-            )
+    _read_pi_16_fields(info, entry, where)
     headers = {**provider.get("headers", {}), **entry.get("headers", {})}
     provider_where = where.rsplit(".models", 1)[0]
     if "apiKey" not in provider:  # pi requires it too; servers that ignore it take any value
@@ -140,6 +148,169 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
         auth_header=bool(provider.get("authHeader", False)),
         timeout_ms=_timeout_ms(entry, provider, where, provider_where),
     )
+
+
+def _cost(value: Any, at: str) -> ModelCost:
+    """The model's rates per million tokens (each 0 where left out), and its prompt-size tiers."""
+    rates = _object(value, at)
+    cost = ModelCost()
+    _set_prices(cost, rates, at)
+    if "tiers" in rates:
+        cost.tiers = _tiers(rates["tiers"], f"{at}.tiers")
+    return cost
+
+
+def _tiers(value: Any, at: str) -> list[ModelCostTier]:
+    """pi's cost tiers: each the rates for prompts above `inputTokensAbove` tokens."""
+    if not isinstance(value, list):
+        raise CatalogError(f"{at}: expected an array of tiers")
+    if len(value) > MAX_COST_TIERS:
+        raise CatalogError(f"{at}: {len(value)} tiers; a model takes at most {MAX_COST_TIERS}")
+    tiers = []
+    for index, entry in enumerate(value):
+        here = f"{at}[{index}]"
+        tier = _object(entry, here)
+        if "inputTokensAbove" not in tier:
+            raise CatalogError(f'{here}: a tier needs "inputTokensAbove", the prompt size above which it applies')
+        rates = ModelCostTier(
+            input_tokens_above=_whole(tier["inputTokensAbove"], f"{here}.inputTokensAbove", minimum=0)
+        )
+        _set_prices(rates, tier, here)
+        tiers.append(rates)
+    return tiers
+
+
+def _set_prices(rates: ModelCost | ModelCostTier, given: dict[str, Any], at: str) -> None:
+    for key, name in _PRICES.items():
+        setattr(rates, name, _price(given, key, at))
+
+
+def _price(rates: dict[str, Any], key: str, at: str) -> float:
+    """A rate per million tokens; a negative or infinite one would make every call's cost nonsense."""
+    value = rates.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise CatalogError(f"{at}.{key}: {json.dumps(value)} is not a price: expected a finite number, at least 0")
+    return float(value)
+
+
+def _read_pi_16_fields(info: Model, entry: dict[str, Any], where: str) -> None:
+    """The model fields pi 1.6 added, on `info` where models.json gives them."""
+    if "thinkingLevelMap" in entry:
+        info.thinking_level_map = _thinking_level_map(entry["thinkingLevelMap"], f"{where}.thinkingLevelMap")
+    if "promptCache" in entry:
+        info.prompt_cache = _prompt_cache(entry["promptCache"], f"{where}.promptCache")
+    if "inputLimits" in entry:
+        info.input_limits = _input_limits(entry["inputLimits"], f"{where}.inputLimits")
+    if "samplingParams" in entry:
+        info.sampling_params_json = _sampling_params(entry["samplingParams"], f"{where}.samplingParams")
+
+
+def _thinking_level_map(value: Any, at: str) -> list[ThinkingLevelMapping]:
+    """pi's thinkingLevelMap, in pi's order of levels: a string is the provider's value for the
+    level, null marks it unsupported. Other keys are left alone, as pi's open schema allows them."""
+    levels = _object(value, at)
+    mapping = []
+    for name, level in THINKING_LEVELS.items():
+        if name not in levels:
+            continue
+        given = levels[name]
+        if given is not None and not isinstance(given, str):
+            raise CatalogError(
+                f"{at}.{name}: {json.dumps(given)} is not a level's value: "
+                "expected a string, or null for a level the model does not support"
+            )
+        mapping.append(ThinkingLevelMapping(level=level, value=given))
+    return mapping
+
+
+def _prompt_cache(value: Any, at: str) -> ModelPromptCache:
+    """How long the provider keeps a cached prompt, in seconds, for each retention tier it gives."""
+    lifetimes = _object(value, at)
+    cache = ModelPromptCache()
+    for key in ("short", "long"):
+        if key not in lifetimes:
+            continue
+        seconds = lifetimes[key]
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not math.isfinite(seconds)
+            or seconds <= 0
+        ):
+            raise CatalogError(f"{at}.{key}: {json.dumps(seconds)} is not a lifetime: expected seconds, above 0")
+        setattr(cache, key, float(seconds))
+    return cache
+
+
+def _input_limits(value: Any, at: str) -> ModelInputLimits:
+    limits = _object(value, at)
+    out = ModelInputLimits(max_request_bytes=_optional_whole(limits, "maxRequestBytes", at, minimum=1))
+    if "images" in limits:
+        out.images = _image_limits(limits["images"], f"{at}.images")
+    return out
+
+
+def _image_limits(value: Any, at: str) -> ModelImageInputLimits:
+    limits = _object(value, at)
+    out = ModelImageInputLimits(
+        max_per_message=_optional_whole(limits, "maxPerMessage", at, minimum=1),
+        max_per_request=_optional_whole(limits, "maxPerRequest", at, minimum=1),
+    )
+    if "resize" in limits:
+        resize = _object(limits["resize"], f"{at}.resize")
+        here = f"{at}.resize"
+        out.resize = ModelImageResize(
+            max_width=_optional_whole(resize, "maxWidth", here, minimum=1),
+            max_height=_optional_whole(resize, "maxHeight", here, minimum=1),
+            max_bytes=_optional_whole(resize, "maxBytes", here, minimum=1),
+            jpeg_quality=_optional_whole(resize, "jpegQuality", here, minimum=1, maximum=100),
+        )
+    return out
+
+
+def _sampling_params(value: Any, at: str) -> str:
+    """The model's default sampling parameters as the text of their JSON object ("" for none)."""
+    params = _object(value, at)
+    try:
+        text = json.dumps(params, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise CatalogError(f"{at}: NaN and Infinity are not JSON values a provider takes") from None
+    if len(text.encode()) > MAX_SAMPLING_PARAMS_BYTES:
+        raise CatalogError(
+            f"{at}: {len(text.encode())} bytes of JSON; a model takes at most {MAX_SAMPLING_PARAMS_BYTES}"
+        )
+    return text if params else ""
+
+
+def _object(value: Any, at: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise CatalogError(f"{at}: expected an object, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words."""
+    if value is None:
+        return "null"
+    kinds = ((bool, "true or false"), (str, "a string"), (list, "an array"), (int | float, "a number"))
+    return next(name for kind, name in kinds if isinstance(value, kind))
+
+
+def _optional_whole(
+    values: dict[str, Any], key: str, at: str, *, minimum: int, maximum: int | None = None
+) -> int | None:
+    return _whole(values[key], f"{at}.{key}", minimum=minimum, maximum=maximum) if key in values else None
+
+
+def _whole(value: Any, at: str, *, minimum: int, maximum: int | None = None) -> int:
+    """A whole number within bounds (JSON's 2.0 is one, as JSON Schema's integers count it)."""
+    whole = (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value == int(value)
+    )
+    if not whole or value < minimum or (maximum is not None and value > maximum):
+        bounds = f"at least {minimum}" + (f" and at most {maximum}" if maximum is not None else "")
+        raise CatalogError(f"{at}: {json.dumps(value)} is not a count: expected a whole number, {bounds}")
+    return int(value)
 
 
 def _timeout_ms(entry: dict[str, Any], provider: dict[str, Any], where: str, provider_where: str) -> float | None:

@@ -6,11 +6,13 @@ become blocks as they come — text, thoughts (`thought: true`) as thinking, fun
 (thinking signature, text signature, or the tool call's thought signature). Usage is the latest
 chunk's: prompt tokens less cached ones as input, candidate and thought tokens as output, cached
 tokens as cache read. Finish reasons STOP → STOP and MAX_TOKENS → LENGTH; any other is an error,
-and a turn with a function call is TOOL_USE. Reasoning takes a thinking level on Gemini 3 and
-Gemma 4, a token budget on the others, and is turned down as far as the model allows when the
-call asks for none. Like pi's, the request takes no cache retention, session id or metadata. As
-pi 1.6 does, the message keeps the first response id of the stream, the finish reason as Gemini
-wrote it, and the thought tokens as the reasoning tokens.
+and a turn with a function call is TOOL_USE. Reasoning takes pi's level clamped to the model's
+thinkingLevelMap and resolved through it to a Gemini level: as a thinking level on Gemini 3 and
+later and Gemma 4, as a token budget on the others; a call that asks for none turns thinking off,
+or, for a model that cannot stop, down to its lowest level. Like pi's, the request takes no cache
+retention, session id, metadata, sampling parameters or timeout. As pi 1.6 does, the message keeps
+the first response id of the stream, the finish reason as Gemini wrote it, and the thought tokens
+as the reasoning tokens.
 """
 
 from __future__ import annotations
@@ -31,13 +33,12 @@ from .._gen.types.pi.ai.v1 import (
     AssistantMessage,
     InputKind,
     StopReason,
-    ThinkingLevel,
     ToolChoiceMode,
     ToolResultMessage,
     UserContent,
 )
 from ..messages import dump_json, tool_call_arguments
-from .call import Call, ProviderError, RetryLater, quote, retry_after
+from .call import Call, ProviderError, RetryLater, clamp_level, quote, retry_after
 from .catalog import ModelConfig
 from .http import describing, http_client
 from .transform import same_model, transform_messages
@@ -47,12 +48,7 @@ FINISH_REASONS = {"STOP": StopReason.STOP, "MAX_TOKENS": StopReason.LENGTH}  # a
 # Gemini accepts this in place of a thought signature on a function call it did not sign
 # (https://ai.google.dev/gemini-api/docs/thought-signatures); Gemini 3 requires one on every call.
 SKIP_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
-# pi's levels as Gemini thinking levels, by model family; xhigh is clamped to high.
-THINKING_LEVELS = {
-    "pro": {"minimal": "LOW", "low": "LOW", "medium": "HIGH", "high": "HIGH"},
-    "gemma": {"minimal": "MINIMAL", "low": "MINIMAL", "medium": "HIGH", "high": "HIGH"},
-    "flash": {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH"},
-}
+GEMINI_LEVELS = ("minimal", "low", "medium", "high")  # what a model's level may resolve to
 # Token budgets of the Gemini 2.5 models, first match wins; other models think as much as they need (-1).
 THINKING_BUDGETS = (
     ("2.5-pro", {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768}),
@@ -60,14 +56,6 @@ THINKING_BUDGETS = (
     ("2.5-flash", {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576}),
 )
 FLASH_LATEST = ("gemini-flash-latest", "gemini-flash-lite-latest")  # aliases of Gemini 3 Flash models
-EFFORTS = {
-    ThinkingLevel.MINIMAL: "minimal",
-    ThinkingLevel.LOW: "low",
-    ThinkingLevel.MEDIUM: "medium",
-    ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "high",
-    ThinkingLevel.MAX: "high",
-}
 FUNCTION_CALLING_MODES = {
     ToolChoiceMode.AUTO: "AUTO",
     ToolChoiceMode.NONE: "NONE",
@@ -254,38 +242,61 @@ def params(call: Call) -> dict[str, Any]:
 
 
 def thinking_config(call: Call) -> dict[str, Any]:
-    """How much a reasoning model thinks: pi's level as a thinking level or a token budget, by model
-    family; with no reasoning asked for, as little as the model allows (Gemini 3 cannot stop)."""
-    model_id = call.model.info.id.lower()
-    family = _family(model_id)
-    level = call.options.reasoning
-    if level == ThinkingLevel.UNSPECIFIED:
-        if family == "other":
-            return {"thinking_budget": 0}
-        return {"thinking_level": "LOW" if family == "pro" else "MINIMAL"}
-    effort = EFFORTS[level]
-    if family != "other":
-        return {"include_thoughts": True, "thinking_level": THINKING_LEVELS[family][effort]}
-    return {"include_thoughts": True, "thinking_budget": _budget(call, model_id, effort)}
+    """How much a reasoning model thinks, as pi 1.6's streamSimple picks it: the level clamped to
+    the model's, resolved to a Gemini level, sent as a thinking level or a token budget."""
+    info = call.model.info
+    level = call.thinking_level()
+    if level == "off":
+        return _thinking_off(call)
+    resolved = _gemini_level(call, level)
+    if uses_thinking_level(info.id):
+        return {"include_thoughts": True, "thinking_level": resolved.upper()}
+    return {"include_thoughts": True, "thinking_budget": _budget(call, info.id, resolved)}
 
 
-def _family(model_id: str) -> str:
-    """'pro' (Gemini 3 Pro), 'flash' (Gemini 3 Flash), 'gemma' (Gemma 4): thinking levels; 'other': budgets."""
-    if re.search(r"gemini-3(?:\.\d+)?-pro", model_id):
-        return "pro"
-    if re.search(r"gemini-3(?:\.\d+)?-flash", model_id) or model_id in FLASH_LATEST:
-        return "flash"
-    if re.search(r"gemma-?4", model_id):
-        return "gemma"
-    return "other"
+def _thinking_off(call: Call) -> dict[str, Any]:
+    """No thinking: a budget of 0, or for a thinking-level model that cannot stop (its map makes
+    off unsupported) the level off clamps to, as pi's getDisabledGoogleThinkingConfig."""
+    info = call.model.info
+    fallback = clamp_level(info, "off") if uses_thinking_level(info.id) else "off"
+    if fallback == "off":
+        return {"thinking_budget": 0}
+    return {"thinking_level": _gemini_level(call, fallback).upper()}
 
 
-def _budget(call: Call, model_id: str, effort: str) -> int:
+def _gemini_level(call: Call, level: str) -> str:
+    """The Gemini level of a pi level: the model's thinkingLevelMap value (in any case), else the
+    level itself, as pi's resolveGoogleThinkingLevel; one Gemini does not have fails the call."""
+    value = call.level_value(level)
+    resolved = value.lower() if value is not None else level
+    if resolved not in GEMINI_LEVELS:
+        shown = f"the thinkingLevelMap value {value!r}" if value is not None else "no Gemini level"
+        raise ProviderError(
+            f"model {call.model.info.id!r} maps thinking level {level!r} to {shown}; "
+            f"Gemini's levels are {', '.join(GEMINI_LEVELS)}"
+        )
+    return resolved
+
+
+def uses_thinking_level(model_id: str) -> bool:
+    """Whether the model takes Gemini's thinking level rather than a token budget (pi's
+    usesGoogleThinkingLevel): Gemini 3 Pro and Flash, Gemini 4 and later, and Gemma 4."""
+    name = model_id.lower()
+    return bool(
+        re.search(r"gemini-3(?:\.\d+)?-(?:pro|flash)", name)
+        or re.search(r"gemini-(?:[4-9]|[1-9]\d)", name)
+        or name in FLASH_LATEST
+        or re.search(r"gemma-?4", name)
+    )
+
+
+def _budget(call: Call, model_id: str, level: str) -> int:
+    """The call's budget for the Gemini level, else the model's by pi's table, else -1 (the model's choice)."""
     budgets = call.options.thinking_budgets
-    custom = getattr(budgets, effort) if budgets is not None else None
+    custom = getattr(budgets, level) if budgets is not None else None
     if custom is not None:
         return int(custom)
-    return next((table[effort] for name, table in THINKING_BUDGETS if name in model_id), -1)
+    return next((table[level] for name, table in THINKING_BUDGETS if name in model_id), -1)
 
 
 def requires_tool_call_id(model_id: str) -> bool:

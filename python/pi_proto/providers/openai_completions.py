@@ -14,6 +14,13 @@ length → LENGTH, tool_calls and function_call → TOOL_USE, anything else (con
 network_error) → ERROR. As pi 1.6 does, the message keeps the completion's id, the model the
 server says answered when it is not the one asked for, and the finish reason as it was written.
 
+The request is pi 1.6's buildParams for what this server speaks: the reasoning level clamped to the
+model's thinkingLevelMap and sent as the map's value (else pi's level name) in the server's
+thinking format; the session id as `prompt_cache_key` (OpenAI's own API, or long retention where
+the server keeps it) and as session-affinity headers (OpenRouter); long retention as
+`prompt_cache_retention: "24h"`, or a one-hour `cache_control` for Claude through OpenRouter; the
+model's and the call's sampling parameters over the named fields.
+
 What each server accepts differs; pi's `compat` switches in models.json say it, and where a model
 leaves one out it is detected from the provider and base URL as pi detects it (see `Compat`).
 """
@@ -23,7 +30,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 import httpx2
@@ -32,9 +39,9 @@ import openai
 from .._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
+    CacheRetention,
     InputKind,
     StopReason,
-    ThinkingLevel,
     ToolChoiceMode,
     ToolResultContent,
     ToolResultMessage,
@@ -42,10 +49,10 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..events import utf8_size
 from ..messages import dump_json, tool_call_arguments
-from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after
+from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client
-from .transform import transform_messages
+from .transform import tool_result_text, transform_messages
 
 # The delta fields servers put reasoning in, in the order pi reads them: the first one a delta
 # fills wins (chutes.ai sends the same text in two of them).
@@ -57,15 +64,7 @@ STOP_REASONS = {
     "tool_calls": StopReason.TOOL_USE,
     "function_call": StopReason.TOOL_USE,
 }
-EFFORTS = {
-    ThinkingLevel.MINIMAL: "minimal",
-    ThinkingLevel.LOW: "low",
-    ThinkingLevel.MEDIUM: "medium",
-    ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "xhigh",
-    ThinkingLevel.MAX: "xhigh",  # as xhigh, until the catalog carries pi's per-model thinkingLevelMap
-}
-XHIGH_MODELS = ("gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6")  # pi's supportsXhigh
+PROMPT_CACHE_KEY_LIMIT = 64  # characters of the session id OpenAI takes as prompt_cache_key
 TOOL_CHOICES: dict[ToolChoiceMode, str] = {
     ToolChoiceMode.AUTO: "auto",
     ToolChoiceMode.NONE: "none",
@@ -82,7 +81,6 @@ class Compat:
     supports_store: bool = True  # send `store: false`
     supports_developer_role: bool = True  # the system prompt of a reasoning model as `developer`
     supports_reasoning_effort: bool = True  # send `reasoning_effort`
-    reasoning_effort_map: Mapping[str, str] = field(default_factory=dict)  # pi's level → the server's word
     supports_usage_in_streaming: bool = True  # ask for usage with `stream_options.include_usage`
     max_tokens_field: str = "max_completion_tokens"  # or "max_tokens"
     requires_tool_result_name: bool = False  # tool results carry the tool's `name`
@@ -92,6 +90,11 @@ class Compat:
     supports_strict_mode: bool = True  # tools carry `strict: false`
     open_router_routing: Mapping[str, Any] | None = None  # sent as `provider` to openrouter.ai
     vercel_gateway_routing: Mapping[str, Any] | None = None  # sent as `providerOptions.gateway`
+    supports_long_cache_retention: bool = True  # keeps a prompt cache for 24 hours (or 1 hour, Anthropic's way)
+    send_session_affinity_headers: bool = False  # the session id as headers, for routing to one replica
+    session_affinity_format: str = "openai"  # openai, openai-nosession or openrouter
+    prompt_cache_key_mode: str = "auto"  # auto, enabled or disabled
+    cache_control_format: str | None = None  # "anthropic": cache_control marks on the prompt's parts
 
 
 # models.json's names for the switches (pi's camelCase).
@@ -99,7 +102,6 @@ _COMPAT_KEYS = {
     "supportsStore": "supports_store",
     "supportsDeveloperRole": "supports_developer_role",
     "supportsReasoningEffort": "supports_reasoning_effort",
-    "reasoningEffortMap": "reasoning_effort_map",
     "supportsUsageInStreaming": "supports_usage_in_streaming",
     "maxTokensField": "max_tokens_field",
     "requiresToolResultName": "requires_tool_result_name",
@@ -109,8 +111,14 @@ _COMPAT_KEYS = {
     "supportsStrictMode": "supports_strict_mode",
     "openRouterRouting": "open_router_routing",
     "vercelGatewayRouting": "vercel_gateway_routing",
+    "supportsLongCacheRetention": "supports_long_cache_retention",
+    "sendSessionAffinityHeaders": "send_session_affinity_headers",
+    "sessionAffinityFormat": "session_affinity_format",
+    "promptCacheKeyMode": "prompt_cache_key_mode",
+    "cacheControlFormat": "cache_control_format",
 }
-_OBJECTS = ("reasoning_effort_map", "open_router_routing", "vercel_gateway_routing")
+_OBJECTS = ("open_router_routing", "vercel_gateway_routing")
+_STRINGS = ("cache_control_format",)  # absent unless detected or set
 
 
 def compat(model: ModelConfig) -> Compat:
@@ -120,7 +128,7 @@ def compat(model: ModelConfig) -> Compat:
         name = _COMPAT_KEYS.get(key)
         if name is None or value is None:
             continue  # a switch of another pi version, or of another API
-        expected: type = Mapping if name in _OBJECTS else type(resolved[name])
+        expected: type = Mapping if name in _OBJECTS else str if name in _STRINGS else type(resolved[name])
         if not isinstance(value, expected):
             kind = {Mapping: "an object", bool: "true or false", str: "a string"}[expected]
             raise ProviderError(f"compat.{key} of model {model.info.id!r} must be {kind}")
@@ -133,7 +141,7 @@ def detect_compat(model: ModelConfig) -> Compat:
     provider, url = model.info.provider, model.info.base_url
     zai = provider == "zai" or "api.z.ai" in url
     grok = provider == "xai" or "api.x.ai" in url
-    groq = provider == "groq" or "groq.com" in url
+    openrouter = provider == "openrouter" or "openrouter.ai" in url
     nonstandard = (
         zai
         or grok
@@ -142,29 +150,45 @@ def detect_compat(model: ModelConfig) -> Compat:
     )
     if zai:
         thinking = "zai"
-    elif provider == "openrouter" or "openrouter.ai" in url:
+    elif openrouter:
         thinking = "openrouter"
     else:
         thinking = "openai"
-    # Groq's Qwen3 32B takes only "default" as its reasoning effort.
-    efforts = dict.fromkeys(EFFORTS.values(), "default") if groq and model.info.id == "qwen/qwen3-32b" else {}
     return Compat(
         supports_store=not nonstandard,
         supports_developer_role=not nonstandard,
         supports_reasoning_effort=not grok and not zai,
-        reasoning_effort_map=efforts,
         max_tokens_field="max_tokens" if "chutes.ai" in url else "max_completion_tokens",
         thinking_format=thinking,
+        supports_long_cache_retention=not _short_cache_only(provider, url),
+        send_session_affinity_headers=openrouter,
+        session_affinity_format="openrouter" if openrouter else "openai",
+        cache_control_format="anthropic"
+        if provider == "openrouter" and model.info.id.startswith("anthropic/")
+        else None,
     )
+
+
+def _short_cache_only(provider: str, url: str) -> bool:
+    """The servers pi knows keep no long prompt cache: Together, Cloudflare, NVIDIA and Ant Ling."""
+    hosts = (
+        ("together", ("api.together.ai", "api.together.xyz")),
+        ("cloudflare-workers-ai", ("api.cloudflare.com",)),
+        ("cloudflare-ai-gateway", ("gateway.ai.cloudflare.com",)),
+        ("nvidia", ("integrate.api.nvidia.com",)),
+        ("ant-ling", ("api.ant-ling.com",)),
+    )
+    return any(provider == name or any(host in url for host in urls) for name, urls in hosts)
 
 
 async def stream(call: Call) -> None:
     """Run one Chat Completions call and tell `call` what it streams."""
+    switches = compat(call.model)
     client = openai.AsyncOpenAI(
         api_key=call.model.api_key or None,
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
-        default_headers=call.headers(),
+        default_headers=call.headers(session_headers(call, switches)),
         http_client=http_client(call),
     )
     try:
@@ -381,13 +405,12 @@ def _count(source: Any, name: str) -> int:
 
 def body(call: Call) -> dict[str, Any]:
     """The Chat Completions request body for a call, as pi's buildParams makes it; the call's
-    provider options go on top. pi sends neither the call's metadata nor its session id nor a
-    cache retention to this API, and neither do we."""
+    provider options go on top. pi sends no metadata to this API, and neither do we."""
     info = call.model.info
     options = call.options
     switches = compat(call.model)
     out: dict[str, Any] = {"model": info.id, "messages": _messages(call, switches), "stream": True}
-    _openrouter_cache_control(call, out["messages"])
+    out.update(_prompt_cache(call, switches))
     if switches.supports_usage_in_streaming:
         out["stream_options"] = {"include_usage": True}
     if switches.supports_store:
@@ -401,6 +424,7 @@ def body(call: Call) -> dict[str, Any]:
         ]
     elif _has_tool_history(call.resolved.messages):
         out["tools"] = []  # proxies in front of Anthropic refuse tool history without tools
+    _cache_control(call, switches, out)
     if (choice := options.tool_choice) is not None:
         out["tool_choice"] = (
             {"type": "function", "function": {"name": choice.tool}}
@@ -409,27 +433,68 @@ def body(call: Call) -> dict[str, Any]:
         )
     out.update(_reasoning(call, switches))
     out.update(_routing(call))
+    out.update(call.sampling_params())  # last of pi's fields, so they override the named ones
     out.update(call.provider_options())
     return out
 
 
+def session_headers(call: Call, switches: Compat) -> dict[str, str]:
+    """pi's session-affinity headers, which route a session's calls to one replica (OpenRouter's
+    by default): its session id under the names of the server's format."""
+    session = call.cache_session_id()
+    if session is None or not switches.send_session_affinity_headers:
+        return {}
+    if switches.session_affinity_format == "openrouter":
+        return {"x-session-id": session}
+    named = {"session_id": session} if switches.session_affinity_format == "openai" else {}
+    return {**named, "x-client-request-id": session, "x-session-affinity": session}
+
+
+def _prompt_cache(call: Call, switches: Compat) -> dict[str, Any]:
+    """The session id as the prompt cache key, where pi sends one: always in mode "enabled"; in
+    "auto", to OpenAI's own API or with long retention the server keeps. Long retention also asks
+    for 24 hours."""
+    retention = call.cache_retention()
+    long = retention == CacheRetention.LONG and switches.supports_long_cache_retention
+    mode = switches.prompt_cache_key_mode
+    keyed = mode == "enabled" or (mode == "auto" and ("api.openai.com" in call.model.info.base_url or long))
+    out: dict[str, Any] = {}
+    if keyed and retention != CacheRetention.NONE and call.options.session_id:
+        out["prompt_cache_key"] = call.options.session_id[:PROMPT_CACHE_KEY_LIMIT]
+    if long:
+        out["prompt_cache_retention"] = "24h"
+    return out
+
+
 def _reasoning(call: Call, switches: Compat) -> dict[str, Any]:
-    """The reasoning fields of the server's thinking format for the call's level (none: off)."""
+    """The reasoning fields of the server's thinking format, as pi 1.6 writes them: the level
+    clamped to the model's, sent as its thinkingLevelMap value or else its name; "off" as the
+    map's value for off where the format has one."""
     info = call.model.info
     if not info.reasoning:
         return {}
-    effort = EFFORTS.get(call.options.reasoning)
-    if effort == "xhigh" and not any(name in info.id for name in XHIGH_MODELS):
-        effort = "high"  # pi's clampReasoning, for models without xhigh
-    word = switches.reasoning_effort_map.get(effort, effort) if effort is not None else None
+    level = call.thinking_level()
+    on = level != "off"
+    effort = (call.level_value(level) or level) if on else None
+    efforts = {"reasoning_effort": effort} if on and switches.supports_reasoning_effort else {}
     match switches.thinking_format:
-        case "zai" | "qwen":
-            return {"enable_thinking": effort is not None}
+        case "zai":
+            return {"thinking": {"type": "enabled", "clear_thinking": False} if on else {"type": "disabled"}, **efforts}
+        case "qwen":
+            return {"enable_thinking": on, **efforts}
         case "qwen-chat-template":
-            return {"chat_template_kwargs": {"enable_thinking": effort is not None}}
+            return {"chat_template_kwargs": {"enable_thinking": on, "preserve_thinking": True}}
         case "openrouter":
-            return {"reasoning": {"effort": word if word is not None else "none"}}
-    return {"reasoning_effort": word} if word is not None and switches.supports_reasoning_effort else {}
+            if on:
+                return {"reasoning": {"effort": effort}}
+            if "off" in supported_levels(info):  # a model that cannot stop reasoning gets no field
+                return {"reasoning": {"effort": call.level_value("off") or "none"}}
+            return {}
+    # OpenAI's reasoning_effort, also for the formats of pi's that this server does not speak.
+    off = call.level_value("off")
+    if not on and off is not None and switches.supports_reasoning_effort:
+        return {"reasoning_effort": off}
+    return efforts
 
 
 def _routing(call: Call) -> dict[str, Any]:
@@ -465,23 +530,40 @@ def _has_tool_history(messages: Sequence[AgentMessage]) -> bool:
     return False
 
 
-def _openrouter_cache_control(call: Call, messages: list[dict[str, Any]]) -> None:
-    """Claude through OpenRouter caches only at a marked text part: mark the last one of the last
-    user or assistant turn, as pi does."""
-    info = call.model.info
-    if info.provider != "openrouter" or not info.id.startswith("anthropic/"):
+def _cache_control(call: Call, switches: Compat, out: dict[str, Any]) -> None:
+    """Anthropic's cache marks, for servers of its cache_control format (Claude through
+    OpenRouter): on the system prompt, the last tool and the last text of the conversation, as
+    pi's applyAnthropicCacheControl; one hour with long retention the server keeps."""
+    retention = call.cache_retention()
+    if switches.cache_control_format != "anthropic" or retention == CacheRetention.NONE:
         return
+    mark: dict[str, str] = {"type": "ephemeral"}
+    if retention == CacheRetention.LONG and switches.supports_long_cache_retention:
+        mark["ttl"] = "1h"
+    messages: list[dict[str, Any]] = out["messages"]
+    prompt = next((message for message in messages if message["role"] in ("system", "developer")), None)
+    if prompt is not None:
+        _mark_text(prompt, mark)
+    if out.get("tools"):
+        out["tools"][-1]["cache_control"] = mark
     for message in reversed(messages):
-        if message["role"] not in ("user", "assistant"):
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            message["content"] = [{"type": "text", "text": content, "cache_control": {"type": "ephemeral"}}]
+        if message["role"] in ("user", "assistant", "tool") and _mark_text(message, mark):
             return
-        for part in reversed(content if isinstance(content, list) else []):
-            if part.get("type") == "text":
-                part["cache_control"] = {"type": "ephemeral"}
-                return
+
+
+def _mark_text(message: dict[str, Any], mark: dict[str, str]) -> bool:
+    """Mark the message's last text part (a text content becomes one); False when it has none."""
+    content = message["content"]
+    if isinstance(content, str):
+        if not content:
+            return False
+        message["content"] = [{"type": "text", "text": content, "cache_control": mark}]
+        return True
+    for part in reversed(content if isinstance(content, list) else []):
+        if part.get("type") == "text":
+            part["cache_control"] = mark
+            return True
+    return False
 
 
 def normalize_id(call: Call) -> Callable[[str], str]:
@@ -512,7 +594,7 @@ def _messages(call: Call, switches: Compat) -> list[dict[str, Any]]:
         if switches.requires_assistant_after_tool_result and last_role == "tool" and message.user is not None:
             out.append({"role": "assistant", "content": BRIDGE})
         if (user := message.user) is not None:
-            parts = _parts(user.content, call)
+            parts = [part for part in _parts(user.content, call) if part.get("text") != ""]  # pi drops empty texts
             if not parts:
                 continue
             out.append({"role": "user", "content": parts})
@@ -593,8 +675,7 @@ def _tool_results(results: list[ToolResultMessage], call: Call, switches: Compat
     tool message holds only text. Returns the role the transcript ends with."""
     images: list[dict[str, Any]] = []
     for result in results:
-        text = "\n".join(block.text.text for block in result.content if block.text is not None)
-        message = {"role": "tool", "content": text or "(see attached image)", "tool_call_id": result.tool_call_id}
+        message = {"role": "tool", "content": tool_result_text(result), "tool_call_id": result.tool_call_id}
         if switches.requires_tool_result_name and result.tool_name:
             message["name"] = result.tool_name
         out.append(message)

@@ -4,13 +4,18 @@ The mapping is pi-ai's (packages/ai/src/providers/openai-responses.ts and
 openai-responses-shared.ts): a reasoning item is a thinking block whose text is its streamed
 summary parts (joined by a blank line) and whose signature is the whole reasoning item as JSON,
 encrypted content included, so it can be replayed with `store: false`; a message item is a text
-block whose signature is the item id; a function call is a tool call with the id
-`<call_id>|<item id>`, whose arguments stream as deltas. Usage comes with the final response:
+block whose signature is pi's TextSignatureV1, `{"v":1,"id":<item id>,"phase":<phase>}` (the
+phase, commentary or final_answer, only where the item has one), so a replay gives the item back
+its id and phase; a function call is a tool call with the id `<call_id>|<item id>`, whose
+arguments stream as deltas. Usage comes with the final response:
 input is input_tokens less the cached tokens, which are the cache read. The status gives the stop
 reason: completed → STOP (TOOL_USE when the turn has tool calls), incomplete for max_output_tokens
-→ LENGTH, failed and cancelled → ERROR. Reasoning levels are efforts with an automatic summary,
-the session id is the prompt cache key, and long cache retention asks OpenAI for 24 hours. As pi
-1.6 does, the message keeps the response's id, its status as the raw stop reason
+→ LENGTH, failed and cancelled → ERROR. Reasoning levels, clamped to the model's thinkingLevelMap,
+are efforts (the map's value, else the level's name) with an automatic summary, and no level is
+the map's "off" (else "none") where the model can stop reasoning; the session id is the prompt
+cache key and session headers, and long cache retention asks for 24 hours (or, for models of the
+explicit cache mode, 30 minutes); a tool result's images go inside its function call output. As
+pi 1.6 does, the message keeps the response's id, its status as the raw stop reason
 (`incomplete.<reason>` for an incomplete one) and the reasoning tokens of its usage.
 """
 
@@ -33,34 +38,24 @@ from .._gen.types.pi.ai.v1 import (
     InputKind,
     Model,
     StopReason,
-    ThinkingLevel,
     ToolChoiceMode,
     ToolResultContent,
     ToolResultMessage,
     UserContent,
 )
 from ..messages import tool_call_arguments
-from .call import Call, ProviderError, RetryLater, quote, retry_after
+from .call import Call, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client
-from .transform import transform_messages
+from .transform import tool_result_text, transform_messages
 
 RETRYABLE = (429, 500, 502, 503, 504)
 # Providers whose Responses tool call ids pi rewrites when another model wrote them.
 OPENAI_TOOL_CALL_PROVIDERS = ("openai", "openai-codex", "opencode")
-EFFORTS = {
-    ThinkingLevel.MINIMAL: "minimal",
-    ThinkingLevel.LOW: "low",
-    ThinkingLevel.MEDIUM: "medium",
-    ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "xhigh",
-    ThinkingLevel.MAX: "xhigh",  # as xhigh, until the catalog carries pi's per-model thinkingLevelMap
-}
-XHIGH_MODELS = ("gpt-5.2", "gpt-5.3", "gpt-5.4")  # pi's supportsXhigh; others get high for xhigh
 # pi's service tier pricing: flex costs half, priority twice the model's rates.
 TIER_COST = {"flex": 0.5, "priority": 2.0}
-ID_LIMIT = 64  # OpenAI's longest item and call id
-NO_REASONING = "# Juice: 0 !important"  # pi's developer note that turns gpt-5 reasoning off
+ID_LIMIT = 64  # OpenAI's longest item and call id, and prompt cache key
+PHASES = ("commentary", "final_answer")  # the phases of a message item pi keeps in its signature
 
 
 async def stream(call: Call) -> None:
@@ -69,7 +64,7 @@ async def stream(call: Call) -> None:
         api_key=call.model.api_key or None,
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
-        default_headers=call.headers(),
+        default_headers=call.headers(session_headers(call)),
         http_client=http_client(call),
     )
     try:
@@ -169,7 +164,7 @@ class _Reader:
         if item.type == "reasoning":  # the whole item is what replays it, encrypted content included
             await call.close_thinking(self.index, _compact(item.to_dict(mode="json")))
         elif item.type == "message":
-            await call.close_text(self.index, item.id)
+            await call.close_text(self.index, text_signature(item.id, getattr(item, "phase", None)))
         else:
             if not self._streamed():  # arguments sent whole with the item, without deltas
                 await self._arguments(item.arguments or "")
@@ -247,6 +242,30 @@ def _price_tier(call: Call, tier: str | None) -> None:
     )
 
 
+def text_signature(item_id: str, phase: str | None) -> str:
+    """pi's TextSignatureV1 of a message item: its id, and its phase where it has one."""
+    signature: dict[str, Any] = {"v": 1, "id": item_id}
+    if phase:
+        signature["phase"] = phase
+    return _compact(signature)
+
+
+def read_text_signature(signature: str | None) -> tuple[str, str | None]:
+    """The message item id and phase of a text signature, as pi's parseTextSignature reads it: a
+    TextSignatureV1 (a phase pi does not know is dropped), or an older bare id; ("", None) for none."""
+    if not signature:
+        return "", None
+    if signature.startswith("{"):
+        try:
+            parsed = json.loads(signature)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
+            phase = parsed.get("phase")
+            return parsed["id"], phase if phase in PHASES else None
+    return signature, None
+
+
 def _compact(value: Any) -> str:
     """JSON as JavaScript's JSON.stringify writes it: no spaces, characters as they are."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -265,11 +284,8 @@ def body(call: Call) -> dict[str, Any]:
         "input": _input(call),
         "max_output_tokens": call.max_tokens(),
         "store": False,  # nothing is kept at OpenAI: reasoning replays from its encrypted content
+        **_prompt_cache(call),
     }
-    if options.session_id and options.cache_retention != CacheRetention.NONE:
-        out["prompt_cache_key"] = options.session_id
-    if options.cache_retention == CacheRetention.LONG and _long_retention(call):
-        out["prompt_cache_retention"] = "24h"
     if options.temperature is not None:
         out["temperature"] = options.temperature
     if call.resolved.tools:
@@ -291,29 +307,65 @@ def body(call: Call) -> dict[str, Any]:
             ToolChoiceMode.REQUIRED: "required",
             ToolChoiceMode.TOOL: {"type": "function", "name": choice.tool},
         }[choice.mode]
-    if info.reasoning:
-        if options.reasoning != ThinkingLevel.UNSPECIFIED:
-            out["reasoning"] = {"effort": _effort(info, options.reasoning), "summary": "auto"}
-            out["include"] = ["reasoning.encrypted_content"]
-        elif info.name.startswith("gpt-5"):  # gpt-5 has no "reasoning off"; pi asks for none this way
-            out["input"].append({"role": "developer", "content": [{"type": "input_text", "text": NO_REASONING}]})
+    out.update(_reasoning(call))
+    out.update(call.sampling_params())  # last of pi's fields, so they override the named ones
     out.update(call.provider_options())
     return out
 
 
-def _effort(info: Model, level: ThinkingLevel) -> str:
-    if level in (ThinkingLevel.XHIGH, ThinkingLevel.MAX) and not any(name in info.id for name in XHIGH_MODELS):
-        return "high"
-    return EFFORTS[level]
+def session_headers(call: Call) -> dict[str, str]:
+    """pi's session headers: the session id under the names of the server's format (OpenRouter's
+    for openrouter.ai, else OpenAI's)."""
+    session = call.cache_session_id()
+    if session is None:
+        return {}
+    info = call.model.info
+    detected = "openrouter" if info.provider == "openrouter" or "openrouter.ai" in info.base_url else "openai"
+    kind = call.switch("sessionAffinityFormat", detected)
+    if kind == "openrouter":
+        return {"x-session-id": session}
+    named = {"session-id": session} if kind == "openai" else {}
+    return {**named, "x-client-request-id": session}
 
 
-def _long_retention(call: Call) -> bool:
-    """Whether the provider keeps a prompt cache for 24 hours: the model's compat says so, or
-    (pi's rule) it is OpenAI's own API."""
-    supported = call.model.compat.get("supportsLongCacheRetention")
-    if isinstance(supported, bool):
-        return supported
-    return "api.openai.com" in call.model.info.base_url
+def _prompt_cache(call: Call) -> dict[str, Any]:
+    """The session id as the prompt cache key (unless compat.promptCacheKeyMode is "disabled"),
+    and long retention where the provider keeps it (compat.supportsLongCacheRetention, true unless
+    set): 24 hours, or for models of the explicit cache mode 30 minutes; in that mode no
+    retention asks for an explicit cache."""
+    retention = call.cache_retention()
+    session = call.options.session_id
+    out: dict[str, Any] = {}
+    if session and retention != CacheRetention.NONE and call.switch("promptCacheKeyMode", "auto") != "disabled":
+        out["prompt_cache_key"] = session[:ID_LIMIT]
+    long = call.long_retention(default=True)
+    if not call.switch("supportsExplicitPromptCacheMode", False):
+        if long:
+            out["prompt_cache_retention"] = "24h"
+    elif retention == CacheRetention.NONE:
+        out["prompt_cache_options"] = {"mode": "explicit"}
+    elif long:
+        out["prompt_cache_options"] = {"ttl": "30m"}
+    return out
+
+
+def _reasoning(call: Call) -> dict[str, Any]:
+    """A reasoning model's effort: the level clamped to the model's, as its thinkingLevelMap value
+    (else the level's name) with an automatic summary; with none, the map's "off" (else "none")
+    where the model can stop reasoning (Copilot takes no effort then)."""
+    info = call.model.info
+    if not info.reasoning:
+        return {}
+    out: dict[str, Any] = {}
+    level = call.thinking_level()
+    if level != "off":
+        out["reasoning"] = {"effort": call.level_value(level) or level, "summary": "auto"}
+        out["include"] = ["reasoning.encrypted_content"]
+    elif info.provider != "github-copilot" and "off" in supported_levels(info):
+        out["reasoning"] = {"effort": call.level_value("off") or "none"}
+    if info.provider == "xai":  # xAI sends its encrypted reasoning only when asked
+        out["include"] = ["reasoning.encrypted_content"]
+    return out
 
 
 def normalize_id(call_id: str) -> str:
@@ -344,7 +396,7 @@ def _input(call: Call) -> list[dict[str, Any]]:
         elif (assistant := message.assistant) is not None:
             items += _assistant(assistant, info, position)
         elif (result := message.tool_result) is not None:
-            items += _tool_result(result, call)
+            items.append(_tool_result(result, call))
     return items
 
 
@@ -374,19 +426,21 @@ def _assistant(message: AssistantMessage, info: Model, position: int) -> list[di
             if thinking.thinking_signature:
                 items.append(_reasoning_item(thinking.thinking_signature))
         elif (plain := block.text) is not None:
-            if not (message_id := _message_id(plain.text_signature)):
+            message_id, phase = read_text_signature(plain.text_signature)
+            if not message_id:
                 # pi names every one msg_<position>; a second one in the turn would be a duplicate.
                 message_id = f"msg_{position}_{unsigned}" if unsigned else f"msg_{position}"
                 unsigned += 1
-            items.append(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": plain.text, "annotations": []}],
-                    "status": "completed",
-                    "id": message_id,
-                }
-            )
+            reply: dict[str, Any] = {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": plain.text, "annotations": []}],
+                "status": "completed",
+                "id": _short_id(message_id),
+            }
+            if phase is not None:  # the model reads its own commentary apart from its answers
+                reply["phase"] = phase
+            items.append(reply)
         elif (tool := block.tool_call) is not None:
             call_id, *rest = tool.id.split("|")
             item_id = rest[0] if rest else None
@@ -408,38 +462,23 @@ def _reasoning_item(signature: str) -> dict[str, Any]:
     return item
 
 
-def _message_id(signature: str | None) -> str:
-    """The message item id a text block's signature holds (plain, or pi's newer {"v":1,"id":...});
-    ids longer than OpenAI takes are hashed short, and an empty one means none."""
-    message_id = signature or ""
-    if message_id.startswith("{"):
-        try:
-            parsed = json.loads(message_id)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
-            message_id = parsed["id"]
+def _short_id(message_id: str) -> str:
+    """A message item id OpenAI takes: one longer than it takes is hashed short."""
     if len(message_id) > ID_LIMIT:  # pi hashes with its own short hash; any stable short one will do
         return f"msg_{hashlib.sha256(message_id.encode()).hexdigest()[:24]}"
     return message_id
 
 
-def _tool_result(result: ToolResultMessage, call: Call) -> list[dict[str, Any]]:
-    """A function call output with the result's text, then its images as a user message (the
-    output takes text only)."""
-    text = "\n".join(block.text.text for block in result.content if block.text is not None)
-    items: list[dict[str, Any]] = [
-        {
-            "type": "function_call_output",
-            "call_id": result.tool_call_id.split("|")[0],
-            "output": text or "(see attached image)",
-        }
-    ]
+def _tool_result(result: ToolResultMessage, call: Call) -> dict[str, Any]:
+    """A function call output, as pi's convertToolResultOutput makes it: the result's text, or,
+    for a model that takes images and a result that has them, its text and images as input parts."""
+    output: str | list[dict[str, Any]] = tool_result_text(result)
     images = [block for block in result.content if block.image is not None]
     if images and InputKind.IMAGE in call.model.info.input:
-        prefix = {"type": "input_text", "text": "Attached image(s) from tool result:"}
-        items.append({"role": "user", "content": [prefix, *_content(images, call)]})
-    return items
+        text = "\n".join(block.text.text for block in result.content if block.text is not None)
+        output = [{"type": "input_text", "text": text}] if text.strip() else []
+        output += _content(images, call)
+    return {"type": "function_call_output", "call_id": result.tool_call_id.split("|")[0], "output": output}
 
 
 @describing

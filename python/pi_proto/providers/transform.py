@@ -4,26 +4,37 @@ Reasoning and signatures go back only to the model that made them (same provider
 id); to another model, reasoning becomes plain text, redacted reasoning and thought signatures
 are dropped. Tool call ids can be rewritten for a provider's rules, and results follow their
 call's new id. Failed and aborted assistant turns are left out, and a tool call left without a
-result gets a synthetic error result, so every provider accepts the transcript.
+result gets a synthetic error result, so every provider accepts the transcript. A model that
+takes no images gets pi's placeholder text where a user's or a tool's images were, so it knows
+something was there.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from .._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
+    InputKind,
     Model,
     StopReason,
     TextContent,
     ToolCall,
+    ToolResultContent,
+    ToolResultMessage,
+    UserContent,
 )
 from ..messages import now_ms, text, tool_result_message
 
 NO_RESULT = "No result provided"
+# pi's words for the images a model without image input is not sent (transform-messages.ts).
+USER_IMAGE = "(image omitted: model does not support images)"
+TOOL_IMAGE = "(tool image omitted: model does not support images)"
+_Block = TypeVar("_Block", UserContent, ToolResultContent)
 
 
 def transform_messages(
@@ -31,6 +42,7 @@ def transform_messages(
 ) -> list[AgentMessage]:
     """The messages as `model` should see them (see the module docstring); custom roles are dropped."""
     renamed: dict[str, str] = {}
+    sees_images = InputKind.IMAGE in model.input
     out: list[AgentMessage] = []
     pending: list[ToolCall] = []
     answered: set[str] = set()
@@ -54,13 +66,33 @@ def transform_messages(
             out.append(AgentMessage(assistant=replayed))
         elif (result := message.tool_result) is not None:
             answered.add(renamed.get(result.tool_call_id, result.tool_call_id))
-            if result.tool_call_id in renamed:
+            if result.tool_call_id in renamed or not sees_images:
                 result = copy.copy(result)
-                result.tool_call_id = renamed[result.tool_call_id]
+                result.tool_call_id = renamed.get(result.tool_call_id, result.tool_call_id)
+                result.content = result.content if sees_images else without_images(result.content, TOOL_IMAGE)
             out.append(AgentMessage(tool_result=result))
-        elif message.user is not None:
+        elif (user := message.user) is not None:
             close_pending()
-            out.append(message)
+            if not sees_images:
+                user = copy.copy(user)
+                user.content = without_images(user.content, USER_IMAGE)
+            out.append(AgentMessage(user=user))
+    return out
+
+
+def without_images(content: Sequence[_Block], placeholder: str) -> list[_Block]:
+    """The blocks with each run of images replaced by one `placeholder` text, as pi's
+    replaceImagesWithPlaceholder does (none after a text that already says it)."""
+    out: list[_Block] = []
+    said = False  # the block before is the placeholder
+    for block in content:
+        if block.image is not None:
+            if not said:
+                out.append(type(block)(text=TextContent(text=placeholder)))
+            said = True
+            continue
+        out.append(block)
+        said = block.text is not None and block.text.text == placeholder
     return out
 
 
@@ -93,3 +125,12 @@ def _replayed(
     replayed = copy.copy(message)
     replayed.content = content
     return replayed
+
+
+def tool_result_text(result: ToolResultMessage) -> str:
+    """A tool result's text blocks, one per line, or pi's words for a result without text (the
+    OpenAI APIs' tool output)."""
+    joined = "\n".join(block.text.text for block in result.content if block.text is not None)
+    if joined.strip():
+        return joined
+    return "(see attached image)" if any(block.image is not None for block in result.content) else "(no tool output)"
