@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from functools import partial
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 import pi_proto as pp
+from pi_proto.providers.anthropic_messages import adaptive_thinking
+from pi_proto.providers.catalog import ModelConfig
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
-from .harness import READ, READ_SCHEMA, SECRET, by_name, cancel_while_streaming, outline, play, provider_case, run
+from .harness import (
+    CLOCK_MS,
+    READ,
+    READ_SCHEMA,
+    SECRET,
+    by_name,
+    cancel_while_streaming,
+    final_message,
+    hi,
+    outline,
+    play,
+    provider_case,
+    run,
+)
 from .replay import RECORDINGS
 
 pytestmark = pytest.mark.timeout(30)
@@ -26,6 +45,57 @@ INFO = pp.Model(
     cost=pp.ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
     context_window=200_000,
     max_tokens=64_000,
+)
+
+
+def options_context() -> pp.AgentContext:
+    """A call with a system prompt and a tool, for the request options."""
+    return pp.AgentContext(
+        system_prompt="Be brief.",
+        messages=[pp.agent_message(pp.user_message("hi", timestamp=CLOCK_MS - 1000))],
+        tools=[READ],
+    )
+
+
+# Every option pi maps onto the Messages request.
+OPTIONS = pp.GenerationOptions(
+    temperature=0.5,
+    max_tokens=1000,
+    reasoning=pp.ThinkingLevel.LOW,
+    tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
+    cache_retention=pp.CacheRetention.LONG,
+    metadata_json='{"user_id": "user-7"}',
+    headers={"x-trace": "abc"},
+)
+
+
+def replayed_context() -> pp.AgentContext:
+    """A turn of openai-responses (its reasoning, a text signature, a tool call id of its own) replayed."""
+    openai_turn = pp.assistant_message(
+        pp.thinking("The user wants a file.", signature='{"type":"reasoning","id":"rs_1","encrypted_content":"gAAA"}'),
+        pp.text("Reading it.", signature="msg_1"),
+        pp.tool_call("call_abc|fc_123", "read", {"path": "README.md"}),
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        stop_reason=pp.StopReason.TOOL_USE,
+        timestamp=1,
+    )
+    return pp.AgentContext(
+        messages=[
+            pp.agent_message(pp.user_message("read the readme", timestamp=1)),
+            pp.agent_message(openai_turn),
+            pp.agent_message(pp.tool_result_message("call_abc|fc_123", "read", "# pi-proto", "line 2", timestamp=1)),
+            pp.agent_message(pp.user_message("summarise it", timestamp=1)),
+        ]
+    )
+
+
+# Claude Sonnet 4.6, which thinks adaptively; pi's catalog marks it with compat.forceAdaptiveThinking.
+SONNET_4_6 = dataclasses.replace(INFO, id="claude-sonnet-4-6", name="Claude Sonnet 4.6", max_tokens=128_000)
+ADAPTIVE = {"compat": {"forceAdaptiveThinking": True}}
+WITH_TOOLS = pp.AgentContext(
+    messages=[pp.agent_message(pp.user_message("hi", timestamp=CLOCK_MS - 1000))], tools=[READ]
 )
 
 
@@ -48,6 +118,21 @@ CASES = [
     case("error-429-long"),
     case("error-429-then-text", "error-429-short.http", "text.http"),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+    case("request-options", "text.http", context=options_context(), options=OPTIONS),
+    case("replayed-context", "text.http", context=replayed_context()),
+    case(
+        "adaptive-thinking",
+        "thinking.http",
+        model=SONNET_4_6,
+        config=ADAPTIVE,
+        options=pp.GenerationOptions(temperature=0.5, max_tokens=2000, reasoning=pp.ThinkingLevel.HIGH),
+    ),
+    case(
+        "eager-streaming-off",
+        "tool-call-fragments.http",
+        context=WITH_TOOLS,
+        config={"compat": {"supportsEagerToolInputStreaming": False}},
+    ),
 ]
 BY_NAME = by_name(CASES)
 message = Expected(INFO).message
@@ -104,19 +189,22 @@ async def test_thinking_keeps_its_signature_from_signature_deltas() -> None:
     )
 
 
-async def test_redacted_thinking_is_a_whole_block_whose_signature_is_the_encrypted_data() -> None:
+async def test_redacted_thinking_is_a_whole_block_with_pis_placeholder_and_the_encrypted_data_as_signature() -> None:
     events, final = await run(BY_NAME["redacted-thinking"], INFO)
     data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB4URj"
     assert outline(events) == [
         "start",
         "thinkingStart 0 usage=31/2/0/0",
+        "thinkingDelta 0 delta='[Reasoning redacted]'",  # pi's placeholder, so the block reads as pi's
         f"thinkingEnd 0 thinkingSignature={data!r} redacted=True",
         "textStart 1",
         "textDelta 1 delta='Done.'",
         "textEnd 1",
         "done STOP",
     ]
-    redacted = pp.AssistantContent(thinking=pp.ThinkingContent(thinking_signature=data, redacted=True))
+    redacted = pp.AssistantContent(
+        thinking=pp.ThinkingContent(thinking="[Reasoning redacted]", thinking_signature=data, redacted=True)
+    )
     assert final == message(
         redacted,
         text("Done."),
@@ -300,40 +388,28 @@ async def test_a_client_cancel_closes_the_provider_connection_and_ends_aborted()
 
 
 async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
-    options = pp.GenerationOptions(
-        temperature=0.5,
-        max_tokens=1000,
-        reasoning=pp.ThinkingLevel.LOW,
-        tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read"),
-        cache_retention=pp.CacheRetention.LONG,
-        metadata_json='{"user_id": "user-7"}',
-        headers={"x-trace": "abc"},
-    )
-    context = pp.AgentContext(
-        system_prompt="Be brief.",
-        messages=[pp.agent_message(pp.user_message("hi"))],
-        tools=[READ],
-    )
-    _, replay = await play(case("options", "text.http", context=context, options=options), INFO)
+    _, replay = await play(BY_NAME["request-options"], INFO)
     request = replay.requests[0]
     assert request.path == "/v1/messages"
     assert request.headers["authorization"] == f"Bearer {SECRET}"
     assert request.headers["x-trace"] == "abc"
+    assert request.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    one_hour = {"type": "ephemeral", "ttl": "1h"}  # `long`, which the model's compat does not refuse
     assert request.body == {
         "model": "claude-sonnet-4-5",
         "stream": True,
         "max_tokens": 1000 + 2048,
-        "thinking": {"type": "enabled", "budget_tokens": 2048},
-        "temperature": 0.5,
-        "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
-        "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
-        ],
+        "thinking": {"type": "enabled", "budget_tokens": 1000 + 2048 - 1024, "display": "summarized"},
+        # no temperature: extended thinking takes none
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": one_hour}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": one_hour}]}],
         "tools": [
             {
                 "name": "read",
                 "description": "Read a file",
+                "eager_input_streaming": True,
                 "input_schema": READ_SCHEMA,
+                "cache_control": one_hour,
             }
         ],
         "tool_choice": {"type": "tool", "name": "read"},
@@ -342,25 +418,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
 
 
 async def test_a_context_another_provider_wrote_is_replayed_as_pi_replays_it() -> None:
-    openai_turn = pp.assistant_message(
-        pp.thinking("The user wants a file.", signature='{"type":"reasoning","id":"rs_1","encrypted_content":"gAAA"}'),
-        pp.text("Reading it.", signature="msg_1"),
-        pp.tool_call("call_abc|fc_123", "read", {"path": "README.md"}),
-        api="openai-responses",
-        provider="openai",
-        model="gpt-5",
-        stop_reason=pp.StopReason.TOOL_USE,
-        timestamp=1,
-    )
-    context = pp.AgentContext(
-        messages=[
-            pp.agent_message(pp.user_message("read the readme", timestamp=1)),
-            pp.agent_message(openai_turn),
-            pp.agent_message(pp.tool_result_message("call_abc|fc_123", "read", "# pi-proto", "line 2", timestamp=1)),
-            pp.agent_message(pp.user_message("summarise it", timestamp=1)),
-        ]
-    )
-    _, replay = await play(case("replayed", "text.http", context=context), INFO)
+    _, replay = await play(BY_NAME["replayed-context"], INFO)
     assert replay.requests[0].body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "read the readme"}]},
         {
@@ -384,3 +442,227 @@ async def test_a_context_another_provider_wrote_is_replayed_as_pi_replays_it() -
         },
         {"role": "user", "content": [{"type": "text", "text": "summarise it", "cache_control": {"type": "ephemeral"}}]},
     ]
+
+
+# --- the request as pi 1.6 builds it ----------------------------------------------------------------
+
+WRITE = pp.Tool(name="write", description="Write a file", parameters_json=READ.parameters_json)
+
+
+async def sent(
+    options: pp.GenerationOptions | None = None,
+    *,
+    model: pp.Model = INFO,
+    tools: tuple[pp.Tool, ...] = (READ,),
+    **compat: object,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The body and headers of the request a call to `model` sends, its models.json compat given."""
+    context = pp.AgentContext(messages=hi().messages, tools=list(tools))
+    played = case("request", "text.http", context=context, options=options, model=model, config={"compat": compat})
+    _, replay = await play(played, INFO)
+    request = replay.requests[0]
+    return request.body, request.headers
+
+
+def named(model_id: str, **fields: Any) -> pp.Model:
+    return dataclasses.replace(INFO, id=model_id, **fields)
+
+
+async def test_temperature_goes_without_thinking_and_never_where_compat_refuses_it() -> None:
+    body, _ = await sent(pp.GenerationOptions(temperature=0.5))
+    assert body["temperature"] == 0.5
+    body, _ = await sent(pp.GenerationOptions(temperature=0.5, reasoning=pp.ThinkingLevel.LOW))
+    assert "temperature" not in body
+    body, _ = await sent(pp.GenerationOptions(temperature=0.5), supportsTemperature=False)
+    assert "temperature" not in body
+    body, _ = await sent(pp.GenerationOptions(temperature=0.5), supportsMidConvoEffort=True)
+    assert "temperature" not in body
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    [
+        *("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7", "claude-sonnet-5", "claude-haiku-5-5"),
+        *("claude-fable-5", "anthropic/claude-sonnet-4.6", "claude-sonnet-4-6-20260101"),
+    ],
+)
+async def test_claude_4_6_and_later_think_adaptively_with_the_max_tokens_asked_for(model_id: str) -> None:
+    body, headers = await sent(
+        pp.GenerationOptions(max_tokens=1000, reasoning=pp.ThinkingLevel.MEDIUM), model=named(model_id)
+    )
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert body["output_config"] == {"effort": "medium"}
+    assert body["max_tokens"] == 1000  # no budget to make room for
+    assert "anthropic-beta" not in headers  # interleaved thinking is for budgets
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1", "claude-sonnet-4-20250514", "claude-3-7-sonnet"],
+)
+async def test_older_claude_models_think_within_a_budget_added_to_max_tokens(model_id: str) -> None:
+    body, headers = await sent(
+        pp.GenerationOptions(max_tokens=1000, reasoning=pp.ThinkingLevel.MEDIUM), model=named(model_id)
+    )
+    # pi's budget, less what keeps 1024 tokens for the answer.
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1000 + 8192 - 1024, "display": "summarized"}
+    assert "output_config" not in body
+    assert body["max_tokens"] == 1000 + 8192
+    assert headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+
+
+async def test_compat_force_adaptive_thinking_decides_over_the_model_id() -> None:
+    options = pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH)
+    body, _ = await sent(options, model=named("my-proxy-model"), forceAdaptiveThinking=True)
+    assert body["thinking"]["type"] == "adaptive"
+    body, _ = await sent(options, model=named("claude-opus-4-6"), forceAdaptiveThinking=False)
+    assert body["thinking"]["type"] == "enabled"
+
+
+@pytest.mark.parametrize(
+    ("level", "effort"),
+    [
+        (pp.ThinkingLevel.MINIMAL, "low"),
+        (pp.ThinkingLevel.HIGH, "high"),
+        (pp.ThinkingLevel.XHIGH, "high"),
+        (pp.ThinkingLevel.MAX, "max"),
+    ],
+)
+async def test_an_effort_is_the_models_name_for_the_level_else_pis(level: pp.ThinkingLevel, effort: str) -> None:
+    # claude-opus-4-6 as pi's catalog has it: max is "max"; xhigh, not named, is pi's "high".
+    levels = [pp.ThinkingLevelMapping(level=pp.ModelThinkingLevel.MAX, value="max")]
+    body, _ = await sent(
+        pp.GenerationOptions(reasoning=level), model=named("claude-opus-4-6", thinking_level_map=levels)
+    )
+    assert body["output_config"] == {"effort": effort}
+
+
+async def test_no_reasoning_level_turns_thinking_off_explicitly_where_the_model_can_turn_it_off() -> None:
+    body, _ = await sent()
+    assert body["thinking"] == {"type": "disabled"}
+    body, _ = await sent(model=named("claude-3-5-haiku", reasoning=False))
+    assert "thinking" not in body
+    # A model whose level map has no "off" (pi's null) always thinks: nothing is said.
+    always = [pp.ThinkingLevelMapping(level=pp.ModelThinkingLevel.OFF)]
+    body, _ = await sent(model=named("claude-fable-5", thinking_level_map=always))
+    assert "thinking" not in body
+
+
+async def test_tools_stream_their_input_eagerly_instead_of_through_the_beta() -> None:
+    body, headers = await sent()
+    assert [tool.get("eager_input_streaming") for tool in body["tools"]] == [True]
+    assert "anthropic-beta" not in headers
+    body, headers = await sent(supportsEagerToolInputStreaming=False)
+    assert "eager_input_streaming" not in body["tools"][0]
+    assert headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
+    body, headers = await sent(tools=())
+    assert "tools" not in body
+    assert "anthropic-beta" not in headers
+
+
+async def test_the_last_tool_carries_the_cache_breakpoint() -> None:
+    body, _ = await sent(tools=(READ, WRITE))
+    assert [tool.get("cache_control") for tool in body["tools"]] == [None, {"type": "ephemeral"}]
+    body, _ = await sent(pp.GenerationOptions(cache_retention=pp.CacheRetention.NONE), tools=(READ, WRITE))
+    assert [tool.get("cache_control") for tool in body["tools"]] == [None, None]
+    body, _ = await sent(tools=(READ, WRITE), supportsCacheControlOnTools=False)
+    assert [tool.get("cache_control") for tool in body["tools"]] == [None, None]
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}  # the prompt still is
+
+
+async def test_long_retention_is_an_hour_unless_compat_refuses_it() -> None:
+    options = pp.GenerationOptions(cache_retention=pp.CacheRetention.LONG)
+    body, _ = await sent(options)
+    assert body["tools"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    body, _ = await sent(options, supportsLongCacheRetention=False)
+    assert body["tools"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+async def test_a_compat_switch_of_the_wrong_type_ends_the_call_before_any_request() -> None:
+    played = case("request", "text.http", config={"compat": {"supportsTemperature": "no"}})
+    events, replay = await play(played, INFO)
+    assert replay.requests == []
+    assert (
+        final_message(events).error_message
+        == "compat.supportsTemperature of model 'claude-sonnet-4-5' must be true or false"
+    )
+
+
+async def test_replayed_thinking_keeps_a_signed_blank_block_and_empty_signatures_where_compat_allows() -> None:
+    turn = pp.assistant_message(
+        pp.thinking("", signature="sig-1"),
+        pp.thinking("unsigned", signature=""),
+        pp.text("Done."),
+        api=API,
+        provider="anthropic",
+        model=INFO.id,
+        timestamp=1,
+    )
+    messages = [*hi().messages, pp.agent_message(turn), pp.agent_message(pp.user_message("more", timestamp=1))]
+
+    async def replayed(**compat: object) -> list[dict[str, Any]]:
+        played = case("replayed", "text.http", context=pp.AgentContext(messages=messages), config={"compat": compat})
+        _, replay = await play(played, INFO)
+        content: list[dict[str, Any]] = replay.requests[0].body["messages"][1]["content"]
+        return content
+
+    assert await replayed() == [
+        {"type": "thinking", "thinking": "", "signature": "sig-1"},
+        {"type": "text", "text": "unsigned"},
+        {"type": "text", "text": "Done."},
+    ]
+    assert (await replayed(allowEmptySignature=True))[1] == {
+        "type": "thinking",
+        "thinking": "unsigned",
+        "signature": "",
+    }
+
+
+async def test_an_adaptive_model_asks_for_an_effort_without_temperature_or_budget() -> None:
+    _, replay = await play(BY_NAME["adaptive-thinking"], INFO)
+    request = replay.requests[0]
+    assert "anthropic-beta" not in request.headers
+    assert request.body == {
+        "model": "claude-sonnet-4-6",
+        "stream": True,
+        "max_tokens": 2000,
+        "thinking": {"type": "adaptive", "display": "summarized"},
+        "output_config": {"effort": "high"},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}
+        ],
+    }
+
+
+async def test_a_model_that_cannot_stream_tool_input_eagerly_asks_for_the_fine_grained_beta() -> None:
+    _, replay = await play(BY_NAME["eager-streaming-off"], INFO)
+    request = replay.requests[0]
+    assert request.headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
+    assert request.body["tools"] == [
+        {
+            "name": "read",
+            "description": "Read a file",
+            "input_schema": READ_SCHEMA,
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+
+
+PI_CATALOG = Path(__file__).parent.parent / "pi" / "node_modules" / "@earendil-works" / "pi-ai" / "dist" / "providers"
+
+
+def test_the_adaptive_rule_is_the_one_pis_catalog_follows() -> None:
+    """Every Claude model of pi's own catalog (for any provider) thinks adaptively here exactly when
+    pi marks it with compat.forceAdaptiveThinking."""
+    assert PI_CATALOG.exists(), f"{PI_CATALOG} is missing: `make pi-setup` installs pi's packages"
+    wrong = []
+    for path in sorted((PI_CATALOG / "data").glob("*.json")):
+        models = json.loads(path.read_text(encoding="utf-8")).get(API, {}).values()
+        for entry in models:
+            if "claude" not in entry["id"] or not entry.get("reasoning"):
+                continue
+            marked = bool(entry.get("compat", {}).get("forceAdaptiveThinking"))
+            ours = adaptive_thinking(ModelConfig(info=dataclasses.replace(INFO, id=entry["id"]), api_key=SECRET))
+            if ours != marked and not entry["id"].endswith("-latest"):  # an alias: no version to read
+                wrong.append(f"{path.stem}/{entry['id']}: pi {marked}, ours {ours}")
+    assert not wrong, wrong

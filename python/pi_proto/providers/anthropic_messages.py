@@ -5,9 +5,15 @@ signature, which arrives in signature deltas) and redacted thinking blocks, tool
 input streams as JSON deltas, usage from message_start and message_delta (input, output, cache
 read and cache write; the total is their sum), and stop reasons end_turn, pause_turn and
 stop_sequence → STOP, max_tokens → LENGTH, tool_use → TOOL_USE, refusal and sensitive → ERROR.
-Reasoning takes a token budget (pi's levels and budgets), prompt caching marks the system prompt
-and the last user turn (one hour for `long` on api.anthropic.com), and tool call ids from other
-providers are rewritten to Anthropic's pattern. As pi does, the message keeps the response's id,
+Reasoning is pi's too: adaptive thinking at an effort for the models that take it (Claude 4.6 and
+later, or compat.forceAdaptiveThinking), a token budget for the others, both with summarized
+display; `{type: "disabled"}` when a reasoning model is asked for no level; no temperature with
+thinking on. Prompt caching marks the system prompt, the last tool and the last user turn (one
+hour for `long` unless compat.supportsLongCacheRetention is false). Tools stream their input
+eagerly (`eager_input_streaming`); a model whose compat.supportsEagerToolInputStreaming is false
+gets the fine-grained tool streaming beta instead. Redacted thinking reads as pi's placeholder
+text. Tool call ids from other providers are rewritten to Anthropic's pattern. The compat
+switches are models.json's, with pi's defaults. As pi does, the message keeps the response's id,
 the model that answered when it is not the one asked for, the stop reason as Anthropic wrote it,
 the reasoning tokens (output_tokens_details.thinking_tokens) and the cache writes of one-hour
 retention.
@@ -19,6 +25,7 @@ import base64
 import json
 import re
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anthropic
@@ -36,7 +43,7 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
 )
 from ..messages import tool_call_arguments
-from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after
+from .call import MIN_OUTPUT_TOKENS, Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client
 from .transform import transform_messages
@@ -50,18 +57,76 @@ STOP_REASONS = {
     "refusal": StopReason.ERROR,
     "sensitive": StopReason.ERROR,
 }
-# Models that take an effort instead of a reasoning budget, and pi's levels as efforts.
-ADAPTIVE_THINKING = ("opus-4-6", "opus-4.6")
+# The Claude models pi's own catalog marks for adaptive thinking (compat.forceAdaptiveThinking):
+# every family from version 4.6 on. A minor version has one or two digits, so that the date of
+# claude-sonnet-4-20250514 is not read as one.
+CLAUDE_VERSION = re.compile(r"claude-(?:opus|sonnet|haiku|fable)-(\d+)(?:[.-](\d{1,2})(?!\d))?")
+FIRST_ADAPTIVE = (4, 6)
+# pi's levels as efforts, when the model's thinking level map does not name them (pi's
+# mapThinkingLevelToEffort: xhigh and max are "high" unless the map says otherwise).
 EFFORTS = {
     ThinkingLevel.MINIMAL: "low",
     ThinkingLevel.LOW: "low",
     ThinkingLevel.MEDIUM: "medium",
     ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "max",
-    ThinkingLevel.MAX: "max",
+    ThinkingLevel.XHIGH: "high",
+    ThinkingLevel.MAX: "high",
 }
-BETAS = ("fine-grained-tool-streaming-2025-05-14", "interleaved-thinking-2025-05-14")
+THINKING_DISPLAY = "summarized"  # pi's default, which older Claude 4 models have as the API's default
+MIN_BUDGET_TOKENS = 1024  # pi's budget when the computed one is 0
+FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 RETRYABLE = (429, 500, 502, 503, 504, 529)
+REDACTED_THINKING = "[Reasoning redacted]"  # the text pi gives a redacted thinking block
+
+
+@dataclass(frozen=True)
+class Compat:
+    """The compat switches of pi's getAnthropicCompat that this provider follows, with pi's defaults;
+    `force_adaptive_thinking` is None when models.json does not say, and the model's id decides."""
+
+    supports_eager_tool_input_streaming: bool = True
+    supports_long_cache_retention: bool = True
+    supports_cache_control_on_tools: bool = True
+    supports_temperature: bool = True
+    allow_empty_signature: bool = False
+    supports_mid_convo_effort: bool = False
+    force_adaptive_thinking: bool | None = None
+
+
+# models.json's names for the switches (pi's camelCase).
+_COMPAT_KEYS = {
+    "supportsEagerToolInputStreaming": "supports_eager_tool_input_streaming",
+    "supportsLongCacheRetention": "supports_long_cache_retention",
+    "supportsCacheControlOnTools": "supports_cache_control_on_tools",
+    "supportsTemperature": "supports_temperature",
+    "allowEmptySignature": "allow_empty_signature",
+    "supportsMidConvoEffort": "supports_mid_convo_effort",
+    "forceAdaptiveThinking": "force_adaptive_thinking",
+}
+
+
+def compat(model: ModelConfig) -> Compat:
+    """The model's switches: those its models.json sets, pi's defaults for the rest."""
+    resolved: dict[str, bool] = {}
+    for key, value in model.compat.items():
+        name = _COMPAT_KEYS.get(key)
+        if name is None or value is None:
+            continue  # a switch of another pi version, or of another API
+        if not isinstance(value, bool):
+            raise ProviderError(f"compat.{key} of model {model.info.id!r} must be true or false")
+        resolved[name] = value
+    return Compat(**resolved)
+
+
+def adaptive_thinking(model: ModelConfig) -> bool:
+    """Whether the model takes adaptive thinking and an effort instead of a reasoning budget:
+    models.json's forceAdaptiveThinking, else pi's catalog's rule (Claude 4.6 and later)."""
+    forced = compat(model).force_adaptive_thinking
+    if forced is not None:
+        return forced
+    found = CLAUDE_VERSION.search(model.info.id)
+    return found is not None and (int(found[1]), int(found[2] or 0)) >= FIRST_ADAPTIVE
 
 
 class _Events(SSEDecoder):
@@ -88,11 +153,12 @@ class _Client(anthropic.AsyncAnthropic):
 
 async def stream(call: Call) -> None:
     """Run one Messages call and tell `call` what it streams."""
+    betas = _betas(call)
     client = _Client(
         api_key=call.model.api_key or None,
         base_url=call.model.info.base_url,
         max_retries=0,  # run() retries, within max_retry_delay_ms
-        default_headers={"anthropic-beta": ",".join(BETAS), **call.headers()},
+        default_headers={**({"anthropic-beta": ",".join(betas)} if betas else {}), **call.headers()},
         http_client=http_client(call),
     )
     try:
@@ -177,6 +243,7 @@ class _Reader:
             await call.thinking(index, block.thinking)
         elif block.type == "redacted_thinking":  # whole at once: the encrypted reasoning is its signature
             index = await call.open_thinking()
+            await call.thinking(index, REDACTED_THINKING)
             await call.close_thinking(index, block.data, redacted=True)
         elif block.type == "tool_use":
             self.blocks[provider_index] = ("tool_call", await call.open_tool_call(block.id, block.name))
@@ -221,11 +288,11 @@ def _count(source: Any, name: str) -> int | None:
 def body(call: Call) -> dict[str, Any]:
     """The Messages request body for a call, as pi's buildParams makes it; the call's
     provider options go on top."""
-    info = call.model.info
     options = call.options
-    cache = _cache_control(call)
+    switches = compat(call.model)
+    cache = _cache_control(call, switches)
     out: dict[str, Any] = {
-        "model": info.id,
+        "model": call.model.info.id,
         "messages": _messages(call, cache),
         "max_tokens": call.max_tokens(),
     }
@@ -233,24 +300,18 @@ def body(call: Call) -> dict[str, Any]:
         out["system"] = [
             {"type": "text", "text": call.resolved.system_prompt, **({"cache_control": cache} if cache else {})}
         ]
-    if options.temperature is not None:
+    # Extended thinking takes no temperature, and models with mid-conversation effort take none.
+    thinking_on = options.reasoning != ThinkingLevel.UNSPECIFIED
+    if (
+        options.temperature is not None
+        and not thinking_on
+        and not switches.supports_mid_convo_effort
+        and switches.supports_temperature
+    ):
         out["temperature"] = options.temperature
     if call.resolved.tools:
-        out["tools"] = [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": {"type": "object", **_schema(tool.parameters_json)},
-            }
-            for tool in call.resolved.tools
-        ]
-    if options.reasoning != ThinkingLevel.UNSPECIFIED and info.reasoning:
-        if any(name in info.id for name in ADAPTIVE_THINKING):  # the model decides how much to think
-            out["thinking"] = {"type": "adaptive"}
-            out["output_config"] = {"effort": EFFORTS[options.reasoning]}
-        else:
-            out["max_tokens"], budget = call.thinking_budget()
-            out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        out["tools"] = _tools(call, switches, cache if switches.supports_cache_control_on_tools else None)
+    out.update(_thinking(call))
     if isinstance(user_id := call.metadata().get("user_id"), str):
         out["metadata"] = {"user_id": user_id}
     if (choice := options.tool_choice) is not None:
@@ -264,16 +325,63 @@ def body(call: Call) -> dict[str, Any]:
     return out
 
 
+def _thinking(call: Call) -> dict[str, Any]:
+    """The thinking fields of the body (and the max_tokens a budget needs), as pi's streamSimple
+    and buildParams set them."""
+    info = call.model.info
+    level = call.options.reasoning
+    if not info.reasoning:
+        return {}
+    if level == ThinkingLevel.UNSPECIFIED:
+        # pi's "off": said explicitly, unless the model's level map says it cannot be turned off.
+        return {"thinking": {"type": "disabled"}} if "off" in supported_levels(info) else {}
+    if adaptive_thinking(call.model):  # the model decides how much to think, at an effort
+        effort = call.level_value(call.requested_level()) or EFFORTS[level]
+        return {"thinking": {"type": "adaptive", "display": THINKING_DISPLAY}, "output_config": {"effort": effort}}
+    max_tokens, budget = call.thinking_budget()
+    budget = min(budget, max(0, max_tokens - MIN_OUTPUT_TOKENS))  # room for the answer, as pi leaves it
+    thinking = {"type": "enabled", "budget_tokens": budget or MIN_BUDGET_TOKENS, "display": THINKING_DISPLAY}
+    return {"max_tokens": max_tokens, "thinking": thinking}
+
+
+def _betas(call: Call) -> list[str]:
+    """The beta features pi asks for (getBetaFeatures): fine-grained tool streaming for tools
+    that cannot stream their input eagerly, interleaved thinking with a reasoning budget. An
+    anthropic-beta header of the catalog or the call replaces them (call.headers() goes on top)."""
+    switches = compat(call.model)
+    out = []
+    if call.resolved.tools and not switches.supports_eager_tool_input_streaming:
+        out.append(FINE_GRAINED_TOOL_STREAMING)
+    reasoning = call.options.reasoning != ThinkingLevel.UNSPECIFIED
+    if call.model.info.reasoning and reasoning and not adaptive_thinking(call.model):
+        out.append(INTERLEAVED_THINKING)
+    return out
+
+
+def _tools(call: Call, switches: Compat, cache: dict[str, str] | None) -> list[dict[str, Any]]:
+    """The tools as pi's convertTools writes them: input streamed eagerly where the model can, and
+    the cache breakpoint on the last one."""
+    out = []
+    for tool in call.resolved.tools:
+        definition: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        if switches.supports_eager_tool_input_streaming:
+            definition["eager_input_streaming"] = True
+        definition["input_schema"] = {"type": "object", **_schema(tool.parameters_json)}
+        out.append(definition)
+    if cache and out:
+        out[-1]["cache_control"] = cache
+    return out
+
+
 def _schema(parameters_json: str) -> dict[str, Any]:
     schema = json.loads(parameters_json or "{}")
     return {"properties": schema.get("properties", {}), "required": schema.get("required", [])}
 
 
-def _cache_control(call: Call) -> dict[str, str] | None:
-    retention = call.options.cache_retention
-    if retention == CacheRetention.NONE:
+def _cache_control(call: Call, switches: Compat) -> dict[str, str] | None:
+    if call.cache_retention() == CacheRetention.NONE:
         return None
-    if retention == CacheRetention.LONG and "api.anthropic.com" in call.model.info.base_url:
+    if call.long_retention(switches.supports_long_cache_retention):
         return {"type": "ephemeral", "ttl": "1h"}
     return {"type": "ephemeral"}
 
@@ -294,7 +402,7 @@ def _messages(call: Call, cache: dict[str, str] | None) -> list[dict[str, Any]]:
             if blocks:
                 out.append({"role": "user", "content": blocks})
         elif (assistant := message.assistant) is not None:
-            blocks = _assistant(assistant.content)
+            blocks = _assistant(assistant.content, compat(call.model).allow_empty_signature)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         elif message.tool_result is not None:
@@ -340,21 +448,24 @@ def _result_content(content: Sequence[ToolResultContent], call: Call) -> str | l
     return blocks
 
 
-def _assistant(content: Sequence[AssistantContent]) -> list[dict[str, Any]]:
+def _assistant(content: Sequence[AssistantContent], allow_empty_signature: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in content:
         if (plain := block.text) is not None:
             if plain.text.strip():
                 blocks.append({"type": "text", "text": plain.text})
         elif (thinking := block.thinking) is not None:
+            signed = bool((thinking.thinking_signature or "").strip())
             if thinking.redacted:
                 blocks.append({"type": "redacted_thinking", "data": thinking.thinking_signature or ""})
-            elif not thinking.thinking.strip():
-                continue
-            elif thinking.thinking_signature:
+            elif signed:  # kept even when blank: the signature is what Anthropic checks
                 blocks.append(
                     {"type": "thinking", "thinking": thinking.thinking, "signature": thinking.thinking_signature}
                 )
+            elif not thinking.thinking.strip():
+                continue
+            elif allow_empty_signature:  # servers that emit empty signatures take them back
+                blocks.append({"type": "thinking", "thinking": thinking.thinking, "signature": ""})
             else:  # reasoning without its signature (a cut stream) goes back as text
                 blocks.append({"type": "text", "text": thinking.thinking})
         elif (tool := block.tool_call) is not None:
