@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pi_proto as pp
 
-from .harness import CLOCK_MS
+from .harness import CLOCK_MS, DURATION_MS
 
 # The usage of a call whose provider reported none, as pi's createEmptyUsage: zeros, and a cost
 # never computed (so not marked as an estimate either).
@@ -85,7 +85,7 @@ class Expected:
         error: str | None = None,
         response: Response | None = None,
     ) -> pp.AssistantMessage:
-        """The final message, as the model's provider code stamps it at the pinned clock."""
+        """The final message, as the model's provider code stamps it at the pinned clocks."""
         said = response or Response()
         return pp.AssistantMessage(
             content=list(content),
@@ -96,6 +96,7 @@ class Expected:
             stop_reason=stop,
             error_message=error,
             timestamp=CLOCK_MS,
+            duration_ms=DURATION_MS,
             response_id=said.id,
             response_model=said.model,
             raw_stop_reason=said.raw_stop_reason,

@@ -27,6 +27,12 @@ from .replay import RECORDINGS, ReplayServer
 # A key that must never leave the server; a provider echoing it in an error must not leak it.
 SECRET = "sk-test-9f8e7d6c5b4a3210"
 CLOCK_MS = 1_764_000_000_000  # every call's start timestamp, so streams compare exactly
+DURATION_MS = 0  # every call's duration_ms, by a monotonic clock that stands still (`still`)
+
+
+def still() -> float:
+    """A monotonic clock that never moves, so a call's duration_ms is the same at every run."""
+    return 0.0
 
 
 def hi() -> pp.AgentContext:
@@ -40,6 +46,60 @@ READ = pp.Tool(
     description="Read a file",
     parameters_json='{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
 )
+
+
+# The retries our server makes unless a call says otherwise (call.RETRIES), said: pi retries only
+# when told, so a case that compares the retries themselves with pi's asks for them.
+RETRYING = pp.GenerationOptions(max_retries=2)
+
+# Another model than any case serves, whose turns a case's transcript replays.
+ANOTHER_MODEL: dict[str, Any] = {"api": "openai-responses", "provider": "openai", "model": "gpt-5"}
+
+
+def crowded() -> pp.AgentContext:
+    """A transcript for a small context window (8000 tokens), where pi's estimate of its tokens
+    decides the output limit, each character counting: a prompt and a tool, another model's turn
+    (reasoning, text, a tool call) and its result, then a question with an image and a character
+    beyond U+FFFF (two UTF-16 units, as JavaScript counts). No turn reports its usage."""
+    turn = pp.assistant_message(
+        pp.thinking("The notes are in notes.md.", signature="sig"),
+        pp.text("Reading them."),
+        pp.tool_call("call_1", "read", {"path": "notes.md"}),
+        stop_reason=pp.StopReason.TOOL_USE,
+        timestamp=CLOCK_MS - 3000,
+        **ANOTHER_MODEL,
+    )
+    messages: list[pp.UserMessage | pp.AssistantMessage | pp.ToolResultMessage] = [
+        pp.user_message("Read my notes.", timestamp=CLOCK_MS - 4000),
+        turn,
+        pp.tool_result_message("call_1", "read", "# Notes\n" + "- keep it short\n" * 40, timestamp=CLOCK_MS - 2000),
+        pp.user_message("Summarise them \U0001f980", pp.image(b"\x89PNG", "image/png"), timestamp=CLOCK_MS - 1000),
+    ]
+    return pp.AgentContext(
+        system_prompt="You are terse.", tools=[READ], messages=[pp.agent_message(message) for message in messages]
+    )
+
+
+def after_usage() -> pp.AgentContext:
+    """A transcript whose last usable usage (30000 tokens) decides most of pi's estimate (for a
+    window of 80000): a later answer reports more but is older than the message before it (a
+    summary put in later), and a failed one's usage never counts; what follows the usage is
+    estimated from its characters."""
+
+    def answer(text: str, tokens: int, timestamp: int, stop: pp.StopReason = pp.StopReason.STOP) -> pp.AssistantMessage:
+        usage = pp.Usage(input=tokens - 100, output=100, total_tokens=tokens, cost=pp.Cost())
+        return pp.assistant_message(text, usage=usage, stop_reason=stop, timestamp=timestamp, **ANOTHER_MODEL)
+
+    messages: list[pp.UserMessage | pp.AssistantMessage] = [
+        pp.user_message("Read my notes.", timestamp=CLOCK_MS - 7000),
+        answer("They are long.", 30_000, CLOCK_MS - 6000),
+        pp.user_message("Shorter?", timestamp=CLOCK_MS - 4000),
+        answer("Short.", 40_000, CLOCK_MS - 5000),  # older than the question before it
+        pp.user_message("And now?", timestamp=CLOCK_MS - 3000),
+        answer("Half an ans", 50_000, CLOCK_MS - 2000, pp.StopReason.ERROR),
+        pp.user_message("Again.", timestamp=CLOCK_MS - 1000),
+    ]
+    return pp.AgentContext(messages=[pp.agent_message(message) for message in messages])
 
 
 def level_map(levels: Mapping[str, str | None]) -> list[pp.ThinkingLevelMapping]:
@@ -70,14 +130,35 @@ def provider_case(api: str, name: str, *replies: str, **fields: Any) -> Provider
     return ProviderCase(f"{api}/{name}", api, replies or (f"{name}.http",), **fields)
 
 
+def output_limit_cases(api: str, info: pp.Model) -> list[ProviderCase]:
+    """The API's cases where pi fits the output limit into the context window (`crowded`,
+    `after_usage`), each answered with its `text` recording."""
+    return [
+        provider_case(
+            api,
+            "output-limit-fitted",
+            "text.http",
+            model=dataclasses.replace(info, context_window=8_000),
+            context=crowded(),
+        ),
+        provider_case(
+            api,
+            "output-limit-after-usage",
+            "text.http",
+            model=dataclasses.replace(info, context_window=80_000),
+            context=after_usage(),
+        ),
+    ]
+
+
 def by_name(cases: list[ProviderCase]) -> dict[str, ProviderCase]:
     """The cases by their name without the API."""
     return {case.name.split("/", 1)[1]: case for case in cases}
 
 
 def served_model(info: pp.Model, **config: object) -> ProviderModel:
-    """`info` served with the test key, a pinned clock, and any other ModelConfig fields."""
-    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS)  # type: ignore[arg-type]
+    """`info` served with the test key, pinned clocks, and any other ModelConfig fields."""
+    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS, monotonic=still)  # type: ignore[arg-type]
 
 
 async def call_through_server(

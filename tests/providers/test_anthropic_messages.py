@@ -19,12 +19,15 @@ from .harness import (
     CLOCK_MS,
     READ,
     READ_SCHEMA,
+    RETRYING,
     SECRET,
     by_name,
     cancel_while_streaming,
+    crowded,
     final_message,
     hi,
     outline,
+    output_limit_cases,
     play,
     provider_case,
     run,
@@ -115,8 +118,8 @@ CASES = [
     case("cut-mid-stream", "text.http", cut_after=4),
     case("error-401"),
     case("error-404"),
-    case("error-429-long"),
-    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-429-long", options=RETRYING),
+    case("error-429-then-text", "error-429-short.http", "text.http", options=RETRYING),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
     case("request-options", "text.http", context=options_context(), options=OPTIONS),
     case("replayed-context", "text.http", context=replayed_context()),
@@ -132,6 +135,14 @@ CASES = [
         "tool-call-fragments.http",
         context=WITH_TOOLS,
         config={"compat": {"supportsEagerToolInputStreaming": False}},
+    ),
+    *output_limit_cases(API, INFO),
+    case(  # a reasoning budget on top of the output limit, fitted into the window with it
+        "thinking-budget-fitted",
+        "thinking.http",
+        model=dataclasses.replace(INFO, context_window=8_000),
+        context=crowded(),
+        options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.MEDIUM),
     ),
 ]
 BY_NAME = by_name(CASES)
@@ -424,7 +435,7 @@ async def test_a_context_another_provider_wrote_is_replayed_as_pi_replays_it() -
         {
             "role": "assistant",
             "content": [
-                {"type": "text", "text": "The user wants a file."},
+                # the other model's reasoning is left out; its text and call go back without signatures
                 {"type": "text", "text": "Reading it."},
                 {"type": "tool_use", "id": "call_abc_fc_123", "name": "read", "input": {"path": "README.md"}},
             ],

@@ -195,12 +195,11 @@ def pi_tool_choice(api: str, choice: pp.ToolChoice) -> Json:
 def pi_options(api: str, options: pp.GenerationOptions | None) -> Json:
     """GenerationOptions as pi's SimpleStreamOptions, with the test key.
 
-    pi retries only when `maxRetries` says so, and our server retries a 429 or 5xx RETRIES times
-    unless the options say otherwise (call.py): pi is asked for as many, so that both meet the same
-    replies.
+    pi is given the case's options and no more: where our server retries by default and pi does not
+    (call.RETRIES), that is a difference; a case that compares the retries asks for them.
     """
     given = options or pp.GenerationOptions()
-    out: Json = {"apiKey": SECRET, "maxRetries": call.RETRIES}
+    out: Json = {"apiKey": SECRET}
     assert not given.provider_options_json, "pi's streamSimple takes no provider options"
     assert given.deferred is None, "pi's streamSimple takes no deferred options here"
     if given.temperature is not None:

@@ -19,6 +19,7 @@ from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
     CLOCK_MS,
     READ,
+    RETRYING,
     SECRET,
     by_name,
     call_through_server,
@@ -27,10 +28,12 @@ from .harness import (
     hi,
     level_map,
     outline,
+    output_limit_cases,
     play,
     provider_case,
     run,
     served_model,
+    still,
 )
 from .replay import RECORDINGS
 
@@ -67,9 +70,10 @@ CASES = [
     case("cut-mid-stream", "text.http", cut_after=2),
     case("error-400-api-key"),
     case("error-404"),
-    case("error-429-long"),
-    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-429-long", options=RETRYING),
+    case("error-429-then-text", "error-429-short.http", "text.http", options=RETRYING),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+    *output_limit_cases(API, INFO),
 ]
 BY_NAME = by_name(CASES)
 message = Expected(INFO).message
@@ -320,7 +324,7 @@ async def test_the_catalog_s_auth_header_also_sends_the_key_as_a_bearer_token() 
 
 
 async def test_a_model_without_a_key_fails_before_calling_and_one_that_cannot_be_reached_says_so() -> None:
-    keyless = ProviderModel(ModelConfig(info=INFO, api_key=""), clock=lambda: CLOCK_MS)
+    keyless = ProviderModel(ModelConfig(info=INFO, api_key=""), clock=lambda: CLOCK_MS, monotonic=still)
     events = await call_through_server(keyless, hi())
     assert outline(events) == ["start", "error ERROR"]
     assert final_message(events).error_message == "no API key for provider 'google'"
@@ -381,11 +385,11 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
     }
 
 
-async def test_a_call_without_options_turns_thinking_off_and_asks_for_pi_s_default_output() -> None:
+async def test_a_call_without_options_turns_thinking_off_and_asks_for_the_models_output_limit() -> None:
     _, replay = await play(BY_NAME["text"], INFO)
     assert replay.requests[0].body == {
         "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
-        "generationConfig": {"maxOutputTokens": 32_000, "thinkingConfig": {"thinking_budget": 0}},
+        "generationConfig": {"maxOutputTokens": 65_536, "thinkingConfig": {"thinking_budget": 0}},
     }
 
 
@@ -459,7 +463,7 @@ async def test_custom_thinking_budgets_win_and_a_model_without_reasoning_gets_no
     assert body["generationConfig"]["thinkingConfig"] == {"include_thoughts": True, "thinking_budget": 999}
     info = dataclasses.replace(INFO, reasoning=False)
     _, replay = await play(case("plain", "text.http", options=budgets), info)
-    assert replay.requests[0].body["generationConfig"] == {"maxOutputTokens": 32_000}
+    assert replay.requests[0].body["generationConfig"] == {"maxOutputTokens": 65_536}
 
 
 @pytest.mark.parametrize(
@@ -528,7 +532,7 @@ async def test_a_transcript_from_another_model_is_replayed_as_pi_transforms_it()
         {
             "role": "model",
             "parts": [
-                {"text": "The user wants the README."},  # Claude's reasoning, as text, unsigned
+                # Claude's reasoning is left out: it is Claude's, and as text it would read as the reply
                 {"text": "Let me read it."},
                 {"functionCall": {"name": "read", "args": {"path": "README.md"}}},  # no id for Gemini 2.5
             ],
@@ -565,13 +569,12 @@ async def test_gemini_3_gets_unsigned_calls_marked_and_images_inside_the_functio
     body = await request_for("gemini-3-pro-preview", pp.GenerationOptions(), mixed_transcript())
     contents = body["contents"]
     # the Claude turn's call has no signature Gemini 3 can check: the documented skip value
-    assert contents[1]["parts"][2] == {
+    assert contents[1]["parts"][1] == {
         "functionCall": {"name": "read", "args": {"path": "README.md"}},
         "thoughtSignature": "skip_thought_signature_validator",
     }
-    # the Gemini turn was written by gemini-2.5-flash, another model: its signatures stay behind
+    # the Gemini turn was written by gemini-2.5-flash, another model: its reasoning and signatures stay behind
     assert contents[3]["parts"] == [
-        {"text": "Summarise it."},
         {"text": "It is pi-proto."},
         {
             "functionCall": {"name": "read", "args": {"path": "Makefile"}},

@@ -26,7 +26,7 @@ from pi_proto.providers.catalog import ModelConfig
 from pi_proto.stream import AssistantMessageEventStream
 
 from .corpus import provider_modules
-from .harness import CLOCK_MS, SECRET, hi
+from .harness import CLOCK_MS, SECRET, hi, still
 from .hostile import PIECE, Exchange, HostileServer, gzipped, repeat, sse
 from .replay import Recording
 
@@ -40,7 +40,10 @@ APIS = pytest.mark.parametrize("api", sorted(MODULES))
 def model(api: str, base_url: str, *, limit: int = LIMIT, **config: Any) -> ProviderModel:
     info = dataclasses.replace(MODULES[api].INFO, base_url=base_url)
     return ProviderModel(
-        ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS, max_message_bytes=limit
+        ModelConfig(info=info, api_key=SECRET, **config),
+        clock=lambda: CLOCK_MS,
+        monotonic=still,
+        max_message_bytes=limit,
     )
 
 

@@ -22,6 +22,7 @@ from .harness import (
     CLOCK_MS,
     READ,
     READ_SCHEMA,
+    RETRYING,
     SECRET,
     ProviderCase,
     by_name,
@@ -32,6 +33,7 @@ from .harness import (
     leaks,
     level_map,
     outline,
+    output_limit_cases,
     play,
     provider_case,
     run,
@@ -138,8 +140,8 @@ CASES = [
     case("error-404"),
     case("error-400-vllm"),
     case("error-400-openrouter"),
-    case("error-429-long"),
-    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-429-long", options=RETRYING),
+    case("error-429-then-text", "error-429-short.http", "text.http", options=RETRYING),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
     case(
         "compat-local-server",
@@ -150,6 +152,7 @@ CASES = [
         options=pp.GenerationOptions(reasoning=pp.ThinkingLevel.HIGH),
     ),
     ProviderCase(f"{API}/compat-wrong-type", API, (), config={"compat": {"supportsStore": "no"}}),  # no request
+    *output_limit_cases(API, INFO),
 ]
 BY_NAME = by_name(CASES)
 usage, message = Expected(INFO).usage, Expected(INFO).message
@@ -672,14 +675,14 @@ async def test_a_context_other_models_wrote_is_replayed_as_pi_transforms_it() ->
         "stream": True,
         "stream_options": {"include_usage": True},
         "store": False,
-        "max_completion_tokens": 32_000,
+        "max_completion_tokens": 128_000,
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "Read the README."}]},
             {
-                # Claude's thinking became text (joined to the text as pi joins text blocks), its
-                # signature and the redacted thinking are gone; the id fits OpenAI's rules as it is.
+                # Claude's thinking, signed and redacted, is left out: it is Claude's, and as text it
+                # would read as the reply; the id fits OpenAI's rules as it is.
                 "role": "assistant",
-                "content": "I should read it.Reading it now.",
+                "content": "Reading it now.",
                 "tool_calls": [
                     {
                         "id": "toolu_01A09q90qw90lq917835lq9",
@@ -690,10 +693,10 @@ async def test_a_context_other_models_wrote_is_replayed_as_pi_transforms_it() ->
             },
             {"role": "tool", "content": "# pi-proto", "tool_call_id": "toolu_01A09q90qw90lq917835lq9"},
             {
-                # The Responses reasoning item became text; the call id keeps its call part, and its
-                # result follows it.
+                # The Responses reasoning item is left out too, which leaves no text; the call id
+                # keeps its call part, and its result follows it.
                 "role": "assistant",
-                "content": "Check the Makefile too.",
+                "content": None,
                 "tool_calls": [
                     {
                         "id": "call_Q1w2E3r4T5y6",

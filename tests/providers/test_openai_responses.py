@@ -17,12 +17,14 @@ from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (
     READ,
     READ_SCHEMA,
+    RETRYING,
     SECRET,
     by_name,
     cancel_while_streaming,
     final_message,
     level_map,
     outline,
+    output_limit_cases,
     play,
     provider_case,
     run,
@@ -77,9 +79,10 @@ CASES = [
     case("cut-mid-stream", "text.http", cut_after=5),
     case("error-401"),
     case("error-404"),
-    case("error-429-long"),
-    case("error-429-then-text", "error-429-short.http", "text.http"),
+    case("error-429-long", options=RETRYING),
+    case("error-429-then-text", "error-429-short.http", "text.http", options=RETRYING),
     case("error-500", "error-500.http", "error-500.http", "error-500.http"),
+    *output_limit_cases(API, INFO),
 ]
 BY_NAME = by_name(CASES)
 message = Expected(INFO).message
@@ -648,15 +651,14 @@ async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it(
     assert replay.requests[0].body == {
         "model": "gpt-5.2",
         "stream": True,
-        "max_output_tokens": 32000,
+        "max_output_tokens": 128_000,
         "store": False,
         "reasoning": {"effort": "none"},  # no level: gpt-5.2's map says how it stops reasoning
         "input": [
             {"role": "developer", "content": "Be brief."},
             input_text("Read the README and the Makefile."),
-            # Anthropic's signed thinking becomes text; unsigned texts get ids of their position.
-            reply("I should read both files.", "msg_1"),
-            reply("Reading the README first.", "msg_1_1"),
+            # Anthropic's signed thinking is left out; an unsigned text gets pi's id of its place.
+            reply("Reading the README first.", "msg_pi_1"),
             # An id without "|" is the call id, and the call goes without an item id.
             {
                 "type": "function_call",
@@ -665,9 +667,8 @@ async def test_a_context_written_by_other_providers_replays_as_pi_transforms_it(
                 "arguments": '{"path":"README.md"}',
             },
             {"type": "function_call_output", "call_id": "toolu_01A09q90qw90lq917835lq9", "output": "# pi-proto"},
-            # gpt-5-mini's reasoning is text here, its message id is dropped, and so is its fc_ item id.
-            reply("Now the Makefile.", "msg_3"),
-            reply("Next, the Makefile.", "msg_3_1"),
+            # gpt-5-mini's reasoning is left out, its message id is dropped, and so is its fc_ item id.
+            reply("Next, the Makefile.", "msg_pi_3"),
             {"type": "function_call", "call_id": "call_mini01", "name": "read", "arguments": '{"path":"Makefile"}'},
             {"type": "function_call_output", "call_id": "call_mini01", "output": "all: test"},
             # Copilot's id is rewritten to OpenAI's characters, its item id to start with fc.
@@ -731,7 +732,7 @@ async def test_this_models_own_turn_replays_its_reasoning_item_message_ids_and_p
             "Still checking.", "msg_34fbb466f06908a4a8fab236"
         ),  # longer than 64: msg_ and 24 hex digits of its SHA-256
         reply("Nearly.", "msg_own02"),
-        reply("Almost.", "msg_1"),
+        reply("Almost.", "msg_pi_1_3"),  # the turn's fourth text, at place 1
         {
             "type": "function_call",
             "id": "fc_own01",

@@ -39,6 +39,7 @@ from .harness import (
     play,
     provider_case,
     run,
+    still,
 )
 from .replay import RECORDINGS
 
@@ -240,7 +241,7 @@ async def test_a_client_cancel_closes_the_backend_connection_and_ends_aborted() 
 
 
 async def test_a_model_without_a_key_fails_before_calling() -> None:
-    keyless = ProviderModel(ModelConfig(info=INFO, api_key=""), clock=lambda: CLOCK_MS)
+    keyless = ProviderModel(ModelConfig(info=INFO, api_key=""), clock=lambda: CLOCK_MS, monotonic=still)
     events = await call_through_server(keyless, hi())
     assert outline(events) == ["start", "error ERROR"]
     assert final_message(events).error_message == "no API key for provider 'gateway'"

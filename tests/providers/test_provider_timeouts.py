@@ -20,7 +20,7 @@ from pi_proto.providers.http import CONNECT_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECOND
 from pi_proto.stream import AssistantMessageEventStream
 
 from .corpus import provider_modules
-from .harness import CLOCK_MS, SECRET, hi
+from .harness import CLOCK_MS, SECRET, hi, still
 from .hostile import Answer, Exchange, HostileServer
 from .replay import Recording
 
@@ -32,7 +32,7 @@ APIS = pytest.mark.parametrize("api", sorted(MODULES))
 
 def served(api: str, base_url: str, **config: Any) -> ProviderModel:
     info = dataclasses.replace(MODULES[api].INFO, base_url=base_url)
-    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS)
+    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS, monotonic=still)
 
 
 async def error_of(model: ProviderModel) -> str:

@@ -25,13 +25,14 @@ def underscore(call_id: str) -> str:
     return call_id.replace("|", "_")
 
 
-def test_another_models_reasoning_becomes_text_and_its_signatures_are_dropped() -> None:
+def test_another_models_reasoning_and_signatures_are_dropped() -> None:
     messages = [
         user("hi"),
         assistant(
             pp.thinking("let me think", signature='{"id":"rs_1","encrypted_content":"..."}'),
             pp.thinking("", signature="opaque", redacted=True),
             pp.thinking("   "),
+            pp.thinking("unsigned thoughts"),
             pp.text("answer", signature="msg_1"),
             pp.tool_call("call_1|fc_1", "read", {"path": "a"}, thought_signature="sig"),
         ),
@@ -41,7 +42,6 @@ def test_another_models_reasoning_becomes_text_and_its_signatures_are_dropped() 
     replayed = out[1].assistant
     assert replayed is not None
     assert replayed.content == [
-        pp.AssistantContent(text=pp.TextContent(text="let me think")),
         pp.AssistantContent(text=pp.TextContent(text="answer")),
         pp.AssistantContent(tool_call=pp.tool_call("call_1_fc_1", "read", {"path": "a"})),
     ]
@@ -50,22 +50,35 @@ def test_another_models_reasoning_becomes_text_and_its_signatures_are_dropped() 
     # The context itself is left as it was.
     original = messages[1].assistant
     assert original is not None
-    assert original.content[4].tool_call is not None
-    assert original.content[4].tool_call.id == "call_1|fc_1"
+    assert original.content[5].tool_call is not None
+    assert original.content[5].tool_call.id == "call_1|fc_1"
 
 
-def test_the_same_model_gets_its_own_blocks_back_untouched() -> None:
-    own = assistant(
-        pp.thinking("", signature="opaque", redacted=True),
-        pp.thinking(""),
-        pp.text("answer", signature="msg_1"),
-        pp.tool_call("call_1|fc_1", "read", thought_signature="sig"),
+def test_another_model_of_the_same_provider_gets_no_reasoning_either() -> None:
+    sibling = assistant(
+        pp.thinking("let me think", signature="sig"),
+        pp.text("answer"),
         api="anthropic-messages",
         provider="anthropic",
-        model="claude-sonnet-4-5",
+        model="claude-opus-4-1",
     )
+    replayed = transform_messages([user("hi"), sibling], TARGET)[1].assistant
+    assert replayed is not None
+    assert replayed.content == [pp.AssistantContent(text=pp.TextContent(text="answer"))]
+
+
+def test_the_same_model_gets_its_own_blocks_back_but_empty_unsigned_reasoning() -> None:
+    header = {"api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5"}
+    kept = (
+        pp.thinking("", signature="opaque", redacted=True),
+        pp.thinking("", signature="sig"),
+        pp.thinking("let me think"),
+        pp.text("answer", signature="msg_1"),
+        pp.tool_call("call_1|fc_1", "read", thought_signature="sig"),
+    )
+    own = assistant(kept[0], pp.thinking(""), *kept[1:3], pp.thinking(" \n"), *kept[3:], **header)
     out = transform_messages([user("hi"), own, result("call_1|fc_1")], TARGET, underscore)
-    assert out[1] == own
+    assert out[1] == assistant(*kept, **header)
     assert out[2] == result("call_1|fc_1")
 
 

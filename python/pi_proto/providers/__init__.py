@@ -9,6 +9,7 @@ over HTTP) and streams pi's events from its answer. The SDKs come with the `prov
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +19,7 @@ from .._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
 from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from ..messages import now_ms
 from ..stream import AssistantMessageEventStream
-from .call import Call, Describe, run
+from .call import Call, Describe, TimedStream, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
 
 __all__ = ["APIS", "CatalogError", "ModelConfig", "ProviderModel", "load_models"]
@@ -48,11 +49,13 @@ class ProviderModel:
         config: ModelConfig,
         *,
         clock: Callable[[], int] = now_ms,
+        monotonic: Callable[[], float] = time.monotonic,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.config = config
         self.api = provider_api(config.info.api)
         self._clock = clock  # the start event's timestamp, in ms; tests pin it
+        self._monotonic = monotonic  # in seconds, what each call's duration is measured by; tests pin it
         self.max_message_bytes = max_message_bytes  # each stream's size limit
 
     @property
@@ -60,7 +63,7 @@ class ProviderModel:
         return self.config.info
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
-        events = AssistantMessageEventStream(max_message_bytes=self.max_message_bytes)
+        events = TimedStream(clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes)
         call = Call(self.config, context, options, events, self._clock)
         events.drive(run(call, self.api.stream, self.api.describe))
         return events

@@ -43,7 +43,7 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
 )
 from ..messages import tool_call_arguments
-from .call import MIN_OUTPUT_TOKENS, Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
+from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client
 from .transform import transform_messages
@@ -339,7 +339,6 @@ def _thinking(call: Call) -> dict[str, Any]:
         effort = call.level_value(call.requested_level()) or EFFORTS[level]
         return {"thinking": {"type": "adaptive", "display": THINKING_DISPLAY}, "output_config": {"effort": effort}}
     max_tokens, budget = call.thinking_budget()
-    budget = min(budget, max(0, max_tokens - MIN_OUTPUT_TOKENS))  # room for the answer, as pi leaves it
     thinking = {"type": "enabled", "budget_tokens": budget or MIN_BUDGET_TOKENS, "display": THINKING_DISPLAY}
     return {"max_tokens": max_tokens, "thinking": thinking}
 

@@ -4,7 +4,8 @@ Each provider API reads its stream and tells a `Call` what happened (a block ope
 arrived, usage changed, the stop reason); the Call sends pi's events with the right indexes, puts
 a usage change on the next event, and ends the stream with exactly one terminal event. Failures
 are events, never exceptions: `run` turns whatever the provider raised into an `error` event that
-keeps everything streamed before it, with a message free of the model's secrets.
+keeps everything streamed before it, with a message free of the model's secrets. The stream a
+call feeds (`TimedStream`) puts the call's duration on its final message, as pi's stream does.
 
 What the server holds from a provider is bounded by the stream's size limit: the accumulator counts
 what the events brought, and the Call counts what is not yet an event (`hold`, and the body an
@@ -17,6 +18,8 @@ import asyncio
 import copy
 import dataclasses
 import json
+import math
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -45,18 +48,18 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallStartEvent,
     Usage,
 )
-from ..accumulator import StreamProtocolError
+from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ..cost import calculate_cost
 from ..events import utf8_size
 from ..messages import now_ms
 from ..partial_json import complete
 from ..pi_json import THINKING_LEVEL_NAMES
-from ..stream import AssistantMessageEventStream
+from ..stream import AssistantMessageEventStream, StreamFailure
 from .catalog import ModelConfig
-from .system import Resolved, resolve
+from .estimate import context_tokens
+from .system import Resolved, normalize, resolve
 
-# pi's defaults (simple-options.ts): output tokens when the call says none, and reasoning budgets.
-DEFAULT_OUTPUT_TOKENS = 32_000
+# pi's reasoning budgets (simple-options.ts).
 THINKING_BUDGETS = {
     ThinkingLevel.MINIMAL: 1024,
     ThinkingLevel.LOW: 2048,
@@ -65,7 +68,12 @@ THINKING_BUDGETS = {
     ThinkingLevel.XHIGH: 16384,  # pi clamps xhigh and max to high for budgets
     ThinkingLevel.MAX: 16384,
 }
-MIN_OUTPUT_TOKENS = 1024
+MIN_OUTPUT_TOKENS = 1024  # what a reasoning budget always leaves the answer
+# How pi fits the output limit into the context window (clampMaxTokensToContext): a margin for the
+# input being counted higher than estimated, a share of it while that leaves enough output.
+CONTEXT_SAFETY_TOKENS = 4096
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_RATIO_MARGIN = 32_768
 # pi's thinking levels from none to the most (models.js EXTENDED_THINKING_LEVELS), and the
 # call's reasoning in pi's words.
 LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -153,6 +161,45 @@ def clamp_level(model: Model, level: str) -> str:
     return "off"
 
 
+class TimedStream(AssistantMessageEventStream):
+    """The stream of one provider call, which times the response as pi's AssistantMessageEventStream
+    does: the final message (done or error, a cancel's too) gets duration_ms, the milliseconds since
+    the stream was made by a monotonic clock, rounded, never negative. Not a message that has one
+    already, nor one whose timestamp predates the stream (a response that started elsewhere).
+
+    Only provider calls are timed: scripted models and the conformance corpus need messages that
+    are the same at every run.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], int] = now_ms,
+        monotonic: Callable[[], float] = time.monotonic,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        super().__init__(max_message_bytes=max_message_bytes)
+        self._monotonic = monotonic  # in seconds
+        self._created_ms = clock()
+        self._created = monotonic()
+
+    def push(self, event: ModelEvent) -> None:
+        terminal = event.done if event.done is not None else event.error
+        if terminal is not None and terminal.message is not None:
+            self._time(terminal.message)
+        super().push(event)
+
+    def fail(self, reason: StopReason, error_message: str, failure: StreamFailure | None = None) -> None:
+        self._time(self.partial)  # the error event's message is the partial
+        super().fail(reason, error_message, failure)
+
+    def _time(self, message: AssistantMessage) -> None:
+        if self.done or message.duration_ms is not None or message.timestamp < self._created_ms:
+            return
+        elapsed_ms = (self._monotonic() - self._created) * 1000
+        message.duration_ms = max(0, math.floor(elapsed_ms + 0.5))  # rounded as JavaScript's Math.round
+
+
 class Call:
     """The running call: its request, and the message it builds (pi's `output`)."""
 
@@ -177,6 +224,7 @@ class Call:
         self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
         self.refusal: str | None = None  # why the provider stopped with an error stop reason
         self.held = 0  # bytes the provider code keeps that are not yet in an event (signatures)
+        self._input_tokens: int | None = None  # input_tokens(), once estimated
 
     # --- what the provider tells the call -------------------------------------------------------
 
@@ -360,13 +408,45 @@ class Call:
     # --- what the provider reads from the call ----------------------------------------------------
 
     def max_tokens(self) -> int:
-        """The output limit to ask for: the call's, or pi's default capped by the model's."""
-        return self.options.max_tokens or min(
-            self.model.info.max_tokens or DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
-        )
+        """The output limit to ask for, as pi's buildBaseOptions: the call's, else the model's,
+        fitted into the context window."""
+        given = self.options.max_tokens
+        return self.fit_to_context(self.model.info.max_tokens if given is None else given)
+
+    def fit_to_context(self, max_tokens: int) -> int:
+        """pi's clampMaxTokensToContext: `max_tokens`, or the room the context window leaves
+        after the estimated input and a margin (15% of the input, at least 4096 tokens; just 4096
+        where 15% would leave less than 32768 tokens, the output then capped at 32768); at least 1."""
+        window = self.model.info.context_window
+        if window <= 0:
+            return max(1, max_tokens)
+        used = self.input_tokens()
+        room = window - used - max(CONTEXT_SAFETY_TOKENS, math.ceil(used * CONTEXT_SAFETY_RATIO))
+        if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
+            room = min(MIN_OUTPUT_WITH_RATIO_MARGIN, window - used - CONTEXT_SAFETY_TOKENS)
+        return min(max_tokens, max(1, room))
+
+    def input_tokens(self) -> int:
+        """pi's estimate of the tokens the call sends, made once a call."""
+        if self._input_tokens is None:
+            self._input_tokens = context_tokens(normalize(self.context))
+        return self._input_tokens
 
     def thinking_budget(self) -> tuple[int, int]:
-        """(max tokens, reasoning budget) for budget-based reasoning, as pi's adjustMaxTokensForThinking."""
+        """(max tokens, reasoning budget) for budget-based reasoning, as pi's Anthropic streamSimple
+        fits them (adjustMaxTokensForThinking): the budget goes on top of the output limit, up to
+        the model's; that sum is fitted into the context window, and the budget leaves the answer
+        at least MIN_OUTPUT_TOKENS of it."""
+        budget = self._level_budget()
+        max_tokens = min(self.max_tokens() + budget, self.model.info.max_tokens)
+        if max_tokens <= budget:
+            budget = min(budget, max(0, max_tokens - MIN_OUTPUT_TOKENS))
+        max_tokens = self.fit_to_context(max_tokens)
+        return max_tokens, min(budget, max(0, max_tokens - MIN_OUTPUT_TOKENS))
+
+    def _level_budget(self) -> int:
+        """The reasoning budget of the call's level: its own thinking_budgets', else pi's default;
+        xhigh and max take high's, as pi clamps them."""
         level = self.options.reasoning
         budgets = self.options.thinking_budgets
         custom = None
@@ -379,12 +459,7 @@ class Call:
                 ThinkingLevel.XHIGH: budgets.high,
                 ThinkingLevel.MAX: budgets.high,
             }.get(level)
-        budget = custom if custom is not None else THINKING_BUDGETS[level]
-        limit = self.model.info.max_tokens or DEFAULT_OUTPUT_TOKENS
-        max_tokens = min(self.max_tokens() + budget, limit)
-        if max_tokens <= budget:
-            budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
-        return max_tokens, budget
+        return custom if custom is not None else THINKING_BUDGETS[level]
 
     def requested_level(self) -> str:
         """The thinking level the call asks for, in pi's words ("off" for none)."""

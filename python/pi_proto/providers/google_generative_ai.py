@@ -210,8 +210,7 @@ def params(call: Call) -> dict[str, Any]:
     call's provider options go on top of the request body."""
     info = call.model.info
     options = call.options
-    # The output limit pi's simple options give every API (newer pi leaves it to Gemini's default).
-    config: dict[str, Any] = {"max_output_tokens": call.max_tokens()}
+    config: dict[str, Any] = {"max_output_tokens": call.max_tokens()}  # pi sends it always, 0 too
     if options.temperature is not None:
         config["temperature"] = options.temperature
     if call.resolved.system_prompt:

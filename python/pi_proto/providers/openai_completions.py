@@ -415,7 +415,8 @@ def body(call: Call) -> dict[str, Any]:
         out["stream_options"] = {"include_usage": True}
     if switches.supports_store:
         out["store"] = False
-    out[switches.max_tokens_field] = call.max_tokens()
+    if max_tokens := call.max_tokens():  # a model with a maxTokens of 0 is asked for none
+        out[switches.max_tokens_field] = max_tokens
     if options.temperature is not None:
         out["temperature"] = options.temperature
     if call.resolved.tools:

@@ -55,6 +55,7 @@ OPENAI_TOOL_CALL_PROVIDERS = ("openai", "openai-codex", "opencode")
 # pi's service tier pricing: flex costs half, priority twice the model's rates.
 TIER_COST = {"flex": 0.5, "priority": 2.0}
 ID_LIMIT = 64  # OpenAI's longest item and call id, and prompt cache key
+MIN_OUTPUT_TOKENS = 16  # OpenAI refuses a max_output_tokens below it; pi asks for at least this
 PHASES = ("commentary", "final_answer")  # the phases of a message item pi keeps in its signature
 
 
@@ -282,10 +283,11 @@ def body(call: Call) -> dict[str, Any]:
     out: dict[str, Any] = {
         "model": info.id,
         "input": _input(call),
-        "max_output_tokens": call.max_tokens(),
         "store": False,  # nothing is kept at OpenAI: reasoning replays from its encrypted content
         **_prompt_cache(call),
     }
+    if (max_tokens := call.max_tokens()) and call.switch("supportsMaxOutputTokens", True):
+        out["max_output_tokens"] = max(max_tokens, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         out["temperature"] = options.temperature
     if call.resolved.tools:
@@ -420,7 +422,7 @@ def _assistant(message: AssistantMessage, info: Model, position: int) -> list[di
     # Another OpenAI model's function call ids were paired with its reasoning, which is gone.
     sibling = message.model != info.id and (message.provider, message.api) == (info.provider, info.api)
     items: list[dict[str, Any]] = []
-    unsigned = 0  # texts without a message id: each needs its own, as OpenAI refuses duplicate ids
+    texts = 0  # the turn's text blocks so far
     for block in message.content:
         if (thinking := block.thinking) is not None:
             if thinking.thinking_signature:
@@ -428,9 +430,9 @@ def _assistant(message: AssistantMessage, info: Model, position: int) -> list[di
         elif (plain := block.text) is not None:
             message_id, phase = read_text_signature(plain.text_signature)
             if not message_id:
-                # pi names every one msg_<position>; a second one in the turn would be a duplicate.
-                message_id = f"msg_{position}_{unsigned}" if unsigned else f"msg_{position}"
-                unsigned += 1
+                # pi's id of the text's place: OpenAI refuses two items of one id
+                message_id = f"msg_pi_{position}_{texts}" if texts else f"msg_pi_{position}"
+            texts += 1
             reply: dict[str, Any] = {
                 "type": "message",
                 "role": "assistant",

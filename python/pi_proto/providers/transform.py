@@ -1,12 +1,14 @@
 """pi's transformMessages: a context replayed to a model, whatever model wrote it.
 
 Reasoning and signatures go back only to the model that made them (same provider, API and model
-id); to another model, reasoning becomes plain text, redacted reasoning and thought signatures
-are dropped. Tool call ids can be rewritten for a provider's rules, and results follow their
-call's new id. Failed and aborted assistant turns are left out, and a tool call left without a
-result gets a synthetic error result, so every provider accepts the transcript. A model that
-takes no images gets pi's placeholder text where a user's or a tool's images were, so it knows
-something was there.
+id): another model's reasoning is dropped, redacted or not (its signature is valid only for the
+model that made it, and its text, sent as text, would read as part of the visible reply), and so
+are its text signatures and thought signatures. The model's own reasoning goes back when it is
+redacted, signed, or has text; an empty one without a signature is dropped. Tool call ids can be
+rewritten for a provider's rules, and results follow their call's new id. Failed and aborted
+assistant turns are left out, and a tool call left without a result gets a synthetic error
+result, so every provider accepts the transcript. A model that takes no images gets pi's
+placeholder text where a user's or a tool's images were, so it knows something was there.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
-from ..messages import now_ms, text, tool_result_message
+from ..messages import now_ms, tool_result_message
 
 NO_RESULT = "No result provided"
 # pi's words for the images a model without image input is not sent (transform-messages.ts).
@@ -108,10 +110,8 @@ def _replayed(
     content: list[AssistantContent] = []
     for block in message.content:
         if (thinking := block.thinking) is not None:
-            if own:
+            if own and (thinking.redacted or thinking.thinking_signature or thinking.thinking.strip()):
                 content.append(block)
-            elif not thinking.redacted and thinking.thinking.strip():
-                content.append(AssistantContent(text=text(thinking.thinking)))
         elif (plain := block.text) is not None:
             content.append(block if own else AssistantContent(text=TextContent(text=plain.text)))
         elif (call := block.tool_call) is not None:
