@@ -17,12 +17,12 @@ import pi_proto as pp
 from pi_proto._gen.types.pi.ai.v1 import Transport
 from pi_proto.accumulator import Accumulator
 from pi_proto.events import events_of
+from pi_proto.pi_options import options_from_pi, options_to_pi
 from pi_proto.scripted import ScriptedModel
 from pi_proto.seed import README_PREAMBLE, README_REQUEST
 from pi_proto.server import ModelServer, ServerLimits
 from pi_proto.stream import AssistantMessageEventStream
 from pi_proto.web import HttpServer, read_sse
-from pi_proto.web.pi_options import options_from_pi
 from pi_proto.web.pi_protocols import (
     MESSAGES_PATH,
     PROXY_PATH,
@@ -480,6 +480,7 @@ async def test_the_model_gets_the_options_the_client_sent(protocol: str) -> None
 )
 def test_pis_option_values(sent: dict[str, Any], taken: pp.GenerationOptions) -> None:
     assert options_from_pi(sent) == taken
+    assert options_to_pi(taken) == sent  # and written back as pi writes them
 
 
 # --- refusals -------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.pi_json import STOP_REASON_NAMES, THINKING_LEVEL_NAMES, assistant_to_pi, context_to_pi
+from pi_proto.pi_options import options_to_pi
 from pi_proto.providers import APIS, call
 
 from .harness import SECRET, ProviderCase, final_message, play
@@ -124,21 +125,6 @@ def settled_request(request: Request) -> Json:
 # --- our shapes as pi's ---------------------------------------------------------------------------
 
 INPUTS = {pp.InputKind.TEXT: "text", pp.InputKind.IMAGE: "image"}
-LEVELS = {
-    pp.ThinkingLevel.MINIMAL: "minimal",
-    pp.ThinkingLevel.LOW: "low",
-    pp.ThinkingLevel.MEDIUM: "medium",
-    pp.ThinkingLevel.HIGH: "high",
-    pp.ThinkingLevel.XHIGH: "xhigh",
-    pp.ThinkingLevel.MAX: "max",
-}
-RETENTIONS = {pp.CacheRetention.NONE: "none", pp.CacheRetention.SHORT: "short", pp.CacheRetention.LONG: "long"}
-TRANSPORTS = {
-    pp.Transport.SSE: "sse",
-    pp.Transport.WEBSOCKET: "websocket",
-    pp.Transport.WEBSOCKET_CACHED: "websocket-cached",
-    pp.Transport.AUTO: "auto",
-}
 # Tool choices as each API's pi code takes them (its `toolChoice` is the provider's own shape); a
 # named tool is each API's own object (pi_tool_choice).
 CHOICES = {
@@ -199,40 +185,11 @@ def pi_options(api: str, options: pp.GenerationOptions | None) -> Json:
     (call.RETRIES), that is a difference; a case that compares the retries asks for them.
     """
     given = options or pp.GenerationOptions()
-    out: Json = {"apiKey": SECRET}
     assert not given.provider_options_json, "pi's streamSimple takes no provider options"
     assert given.deferred is None, "pi's streamSimple takes no deferred options here"
-    if given.temperature is not None:
-        out["temperature"] = given.temperature
-    if given.max_tokens is not None:
-        out["maxTokens"] = given.max_tokens
-    if given.reasoning in LEVELS:
-        out["reasoning"] = LEVELS[given.reasoning]
-    if (budgets := given.thinking_budgets) is not None:
-        levels = {"minimal": budgets.minimal, "low": budgets.low, "medium": budgets.medium, "high": budgets.high}
-        out["thinkingBudgets"] = {level: budget for level, budget in levels.items() if budget is not None}
+    out: Json = {"apiKey": SECRET, **options_to_pi(given)}
     if given.tool_choice is not None:
         out["toolChoice"] = pi_tool_choice(api, given.tool_choice)
-    if given.cache_retention in RETENTIONS:
-        out["cacheRetention"] = RETENTIONS[given.cache_retention]
-    if given.session_id is not None:
-        out["sessionId"] = given.session_id
-    if given.max_retry_delay_ms is not None:
-        out["maxRetryDelayMs"] = given.max_retry_delay_ms
-    if given.metadata_json:
-        out["metadata"] = json.loads(given.metadata_json)
-    if given.headers:
-        out["headers"] = dict(given.headers)
-    if given.sampling_params_json:
-        out["samplingParams"] = json.loads(given.sampling_params_json)
-    if given.timeout_ms is not None:
-        out["timeoutMs"] = given.timeout_ms
-    if given.max_retries is not None:
-        out["maxRetries"] = given.max_retries
-    if given.transport in TRANSPORTS:
-        out["transport"] = TRANSPORTS[given.transport]
-    if given.disable_continuation is not None:
-        out["disableContinuation"] = given.disable_continuation
     return out
 
 

@@ -26,15 +26,17 @@ from .._gen.types.pi.ai.v1 import (
     AssistantMessage,
     Diagnostic,
     ToolCall,
-    ToolChoiceMode,
 )
 from ..messages import dump_json
-from ..pi_json import CACHE_RETENTION_NAMES, REASONING_LEVEL_NAMES, STOP_REASONS, TOOL_CHOICE_NAMES
+from ..pi_json import STOP_REASONS
+from ..pi_options import options_to_pi
 from .call import Call, ProviderError, quote
 from .catalog import ModelConfig
 from .http import describing, http_client
 from .system import normalize
 
+# The options pi's pi-messages client sends; the others shape a call on the backend's side.
+PI_MESSAGES_OPTIONS = ("temperature", "maxTokens", "reasoning", "cacheRetention", "sessionId", "toolChoice")
 # The reasons each terminal event may give, in pi's words.
 DONE_REASONS = {name: STOP_REASONS[name] for name in ("stop", "length", "toolUse")}
 ERROR_REASONS = {name: STOP_REASONS[name] for name in ("error", "aborted")}
@@ -104,23 +106,9 @@ def body(call: Call) -> dict[str, Any]:
 
 def options(call: Call) -> dict[str, Any]:
     """pi's PiMessagesOptions of the call, those it sets only, with its provider options on top."""
-    given = call.options
-    out: dict[str, Any] = {}
-    if given.temperature is not None:
-        out["temperature"] = given.temperature
-    if given.max_tokens is not None:
-        out["maxTokens"] = given.max_tokens
-    if given.reasoning in REASONING_LEVEL_NAMES:
-        out["reasoning"] = REASONING_LEVEL_NAMES[given.reasoning]
-    if given.cache_retention in CACHE_RETENTION_NAMES:
-        out["cacheRetention"] = CACHE_RETENTION_NAMES[given.cache_retention]
-    if given.session_id:
-        out["sessionId"] = given.session_id
-    if (choice := given.tool_choice) is not None:
-        named = {"type": "function", "function": {"name": choice.tool}}
-        out["toolChoice"] = named if choice.mode == ToolChoiceMode.TOOL else TOOL_CHOICE_NAMES[choice.mode]
-    out.update((key, value) for key, value in call.provider_options().items() if key != "debug")
-    return out
+    sent = {key: value for key, value in options_to_pi(call.options).items() if key in PI_MESSAGES_OPTIONS}
+    sent.update((key, value) for key, value in call.provider_options().items() if key != "debug")
+    return sent
 
 
 # --- the answer ----------------------------------------------------------------------------------

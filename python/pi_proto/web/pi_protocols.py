@@ -26,8 +26,8 @@ from .._gen.types.pi.ai.v1 import ModelEvent
 from ..events import event_kind
 from ..messages import dump_json
 from ..pi_json import STOP_REASON_NAMES, PiJsonError, assistant_to_pi, context_path
+from ..pi_options import options_from_pi
 from ..server import Refused, ServerLimits
-from .pi_options import options_from_pi
 from .sse import (
     Decoded,
     JsonObject,

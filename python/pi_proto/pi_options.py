@@ -1,5 +1,5 @@
-"""pi's stream options, as the `options` of a pi-messages or streamProxy request, read into
-GenerationOptions.
+"""pi's stream options (`options` of a pi-messages or streamProxy request) and GenerationOptions:
+`options_from_pi` reads them, `options_to_pi` writes them.
 
 The keys taken are those of pi's StreamOptions and SimpleStreamOptions that shape a model call
 (its callbacks, abort signal and API key do not travel): what pi-messages sends (temperature,
@@ -18,14 +18,24 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .._gen.types.pi.ai.v1 import (
+from ._gen.types.pi.ai.v1 import (
     GenerationOptions,
     ThinkingBudgets,
     ToolChoice,
     ToolChoiceMode,
 )
-from ..messages import dump_json
-from ..pi_json import CACHE_RETENTIONS, REASONING_LEVELS, TOOL_CHOICES, TRANSPORTS, PiJsonError
+from .messages import dump_json
+from .pi_json import (
+    CACHE_RETENTION_NAMES,
+    CACHE_RETENTIONS,
+    REASONING_LEVEL_NAMES,
+    REASONING_LEVELS,
+    TOOL_CHOICE_NAMES,
+    TOOL_CHOICES,
+    TRANSPORT_NAMES,
+    TRANSPORTS,
+    PiJsonError,
+)
 
 E = TypeVar("E")
 INT64 = range(-(2**63), 2**63)
@@ -146,3 +156,48 @@ _READERS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
 
 def _wrong(where: str, expected: str, value: Any) -> PiJsonError:
     return PiJsonError(where, f"expected {expected}, got {json.dumps(value, ensure_ascii=False)[:60]}")
+
+
+def options_to_pi(options: GenerationOptions) -> dict[str, Any]:
+    """pi's stream options for GenerationOptions: each option that is set, under pi's key, in the
+    order options_from_pi reads them."""
+    out = {}
+    for key, write in _WRITERS.items():
+        if (value := write(options)) is not None:
+            out[key] = value
+    return out
+
+
+def _tool_choice_to_pi(choice: ToolChoice | None) -> Any:
+    if choice is None:
+        return None
+    if choice.mode == ToolChoiceMode.TOOL:
+        return {"type": "function", "function": {"name": choice.tool}}
+    return TOOL_CHOICE_NAMES[choice.mode]
+
+
+def _budgets_to_pi(budgets: ThinkingBudgets | None) -> dict[str, int] | None:
+    if budgets is None:
+        return None
+    return {level: budget for level in BUDGET_LEVELS if (budget := getattr(budgets, level)) is not None}
+
+
+_WRITERS: dict[str, Callable[[GenerationOptions], Any]] = {
+    "temperature": lambda options: options.temperature,
+    "maxTokens": lambda options: options.max_tokens,
+    "reasoning": lambda options: REASONING_LEVEL_NAMES.get(options.reasoning),
+    "thinkingBudgets": lambda options: _budgets_to_pi(options.thinking_budgets),
+    "toolChoice": lambda options: _tool_choice_to_pi(options.tool_choice),
+    "cacheRetention": lambda options: CACHE_RETENTION_NAMES.get(options.cache_retention),
+    "sessionId": lambda options: options.session_id,
+    "maxRetryDelayMs": lambda options: options.max_retry_delay_ms,
+    "metadata": lambda options: json.loads(options.metadata_json) if options.metadata_json else None,
+    "headers": lambda options: dict(options.headers) if options.headers else None,
+    "samplingParams": lambda options: (
+        json.loads(options.sampling_params_json) if options.sampling_params_json else None
+    ),
+    "timeoutMs": lambda options: options.timeout_ms,
+    "maxRetries": lambda options: options.max_retries,
+    "transport": lambda options: TRANSPORT_NAMES.get(options.transport),
+    "disableContinuation": lambda options: options.disable_continuation,
+}
