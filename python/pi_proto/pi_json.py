@@ -83,6 +83,14 @@ from ._gen.types.pi.ai.v1 import (
 from .events import event_kind
 from .messages import dump_json
 
+_Enum = TypeVar("_Enum")
+
+
+def _names(words: dict[str, _Enum]) -> dict[_Enum, str]:
+    """pi's word for each value of a table of pi's words."""
+    return {value: word for word, value in words.items()}
+
+
 STOP_REASONS: dict[str, StopReason] = {
     "stop": StopReason.STOP,
     "length": StopReason.LENGTH,
@@ -92,7 +100,7 @@ STOP_REASONS: dict[str, StopReason] = {
     "pending": StopReason.PENDING,
     "deferred": StopReason.DEFERRED,
 }
-STOP_REASON_NAMES = {reason: name for name, reason in STOP_REASONS.items()}
+STOP_REASON_NAMES = _names(STOP_REASONS)
 THINKING_LEVELS: dict[str, ModelThinkingLevel] = {
     "off": ModelThinkingLevel.OFF,
     "minimal": ModelThinkingLevel.MINIMAL,
@@ -102,15 +110,15 @@ THINKING_LEVELS: dict[str, ModelThinkingLevel] = {
     "xhigh": ModelThinkingLevel.XHIGH,
     "max": ModelThinkingLevel.MAX,
 }
-THINKING_LEVEL_NAMES = {level: name for name, level in THINKING_LEVELS.items()}
+THINKING_LEVEL_NAMES = _names(THINKING_LEVELS)
 NESTED_CALL_STATUSES: dict[str, NestedCallStatus] = {
     "ok": NestedCallStatus.OK,
     "error": NestedCallStatus.ERROR,
     "unfinished": NestedCallStatus.UNFINISHED,
 }
-NESTED_CALL_STATUS_NAMES = {status: name for name, status in NESTED_CALL_STATUSES.items()}
+NESTED_CALL_STATUS_NAMES = _names(NESTED_CALL_STATUSES)
 STRICTNESS: dict[str, Strictness] = {"prefer": Strictness.PREFER, "require": Strictness.REQUIRE}
-STRICTNESS_NAMES = {strict: name for name, strict in STRICTNESS.items()}
+STRICTNESS_NAMES = _names(STRICTNESS)
 # pi's words for the options of a call (StreamOptions, SimpleStreamOptions).
 REASONING_LEVELS: dict[str, ThinkingLevel] = {
     "minimal": ThinkingLevel.MINIMAL,
@@ -120,26 +128,26 @@ REASONING_LEVELS: dict[str, ThinkingLevel] = {
     "xhigh": ThinkingLevel.XHIGH,
     "max": ThinkingLevel.MAX,
 }
-REASONING_LEVEL_NAMES = {level: name for name, level in REASONING_LEVELS.items()}
+REASONING_LEVEL_NAMES = _names(REASONING_LEVELS)
 CACHE_RETENTIONS: dict[str, CacheRetention] = {
     "none": CacheRetention.NONE,
     "short": CacheRetention.SHORT,
     "long": CacheRetention.LONG,
 }
-CACHE_RETENTION_NAMES = {retention: name for name, retention in CACHE_RETENTIONS.items()}
+CACHE_RETENTION_NAMES = _names(CACHE_RETENTIONS)
 TRANSPORTS: dict[str, Transport] = {
     "sse": Transport.SSE,
     "websocket": Transport.WEBSOCKET,
     "websocket-cached": Transport.WEBSOCKET_CACHED,
     "auto": Transport.AUTO,
 }
-TRANSPORT_NAMES = {transport: name for name, transport in TRANSPORTS.items()}
+TRANSPORT_NAMES = _names(TRANSPORTS)
 TOOL_CHOICES: dict[str, ToolChoiceMode] = {
     "auto": ToolChoiceMode.AUTO,
     "none": ToolChoiceMode.NONE,
     "required": ToolChoiceMode.REQUIRED,
 }
-TOOL_CHOICE_NAMES = {mode: name for name, mode in TOOL_CHOICES.items()}
+TOOL_CHOICE_NAMES = _names(TOOL_CHOICES)
 
 T = TypeVar("T")
 E = TypeVar("E")

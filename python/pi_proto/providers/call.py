@@ -53,7 +53,7 @@ from ..cost import calculate_cost
 from ..events import utf8_size
 from ..messages import now_ms
 from ..partial_json import complete
-from ..pi_json import THINKING_LEVEL_NAMES
+from ..pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, THINKING_LEVELS
 from ..stream import AssistantMessageEventStream, StreamFailure
 from .catalog import ModelConfig
 from .estimate import context_tokens
@@ -76,16 +76,8 @@ CONTEXT_SAFETY_RATIO = 0.15
 MIN_OUTPUT_WITH_RATIO_MARGIN = 32_768
 # pi's thinking levels from none to the most (models.js EXTENDED_THINKING_LEVELS), and the
 # call's reasoning in pi's words.
-LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-LEVEL_OF = {
-    ThinkingLevel.UNSPECIFIED: "off",
-    ThinkingLevel.MINIMAL: "minimal",
-    ThinkingLevel.LOW: "low",
-    ThinkingLevel.MEDIUM: "medium",
-    ThinkingLevel.HIGH: "high",
-    ThinkingLevel.XHIGH: "xhigh",
-    ThinkingLevel.MAX: "max",
-}
+LEVELS = tuple(THINKING_LEVELS)  # pi's levels in order, "off" first
+LEVEL_OF = {ThinkingLevel.UNSPECIFIED: "off", **REASONING_LEVEL_NAMES}  # a call's level in pi's words
 # The APIs whose SDK pi gives the call's timeoutMs (the OpenAI and Anthropic SDKs; not google-genai).
 TIMEOUT_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
