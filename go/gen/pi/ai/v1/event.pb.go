@@ -22,6 +22,115 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// StreamRule is a rule of the stream contract (ModelService.Stream) that a receiver enforces
+// event by event. Every runtime's accumulator and client report a broken rule by this enum; its
+// text id, used in the conformance corpus and in error messages, is the value's name without
+// the STREAM_RULE_ prefix, in lower case with hyphens: STREAM_RULE_BLOCK_OPEN is "block-open".
+// This table is the only statement of the rules; the runtimes' documentation links here.
+type StreamRule int32
+
+const (
+	// No rule; never reported.
+	StreamRule_STREAM_RULE_UNSPECIFIED StreamRule = 0
+	// An event has exactly one kind set.
+	StreamRule_STREAM_RULE_EVENT_KIND StreamRule = 1
+	// A stream opens with `start`; a call that failed before it started may be its terminal event
+	// alone.
+	StreamRule_STREAM_RULE_START_FIRST StreamRule = 2
+	// A stream has only one `start`.
+	StreamRule_STREAM_RULE_START_ONCE StreamRule = 3
+	// A `*_start` event opens the next index of the content.
+	StreamRule_STREAM_RULE_NEXT_INDEX StreamRule = 4
+	// A delta or end event refers to a block that exists ...
+	StreamRule_STREAM_RULE_BLOCK_EXISTS StreamRule = 5
+	// ... of its own kind ...
+	StreamRule_STREAM_RULE_BLOCK_KIND StreamRule = 6
+	// ... and not yet ended.
+	StreamRule_STREAM_RULE_BLOCK_OPEN StreamRule = 7
+	// A tool call ends with the id it started with.
+	StreamRule_STREAM_RULE_TOOL_CALL_ID StreamRule = 8
+	// A `done` or `error` event passes every rule of the schema and the JSON text rules: its
+	// reason, a message whose stop reason equals it, and every rule of that message. The failure
+	// lists the violations, with paths from the ModelEvent (e.g. "done.message.content[0].tool_call.id").
+	StreamRule_STREAM_RULE_TERMINAL_VALID StreamRule = 9
+	// A terminal event's message has the blocks that were streamed, in number and kind.
+	StreamRule_STREAM_RULE_TERMINAL_AGREES StreamRule = 10
+	// What the partial keeps from block events stays within the receiver's limit (64 MiB by
+	// default), in bytes of UTF-8: every delta, the id and name of a `toolcall_start`, the
+	// signature of a `text_end` or `thinking_end`, and the call a `toolcall_end` carries (its
+	// strings and any fields the schema does not know) as far as it holds more than the streamed
+	// call it replaces.
+	StreamRule_STREAM_RULE_SIZE_LIMIT StreamRule = 11
+	// (Receivers of a wire stream) The events ended without a terminal event; the failure's event
+	// index is the number of events received.
+	StreamRule_STREAM_RULE_TERMINAL_MISSING StreamRule = 12
+	// (Receivers of a wire stream) Bytes arrived that do not decode as a ModelEvent.
+	StreamRule_STREAM_RULE_EVENT_DECODE StreamRule = 13
+)
+
+// Enum value maps for StreamRule.
+var (
+	StreamRule_name = map[int32]string{
+		0:  "STREAM_RULE_UNSPECIFIED",
+		1:  "STREAM_RULE_EVENT_KIND",
+		2:  "STREAM_RULE_START_FIRST",
+		3:  "STREAM_RULE_START_ONCE",
+		4:  "STREAM_RULE_NEXT_INDEX",
+		5:  "STREAM_RULE_BLOCK_EXISTS",
+		6:  "STREAM_RULE_BLOCK_KIND",
+		7:  "STREAM_RULE_BLOCK_OPEN",
+		8:  "STREAM_RULE_TOOL_CALL_ID",
+		9:  "STREAM_RULE_TERMINAL_VALID",
+		10: "STREAM_RULE_TERMINAL_AGREES",
+		11: "STREAM_RULE_SIZE_LIMIT",
+		12: "STREAM_RULE_TERMINAL_MISSING",
+		13: "STREAM_RULE_EVENT_DECODE",
+	}
+	StreamRule_value = map[string]int32{
+		"STREAM_RULE_UNSPECIFIED":      0,
+		"STREAM_RULE_EVENT_KIND":       1,
+		"STREAM_RULE_START_FIRST":      2,
+		"STREAM_RULE_START_ONCE":       3,
+		"STREAM_RULE_NEXT_INDEX":       4,
+		"STREAM_RULE_BLOCK_EXISTS":     5,
+		"STREAM_RULE_BLOCK_KIND":       6,
+		"STREAM_RULE_BLOCK_OPEN":       7,
+		"STREAM_RULE_TOOL_CALL_ID":     8,
+		"STREAM_RULE_TERMINAL_VALID":   9,
+		"STREAM_RULE_TERMINAL_AGREES":  10,
+		"STREAM_RULE_SIZE_LIMIT":       11,
+		"STREAM_RULE_TERMINAL_MISSING": 12,
+		"STREAM_RULE_EVENT_DECODE":     13,
+	}
+)
+
+func (x StreamRule) Enum() *StreamRule {
+	p := new(StreamRule)
+	*p = x
+	return p
+}
+
+func (x StreamRule) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StreamRule) Descriptor() protoreflect.EnumDescriptor {
+	return file_pi_ai_v1_event_proto_enumTypes[0].Descriptor()
+}
+
+func (StreamRule) Type() protoreflect.EnumType {
+	return &file_pi_ai_v1_event_proto_enumTypes[0]
+}
+
+func (x StreamRule) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StreamRule.Descriptor instead.
+func (StreamRule) EnumDescriptor() ([]byte, []int) {
+	return file_pi_ai_v1_event_proto_rawDescGZIP(), []int{0}
+}
+
 // StartEvent opens a stream and carries the header of the assistant message being generated.
 type StartEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1032,7 +1141,24 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x05error\x18\f \x01(\v2\x14.pi.ai.v1.ErrorEventH\x00R\x05error\x12<\n" +
 	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\apartial\x12%\n" +
 	"\x05usage\x18\x11 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usageB\x0e\n" +
-	"\x05event\x12\x05\xbaH\x02\b\x01BN\n" +
+	"\x05event\x12\x05\xbaH\x02\b\x01*\xab\x03\n" +
+	"\n" +
+	"StreamRule\x12\x1b\n" +
+	"\x17STREAM_RULE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16STREAM_RULE_EVENT_KIND\x10\x01\x12\x1b\n" +
+	"\x17STREAM_RULE_START_FIRST\x10\x02\x12\x1a\n" +
+	"\x16STREAM_RULE_START_ONCE\x10\x03\x12\x1a\n" +
+	"\x16STREAM_RULE_NEXT_INDEX\x10\x04\x12\x1c\n" +
+	"\x18STREAM_RULE_BLOCK_EXISTS\x10\x05\x12\x1a\n" +
+	"\x16STREAM_RULE_BLOCK_KIND\x10\x06\x12\x1a\n" +
+	"\x16STREAM_RULE_BLOCK_OPEN\x10\a\x12\x1c\n" +
+	"\x18STREAM_RULE_TOOL_CALL_ID\x10\b\x12\x1e\n" +
+	"\x1aSTREAM_RULE_TERMINAL_VALID\x10\t\x12\x1f\n" +
+	"\x1bSTREAM_RULE_TERMINAL_AGREES\x10\n" +
+	"\x12\x1a\n" +
+	"\x16STREAM_RULE_SIZE_LIMIT\x10\v\x12 \n" +
+	"\x1cSTREAM_RULE_TERMINAL_MISSING\x10\f\x12\x1c\n" +
+	"\x18STREAM_RULE_EVENT_DECODE\x10\rBN\n" +
 	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
@@ -1047,47 +1173,49 @@ func file_pi_ai_v1_event_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_event_proto_rawDescData
 }
 
+var file_pi_ai_v1_event_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_pi_ai_v1_event_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_pi_ai_v1_event_proto_goTypes = []any{
-	(*StartEvent)(nil),         // 0: pi.ai.v1.StartEvent
-	(*TextStartEvent)(nil),     // 1: pi.ai.v1.TextStartEvent
-	(*TextDeltaEvent)(nil),     // 2: pi.ai.v1.TextDeltaEvent
-	(*TextEndEvent)(nil),       // 3: pi.ai.v1.TextEndEvent
-	(*ThinkingStartEvent)(nil), // 4: pi.ai.v1.ThinkingStartEvent
-	(*ThinkingDeltaEvent)(nil), // 5: pi.ai.v1.ThinkingDeltaEvent
-	(*ThinkingEndEvent)(nil),   // 6: pi.ai.v1.ThinkingEndEvent
-	(*ToolCallStartEvent)(nil), // 7: pi.ai.v1.ToolCallStartEvent
-	(*ToolCallDeltaEvent)(nil), // 8: pi.ai.v1.ToolCallDeltaEvent
-	(*ToolCallEndEvent)(nil),   // 9: pi.ai.v1.ToolCallEndEvent
-	(*DoneEvent)(nil),          // 10: pi.ai.v1.DoneEvent
-	(*ErrorEvent)(nil),         // 11: pi.ai.v1.ErrorEvent
-	(*ModelEvent)(nil),         // 12: pi.ai.v1.ModelEvent
-	(*AssistantMessage)(nil),   // 13: pi.ai.v1.AssistantMessage
-	(*ToolCall)(nil),           // 14: pi.ai.v1.ToolCall
-	(StopReason)(0),            // 15: pi.ai.v1.StopReason
-	(*Usage)(nil),              // 16: pi.ai.v1.Usage
+	(StreamRule)(0),            // 0: pi.ai.v1.StreamRule
+	(*StartEvent)(nil),         // 1: pi.ai.v1.StartEvent
+	(*TextStartEvent)(nil),     // 2: pi.ai.v1.TextStartEvent
+	(*TextDeltaEvent)(nil),     // 3: pi.ai.v1.TextDeltaEvent
+	(*TextEndEvent)(nil),       // 4: pi.ai.v1.TextEndEvent
+	(*ThinkingStartEvent)(nil), // 5: pi.ai.v1.ThinkingStartEvent
+	(*ThinkingDeltaEvent)(nil), // 6: pi.ai.v1.ThinkingDeltaEvent
+	(*ThinkingEndEvent)(nil),   // 7: pi.ai.v1.ThinkingEndEvent
+	(*ToolCallStartEvent)(nil), // 8: pi.ai.v1.ToolCallStartEvent
+	(*ToolCallDeltaEvent)(nil), // 9: pi.ai.v1.ToolCallDeltaEvent
+	(*ToolCallEndEvent)(nil),   // 10: pi.ai.v1.ToolCallEndEvent
+	(*DoneEvent)(nil),          // 11: pi.ai.v1.DoneEvent
+	(*ErrorEvent)(nil),         // 12: pi.ai.v1.ErrorEvent
+	(*ModelEvent)(nil),         // 13: pi.ai.v1.ModelEvent
+	(*AssistantMessage)(nil),   // 14: pi.ai.v1.AssistantMessage
+	(*ToolCall)(nil),           // 15: pi.ai.v1.ToolCall
+	(StopReason)(0),            // 16: pi.ai.v1.StopReason
+	(*Usage)(nil),              // 17: pi.ai.v1.Usage
 }
 var file_pi_ai_v1_event_proto_depIdxs = []int32{
-	13, // 0: pi.ai.v1.StartEvent.header:type_name -> pi.ai.v1.AssistantMessage
-	14, // 1: pi.ai.v1.ToolCallEndEvent.tool_call:type_name -> pi.ai.v1.ToolCall
-	15, // 2: pi.ai.v1.DoneEvent.reason:type_name -> pi.ai.v1.StopReason
-	13, // 3: pi.ai.v1.DoneEvent.message:type_name -> pi.ai.v1.AssistantMessage
-	15, // 4: pi.ai.v1.ErrorEvent.reason:type_name -> pi.ai.v1.StopReason
-	13, // 5: pi.ai.v1.ErrorEvent.message:type_name -> pi.ai.v1.AssistantMessage
-	0,  // 6: pi.ai.v1.ModelEvent.start:type_name -> pi.ai.v1.StartEvent
-	1,  // 7: pi.ai.v1.ModelEvent.text_start:type_name -> pi.ai.v1.TextStartEvent
-	2,  // 8: pi.ai.v1.ModelEvent.text_delta:type_name -> pi.ai.v1.TextDeltaEvent
-	3,  // 9: pi.ai.v1.ModelEvent.text_end:type_name -> pi.ai.v1.TextEndEvent
-	4,  // 10: pi.ai.v1.ModelEvent.thinking_start:type_name -> pi.ai.v1.ThinkingStartEvent
-	5,  // 11: pi.ai.v1.ModelEvent.thinking_delta:type_name -> pi.ai.v1.ThinkingDeltaEvent
-	6,  // 12: pi.ai.v1.ModelEvent.thinking_end:type_name -> pi.ai.v1.ThinkingEndEvent
-	7,  // 13: pi.ai.v1.ModelEvent.toolcall_start:type_name -> pi.ai.v1.ToolCallStartEvent
-	8,  // 14: pi.ai.v1.ModelEvent.toolcall_delta:type_name -> pi.ai.v1.ToolCallDeltaEvent
-	9,  // 15: pi.ai.v1.ModelEvent.toolcall_end:type_name -> pi.ai.v1.ToolCallEndEvent
-	10, // 16: pi.ai.v1.ModelEvent.done:type_name -> pi.ai.v1.DoneEvent
-	11, // 17: pi.ai.v1.ModelEvent.error:type_name -> pi.ai.v1.ErrorEvent
-	13, // 18: pi.ai.v1.ModelEvent.partial:type_name -> pi.ai.v1.AssistantMessage
-	16, // 19: pi.ai.v1.ModelEvent.usage:type_name -> pi.ai.v1.Usage
+	14, // 0: pi.ai.v1.StartEvent.header:type_name -> pi.ai.v1.AssistantMessage
+	15, // 1: pi.ai.v1.ToolCallEndEvent.tool_call:type_name -> pi.ai.v1.ToolCall
+	16, // 2: pi.ai.v1.DoneEvent.reason:type_name -> pi.ai.v1.StopReason
+	14, // 3: pi.ai.v1.DoneEvent.message:type_name -> pi.ai.v1.AssistantMessage
+	16, // 4: pi.ai.v1.ErrorEvent.reason:type_name -> pi.ai.v1.StopReason
+	14, // 5: pi.ai.v1.ErrorEvent.message:type_name -> pi.ai.v1.AssistantMessage
+	1,  // 6: pi.ai.v1.ModelEvent.start:type_name -> pi.ai.v1.StartEvent
+	2,  // 7: pi.ai.v1.ModelEvent.text_start:type_name -> pi.ai.v1.TextStartEvent
+	3,  // 8: pi.ai.v1.ModelEvent.text_delta:type_name -> pi.ai.v1.TextDeltaEvent
+	4,  // 9: pi.ai.v1.ModelEvent.text_end:type_name -> pi.ai.v1.TextEndEvent
+	5,  // 10: pi.ai.v1.ModelEvent.thinking_start:type_name -> pi.ai.v1.ThinkingStartEvent
+	6,  // 11: pi.ai.v1.ModelEvent.thinking_delta:type_name -> pi.ai.v1.ThinkingDeltaEvent
+	7,  // 12: pi.ai.v1.ModelEvent.thinking_end:type_name -> pi.ai.v1.ThinkingEndEvent
+	8,  // 13: pi.ai.v1.ModelEvent.toolcall_start:type_name -> pi.ai.v1.ToolCallStartEvent
+	9,  // 14: pi.ai.v1.ModelEvent.toolcall_delta:type_name -> pi.ai.v1.ToolCallDeltaEvent
+	10, // 15: pi.ai.v1.ModelEvent.toolcall_end:type_name -> pi.ai.v1.ToolCallEndEvent
+	11, // 16: pi.ai.v1.ModelEvent.done:type_name -> pi.ai.v1.DoneEvent
+	12, // 17: pi.ai.v1.ModelEvent.error:type_name -> pi.ai.v1.ErrorEvent
+	14, // 18: pi.ai.v1.ModelEvent.partial:type_name -> pi.ai.v1.AssistantMessage
+	17, // 19: pi.ai.v1.ModelEvent.usage:type_name -> pi.ai.v1.Usage
 	20, // [20:20] is the sub-list for method output_type
 	20, // [20:20] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
@@ -1123,13 +1251,14 @@ func file_pi_ai_v1_event_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_event_proto_rawDesc), len(file_pi_ai_v1_event_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_pi_ai_v1_event_proto_goTypes,
 		DependencyIndexes: file_pi_ai_v1_event_proto_depIdxs,
+		EnumInfos:         file_pi_ai_v1_event_proto_enumTypes,
 		MessageInfos:      file_pi_ai_v1_event_proto_msgTypes,
 	}.Build()
 	File_pi_ai_v1_event_proto = out.File

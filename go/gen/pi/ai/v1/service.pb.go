@@ -1026,6 +1026,55 @@ func (x *StreamBatchedResponse) GetEvents() []*ModelEvent {
 	return nil
 }
 
+// StreamBatchedView reads a StreamBatchedResponse without decoding its events: the same field,
+// each event left as its bytes. A client receives StreamBatched through it, so it can apply the
+// events in front of one that does not decode, and report that one by its index (rule
+// "event-decode"), where decoding the whole response would lose them all. Servers never send it.
+type StreamBatchedView struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The events' encodings, in order.
+	Events        [][]byte `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamBatchedView) Reset() {
+	*x = StreamBatchedView{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamBatchedView) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamBatchedView) ProtoMessage() {}
+
+func (x *StreamBatchedView) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamBatchedView.ProtoReflect.Descriptor instead.
+func (*StreamBatchedView) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StreamBatchedView) GetEvents() [][]byte {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_pi_ai_v1_service_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_service_proto_rawDesc = "" +
@@ -1100,7 +1149,9 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x10GetModelResponse\x12%\n" +
 	"\x05model\x18\x01 \x01(\v2\x0f.pi.ai.v1.ModelR\x05model\"O\n" +
 	"\x15StreamBatchedResponse\x126\n" +
-	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events*\x86\x01\n" +
+	"\x06events\x18\x01 \x03(\v2\x14.pi.ai.v1.ModelEventB\b\xbaH\x05\x92\x01\x02\b\x01R\x06events\"+\n" +
+	"\x11StreamBatchedView\x12\x16\n" +
+	"\x06events\x18\x01 \x03(\fR\x06events*\x86\x01\n" +
 	"\tTransport\x12\x19\n" +
 	"\x15TRANSPORT_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTRANSPORT_SSE\x10\x01\x12\x17\n" +
@@ -1152,7 +1203,7 @@ func file_pi_ai_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_pi_ai_v1_service_proto_goTypes = []any{
 	(Transport)(0),                // 0: pi.ai.v1.Transport
 	(DeferredWindow)(0),           // 1: pi.ai.v1.DeferredWindow
@@ -1169,31 +1220,32 @@ var file_pi_ai_v1_service_proto_goTypes = []any{
 	(*GetModelRequest)(nil),       // 12: pi.ai.v1.GetModelRequest
 	(*GetModelResponse)(nil),      // 13: pi.ai.v1.GetModelResponse
 	(*StreamBatchedResponse)(nil), // 14: pi.ai.v1.StreamBatchedResponse
-	nil,                           // 15: pi.ai.v1.GenerationOptions.HeadersEntry
-	(*AgentContext)(nil),          // 16: pi.ai.v1.AgentContext
-	(*Model)(nil),                 // 17: pi.ai.v1.Model
-	(*ModelEvent)(nil),            // 18: pi.ai.v1.ModelEvent
+	(*StreamBatchedView)(nil),     // 15: pi.ai.v1.StreamBatchedView
+	nil,                           // 16: pi.ai.v1.GenerationOptions.HeadersEntry
+	(*AgentContext)(nil),          // 17: pi.ai.v1.AgentContext
+	(*Model)(nil),                 // 18: pi.ai.v1.Model
+	(*ModelEvent)(nil),            // 19: pi.ai.v1.ModelEvent
 }
 var file_pi_ai_v1_service_proto_depIdxs = []int32{
 	2,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
 	7,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
 	8,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
 	4,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
-	15, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
+	16, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
 	0,  // 5: pi.ai.v1.GenerationOptions.transport:type_name -> pi.ai.v1.Transport
 	6,  // 6: pi.ai.v1.GenerationOptions.deferred:type_name -> pi.ai.v1.DeferredOptions
 	1,  // 7: pi.ai.v1.DeferredOptions.window:type_name -> pi.ai.v1.DeferredWindow
 	3,  // 8: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
-	16, // 9: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
+	17, // 9: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
 	5,  // 10: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
-	17, // 11: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
-	17, // 12: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
-	18, // 13: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
+	18, // 11: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
+	18, // 12: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
+	19, // 13: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
 	9,  // 14: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
 	9,  // 15: pi.ai.v1.ModelService.StreamBatched:input_type -> pi.ai.v1.StreamRequest
 	10, // 16: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
 	12, // 17: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
-	18, // 18: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
+	19, // 18: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
 	14, // 19: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
 	11, // 20: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
 	13, // 21: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
@@ -1221,7 +1273,7 @@ func file_pi_ai_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_service_proto_rawDesc), len(file_pi_ai_v1_service_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

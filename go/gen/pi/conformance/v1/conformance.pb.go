@@ -23,11 +23,12 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Suite is one file of the conformance corpus, in ProtoJSON: the cases of one topic. A runtime's
-// runner reads every suite of a corpus folder, runs each case it supports, and compares what its
-// runtime did with the case's expected outcome. Outcomes are structured values (rule ids, field
-// paths, event indexes, status codes, stop reasons), never message text: each runtime words its
-// errors its own way.
+// Suite is one file of the conformance corpus (YAML read as ProtoJSON): the cases of one topic.
+// The harness (tests/conformance/harness.py) reads every suite of a corpus folder, sends each case
+// a runtime runs to that runtime's executor as a CaseRequest, and compares the CaseResult the
+// executor writes back with the case's expected outcome. Outcomes are structured values (rule
+// ids, field paths, event indexes, status codes, stop reasons), never message text: each runtime
+// words its errors its own way.
 type Suite struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cases, in the order runners report them.
@@ -570,9 +571,7 @@ type StreamFailure struct {
 	// The index of the offending event, counting from 0 at the first event of the stream. For
 	// "terminal-missing", the number of events received.
 	EventIndex uint32 `protobuf:"varint,1,opt,name=event_index,json=eventIndex,proto3" json:"event_index,omitempty"`
-	// The id of the stream rule: "event-kind", "start-first", "start-once", "next-index",
-	// "block-exists", "block-kind", "block-open", "tool-call-id", "terminal-agrees",
-	// "terminal-valid", "terminal-missing", "event-decode" or "size-limit".
+	// The text id of the stream rule (pi.ai.v1.StreamRule), e.g. "block-open".
 	RuleId string `protobuf:"bytes,2,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`
 	// For "terminal-valid": the violations of the terminal event, with paths from the ModelEvent
 	// (e.g. "done.message.content[0].tool_call.id"). Empty for every other rule.
@@ -1752,6 +1751,619 @@ func (x *Unsupported) GetReason() string {
 	return ""
 }
 
+// CaseRequest is what the harness sends a runtime's executor: one case to run. An executor reads
+// size-delimited CaseRequests (each a varint length, then the message: the delimited form of
+// every protobuf runtime) from its standard input until it ends, runs each through its runtime's
+// public API, and writes one size-delimited CaseResult for each to its standard output, in
+// order, flushing after each. It compares nothing: the harness does.
+type CaseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The case. Its expected outcome is there too; an executor does not read it.
+	Case *Case `protobuf:"bytes,1,opt,name=case,proto3" json:"case,omitempty"`
+	// For a client case: the reference server's address, "host:port" for gRPC, a base URL
+	// ("http://host:port") for the HTTP protocols.
+	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	// For a client case: the protocol the client speaks, "grpc" (or empty), "connect", "grpc-web"
+	// or "sse"; an executor whose client does not speak it answers with `error`.
+	Protocol      string `protobuf:"bytes,3,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CaseRequest) Reset() {
+	*x = CaseRequest{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CaseRequest) ProtoMessage() {}
+
+func (x *CaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CaseRequest.ProtoReflect.Descriptor instead.
+func (*CaseRequest) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CaseRequest) GetCase() *Case {
+	if x != nil {
+		return x.Case
+	}
+	return nil
+}
+
+func (x *CaseRequest) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *CaseRequest) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+// CaseResult is what an executor's runtime did with one case: the member of the case's kind, or
+// `error` when the runtime raised where an outcome was expected.
+type CaseResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The case's name, as the request gave it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What happened; exactly one member is set.
+	//
+	// Types that are valid to be assigned to Result:
+	//
+	//	*CaseResult_Wire
+	//	*CaseResult_Validate
+	//	*CaseResult_Stream
+	//	*CaseResult_Client
+	//	*CaseResult_PiJson
+	//	*CaseResult_Cost
+	//	*CaseResult_PartialJson
+	//	*CaseResult_Error
+	Result        isCaseResult_Result `protobuf_oneof:"result"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CaseResult) Reset() {
+	*x = CaseResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CaseResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CaseResult) ProtoMessage() {}
+
+func (x *CaseResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
+func (*CaseResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *CaseResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CaseResult) GetResult() isCaseResult_Result {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *CaseResult) GetWire() *WireResult {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Wire); ok {
+			return x.Wire
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetValidate() *ValidateResult {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Validate); ok {
+			return x.Validate
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetStream() *StreamResult {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Stream); ok {
+			return x.Stream
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetClient() *ClientOutcome {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Client); ok {
+			return x.Client
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetPiJson() *PiJsonResult {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_PiJson); ok {
+			return x.PiJson
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetCost() *v1.Cost {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Cost); ok {
+			return x.Cost
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetPartialJson() *PartialJsonResult {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_PartialJson); ok {
+			return x.PartialJson
+		}
+	}
+	return nil
+}
+
+func (x *CaseResult) GetError() string {
+	if x != nil {
+		if x, ok := x.Result.(*CaseResult_Error); ok {
+			return x.Error
+		}
+	}
+	return ""
+}
+
+type isCaseResult_Result interface {
+	isCaseResult_Result()
+}
+
+type CaseResult_Wire struct {
+	// A wire case's encodings.
+	Wire *WireResult `protobuf:"bytes,2,opt,name=wire,proto3,oneof"`
+}
+
+type CaseResult_Validate struct {
+	// A validate case's violations, in any order.
+	Validate *ValidateResult `protobuf:"bytes,3,opt,name=validate,proto3,oneof"`
+}
+
+type CaseResult_Stream struct {
+	// A stream case's partials and result, or the rule an event broke.
+	Stream *StreamResult `protobuf:"bytes,4,opt,name=stream,proto3,oneof"`
+}
+
+type CaseResult_Client struct {
+	// A client case's outcome, with the final message's error_message as the runtime worded it.
+	Client *ClientOutcome `protobuf:"bytes,5,opt,name=client,proto3,oneof"`
+}
+
+type CaseResult_PiJson struct {
+	// A pi-JSON case's reading and writing.
+	PiJson *PiJsonResult `protobuf:"bytes,6,opt,name=pi_json,json=piJson,proto3,oneof"`
+}
+
+type CaseResult_Cost struct {
+	// A cost case's cost.
+	Cost *v1.Cost `protobuf:"bytes,7,opt,name=cost,proto3,oneof"`
+}
+
+type CaseResult_PartialJson struct {
+	// A partial-JSON case's completions.
+	PartialJson *PartialJsonResult `protobuf:"bytes,8,opt,name=partial_json,json=partialJson,proto3,oneof"`
+}
+
+type CaseResult_Error struct {
+	// The runtime raised, or the executor could not run the case: what happened, in words.
+	Error string `protobuf:"bytes,9,opt,name=error,proto3,oneof"`
+}
+
+func (*CaseResult_Wire) isCaseResult_Result() {}
+
+func (*CaseResult_Validate) isCaseResult_Result() {}
+
+func (*CaseResult_Stream) isCaseResult_Result() {}
+
+func (*CaseResult_Client) isCaseResult_Result() {}
+
+func (*CaseResult_PiJson) isCaseResult_Result() {}
+
+func (*CaseResult_Cost) isCaseResult_Result() {}
+
+func (*CaseResult_PartialJson) isCaseResult_Result() {}
+
+func (*CaseResult_Error) isCaseResult_Result() {}
+
+// WireResult is what a runtime made of a WireCase.
+type WireResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `binary` decoded as the case's type and encoded again.
+	Binary []byte `protobuf:"bytes,1,opt,name=binary,proto3" json:"binary,omitempty"`
+	// That message printed as ProtoJSON text.
+	Json string `protobuf:"bytes,2,opt,name=json,proto3" json:"json,omitempty"`
+	// The case's `json` parsed as the case's type and encoded.
+	JsonBinary    []byte `protobuf:"bytes,3,opt,name=json_binary,json=jsonBinary,proto3" json:"json_binary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WireResult) Reset() {
+	*x = WireResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WireResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WireResult) ProtoMessage() {}
+
+func (x *WireResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WireResult.ProtoReflect.Descriptor instead.
+func (*WireResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *WireResult) GetBinary() []byte {
+	if x != nil {
+		return x.Binary
+	}
+	return nil
+}
+
+func (x *WireResult) GetJson() string {
+	if x != nil {
+		return x.Json
+	}
+	return ""
+}
+
+func (x *WireResult) GetJsonBinary() []byte {
+	if x != nil {
+		return x.JsonBinary
+	}
+	return nil
+}
+
+// ValidateResult is the violations a runtime found.
+type ValidateResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The violations, in any order.
+	Violations    []*Violation `protobuf:"bytes,1,rep,name=violations,proto3" json:"violations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidateResult) Reset() {
+	*x = ValidateResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidateResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidateResult) ProtoMessage() {}
+
+func (x *ValidateResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidateResult.ProtoReflect.Descriptor instead.
+func (*ValidateResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ValidateResult) GetViolations() []*Violation {
+	if x != nil {
+		return x.Violations
+	}
+	return nil
+}
+
+// StreamResult is what a runtime's event stream made of a StreamCase's events.
+type StreamResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partial message after each event delivered, in order.
+	Partials []*v1.AssistantMessage `protobuf:"bytes,1,rep,name=partials,proto3" json:"partials,omitempty"`
+	// The stream's result, when a terminal event was delivered.
+	Result *v1.AssistantMessage `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// The rule the first offending event broke; absent when every event fit.
+	Failure       *StreamFailure `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamResult) Reset() {
+	*x = StreamResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamResult) ProtoMessage() {}
+
+func (x *StreamResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamResult.ProtoReflect.Descriptor instead.
+func (*StreamResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *StreamResult) GetPartials() []*v1.AssistantMessage {
+	if x != nil {
+		return x.Partials
+	}
+	return nil
+}
+
+func (x *StreamResult) GetResult() *v1.AssistantMessage {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *StreamResult) GetFailure() *StreamFailure {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+// PiJsonResult is what a runtime's pi-JSON codec made of a PiJsonCase's text: read as an entry,
+// or as a context when the case expects one.
+type PiJsonResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What reading gave; exactly one member is set.
+	//
+	// Types that are valid to be assigned to Read:
+	//
+	//	*PiJsonResult_Entry
+	//	*PiJsonResult_Context
+	//	*PiJsonResult_ErrorPath
+	Read isPiJsonResult_Read `protobuf_oneof:"read"`
+	// What the codec writes back from what it read; empty when it refused the text.
+	Written       string `protobuf:"bytes,4,opt,name=written,proto3" json:"written,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PiJsonResult) Reset() {
+	*x = PiJsonResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PiJsonResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PiJsonResult) ProtoMessage() {}
+
+func (x *PiJsonResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PiJsonResult.ProtoReflect.Descriptor instead.
+func (*PiJsonResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *PiJsonResult) GetRead() isPiJsonResult_Read {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+func (x *PiJsonResult) GetEntry() *v1.TranscriptEntry {
+	if x != nil {
+		if x, ok := x.Read.(*PiJsonResult_Entry); ok {
+			return x.Entry
+		}
+	}
+	return nil
+}
+
+func (x *PiJsonResult) GetContext() *v1.AgentContext {
+	if x != nil {
+		if x, ok := x.Read.(*PiJsonResult_Context); ok {
+			return x.Context
+		}
+	}
+	return nil
+}
+
+func (x *PiJsonResult) GetErrorPath() string {
+	if x != nil {
+		if x, ok := x.Read.(*PiJsonResult_ErrorPath); ok {
+			return x.ErrorPath
+		}
+	}
+	return ""
+}
+
+func (x *PiJsonResult) GetWritten() string {
+	if x != nil {
+		return x.Written
+	}
+	return ""
+}
+
+type isPiJsonResult_Read interface {
+	isPiJsonResult_Read()
+}
+
+type PiJsonResult_Entry struct {
+	// The entry read.
+	Entry *v1.TranscriptEntry `protobuf:"bytes,1,opt,name=entry,proto3,oneof"`
+}
+
+type PiJsonResult_Context struct {
+	// The context read.
+	Context *v1.AgentContext `protobuf:"bytes,2,opt,name=context,proto3,oneof"`
+}
+
+type PiJsonResult_ErrorPath struct {
+	// The path of the value the codec refused.
+	ErrorPath string `protobuf:"bytes,3,opt,name=error_path,json=errorPath,proto3,oneof"`
+}
+
+func (*PiJsonResult_Entry) isPiJsonResult_Read() {}
+
+func (*PiJsonResult_Context) isPiJsonResult_Read() {}
+
+func (*PiJsonResult_ErrorPath) isPiJsonResult_Read() {}
+
+// PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
+// the case's text.
+type PartialJsonResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// After the text arrived as one delta.
+	Whole string `protobuf:"bytes,1,opt,name=whole,proto3" json:"whole,omitempty"`
+	// After the text arrived one character (one code point) per delta.
+	ByCharacter   string `protobuf:"bytes,2,opt,name=by_character,json=byCharacter,proto3" json:"by_character,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartialJsonResult) Reset() {
+	*x = PartialJsonResult{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartialJsonResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartialJsonResult) ProtoMessage() {}
+
+func (x *PartialJsonResult) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartialJsonResult.ProtoReflect.Descriptor instead.
+func (*PartialJsonResult) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PartialJsonResult) GetWhole() string {
+	if x != nil {
+		return x.Whole
+	}
+	return ""
+}
+
+func (x *PartialJsonResult) GetByCharacter() string {
+	if x != nil {
+		return x.ByCharacter
+	}
+	return ""
+}
+
 var File_pi_conformance_v1_conformance_proto protoreflect.FileDescriptor
 
 const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
@@ -1870,7 +2482,47 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"9\n" +
 	"\vUnsupported\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reasonBi\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"n\n" +
+	"\vCaseRequest\x12+\n" +
+	"\x04case\x18\x01 \x01(\v2\x17.pi.conformance.v1.CaseR\x04case\x12\x16\n" +
+	"\x06server\x18\x02 \x01(\tR\x06server\x12\x1a\n" +
+	"\bprotocol\x18\x03 \x01(\tR\bprotocol\"\xdc\x03\n" +
+	"\n" +
+	"CaseResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
+	"\x04wire\x18\x02 \x01(\v2\x1d.pi.conformance.v1.WireResultH\x00R\x04wire\x12?\n" +
+	"\bvalidate\x18\x03 \x01(\v2!.pi.conformance.v1.ValidateResultH\x00R\bvalidate\x129\n" +
+	"\x06stream\x18\x04 \x01(\v2\x1f.pi.conformance.v1.StreamResultH\x00R\x06stream\x12:\n" +
+	"\x06client\x18\x05 \x01(\v2 .pi.conformance.v1.ClientOutcomeH\x00R\x06client\x12:\n" +
+	"\api_json\x18\x06 \x01(\v2\x1f.pi.conformance.v1.PiJsonResultH\x00R\x06piJson\x12$\n" +
+	"\x04cost\x18\a \x01(\v2\x0e.pi.ai.v1.CostH\x00R\x04cost\x12I\n" +
+	"\fpartial_json\x18\b \x01(\v2$.pi.conformance.v1.PartialJsonResultH\x00R\vpartialJson\x12\x16\n" +
+	"\x05error\x18\t \x01(\tH\x00R\x05errorB\b\n" +
+	"\x06result\"Y\n" +
+	"\n" +
+	"WireResult\x12\x16\n" +
+	"\x06binary\x18\x01 \x01(\fR\x06binary\x12\x12\n" +
+	"\x04json\x18\x02 \x01(\tR\x04json\x12\x1f\n" +
+	"\vjson_binary\x18\x03 \x01(\fR\n" +
+	"jsonBinary\"N\n" +
+	"\x0eValidateResult\x12<\n" +
+	"\n" +
+	"violations\x18\x01 \x03(\v2\x1c.pi.conformance.v1.ViolationR\n" +
+	"violations\"\xb6\x01\n" +
+	"\fStreamResult\x126\n" +
+	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +
+	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\x12:\n" +
+	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\xb8\x01\n" +
+	"\fPiJsonResult\x121\n" +
+	"\x05entry\x18\x01 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
+	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
+	"\n" +
+	"error_path\x18\x03 \x01(\tH\x00R\terrorPath\x12\x18\n" +
+	"\awritten\x18\x04 \x01(\tR\awrittenB\x06\n" +
+	"\x04read\"L\n" +
+	"\x11PartialJsonResult\x12\x14\n" +
+	"\x05whole\x18\x01 \x01(\tR\x05whole\x12!\n" +
+	"\fby_character\x18\x02 \x01(\tR\vbyCharacterBi\n" +
 	" io.github.piproto.conformance.v1P\x01ZCgithub.com/pi-proto/pi-proto/go/gen/pi/conformance/v1;conformancev1b\x06proto3"
 
 var (
@@ -1885,7 +2537,7 @@ func file_pi_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_pi_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*Suite)(nil),               // 0: pi.conformance.v1.Suite
 	(*Case)(nil),                // 1: pi.conformance.v1.Case
@@ -1907,19 +2559,26 @@ var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*KnownFailures)(nil),       // 17: pi.conformance.v1.KnownFailures
 	(*KnownFailure)(nil),        // 18: pi.conformance.v1.KnownFailure
 	(*Unsupported)(nil),         // 19: pi.conformance.v1.Unsupported
-	nil,                         // 20: pi.conformance.v1.Metadata.EntriesEntry
-	(*structpb.Value)(nil),      // 21: google.protobuf.Value
-	(*v1.StreamRequest)(nil),    // 22: pi.ai.v1.StreamRequest
-	(*v1.AgentContext)(nil),     // 23: pi.ai.v1.AgentContext
-	(*v1.AgentMessage)(nil),     // 24: pi.ai.v1.AgentMessage
-	(*v1.ModelEvent)(nil),       // 25: pi.ai.v1.ModelEvent
-	(*v1.TranscriptEntry)(nil),  // 26: pi.ai.v1.TranscriptEntry
-	(*v1.Model)(nil),            // 27: pi.ai.v1.Model
-	(*v1.AssistantMessage)(nil), // 28: pi.ai.v1.AssistantMessage
-	(v1.StopReason)(0),          // 29: pi.ai.v1.StopReason
-	(*v1.ModelCost)(nil),        // 30: pi.ai.v1.ModelCost
-	(*v1.Usage)(nil),            // 31: pi.ai.v1.Usage
-	(*v1.Cost)(nil),             // 32: pi.ai.v1.Cost
+	(*CaseRequest)(nil),         // 20: pi.conformance.v1.CaseRequest
+	(*CaseResult)(nil),          // 21: pi.conformance.v1.CaseResult
+	(*WireResult)(nil),          // 22: pi.conformance.v1.WireResult
+	(*ValidateResult)(nil),      // 23: pi.conformance.v1.ValidateResult
+	(*StreamResult)(nil),        // 24: pi.conformance.v1.StreamResult
+	(*PiJsonResult)(nil),        // 25: pi.conformance.v1.PiJsonResult
+	(*PartialJsonResult)(nil),   // 26: pi.conformance.v1.PartialJsonResult
+	nil,                         // 27: pi.conformance.v1.Metadata.EntriesEntry
+	(*structpb.Value)(nil),      // 28: google.protobuf.Value
+	(*v1.StreamRequest)(nil),    // 29: pi.ai.v1.StreamRequest
+	(*v1.AgentContext)(nil),     // 30: pi.ai.v1.AgentContext
+	(*v1.AgentMessage)(nil),     // 31: pi.ai.v1.AgentMessage
+	(*v1.ModelEvent)(nil),       // 32: pi.ai.v1.ModelEvent
+	(*v1.TranscriptEntry)(nil),  // 33: pi.ai.v1.TranscriptEntry
+	(*v1.Model)(nil),            // 34: pi.ai.v1.Model
+	(*v1.AssistantMessage)(nil), // 35: pi.ai.v1.AssistantMessage
+	(v1.StopReason)(0),          // 36: pi.ai.v1.StopReason
+	(*v1.ModelCost)(nil),        // 37: pi.ai.v1.ModelCost
+	(*v1.Usage)(nil),            // 38: pi.ai.v1.Usage
+	(*v1.Cost)(nil),             // 39: pi.ai.v1.Cost
 }
 var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	1,  // 0: pi.conformance.v1.Suite.cases:type_name -> pi.conformance.v1.Case
@@ -1930,44 +2589,58 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	14, // 5: pi.conformance.v1.Case.pi_json:type_name -> pi.conformance.v1.PiJsonCase
 	15, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
 	16, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
-	21, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
-	22, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
-	23, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
-	24, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
-	25, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
-	26, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	27, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
+	28, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
+	29, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
+	30, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
+	31, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
+	32, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
+	33, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	34, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
 	3,  // 15: pi.conformance.v1.ValidateCase.violations:type_name -> pi.conformance.v1.Violation
 	3,  // 16: pi.conformance.v1.StreamFailure.violations:type_name -> pi.conformance.v1.Violation
-	25, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
+	32, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
 	7,  // 18: pi.conformance.v1.StreamCase.success:type_name -> pi.conformance.v1.StreamSuccess
 	5,  // 19: pi.conformance.v1.StreamCase.failure:type_name -> pi.conformance.v1.StreamFailure
-	28, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
-	28, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
-	22, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
+	35, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
+	35, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
+	29, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
 	9,  // 23: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
 	12, // 24: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
 	13, // 25: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
-	25, // 26: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
+	32, // 26: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
 	10, // 27: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
 	11, // 28: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
 	11, // 29: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
-	20, // 30: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
-	29, // 31: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
+	27, // 30: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
+	36, // 31: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
 	5,  // 32: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
-	28, // 33: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
-	26, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	23, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
-	30, // 36: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
-	31, // 37: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
-	32, // 38: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	35, // 33: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
+	33, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	30, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
+	37, // 36: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	38, // 37: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	39, // 38: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
 	18, // 39: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
 	19, // 40: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	41, // [41:41] is the sub-list for method output_type
-	41, // [41:41] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	1,  // 41: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
+	22, // 42: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
+	23, // 43: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
+	24, // 44: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
+	13, // 45: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
+	25, // 46: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
+	39, // 47: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
+	26, // 48: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
+	3,  // 49: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
+	35, // 50: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
+	35, // 51: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
+	5,  // 52: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
+	33, // 53: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
+	30, // 54: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }
@@ -2013,13 +2686,28 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*PiJsonCase_Context)(nil),
 		(*PiJsonCase_ErrorPath)(nil),
 	}
+	file_pi_conformance_v1_conformance_proto_msgTypes[21].OneofWrappers = []any{
+		(*CaseResult_Wire)(nil),
+		(*CaseResult_Validate)(nil),
+		(*CaseResult_Stream)(nil),
+		(*CaseResult_Client)(nil),
+		(*CaseResult_PiJson)(nil),
+		(*CaseResult_Cost)(nil),
+		(*CaseResult_PartialJson)(nil),
+		(*CaseResult_Error)(nil),
+	}
+	file_pi_conformance_v1_conformance_proto_msgTypes[25].OneofWrappers = []any{
+		(*PiJsonResult_Entry)(nil),
+		(*PiJsonResult_Context)(nil),
+		(*PiJsonResult_ErrorPath)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_conformance_v1_conformance_proto_rawDesc), len(file_pi_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

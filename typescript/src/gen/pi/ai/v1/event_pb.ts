@@ -2,8 +2,8 @@
 // @generated from file pi/ai/v1/event.proto (package pi.ai.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import type { ToolCall } from "./content_pb.js";
 import { file_pi_ai_v1_content } from "./content_pb.js";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/event.proto.
  */
 export const file_pi_ai_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChRwaS9haS92MS9ldmVudC5wcm90bxIIcGkuYWkudjEiQAoKU3RhcnRFdmVudBIyCgZoZWFkZXIYASABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPYAQMiJwoOVGV4dFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDSI2Cg5UZXh0RGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlUKDFRleHRFbmRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEhsKDnRleHRfc2lnbmF0dXJlGAIgASgJSACIAQFCEQoPX3RleHRfc2lnbmF0dXJlIisKElRoaW5raW5nU3RhcnRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNIjoKElRoaW5raW5nRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIoUBChBUaGlua2luZ0VuZEV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SHwoSdGhpbmtpbmdfc2lnbmF0dXJlGAIgASgJSACIAQESFQoIcmVkYWN0ZWQYAyABKAhIAYgBAUIVChNfdGhpbmtpbmdfc2lnbmF0dXJlQgsKCV9yZWRhY3RlZCJFChJUb29sQ2FsbFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjoKElRvb2xDYWxsRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlAKEFRvb2xDYWxsRW5kRXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIlCgl0b29sX2NhbGwYAiABKAsyEi5waS5haS52MS5Ub29sQ2FsbCKlAwoJRG9uZUV2ZW50EjQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb25CDrpIC4IBCBgBGAIYAxgHEjMKB21lc3NhZ2UYAiABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPIAQE6rAK6SKgCGpUBChtkb25lLnJlYXNvbl9tYXRjaGVzX21lc3NhZ2USN3RoZSBtZXNzYWdlJ3Mgc3RvcF9yZWFzb24gbXVzdCBlcXVhbCB0aGUgZXZlbnQncyByZWFzb24aPSFoYXModGhpcy5tZXNzYWdlKSB8fCB0aGlzLm1lc3NhZ2Uuc3RvcF9yZWFzb24gPT0gdGhpcy5yZWFzb24ajQEKFGRvbmUuZGVmZXJyZWRfaGFuZGxlEi1hIERFRkVSUkVEIG1lc3NhZ2UgY2FycmllcyBpdHMgRGVmZXJyZWRIYW5kbGUaRiFoYXModGhpcy5tZXNzYWdlKSB8fCAodGhpcy5yZWFzb24gPT0gNykgPT0gaGFzKHRoaXMubWVzc2FnZS5kZWZlcnJlZCkikwIKCkVycm9yRXZlbnQSMAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEGAQYBRIzCgdtZXNzYWdlGAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUIGukgDyAEBOp0BukiZARqWAQocZXJyb3IucmVhc29uX21hdGNoZXNfbWVzc2FnZRI3dGhlIG1lc3NhZ2UncyBzdG9wX3JlYXNvbiBtdXN0IGVxdWFsIHRoZSBldmVudCdzIHJlYXNvbho9IWhhcyh0aGlzLm1lc3NhZ2UpIHx8IHRoaXMubWVzc2FnZS5zdG9wX3JlYXNvbiA9PSB0aGlzLnJlYXNvbiK4BQoKTW9kZWxFdmVudBIlCgVzdGFydBgBIAEoCzIULnBpLmFpLnYxLlN0YXJ0RXZlbnRIABIuCgp0ZXh0X3N0YXJ0GAIgASgLMhgucGkuYWkudjEuVGV4dFN0YXJ0RXZlbnRIABIuCgp0ZXh0X2RlbHRhGAMgASgLMhgucGkuYWkudjEuVGV4dERlbHRhRXZlbnRIABIqCgh0ZXh0X2VuZBgEIAEoCzIWLnBpLmFpLnYxLlRleHRFbmRFdmVudEgAEjYKDnRoaW5raW5nX3N0YXJ0GAUgASgLMhwucGkuYWkudjEuVGhpbmtpbmdTdGFydEV2ZW50SAASNgoOdGhpbmtpbmdfZGVsdGEYBiABKAsyHC5waS5haS52MS5UaGlua2luZ0RlbHRhRXZlbnRIABIyCgx0aGlua2luZ19lbmQYByABKAsyGi5waS5haS52MS5UaGlua2luZ0VuZEV2ZW50SAASNgoOdG9vbGNhbGxfc3RhcnQYCCABKAsyHC5waS5haS52MS5Ub29sQ2FsbFN0YXJ0RXZlbnRIABI2Cg50b29sY2FsbF9kZWx0YRgJIAEoCzIcLnBpLmFpLnYxLlRvb2xDYWxsRGVsdGFFdmVudEgAEjIKDHRvb2xjYWxsX2VuZBgKIAEoCzIaLnBpLmFpLnYxLlRvb2xDYWxsRW5kRXZlbnRIABIjCgRkb25lGAsgASgLMhMucGkuYWkudjEuRG9uZUV2ZW50SAASJQoFZXJyb3IYDCABKAsyFC5waS5haS52MS5FcnJvckV2ZW50SAASMwoHcGFydGlhbBgQIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCBrpIA9gBAxIeCgV1c2FnZRgRIAEoCzIPLnBpLmFpLnYxLlVzYWdlQg4KBWV2ZW50EgW6SAIIAUIbChdpby5naXRodWIucGlwcm90by5haS52MVABYgZwcm90bzM", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_message]);
+  fileDesc("ChRwaS9haS92MS9ldmVudC5wcm90bxIIcGkuYWkudjEiQAoKU3RhcnRFdmVudBIyCgZoZWFkZXIYASABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPYAQMiJwoOVGV4dFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDSI2Cg5UZXh0RGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlUKDFRleHRFbmRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEhsKDnRleHRfc2lnbmF0dXJlGAIgASgJSACIAQFCEQoPX3RleHRfc2lnbmF0dXJlIisKElRoaW5raW5nU3RhcnRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNIjoKElRoaW5raW5nRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIoUBChBUaGlua2luZ0VuZEV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SHwoSdGhpbmtpbmdfc2lnbmF0dXJlGAIgASgJSACIAQESFQoIcmVkYWN0ZWQYAyABKAhIAYgBAUIVChNfdGhpbmtpbmdfc2lnbmF0dXJlQgsKCV9yZWRhY3RlZCJFChJUb29sQ2FsbFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjoKElRvb2xDYWxsRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlAKEFRvb2xDYWxsRW5kRXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIlCgl0b29sX2NhbGwYAiABKAsyEi5waS5haS52MS5Ub29sQ2FsbCKlAwoJRG9uZUV2ZW50EjQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb25CDrpIC4IBCBgBGAIYAxgHEjMKB21lc3NhZ2UYAiABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPIAQE6rAK6SKgCGpUBChtkb25lLnJlYXNvbl9tYXRjaGVzX21lc3NhZ2USN3RoZSBtZXNzYWdlJ3Mgc3RvcF9yZWFzb24gbXVzdCBlcXVhbCB0aGUgZXZlbnQncyByZWFzb24aPSFoYXModGhpcy5tZXNzYWdlKSB8fCB0aGlzLm1lc3NhZ2Uuc3RvcF9yZWFzb24gPT0gdGhpcy5yZWFzb24ajQEKFGRvbmUuZGVmZXJyZWRfaGFuZGxlEi1hIERFRkVSUkVEIG1lc3NhZ2UgY2FycmllcyBpdHMgRGVmZXJyZWRIYW5kbGUaRiFoYXModGhpcy5tZXNzYWdlKSB8fCAodGhpcy5yZWFzb24gPT0gNykgPT0gaGFzKHRoaXMubWVzc2FnZS5kZWZlcnJlZCkikwIKCkVycm9yRXZlbnQSMAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEGAQYBRIzCgdtZXNzYWdlGAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUIGukgDyAEBOp0BukiZARqWAQocZXJyb3IucmVhc29uX21hdGNoZXNfbWVzc2FnZRI3dGhlIG1lc3NhZ2UncyBzdG9wX3JlYXNvbiBtdXN0IGVxdWFsIHRoZSBldmVudCdzIHJlYXNvbho9IWhhcyh0aGlzLm1lc3NhZ2UpIHx8IHRoaXMubWVzc2FnZS5zdG9wX3JlYXNvbiA9PSB0aGlzLnJlYXNvbiK4BQoKTW9kZWxFdmVudBIlCgVzdGFydBgBIAEoCzIULnBpLmFpLnYxLlN0YXJ0RXZlbnRIABIuCgp0ZXh0X3N0YXJ0GAIgASgLMhgucGkuYWkudjEuVGV4dFN0YXJ0RXZlbnRIABIuCgp0ZXh0X2RlbHRhGAMgASgLMhgucGkuYWkudjEuVGV4dERlbHRhRXZlbnRIABIqCgh0ZXh0X2VuZBgEIAEoCzIWLnBpLmFpLnYxLlRleHRFbmRFdmVudEgAEjYKDnRoaW5raW5nX3N0YXJ0GAUgASgLMhwucGkuYWkudjEuVGhpbmtpbmdTdGFydEV2ZW50SAASNgoOdGhpbmtpbmdfZGVsdGEYBiABKAsyHC5waS5haS52MS5UaGlua2luZ0RlbHRhRXZlbnRIABIyCgx0aGlua2luZ19lbmQYByABKAsyGi5waS5haS52MS5UaGlua2luZ0VuZEV2ZW50SAASNgoOdG9vbGNhbGxfc3RhcnQYCCABKAsyHC5waS5haS52MS5Ub29sQ2FsbFN0YXJ0RXZlbnRIABI2Cg50b29sY2FsbF9kZWx0YRgJIAEoCzIcLnBpLmFpLnYxLlRvb2xDYWxsRGVsdGFFdmVudEgAEjIKDHRvb2xjYWxsX2VuZBgKIAEoCzIaLnBpLmFpLnYxLlRvb2xDYWxsRW5kRXZlbnRIABIjCgRkb25lGAsgASgLMhMucGkuYWkudjEuRG9uZUV2ZW50SAASJQoFZXJyb3IYDCABKAsyFC5waS5haS52MS5FcnJvckV2ZW50SAASMwoHcGFydGlhbBgQIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCBrpIA9gBAxIeCgV1c2FnZRgRIAEoCzIPLnBpLmFpLnYxLlVzYWdlQg4KBWV2ZW50EgW6SAIIASqrAwoKU3RyZWFtUnVsZRIbChdTVFJFQU1fUlVMRV9VTlNQRUNJRklFRBAAEhoKFlNUUkVBTV9SVUxFX0VWRU5UX0tJTkQQARIbChdTVFJFQU1fUlVMRV9TVEFSVF9GSVJTVBACEhoKFlNUUkVBTV9SVUxFX1NUQVJUX09OQ0UQAxIaChZTVFJFQU1fUlVMRV9ORVhUX0lOREVYEAQSHAoYU1RSRUFNX1JVTEVfQkxPQ0tfRVhJU1RTEAUSGgoWU1RSRUFNX1JVTEVfQkxPQ0tfS0lORBAGEhoKFlNUUkVBTV9SVUxFX0JMT0NLX09QRU4QBxIcChhTVFJFQU1fUlVMRV9UT09MX0NBTExfSUQQCBIeChpTVFJFQU1fUlVMRV9URVJNSU5BTF9WQUxJRBAJEh8KG1NUUkVBTV9SVUxFX1RFUk1JTkFMX0FHUkVFUxAKEhoKFlNUUkVBTV9SVUxFX1NJWkVfTElNSVQQCxIgChxTVFJFQU1fUlVMRV9URVJNSU5BTF9NSVNTSU5HEAwSHAoYU1RSRUFNX1JVTEVfRVZFTlRfREVDT0RFEA1CGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_message]);
 
 /**
  * StartEvent opens a stream and carries the header of the assistant message being generated.
@@ -492,4 +492,127 @@ export type ModelEvent = Message<"pi.ai.v1.ModelEvent"> & {
  */
 export const ModelEventSchema: GenMessage<ModelEvent> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_event, 12);
+
+/**
+ * StreamRule is a rule of the stream contract (ModelService.Stream) that a receiver enforces
+ * event by event. Every runtime's accumulator and client report a broken rule by this enum; its
+ * text id, used in the conformance corpus and in error messages, is the value's name without
+ * the STREAM_RULE_ prefix, in lower case with hyphens: STREAM_RULE_BLOCK_OPEN is "block-open".
+ * This table is the only statement of the rules; the runtimes' documentation links here.
+ *
+ * @generated from enum pi.ai.v1.StreamRule
+ */
+export enum StreamRule {
+  /**
+   * No rule; never reported.
+   *
+   * @generated from enum value: STREAM_RULE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * An event has exactly one kind set.
+   *
+   * @generated from enum value: STREAM_RULE_EVENT_KIND = 1;
+   */
+  EVENT_KIND = 1,
+
+  /**
+   * A stream opens with `start`; a call that failed before it started may be its terminal event
+   * alone.
+   *
+   * @generated from enum value: STREAM_RULE_START_FIRST = 2;
+   */
+  START_FIRST = 2,
+
+  /**
+   * A stream has only one `start`.
+   *
+   * @generated from enum value: STREAM_RULE_START_ONCE = 3;
+   */
+  START_ONCE = 3,
+
+  /**
+   * A `*_start` event opens the next index of the content.
+   *
+   * @generated from enum value: STREAM_RULE_NEXT_INDEX = 4;
+   */
+  NEXT_INDEX = 4,
+
+  /**
+   * A delta or end event refers to a block that exists ...
+   *
+   * @generated from enum value: STREAM_RULE_BLOCK_EXISTS = 5;
+   */
+  BLOCK_EXISTS = 5,
+
+  /**
+   * ... of its own kind ...
+   *
+   * @generated from enum value: STREAM_RULE_BLOCK_KIND = 6;
+   */
+  BLOCK_KIND = 6,
+
+  /**
+   * ... and not yet ended.
+   *
+   * @generated from enum value: STREAM_RULE_BLOCK_OPEN = 7;
+   */
+  BLOCK_OPEN = 7,
+
+  /**
+   * A tool call ends with the id it started with.
+   *
+   * @generated from enum value: STREAM_RULE_TOOL_CALL_ID = 8;
+   */
+  TOOL_CALL_ID = 8,
+
+  /**
+   * A `done` or `error` event passes every rule of the schema and the JSON text rules: its
+   * reason, a message whose stop reason equals it, and every rule of that message. The failure
+   * lists the violations, with paths from the ModelEvent (e.g. "done.message.content[0].tool_call.id").
+   *
+   * @generated from enum value: STREAM_RULE_TERMINAL_VALID = 9;
+   */
+  TERMINAL_VALID = 9,
+
+  /**
+   * A terminal event's message has the blocks that were streamed, in number and kind.
+   *
+   * @generated from enum value: STREAM_RULE_TERMINAL_AGREES = 10;
+   */
+  TERMINAL_AGREES = 10,
+
+  /**
+   * What the partial keeps from block events stays within the receiver's limit (64 MiB by
+   * default), in bytes of UTF-8: every delta, the id and name of a `toolcall_start`, the
+   * signature of a `text_end` or `thinking_end`, and the call a `toolcall_end` carries (its
+   * strings and any fields the schema does not know) as far as it holds more than the streamed
+   * call it replaces.
+   *
+   * @generated from enum value: STREAM_RULE_SIZE_LIMIT = 11;
+   */
+  SIZE_LIMIT = 11,
+
+  /**
+   * (Receivers of a wire stream) The events ended without a terminal event; the failure's event
+   * index is the number of events received.
+   *
+   * @generated from enum value: STREAM_RULE_TERMINAL_MISSING = 12;
+   */
+  TERMINAL_MISSING = 12,
+
+  /**
+   * (Receivers of a wire stream) Bytes arrived that do not decode as a ModelEvent.
+   *
+   * @generated from enum value: STREAM_RULE_EVENT_DECODE = 13;
+   */
+  EVENT_DECODE = 13,
+}
+
+/**
+ * Describes the enum pi.ai.v1.StreamRule.
+ */
+export const StreamRuleSchema: GenEnum<StreamRule> = /*@__PURE__*/
+  enumDesc(file_pi_ai_v1_event, 0);
 

@@ -24,14 +24,15 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/conformance/v1/conformance.proto.
  */
 export const file_pi_conformance_v1_conformance: GenFile = /*@__PURE__*/
-  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSLMAQoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZSLSAQoMU2VydmVyQWN0aW9uEiUKBWV2ZW50GAEgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEg8KBWZyYW1lGAIgASgMSAASKwoGc3RhdHVzGAMgASgLMhkucGkuY29uZm9ybWFuY2UudjEuU3RhdHVzSAASEgoIc2xlZXBfbXMYBCABKA1IABIuCgdoZWFkZXJzGAUgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGFIABIPCgViYXRjaBgGIAEoDEgAQggKBmFjdGlvbiJWCgZTdGF0dXMSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEi0KCHRyYWlsZXJzGAMgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEidQoITWV0YWRhdGESOQoHZW50cmllcxgBIAMoCzIoLnBpLmNvbmZvcm1hbmNlLnYxLk1ldGFkYXRhLkVudHJpZXNFbnRyeRouCgxFbnRyaWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKSAQoOQ2xpZW50U2V0dGluZ3MSEwoLZGVhZGxpbmVfbXMYASABKA0SGwoTY2FuY2VsX2FmdGVyX2V2ZW50cxgCIAEoDRIXCg9jYW5jZWxfYWZ0ZXJfbXMYAyABKA0SGQoRbWF4X21lc3NhZ2VfYnl0ZXMYBCABKAQSGgoSY2xvc2VfYWZ0ZXJfZXZlbnRzGAUgASgNIsUBCg1DbGllbnRPdXRjb21lEiQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb24SDgoGZXZlbnRzGAIgASgNEhUKC3N0YXR1c19jb2RlGAMgASgJSAASMAoEcnVsZRgEIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIqCgZyZXN1bHQYBSABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQgkKB2ZhaWx1cmUiogEKClBpSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIqCgVlbnRyeRgCIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeUgAEikKB2NvbnRleHQYAyABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIUCgplcnJvcl9wYXRoGAQgASgJSAASDwoHd3JpdHRlbhgFIAEoCUIICgZleHBlY3QibAoIQ29zdENhc2USIgoFcmF0ZXMYASABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHgoFdXNhZ2UYAiABKAsyDy5waS5haS52MS5Vc2FnZRIcCgRjb3N0GAMgASgLMg4ucGkuYWkudjEuQ29zdCIyCg9QYXJ0aWFsSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIRCgljb21wbGV0ZWQYAiABKAkidwoNS25vd25GYWlsdXJlcxIxCghmYWlsdXJlcxgBIAMoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLktub3duRmFpbHVyZRIzCgt1bnN1cHBvcnRlZBgCIAMoCzIeLnBpLmNvbmZvcm1hbmNlLnYxLlVuc3VwcG9ydGVkIiwKDEtub3duRmFpbHVyZRIMCgRjYXNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIrCgtVbnN1cHBvcnRlZBIMCgRraW5kGAEgASgJEg4KBnJlYXNvbhgCIAEoCUIkCiBpby5naXRodWIucGlwcm90by5jb25mb3JtYW5jZS52MVABYgZwcm90bzM", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
+  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSLMAQoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZSLSAQoMU2VydmVyQWN0aW9uEiUKBWV2ZW50GAEgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEg8KBWZyYW1lGAIgASgMSAASKwoGc3RhdHVzGAMgASgLMhkucGkuY29uZm9ybWFuY2UudjEuU3RhdHVzSAASEgoIc2xlZXBfbXMYBCABKA1IABIuCgdoZWFkZXJzGAUgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGFIABIPCgViYXRjaBgGIAEoDEgAQggKBmFjdGlvbiJWCgZTdGF0dXMSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEi0KCHRyYWlsZXJzGAMgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEidQoITWV0YWRhdGESOQoHZW50cmllcxgBIAMoCzIoLnBpLmNvbmZvcm1hbmNlLnYxLk1ldGFkYXRhLkVudHJpZXNFbnRyeRouCgxFbnRyaWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKSAQoOQ2xpZW50U2V0dGluZ3MSEwoLZGVhZGxpbmVfbXMYASABKA0SGwoTY2FuY2VsX2FmdGVyX2V2ZW50cxgCIAEoDRIXCg9jYW5jZWxfYWZ0ZXJfbXMYAyABKA0SGQoRbWF4X21lc3NhZ2VfYnl0ZXMYBCABKAQSGgoSY2xvc2VfYWZ0ZXJfZXZlbnRzGAUgASgNIsUBCg1DbGllbnRPdXRjb21lEiQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb24SDgoGZXZlbnRzGAIgASgNEhUKC3N0YXR1c19jb2RlGAMgASgJSAASMAoEcnVsZRgEIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIqCgZyZXN1bHQYBSABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQgkKB2ZhaWx1cmUiogEKClBpSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIqCgVlbnRyeRgCIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeUgAEikKB2NvbnRleHQYAyABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIUCgplcnJvcl9wYXRoGAQgASgJSAASDwoHd3JpdHRlbhgFIAEoCUIICgZleHBlY3QibAoIQ29zdENhc2USIgoFcmF0ZXMYASABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHgoFdXNhZ2UYAiABKAsyDy5waS5haS52MS5Vc2FnZRIcCgRjb3N0GAMgASgLMg4ucGkuYWkudjEuQ29zdCIyCg9QYXJ0aWFsSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIRCgljb21wbGV0ZWQYAiABKAkidwoNS25vd25GYWlsdXJlcxIxCghmYWlsdXJlcxgBIAMoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLktub3duRmFpbHVyZRIzCgt1bnN1cHBvcnRlZBgCIAMoCzIeLnBpLmNvbmZvcm1hbmNlLnYxLlVuc3VwcG9ydGVkIiwKDEtub3duRmFpbHVyZRIMCgRjYXNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIrCgtVbnN1cHBvcnRlZBIMCgRraW5kGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJWCgtDYXNlUmVxdWVzdBIlCgRjYXNlGAEgASgLMhcucGkuY29uZm9ybWFuY2UudjEuQ2FzZRIOCgZzZXJ2ZXIYAiABKAkSEAoIcHJvdG9jb2wYAyABKAkilAMKCkNhc2VSZXN1bHQSDAoEbmFtZRgBIAEoCRItCgR3aXJlGAIgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuV2lyZVJlc3VsdEgAEjUKCHZhbGlkYXRlGAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuVmFsaWRhdGVSZXN1bHRIABIxCgZzdHJlYW0YBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1SZXN1bHRIABIyCgZjbGllbnQYBSABKAsyIC5waS5jb25mb3JtYW5jZS52MS5DbGllbnRPdXRjb21lSAASMgoHcGlfanNvbhgGIAEoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLlBpSnNvblJlc3VsdEgAEh4KBGNvc3QYByABKAsyDi5waS5haS52MS5Db3N0SAASPAoMcGFydGlhbF9qc29uGAggASgLMiQucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25SZXN1bHRIABIPCgVlcnJvchgJIAEoCUgAQggKBnJlc3VsdCI/CgpXaXJlUmVzdWx0Eg4KBmJpbmFyeRgBIAEoDBIMCgRqc29uGAIgASgJEhMKC2pzb25fYmluYXJ5GAMgASgMIkIKDlZhbGlkYXRlUmVzdWx0EjAKCnZpb2xhdGlvbnMYASADKAsyHC5waS5jb25mb3JtYW5jZS52MS5WaW9sYXRpb24imwEKDFN0cmVhbVJlc3VsdBIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZRIxCgdmYWlsdXJlGAMgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZSKUAQoMUGlKc29uUmVzdWx0EioKBWVudHJ5GAEgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYAyABKAlIABIPCgd3cml0dGVuGAQgASgJQgYKBHJlYWQiOAoRUGFydGlhbEpzb25SZXN1bHQSDQoFd2hvbGUYASABKAkSFAoMYnlfY2hhcmFjdGVyGAIgASgJQiQKIGlvLmdpdGh1Yi5waXByb3RvLmNvbmZvcm1hbmNlLnYxUAFiBnByb3RvMw", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
 
 /**
- * Suite is one file of the conformance corpus, in ProtoJSON: the cases of one topic. A runtime's
- * runner reads every suite of a corpus folder, runs each case it supports, and compares what its
- * runtime did with the case's expected outcome. Outcomes are structured values (rule ids, field
- * paths, event indexes, status codes, stop reasons), never message text: each runtime words its
- * errors its own way.
+ * Suite is one file of the conformance corpus (YAML read as ProtoJSON): the cases of one topic.
+ * The harness (tests/conformance/harness.py) reads every suite of a corpus folder, sends each case
+ * a runtime runs to that runtime's executor as a CaseRequest, and compares the CaseResult the
+ * executor writes back with the case's expected outcome. Outcomes are structured values (rule
+ * ids, field paths, event indexes, status codes, stop reasons), never message text: each runtime
+ * words its errors its own way.
  *
  * @generated from message pi.conformance.v1.Suite
  */
@@ -312,9 +313,7 @@ export type StreamFailure = Message<"pi.conformance.v1.StreamFailure"> & {
   eventIndex: number;
 
   /**
-   * The id of the stream rule: "event-kind", "start-first", "start-once", "next-index",
-   * "block-exists", "block-kind", "block-open", "tool-call-id", "terminal-agrees",
-   * "terminal-valid", "terminal-missing", "event-decode" or "size-limit".
+   * The text id of the stream rule (pi.ai.v1.StreamRule), e.g. "block-open".
    *
    * @generated from field: string rule_id = 2;
    */
@@ -914,4 +913,311 @@ export type Unsupported = Message<"pi.conformance.v1.Unsupported"> & {
  */
 export const UnsupportedSchema: GenMessage<Unsupported> = /*@__PURE__*/
   messageDesc(file_pi_conformance_v1_conformance, 19);
+
+/**
+ * CaseRequest is what the harness sends a runtime's executor: one case to run. An executor reads
+ * size-delimited CaseRequests (each a varint length, then the message: the delimited form of
+ * every protobuf runtime) from its standard input until it ends, runs each through its runtime's
+ * public API, and writes one size-delimited CaseResult for each to its standard output, in
+ * order, flushing after each. It compares nothing: the harness does.
+ *
+ * @generated from message pi.conformance.v1.CaseRequest
+ */
+export type CaseRequest = Message<"pi.conformance.v1.CaseRequest"> & {
+  /**
+   * The case. Its expected outcome is there too; an executor does not read it.
+   *
+   * @generated from field: pi.conformance.v1.Case case = 1;
+   */
+  case?: Case | undefined;
+
+  /**
+   * For a client case: the reference server's address, "host:port" for gRPC, a base URL
+   * ("http://host:port") for the HTTP protocols.
+   *
+   * @generated from field: string server = 2;
+   */
+  server: string;
+
+  /**
+   * For a client case: the protocol the client speaks, "grpc" (or empty), "connect", "grpc-web"
+   * or "sse"; an executor whose client does not speak it answers with `error`.
+   *
+   * @generated from field: string protocol = 3;
+   */
+  protocol: string;
+};
+
+/**
+ * Describes the message pi.conformance.v1.CaseRequest.
+ * Use `create(CaseRequestSchema)` to create a new message.
+ */
+export const CaseRequestSchema: GenMessage<CaseRequest> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 20);
+
+/**
+ * CaseResult is what an executor's runtime did with one case: the member of the case's kind, or
+ * `error` when the runtime raised where an outcome was expected.
+ *
+ * @generated from message pi.conformance.v1.CaseResult
+ */
+export type CaseResult = Message<"pi.conformance.v1.CaseResult"> & {
+  /**
+   * The case's name, as the request gave it.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * What happened; exactly one member is set.
+   *
+   * @generated from oneof pi.conformance.v1.CaseResult.result
+   */
+  result: {
+    /**
+     * A wire case's encodings.
+     *
+     * @generated from field: pi.conformance.v1.WireResult wire = 2;
+     */
+    value: WireResult;
+    case: "wire";
+  } | {
+    /**
+     * A validate case's violations, in any order.
+     *
+     * @generated from field: pi.conformance.v1.ValidateResult validate = 3;
+     */
+    value: ValidateResult;
+    case: "validate";
+  } | {
+    /**
+     * A stream case's partials and result, or the rule an event broke.
+     *
+     * @generated from field: pi.conformance.v1.StreamResult stream = 4;
+     */
+    value: StreamResult;
+    case: "stream";
+  } | {
+    /**
+     * A client case's outcome, with the final message's error_message as the runtime worded it.
+     *
+     * @generated from field: pi.conformance.v1.ClientOutcome client = 5;
+     */
+    value: ClientOutcome;
+    case: "client";
+  } | {
+    /**
+     * A pi-JSON case's reading and writing.
+     *
+     * @generated from field: pi.conformance.v1.PiJsonResult pi_json = 6;
+     */
+    value: PiJsonResult;
+    case: "piJson";
+  } | {
+    /**
+     * A cost case's cost.
+     *
+     * @generated from field: pi.ai.v1.Cost cost = 7;
+     */
+    value: Cost;
+    case: "cost";
+  } | {
+    /**
+     * A partial-JSON case's completions.
+     *
+     * @generated from field: pi.conformance.v1.PartialJsonResult partial_json = 8;
+     */
+    value: PartialJsonResult;
+    case: "partialJson";
+  } | {
+    /**
+     * The runtime raised, or the executor could not run the case: what happened, in words.
+     *
+     * @generated from field: string error = 9;
+     */
+    value: string;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pi.conformance.v1.CaseResult.
+ * Use `create(CaseResultSchema)` to create a new message.
+ */
+export const CaseResultSchema: GenMessage<CaseResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 21);
+
+/**
+ * WireResult is what a runtime made of a WireCase.
+ *
+ * @generated from message pi.conformance.v1.WireResult
+ */
+export type WireResult = Message<"pi.conformance.v1.WireResult"> & {
+  /**
+   * `binary` decoded as the case's type and encoded again.
+   *
+   * @generated from field: bytes binary = 1;
+   */
+  binary: Uint8Array;
+
+  /**
+   * That message printed as ProtoJSON text.
+   *
+   * @generated from field: string json = 2;
+   */
+  json: string;
+
+  /**
+   * The case's `json` parsed as the case's type and encoded.
+   *
+   * @generated from field: bytes json_binary = 3;
+   */
+  jsonBinary: Uint8Array;
+};
+
+/**
+ * Describes the message pi.conformance.v1.WireResult.
+ * Use `create(WireResultSchema)` to create a new message.
+ */
+export const WireResultSchema: GenMessage<WireResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 22);
+
+/**
+ * ValidateResult is the violations a runtime found.
+ *
+ * @generated from message pi.conformance.v1.ValidateResult
+ */
+export type ValidateResult = Message<"pi.conformance.v1.ValidateResult"> & {
+  /**
+   * The violations, in any order.
+   *
+   * @generated from field: repeated pi.conformance.v1.Violation violations = 1;
+   */
+  violations: Violation[];
+};
+
+/**
+ * Describes the message pi.conformance.v1.ValidateResult.
+ * Use `create(ValidateResultSchema)` to create a new message.
+ */
+export const ValidateResultSchema: GenMessage<ValidateResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 23);
+
+/**
+ * StreamResult is what a runtime's event stream made of a StreamCase's events.
+ *
+ * @generated from message pi.conformance.v1.StreamResult
+ */
+export type StreamResult = Message<"pi.conformance.v1.StreamResult"> & {
+  /**
+   * The partial message after each event delivered, in order.
+   *
+   * @generated from field: repeated pi.ai.v1.AssistantMessage partials = 1;
+   */
+  partials: AssistantMessage[];
+
+  /**
+   * The stream's result, when a terminal event was delivered.
+   *
+   * @generated from field: pi.ai.v1.AssistantMessage result = 2;
+   */
+  result?: AssistantMessage | undefined;
+
+  /**
+   * The rule the first offending event broke; absent when every event fit.
+   *
+   * @generated from field: pi.conformance.v1.StreamFailure failure = 3;
+   */
+  failure?: StreamFailure | undefined;
+};
+
+/**
+ * Describes the message pi.conformance.v1.StreamResult.
+ * Use `create(StreamResultSchema)` to create a new message.
+ */
+export const StreamResultSchema: GenMessage<StreamResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 24);
+
+/**
+ * PiJsonResult is what a runtime's pi-JSON codec made of a PiJsonCase's text: read as an entry,
+ * or as a context when the case expects one.
+ *
+ * @generated from message pi.conformance.v1.PiJsonResult
+ */
+export type PiJsonResult = Message<"pi.conformance.v1.PiJsonResult"> & {
+  /**
+   * What reading gave; exactly one member is set.
+   *
+   * @generated from oneof pi.conformance.v1.PiJsonResult.read
+   */
+  read: {
+    /**
+     * The entry read.
+     *
+     * @generated from field: pi.ai.v1.TranscriptEntry entry = 1;
+     */
+    value: TranscriptEntry;
+    case: "entry";
+  } | {
+    /**
+     * The context read.
+     *
+     * @generated from field: pi.ai.v1.AgentContext context = 2;
+     */
+    value: AgentContext;
+    case: "context";
+  } | {
+    /**
+     * The path of the value the codec refused.
+     *
+     * @generated from field: string error_path = 3;
+     */
+    value: string;
+    case: "errorPath";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * What the codec writes back from what it read; empty when it refused the text.
+   *
+   * @generated from field: string written = 4;
+   */
+  written: string;
+};
+
+/**
+ * Describes the message pi.conformance.v1.PiJsonResult.
+ * Use `create(PiJsonResultSchema)` to create a new message.
+ */
+export const PiJsonResultSchema: GenMessage<PiJsonResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 25);
+
+/**
+ * PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
+ * the case's text.
+ *
+ * @generated from message pi.conformance.v1.PartialJsonResult
+ */
+export type PartialJsonResult = Message<"pi.conformance.v1.PartialJsonResult"> & {
+  /**
+   * After the text arrived as one delta.
+   *
+   * @generated from field: string whole = 1;
+   */
+  whole: string;
+
+  /**
+   * After the text arrived one character (one code point) per delta.
+   *
+   * @generated from field: string by_character = 2;
+   */
+  byCharacter: string;
+};
+
+/**
+ * Describes the message pi.conformance.v1.PartialJsonResult.
+ * Use `create(PartialJsonResultSchema)` to create a new message.
+ */
+export const PartialJsonResultSchema: GenMessage<PartialJsonResult> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 26);
 

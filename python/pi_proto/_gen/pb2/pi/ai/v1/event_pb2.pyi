@@ -1,12 +1,44 @@
 from ....buf.validate import validate_pb2 as _validate_pb2
 from . import content_pb2 as _content_pb2
 from . import message_pb2 as _message_pb2
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class StreamRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STREAM_RULE_UNSPECIFIED: _ClassVar[StreamRule]
+    STREAM_RULE_EVENT_KIND: _ClassVar[StreamRule]
+    STREAM_RULE_START_FIRST: _ClassVar[StreamRule]
+    STREAM_RULE_START_ONCE: _ClassVar[StreamRule]
+    STREAM_RULE_NEXT_INDEX: _ClassVar[StreamRule]
+    STREAM_RULE_BLOCK_EXISTS: _ClassVar[StreamRule]
+    STREAM_RULE_BLOCK_KIND: _ClassVar[StreamRule]
+    STREAM_RULE_BLOCK_OPEN: _ClassVar[StreamRule]
+    STREAM_RULE_TOOL_CALL_ID: _ClassVar[StreamRule]
+    STREAM_RULE_TERMINAL_VALID: _ClassVar[StreamRule]
+    STREAM_RULE_TERMINAL_AGREES: _ClassVar[StreamRule]
+    STREAM_RULE_SIZE_LIMIT: _ClassVar[StreamRule]
+    STREAM_RULE_TERMINAL_MISSING: _ClassVar[StreamRule]
+    STREAM_RULE_EVENT_DECODE: _ClassVar[StreamRule]
+STREAM_RULE_UNSPECIFIED: StreamRule
+STREAM_RULE_EVENT_KIND: StreamRule
+STREAM_RULE_START_FIRST: StreamRule
+STREAM_RULE_START_ONCE: StreamRule
+STREAM_RULE_NEXT_INDEX: StreamRule
+STREAM_RULE_BLOCK_EXISTS: StreamRule
+STREAM_RULE_BLOCK_KIND: StreamRule
+STREAM_RULE_BLOCK_OPEN: StreamRule
+STREAM_RULE_TOOL_CALL_ID: StreamRule
+STREAM_RULE_TERMINAL_VALID: StreamRule
+STREAM_RULE_TERMINAL_AGREES: StreamRule
+STREAM_RULE_SIZE_LIMIT: StreamRule
+STREAM_RULE_TERMINAL_MISSING: StreamRule
+STREAM_RULE_EVENT_DECODE: StreamRule
 
 class StartEvent(_message.Message):
     __slots__ = ("header",)

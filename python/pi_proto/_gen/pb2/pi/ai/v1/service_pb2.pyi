@@ -194,3 +194,9 @@ class StreamBatchedResponse(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[_event_pb2.ModelEvent]
     def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.ModelEvent, _Mapping]]] = ...) -> None: ...
+
+class StreamBatchedView(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, events: _Optional[_Iterable[bytes]] = ...) -> None: ...

@@ -244,3 +244,81 @@ class Unsupported(_message.Message):
     kind: str
     reason: str
     def __init__(self, kind: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CaseRequest(_message.Message):
+    __slots__ = ("case", "server", "protocol")
+    CASE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    case: Case
+    server: str
+    protocol: str
+    def __init__(self, case: _Optional[_Union[Case, _Mapping]] = ..., server: _Optional[str] = ..., protocol: _Optional[str] = ...) -> None: ...
+
+class CaseResult(_message.Message):
+    __slots__ = ("name", "wire", "validate", "stream", "client", "pi_json", "cost", "partial_json", "error")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WIRE_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_FIELD_NUMBER: _ClassVar[int]
+    STREAM_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    PI_JSON_FIELD_NUMBER: _ClassVar[int]
+    COST_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_JSON_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    wire: WireResult
+    validate: ValidateResult
+    stream: StreamResult
+    client: ClientOutcome
+    pi_json: PiJsonResult
+    cost: _message_pb2.Cost
+    partial_json: PartialJsonResult
+    error: str
+    def __init__(self, name: _Optional[str] = ..., wire: _Optional[_Union[WireResult, _Mapping]] = ..., validate: _Optional[_Union[ValidateResult, _Mapping]] = ..., stream: _Optional[_Union[StreamResult, _Mapping]] = ..., client: _Optional[_Union[ClientOutcome, _Mapping]] = ..., pi_json: _Optional[_Union[PiJsonResult, _Mapping]] = ..., cost: _Optional[_Union[_message_pb2.Cost, _Mapping]] = ..., partial_json: _Optional[_Union[PartialJsonResult, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class WireResult(_message.Message):
+    __slots__ = ("binary", "json", "json_binary")
+    BINARY_FIELD_NUMBER: _ClassVar[int]
+    JSON_FIELD_NUMBER: _ClassVar[int]
+    JSON_BINARY_FIELD_NUMBER: _ClassVar[int]
+    binary: bytes
+    json: str
+    json_binary: bytes
+    def __init__(self, binary: _Optional[bytes] = ..., json: _Optional[str] = ..., json_binary: _Optional[bytes] = ...) -> None: ...
+
+class ValidateResult(_message.Message):
+    __slots__ = ("violations",)
+    VIOLATIONS_FIELD_NUMBER: _ClassVar[int]
+    violations: _containers.RepeatedCompositeFieldContainer[Violation]
+    def __init__(self, violations: _Optional[_Iterable[_Union[Violation, _Mapping]]] = ...) -> None: ...
+
+class StreamResult(_message.Message):
+    __slots__ = ("partials", "result", "failure")
+    PARTIALS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    partials: _containers.RepeatedCompositeFieldContainer[_message_pb2.AssistantMessage]
+    result: _message_pb2.AssistantMessage
+    failure: StreamFailure
+    def __init__(self, partials: _Optional[_Iterable[_Union[_message_pb2.AssistantMessage, _Mapping]]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., failure: _Optional[_Union[StreamFailure, _Mapping]] = ...) -> None: ...
+
+class PiJsonResult(_message.Message):
+    __slots__ = ("entry", "context", "error_path", "written")
+    ENTRY_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_PATH_FIELD_NUMBER: _ClassVar[int]
+    WRITTEN_FIELD_NUMBER: _ClassVar[int]
+    entry: _transcript_pb2.TranscriptEntry
+    context: _context_pb2.AgentContext
+    error_path: str
+    written: str
+    def __init__(self, entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., written: _Optional[str] = ...) -> None: ...
+
+class PartialJsonResult(_message.Message):
+    __slots__ = ("whole", "by_character")
+    WHOLE_FIELD_NUMBER: _ClassVar[int]
+    BY_CHARACTER_FIELD_NUMBER: _ClassVar[int]
+    whole: str
+    by_character: str
+    def __init__(self, whole: _Optional[str] = ..., by_character: _Optional[str] = ...) -> None: ...

@@ -46,7 +46,9 @@ __all__ = (
     "StartEvent",
     "StopReason",
     "StreamBatchedResponse",
+    "StreamBatchedView",
     "StreamRequest",
+    "StreamRule",
     "Strictness",
     "SystemMessage",
     "SystemSection",
@@ -439,6 +441,132 @@ class StopReason(betterproto2.Enum):
             "STOP_REASON_ABORTED": 5,
             "STOP_REASON_PENDING": 6,
             "STOP_REASON_DEFERRED": 7,
+        }
+
+
+class StreamRule(betterproto2.Enum):
+    """
+    StreamRule is a rule of the stream contract (ModelService.Stream) that a receiver enforces
+    event by event. Every runtime's accumulator and client report a broken rule by this enum; its
+    text id, used in the conformance corpus and in error messages, is the value's name without
+    the STREAM_RULE_ prefix, in lower case with hyphens: STREAM_RULE_BLOCK_OPEN is "block-open".
+    This table is the only statement of the rules; the runtimes' documentation links here.
+    """
+
+    UNSPECIFIED = 0
+    """
+    No rule; never reported.
+    """
+
+    EVENT_KIND = 1
+    """
+    An event has exactly one kind set.
+    """
+
+    START_FIRST = 2
+    """
+    A stream opens with `start`; a call that failed before it started may be its terminal event
+    alone.
+    """
+
+    START_ONCE = 3
+    """
+    A stream has only one `start`.
+    """
+
+    NEXT_INDEX = 4
+    """
+    A `*_start` event opens the next index of the content.
+    """
+
+    BLOCK_EXISTS = 5
+    """
+    A delta or end event refers to a block that exists ...
+    """
+
+    BLOCK_KIND = 6
+    """
+    ... of its own kind ...
+    """
+
+    BLOCK_OPEN = 7
+    """
+    ... and not yet ended.
+    """
+
+    TOOL_CALL_ID = 8
+    """
+    A tool call ends with the id it started with.
+    """
+
+    TERMINAL_VALID = 9
+    """
+    A `done` or `error` event passes every rule of the schema and the JSON text rules: its
+    reason, a message whose stop reason equals it, and every rule of that message. The failure
+    lists the violations, with paths from the ModelEvent (e.g. "done.message.content[0].tool_call.id").
+    """
+
+    TERMINAL_AGREES = 10
+    """
+    A terminal event's message has the blocks that were streamed, in number and kind.
+    """
+
+    SIZE_LIMIT = 11
+    """
+    What the partial keeps from block events stays within the receiver's limit (64 MiB by
+    default), in bytes of UTF-8: every delta, the id and name of a `toolcall_start`, the
+    signature of a `text_end` or `thinking_end`, and the call a `toolcall_end` carries (its
+    strings and any fields the schema does not know) as far as it holds more than the streamed
+    call it replaces.
+    """
+
+    TERMINAL_MISSING = 12
+    """
+    (Receivers of a wire stream) The events ended without a terminal event; the failure's event
+    index is the number of events received.
+    """
+
+    EVENT_DECODE = 13
+    """
+    (Receivers of a wire stream) Bytes arrived that do not decode as a ModelEvent.
+    """
+
+    @classmethod
+    def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
+        return {
+            0: "STREAM_RULE_UNSPECIFIED",
+            1: "STREAM_RULE_EVENT_KIND",
+            2: "STREAM_RULE_START_FIRST",
+            3: "STREAM_RULE_START_ONCE",
+            4: "STREAM_RULE_NEXT_INDEX",
+            5: "STREAM_RULE_BLOCK_EXISTS",
+            6: "STREAM_RULE_BLOCK_KIND",
+            7: "STREAM_RULE_BLOCK_OPEN",
+            8: "STREAM_RULE_TOOL_CALL_ID",
+            9: "STREAM_RULE_TERMINAL_VALID",
+            10: "STREAM_RULE_TERMINAL_AGREES",
+            11: "STREAM_RULE_SIZE_LIMIT",
+            12: "STREAM_RULE_TERMINAL_MISSING",
+            13: "STREAM_RULE_EVENT_DECODE",
+        }
+
+    @classmethod
+    def betterproto_renamed_proto_names_to_value(cls) -> dict[str, int]:
+        return {
+            "STREAM_RULE_UNSPECIFIED": 0,
+            "STREAM_RULE_EVENT_KIND": 1,
+            "STREAM_RULE_START_FIRST": 2,
+            "STREAM_RULE_START_ONCE": 3,
+            "STREAM_RULE_NEXT_INDEX": 4,
+            "STREAM_RULE_BLOCK_EXISTS": 5,
+            "STREAM_RULE_BLOCK_KIND": 6,
+            "STREAM_RULE_BLOCK_OPEN": 7,
+            "STREAM_RULE_TOOL_CALL_ID": 8,
+            "STREAM_RULE_TERMINAL_VALID": 9,
+            "STREAM_RULE_TERMINAL_AGREES": 10,
+            "STREAM_RULE_SIZE_LIMIT": 11,
+            "STREAM_RULE_TERMINAL_MISSING": 12,
+            "STREAM_RULE_EVENT_DECODE": 13,
         }
 
 
@@ -1853,6 +1981,24 @@ class StreamBatchedResponse(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "StreamBatchedResponse", StreamBatchedResponse)
+
+
+@dataclass(eq=False, repr=False)
+class StreamBatchedView(betterproto2.Message):
+    """
+    StreamBatchedView reads a StreamBatchedResponse without decoding its events: the same field,
+    each event left as its bytes. A client receives StreamBatched through it, so it can apply the
+    events in front of one that does not decode, and report that one by its index (rule
+    "event-decode"), where decoding the whole response would lose them all. Servers never send it.
+    """
+
+    events: "list[bytes]" = betterproto2.field(1, betterproto2.TYPE_BYTES, repeated=True)
+    """
+    The events' encodings, in order.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "StreamBatchedView", StreamBatchedView)
 
 
 @dataclass(eq=False, repr=False)
