@@ -182,10 +182,8 @@ java-test: setup ## Run the Java client's tests (java/).
 
 CORPUS ?= tests/conformance
 .PHONY: conformance
-conformance: setup ts-setup ## Run every runtime over the corpus (CORPUS=dir for your own cases), clients against the reference server.
-	python -m tests.conformance.matrix --corpus $(CORPUS)
-	@# The client cases over Connect and gRPC-web too (the Python client's run in pytest).
-	$(MAKE) -C $(TS) conformance-http PI_PROTO=$(BIN)/pi-proto CORPUS=$(abspath $(CORPUS))
+conformance: setup ts-setup ## Run every runtime's executor over the corpus (CORPUS=dir for your own cases) through the harness.
+	python -m tests.conformance.harness --corpus $(CORPUS)
 
 .PHONY: test
 test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.

@@ -20,7 +20,7 @@ import pi_proto as pp
 from pi_proto import cli, conformance
 from pi_proto.web import SSE_PATH, HttpLimits, HttpModelClient
 
-from .conformance import generate, run
+from .conformance import executor, generate, harness
 from .helpers import drain, readme_context, serve_process
 
 
@@ -104,8 +104,8 @@ async def test_serve_conformance_plays_the_client_cases_over_http_too() -> None:
         url = f"http://{http_line(process)}"
         cases = [case for case in conformance.load_cases(generate.HERE) if case.WhichOneof("kind") == "client"]
         for case in cases[:8]:
-            async with HttpModelClient(url, **run.client_options(case.client)) as client:
-                await run.run_client_with(client, case.client, case.name)
+            request = harness.case_request(case, {"http": url}, "connect")
+            assert harness.compare(case, await executor.execute(request)) is None
 
 
 def test_an_http_port_in_use_is_a_clear_error() -> None:

@@ -46,7 +46,9 @@ from ._gen.types.pi.ai.v1 import (
     StartEvent,
     StopReason,
     StreamBatchedResponse,
+    StreamBatchedView,
     StreamRequest,
+    StreamRule,
     Strictness,
     SystemMessage,
     SystemSection,
@@ -77,7 +79,7 @@ from ._gen.types.pi.ai.v1 import (
     UserContent,
     UserMessage,
 )
-from .accumulator import Accumulator, StreamProtocolError
+from .accumulator import Accumulator, StreamProtocolError, stream_rule_id
 from .client import ModelClient
 from .cost import calculate_cost
 from .events import event_kind, events_of, is_terminal, terminal_message, without_partial
@@ -170,9 +172,11 @@ __all__ = [
     "StartEvent",
     "StopReason",
     "StreamBatchedResponse",
+    "StreamBatchedView",
     "StreamFailure",
     "StreamProtocolError",
     "StreamRequest",
+    "StreamRule",
     "Strictness",
     "SystemMessage",
     "SystemSection",
@@ -227,6 +231,7 @@ __all__ = [
     "message_to_pi",
     "now_ms",
     "role_of",
+    "stream_rule_id",
     "terminal_message",
     "text",
     "text_of",

@@ -5,19 +5,7 @@ from the wire is the partial the sender had (the stream contract in service.prot
 also enforces the stream rules; an event that breaks one raises StreamProtocolError with the
 event's index and the rule's id:
 
-- `event-kind`: an event has exactly one kind set.
-- `start-first`: a stream opens with `start` (a call that failed before it started may consist of
-  its terminal event alone); `start-once`: there is only one `start`.
-- `next-index`: a `*_start` event opens the next index of the content.
-- `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that exists,
-  of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it started with.
-- `terminal-valid`: a `done` or `error` event passes the schema's rules (its reason, a message
-  whose stop reason equals it, and every rule of that message); `terminal-agrees`: the message has
-  the blocks that were streamed, in number and kind.
-- `size-limit`: what the partial keeps from block events stays within the receiver's limit, in
-  bytes of UTF-8: every delta, the id and name of a `toolcall_start`, the signature of a
-  `text_end` or `thinking_end`, and the call a `toolcall_end` carries (its strings and any fields
-  the schema does not know), as far as it holds more than the streamed call it replaces.
+the rules are the values of pi.ai.v1.StreamRule, stated in proto/pi/ai/v1/event.proto.
 
 While a tool call streams, its `arguments_json` is the text so far completed into a JSON object
 (partial_json.py). The completion copies the text, so it is built when read (by attribute, by
@@ -37,6 +25,7 @@ from ._gen.types.pi.ai.v1 import (
     AssistantContent,
     AssistantMessage,
     ModelEvent,
+    StreamRule,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -58,12 +47,23 @@ class StreamProtocolError(ValueError):
     event (e.g. `done.message.content[0].tool_call.id`).
     """
 
-    def __init__(self, event_index: int, rule_id: str, detail: str, violations: tuple[Violation, ...] = ()) -> None:
-        super().__init__(f"event {event_index} breaks rule '{rule_id}': {detail}")
+    def __init__(self, event_index: int, rule: StreamRule, detail: str, violations: tuple[Violation, ...] = ()) -> None:
+        super().__init__(f"event {event_index} breaks rule '{stream_rule_id(rule)}': {detail}")
         self.event_index = event_index
-        self.rule_id = rule_id
+        self.rule = rule
         self.detail = detail
         self.violations = violations
+
+    @property
+    def rule_id(self) -> str:
+        """The rule's text id, e.g. "block-open"."""
+        return stream_rule_id(self.rule)
+
+
+def stream_rule_id(rule: StreamRule) -> str:
+    """The text id of a stream rule (its name without the prefix, in lower case with hyphens),
+    as the conformance corpus and error messages name it: BLOCK_OPEN is "block-open"."""
+    return rule.name.lower().replace("_", "-")
 
 
 class Accumulator:
@@ -100,20 +100,22 @@ class Accumulator:
         index = self.count
         self.count += 1
         if not kind:
-            raise StreamProtocolError(index, "event-kind", "no event kind is set")
+            raise StreamProtocolError(index, StreamRule.EVENT_KIND, "no event kind is set")
         rule = _Rules(index, kind)  # two slots: cheap next to the event it describes
         if kind in ("done", "error"):
             self._finish(rule, body)
         elif kind == "start":
             if self._started or index > 0:
-                raise rule.broken("start-once" if self._started else "start-first", "start must be the first event")
+                raise rule.broken(
+                    StreamRule.START_ONCE if self._started else StreamRule.START_FIRST, "start must be the first event"
+                )
             self._started = True
             header = body.header if body.header is not None else AssistantMessage()
             self.partial = copy.copy(header)
             self.partial.content = list(header.content)
             self._open = [False] * len(header.content)
         elif not self._started:
-            raise rule.broken("start-first", "a stream opens with start")
+            raise rule.broken(StreamRule.START_FIRST, "a stream opens with start")
         else:
             self._apply_block(rule, kind, body)
         if event.usage is not None and kind not in ("done", "error"):
@@ -183,7 +185,8 @@ class Accumulator:
         """Count `size` more bytes toward the limit, or refuse the event, counting nothing."""
         if self.received_bytes + size > self.max_message_bytes:
             raise rule.broken(
-                "size-limit", f"the block events add up to more than the limit of {self.max_message_bytes} bytes"
+                StreamRule.SIZE_LIMIT,
+                f"the block events add up to more than the limit of {self.max_message_bytes} bytes",
             )
         self.received_bytes += size
 
@@ -194,7 +197,7 @@ class Accumulator:
         at = body.content_index
         if step == "start":
             if at != len(content):
-                raise rule.broken("next-index", f"content_index {at} must open the next block, {len(content)}")
+                raise rule.broken(StreamRule.NEXT_INDEX, f"content_index {at} must open the next block, {len(content)}")
             if member == "tool_call":
                 size = utf8_size(body.id) + utf8_size(body.name)
                 self._count(rule, size)
@@ -206,12 +209,14 @@ class Accumulator:
             self._open.append(True)
             return
         if at >= len(content):
-            raise rule.broken("block-exists", f"content_index {at} refers to no block (the message has {len(content)})")
+            raise rule.broken(
+                StreamRule.BLOCK_EXISTS, f"content_index {at} refers to no block (the message has {len(content)})"
+            )
         block = getattr(content[at], member)
         if block is None:
-            raise rule.broken("block-kind", f"block {at} is not a {_BLOCK_NAMES[member]} block")
+            raise rule.broken(StreamRule.BLOCK_KIND, f"block {at} is not a {_BLOCK_NAMES[member]} block")
         if not self._open[at]:
-            raise rule.broken("block-open", f"block {at} has already ended")
+            raise rule.broken(StreamRule.BLOCK_OPEN, f"block {at} has already ended")
         if step == "delta":
             delta = body.delta
             size = utf8_size(delta)
@@ -241,7 +246,9 @@ class Accumulator:
         else:
             call = body.tool_call if body.tool_call is not None else ToolCall()
             if call.id != block.id:
-                raise rule.broken("tool-call-id", f"tool call {at} started as {block.id!r} but ends as {call.id!r}")
+                raise rule.broken(
+                    StreamRule.TOOL_CALL_ID, f"tool call {at} started as {block.id!r} but ends as {call.id!r}"
+                )
             # The call replaces the streamed one: only what it holds beyond that counts again.
             self._count(rule, max(0, _call_size(call) - self._call_bytes[at]))
             content[at] = AssistantContent(tool_call=call)
@@ -252,13 +259,15 @@ class Accumulator:
     def _finish(self, rule: _Rules, body: Any) -> None:
         broken = violations(ModelEvent(**{rule.kind: body}))
         if broken:
-            raise rule.broken("terminal-valid", "; ".join(map(str, broken)), tuple(broken))
+            raise rule.broken(StreamRule.TERMINAL_VALID, "; ".join(map(str, broken)), tuple(broken))
         message = body.message
         if self._started:
             streamed = [_member(content) for content in self.partial.content]
             final = [_member(content) for content in message.content]
             if streamed != final:
-                raise rule.broken("terminal-agrees", f"the message has blocks {final}, the stream built {streamed}")
+                raise rule.broken(
+                    StreamRule.TERMINAL_AGREES, f"the message has blocks {final}, the stream built {streamed}"
+                )
         self.partial = message
 
 
@@ -269,7 +278,7 @@ class _Rules:
         self.index = index
         self.kind = kind
 
-    def broken(self, rule: str, detail: str, violations: tuple[Violation, ...] = ()) -> StreamProtocolError:
+    def broken(self, rule: StreamRule, detail: str, violations: tuple[Violation, ...] = ()) -> StreamProtocolError:
         return StreamProtocolError(self.index, rule, f"{self.kind}: {detail}", violations)
 
 

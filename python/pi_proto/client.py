@@ -23,6 +23,7 @@ from ._gen.types.pi.ai.v1 import (
     ModelEvent,
     StopReason,
     StreamRequest,
+    StreamRule,
 )
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from .server import BATCHED_METHOD, SERVICE, STREAM_METHOD
@@ -141,7 +142,7 @@ class ModelCallStream(AssistantMessageEventStream):
                 self._apply(self._batch.popleft())
             elif self._batch_error is not None:
                 failure = StreamProtocolError(
-                    self._received, "event-decode", f"cannot decode the batch: {self._batch_error}"
+                    self._received, StreamRule.EVENT_DECODE, f"cannot decode the batch: {self._batch_error}"
                 )
                 self.fail(StopReason.ERROR, str(failure), StreamFailure.of_rule(failure))
             else:
@@ -179,7 +180,7 @@ class ModelCallStream(AssistantMessageEventStream):
         try:
             event = from_upb(parse(ModelEvent, data), ModelEvent)
         except Exception as error:  # untrusted bytes: any failure to read them is this rule
-            failure = StreamProtocolError(index, "event-decode", f"cannot decode the event: {error}")
+            failure = StreamProtocolError(index, StreamRule.EVENT_DECODE, f"cannot decode the event: {error}")
             self.fail(StopReason.ERROR, str(failure), StreamFailure.of_rule(failure))
             return
         del data  # upb keeps what it needs: the bytes are not held twice

@@ -21,8 +21,9 @@ from ._gen.types.pi.ai.v1 import (
     Model,
     ModelEvent,
     StopReason,
+    StreamRule,
 )
-from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
+from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError, stream_rule_id
 from .events import is_terminal, terminal_message, utf8_size
 from .schedule import Player
 from .validate import Violation
@@ -222,20 +223,25 @@ class StreamFailure:
     """Why a receiver ended a stream itself, with an `error` event of its own making.
 
     Either a gRPC status ended the call (`status_code`, e.g. "UNAVAILABLE"), or an event broke a
-    stream rule (`event_index`, `rule_id`, and for `terminal-valid` the `violations`); `detail`
-    says it in words.
+    stream rule (`event_index`, `rule`, and for `terminal-valid` the `violations`); `detail` says
+    it in words.
     """
 
     detail: str
     status_code: str | None = None
     event_index: int | None = None
-    rule_id: str | None = None
+    rule: StreamRule | None = None
     violations: tuple[Violation, ...] = ()
+
+    @property
+    def rule_id(self) -> str | None:
+        """The broken rule's text id, e.g. "block-open"; None when a status ended the call."""
+        return None if self.rule is None else stream_rule_id(self.rule)
 
     @classmethod
     def of_rule(cls, error: StreamProtocolError) -> StreamFailure:
         """The failure of a broken stream rule."""
-        return cls(str(error), event_index=error.event_index, rule_id=error.rule_id, violations=error.violations)
+        return cls(str(error), event_index=error.event_index, rule=error.rule, violations=error.violations)
 
 
 class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
@@ -351,7 +357,9 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
             StopReason.ERROR,
             "stream ended without a terminal event",
             StreamFailure.of_rule(
-                StreamProtocolError(self._accumulator.count, "terminal-missing", "the events ended without one")
+                StreamProtocolError(
+                    self._accumulator.count, StreamRule.TERMINAL_MISSING, "the events ended without one"
+                )
             ),
         )
 

@@ -1,18 +1,11 @@
-"""Write a copy of a corpus in which every case expects something else (run: python -m tests.conformance.mutate IN OUT).
+"""Every case changed to expect something else: the harness checks that no runtime passes one.
 
-A runner that compares what its runtime did with each case's expected outcome fails every case of
-the copy; `make conformance` checks that every runner does, so no runner can pass a case without
-looking at what it expects.
+An outcome the harness compared fails once the case expects another; one it did not compare
+would still pass.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from google.protobuf import json_format
-
-from pi_proto import conformance
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 
 
@@ -53,18 +46,3 @@ def mutate(case: pb.Case) -> None:
             body.written = (body.written or body.text) + " "
         how = "the error path or the written text changes"
     case.description = f"mutated: {how}"
-
-
-def main(argv: list[str]) -> int:
-    source, target = Path(argv[0]), Path(argv[1])
-    target.mkdir(parents=True, exist_ok=True)
-    for path in sorted(source.glob("*.json")):
-        suite = conformance.read_suite(path)
-        for case in suite.cases:
-            mutate(case)
-        (target / path.name).write_text(json_format.MessageToJson(suite, indent=2, ensure_ascii=False) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

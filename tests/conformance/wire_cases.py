@@ -512,6 +512,17 @@ CASES: list[Case] = [
             ]
         ),
     ),
+    # The same batch read as a view: each event its bytes, the last one bytes that do not decode.
+    Case(
+        "stream_batched_view",
+        pp.StreamBatchedView(
+            events=[
+                pp.encode(pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=1, delta="我先"))),
+                pp.encode(pp.ModelEvent(text_end=pp.TextEndEvent(content_index=1))),
+                b"\xff",
+            ]
+        ),
+    ),
     # The twelve event kinds, their bodies, and edge cases.
     Case("start_event", pp.StartEvent(header=HEADER)),
     Case("text_start_event", pp.TextStartEvent(content_index=1)),

@@ -35,6 +35,7 @@ from .._gen.types.pi.ai.v1 import (
     ModelEvent,
     StartEvent,
     StopReason,
+    StreamRule,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -599,7 +600,7 @@ def _words(call: Call, error: BaseException, describe: Describe) -> str:
     for cause in causes(error):
         if isinstance(cause, ProviderError):
             return str(cause)
-        if isinstance(cause, StreamProtocolError) and cause.rule_id == "size-limit":
+        if isinstance(cause, StreamProtocolError) and cause.rule == StreamRule.SIZE_LIMIT:
             return call.too_large()
     return describe(error, call.model)
 

@@ -35,6 +35,7 @@ from .._gen.types.pi.ai.v1 import (
     ModelEvent,
     StopReason,
     StreamRequest,
+    StreamRule,
 )
 from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ..client import CLIENT_CLOSED, DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
@@ -224,7 +225,9 @@ class _Reader:
                 while batch:
                     await self._push(batch.popleft(), json=False)  # a batch's events are binary
                 if problem is not None:
-                    raise StreamProtocolError(self.received, "event-decode", f"cannot decode the batch: {problem}")
+                    raise StreamProtocolError(
+                        self.received, StreamRule.EVENT_DECODE, f"cannot decode the batch: {problem}"
+                    )
             else:
                 await self._push(message, json=self.codec == JSON)
             if self.events.done:
@@ -253,7 +256,7 @@ class _Reader:
                 json_format.Parse(data, upb, ignore_unknown_fields=True)
             event = from_upb(upb, ModelEvent)
         except Exception as error:  # untrusted bytes: any failure to read them is this rule
-            raise StreamProtocolError(index, "event-decode", f"cannot decode the event: {error}") from None
+            raise StreamProtocolError(index, StreamRule.EVENT_DECODE, f"cannot decode the event: {error}") from None
         await self.events.send(event)
 
     async def _rest(self, messages: AsyncIterator[bytes]) -> None:
