@@ -10,8 +10,9 @@ import grpc
 import pytest
 
 import pi_proto as pp
+from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
 from pi_proto.client import _split_batch
-from pi_proto.server import BATCHED_METHOD, SERVICE, add_batched_event, wire_event
+from pi_proto.server import BATCHED_METHOD, SERVICE, wire_event
 
 from .helpers import readme_context
 
@@ -26,10 +27,7 @@ def delta(text: str) -> pp.ModelEvent:
 
 
 def batch(*events: bytes) -> bytes:
-    out = bytearray()
-    for event in events:
-        add_batched_event(out, event)
-    return bytes(out)
+    return StreamBatchedView(events=events).SerializeToString()
 
 
 class RawServer:
@@ -110,28 +108,23 @@ async def test_batched_false_calls_stream() -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "events", "error"),
+    ("data", "events", "parses"),
     [
-        (b"\x0a\x01x\x10\x05\x0a\x01y", [b"x", b"y"], None),  # a varint field 2 between events is skipped
-        (b"\x0a\x01x\x1d\x00\x00\x00\x00", [b"x"], None),  # so is a fixed32 field 3
-        (b"\x0a\x01x\x0a\x05ab", [b"x"], "runs past the end"),
-        (b"\x0a\x01x\x08\x01", [b"x"], "field 1 with wire type 0"),
-        (b"\x02\x00", [], "field 0"),
-        (b"\x0a\x01x\x0b", [b"x"], "wire type 3"),
-        (b"\x0a\x80", [], "cut short"),
+        (b"\x0a\x01x\x10\x05\x0a\x01y", [b"x", b"y"], True),  # a varint field 2 between events is skipped
+        (b"\x0a\x01x\x1d\x00\x00\x00\x00", [b"x"], True),  # so is a fixed32 field 3
+        (b"\x0a\x01x\x0a\x05ab", [], False),  # an event cut short: the whole batch is refused
+        (b"\x02\x00", [], False),  # field 0
+        (b"\x0a\x01x\x0b", [], False),  # a group that never ends
+        (b"\x0a\x80", [], False),  # a length cut short
     ],
 )
-def test_a_batch_splits_into_its_events_up_to_the_first_bad_field(
-    data: bytes, events: list[bytes], error: str | None
-) -> None:
+def test_a_batch_is_read_through_the_view_whole_or_not_at_all(data: bytes, events: list[bytes], parses: bool) -> None:
     found: deque[bytes] = deque()
     problem = _split_batch(data, found)
     assert list(found) == events
-    if error is None:
-        assert problem is None
-    else:
-        assert problem is not None
-        assert error in str(problem)
+    assert (problem is None) == parses
+    if problem is not None:
+        assert "not a StreamBatchedResponse" in str(problem)
 
 
 async def batched_messages(server: pp.ModelServer) -> list[deque[bytes]]:

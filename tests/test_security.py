@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
 import pi_proto as pp
+from pi_proto import varint
 from pi_proto.client import ModelClient
 from pi_proto.scripted import ScriptedModel
 from pi_proto.server import STREAM_METHOD, ModelServer, ServerLimits, Tls
@@ -207,7 +205,7 @@ async def test_contexts_above_the_count_limits_are_refused_before_they_are_check
 async def test_a_hostile_request_does_not_freeze_the_server() -> None:
     # Just under the 16 MiB default: 4.19 million empty user messages.
     inner = b"\x12\x02\x0a\x00" * 4_190_000
-    request = b"\x12" + _varint(len(inner)) + inner
+    request = b"\x12" + varint.encode(len(inner)) + inner
     async with ModelServer(ScriptedModel.readme()) as server:
         started = asyncio.get_running_loop().time()
         refused = asyncio.create_task(raw_status(server.target, request))
@@ -322,45 +320,3 @@ def test_a_token_without_tls_prints_a_warning(tmp_path: Path) -> None:
         _, errors = server.communicate(timeout=20)
     assert "warning: --token-file without --tls-cert: the token travels in clear text" in errors
     assert TOKEN not in errors
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-@pytest.mark.parametrize(
-    ("limit", "value", "words"),
-    [
-        ("max_concurrent_streams", 0, "max_concurrent_streams must be 1 or more"),
-        ("max_queued_bytes", -1, "max_queued_bytes must be 1 or more"),
-        ("max_request_bytes", 2**31, "max_request_bytes can be at most 2147483647"),
-        ("stream_timeout", float("nan"), "stream_timeout must be more than 0 seconds"),
-        ("stream_timeout", 0.0, "stream_timeout must be more than 0 seconds"),
-    ],
-)
-def test_limits_that_would_refuse_or_stall_every_call_are_refused(limit: str, value: Any, words: str) -> None:
-    with pytest.raises(ValueError, match=words):
-        dataclasses.replace(ServerLimits(), **{limit: value})
-
-
-async def test_a_server_on_a_port_in_use_does_not_start() -> None:
-    async with ModelServer(ScriptedModel.readme()) as first:
-        second = ModelServer(ScriptedModel.readme(), port=first.port)
-        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{first.port}"):
-            await second.start()
-
-
-@pytest.mark.parametrize("which", ["cert", "key"])
-def test_tls_files_that_are_not_regular_files_are_refused_without_waiting(tmp_path: Path, which: str) -> None:
-    made = self_signed()
-    (tmp_path / "cert.pem").write_bytes(made.certificate_pem)
-    (tmp_path / "key.pem").write_bytes(made.private_key_pem)
-    (tmp_path / f"{which}.pem").unlink()
-    os.mkfifo(tmp_path / f"{which}.pem")  # OpenSSL would wait for a writer on it
-    with pytest.raises(ValueError, match=rf"{which}\.pem: not a regular file"):
-        Tls.from_files(tmp_path / "cert.pem", tmp_path / "key.pem")

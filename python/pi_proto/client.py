@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError as UpbDecodeError
 
+from ._gen.pb2.pi.ai.v1 import service_pb2
 from ._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
@@ -198,45 +200,14 @@ def _cancelling_current_task() -> bool:
 
 
 def _split_batch(data: bytes, events: deque[bytes]) -> DecodeError | None:
-    """Append the bytes of each event of a StreamBatchedResponse to `events`, skipping other
-    fields; at the first malformed field, stop and return what is wrong (the events before it
-    are in)."""
-    position, end = 0, len(data)
+    """Append the bytes of each event of a StreamBatchedResponse to `events`, read through
+    StreamBatchedView, so an event that does not decode fails alone at its own index; a batch that
+    does not parse at all gives what is wrong, and none of its events."""
     try:
-        while position < end:
-            key, position = _varint(data, position)
-            field, wire_type = key >> 3, key & 7
-            if field == 0 or (field == 1 and wire_type != 2):
-                raise DecodeError(f"field {field} with wire type {wire_type} is not one a StreamBatchedResponse holds")
-            if wire_type == 2:
-                size, position = _varint(data, position)
-                if position + size > end:
-                    raise DecodeError(f"a field of {size} bytes runs past the end of the {end}-byte message")
-                if field == 1:
-                    events.append(data[position : position + size])
-                position += size
-            elif wire_type == 0:
-                _, position = _varint(data, position)
-            elif wire_type in (1, 5) and position + (8 if wire_type == 1 else 4) <= end:
-                position += 8 if wire_type == 1 else 4
-            else:
-                raise DecodeError(f"field {field} (wire type {wire_type}) is cut short or not one this message holds")
-    except DecodeError as error:
-        return error
+        events.extend(service_pb2.StreamBatchedView.FromString(data).events)
+    except UpbDecodeError as error:
+        return DecodeError(f"not a StreamBatchedResponse: {error}")
     return None
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if position >= len(data) or shift > 63:
-            raise DecodeError(f"a varint at byte {position} is cut short or too long")
-        byte = data[position]
-        value |= (byte & 0x7F) << shift
-        position += 1
-        if byte < 0x80:
-            return value, position
-        shift += 7
 
 
 class ModelClient:

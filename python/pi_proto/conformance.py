@@ -17,7 +17,7 @@ import grpc
 from google.protobuf import json_format
 
 from ._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
-from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest
+from ._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView, StreamRequest
 from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Case,
     ClientCase,
@@ -28,7 +28,7 @@ from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Suite,
 )
 from .files import read_regular_file
-from .server import SERVICE, Refused, add_batched_event
+from .server import SERVICE, Refused
 
 CASE_HEADER = "pi-conformance-case"
 MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024  # one file of cases, read whole
@@ -168,7 +168,7 @@ async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[
     good events in front of a bad one fails the case. A `batch` action is one StreamBatched
     message as it is; unbatched, it ends the call with FAILED_PRECONDITION.
     """
-    batch = bytearray()
+    batch: list[bytes] = []
     for action in case.server:
         step = action.WhichOneof("action")
         if step == "batch" and not batched:
@@ -180,17 +180,17 @@ async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[
             if not batched:
                 yield message
                 continue
-            add_batched_event(batch, message)
+            batch.append(message)
             continue
         if batch:
-            yield bytes(batch)
+            yield StreamBatchedView(events=batch).SerializeToString()
             batch.clear()
         if step == "batch":
             yield action.batch
             continue
         await act(action)
     if batch:
-        yield bytes(batch)
+        yield StreamBatchedView(events=batch).SerializeToString()
 
 
 async def _act(action: ServerAction, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:

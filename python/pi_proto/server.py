@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 
 import grpc
 
+from . import varint
 from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
+from ._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
 from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
 from ._gen.types.pi.ai.v1 import (
     AssistantMessage,
@@ -108,22 +110,10 @@ def _delta_wire(tag: bytes, body: Any) -> bytes | None:
         text = delta.encode()
     except UnicodeEncodeError:
         return None
-    inner = (b"\x08" + _varint(index) if index else b"") + (b"\x12" + _varint(len(text)) + text if text else b"")
-    return tag + _varint(len(inner)) + inner
-
-
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL_VARINTS[value]
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL_VARINTS = [bytes([value]) for value in range(0x80)]
+    inner = (b"\x08" + varint.encode(index) if index else b"") + (
+        b"\x12" + varint.encode(len(text)) + text if text else b""
+    )
+    return tag + varint.encode(len(inner)) + inner
 
 
 class TooLarge(ValueError):
@@ -537,14 +527,16 @@ class ModelServer:
     async def _batch(self, first: ModelEvent, events: AssistantMessageEventStream, merge: bool) -> bytes:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
         window, if the server has one), up to BATCH_BYTES."""
-        batch = bytearray()
-        add_batched_event(batch, wire_event(first))
+        batch = [wire_event(first)]
+        size = len(batch[0])
         if self.flush_window and not is_terminal(first) and events.peek() is None:
             await asyncio.sleep(self.flush_window)
-        while len(batch) < BATCH_BYTES and events.peek() is not None:
+        while size < BATCH_BYTES and events.peek() is not None:
             waiting = events.take()
-            add_batched_event(batch, wire_event(coalesce(waiting, events) if merge else waiting))
-        return bytes(batch)
+            batch.append(wire_event(coalesce(waiting, events) if merge else waiting))
+            size += len(batch[-1])
+        # The view writes the events' bytes as they are: none is decoded or encoded again.
+        return StreamBatchedView(events=batch).SerializeToString()
 
     def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any], info: Model) -> None:
         """End a stream that ran out of time: an ERROR event for a client that reads, and soon after,
@@ -580,17 +572,6 @@ class ModelServer:
             raise RequestInvalid(error) from None
         except DecodeError as error:
             raise Refused("INVALID_ARGUMENT", str(error)) from None
-
-
-def add_batched_event(batch: bytearray, event: bytes) -> None:
-    """Append one event to a StreamBatchedResponse's bytes: field 1, length-delimited."""
-    batch.append(0x0A)
-    size = len(event)
-    while size > 0x7F:
-        batch.append(size & 0x7F | 0x80)
-        size >>= 7
-    batch.append(size)
-    batch += event
 
 
 def _introspection(health: bool | None, reflection: bool | None) -> ModuleType | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
+from . import varint
 from ._gen.types.pi.ai.v1 import TranscriptEntry
 from .wire import DecodeError, decode, encode
 
@@ -23,7 +24,7 @@ class TranscriptError(ValueError):
 def delimited(entry: TranscriptEntry) -> bytes:
     """One record: the varint length of the entry, then its bytes."""
     data = encode(entry)
-    return _varint(len(data)) + data
+    return varint.encode(len(data)) + data
 
 
 def write_transcript(stream: BinaryIO, entries: Iterable[TranscriptEntry]) -> int:
@@ -43,9 +44,16 @@ def read_transcript(
     record = 0
     while True:
         start = offset
-        size, length_bytes = _read_varint(stream, start, record)
-        if size is None:
+        try:
+            prefix = varint.read(stream)
+        except varint.VarintError as error:
+            why = (
+                "the file ends inside a length prefix" if error.cut_short else "the length prefix is not a valid varint"
+            )
+            raise TranscriptError(f"record {record} at byte {start}: {why}") from None
+        if prefix is None:
             return
+        size, length_bytes = prefix
         offset += length_bytes
         if size > max_record_bytes:
             limit = (
@@ -66,29 +74,3 @@ def read_transcript(
             raise TranscriptError(f"record {record} at byte {start}: {error}") from None
         yield offset, message
         record += 1
-
-
-def _read_varint(stream: BinaryIO, offset: int, record: int) -> tuple[int | None, int]:
-    value = shift = count = 0
-    while True:
-        byte = stream.read(1)
-        if not byte:
-            if count == 0:
-                return None, 0
-            raise TranscriptError(f"record {record} at byte {offset}: the file ends inside a length prefix")
-        count += 1
-        value |= (byte[0] & 0x7F) << shift
-        if byte[0] < 0x80:
-            return value, count
-        shift += 7
-        if count == 10:
-            raise TranscriptError(f"record {record} at byte {offset}: the length prefix is not a valid varint")
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)

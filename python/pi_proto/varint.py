@@ -16,7 +16,11 @@ MAX_BYTES = 10  # a 64-bit value
 
 
 class VarintError(ValueError):
-    """A length prefix that is cut short or longer than a 64-bit varint."""
+    """A varint that is cut short (`cut_short`) or longer than a 64-bit one."""
+
+    def __init__(self, message: str, *, cut_short: bool) -> None:
+        super().__init__(message)
+        self.cut_short = cut_short
 
 
 def encode(value: int) -> bytes:
@@ -39,14 +43,14 @@ def read(stream: BinaryIO) -> tuple[int, int] | None:
         if not byte:
             if count == 0:
                 return None
-            raise VarintError("the stream ends inside a varint")
+            raise VarintError("the stream ends inside a varint", cut_short=True)
         count += 1
         value |= (byte[0] & 0x7F) << shift
         if byte[0] < 0x80:
             return value, count
         shift += 7
         if count == MAX_BYTES:
-            raise VarintError(f"a varint longer than {MAX_BYTES} bytes")
+            raise VarintError(f"a varint longer than {MAX_BYTES} bytes", cut_short=False)
 
 
 def read_delimited(stream: BinaryIO) -> Iterator[bytes]:
@@ -54,7 +58,7 @@ def read_delimited(stream: BinaryIO) -> Iterator[bytes]:
     while (prefix := read(stream)) is not None:
         data = stream.read(prefix[0])
         if len(data) != prefix[0]:
-            raise VarintError(f"a message claims {prefix[0]} bytes but only {len(data)} remain")
+            raise VarintError(f"a message claims {prefix[0]} bytes but only {len(data)} remain", cut_short=True)
         yield data
 
 

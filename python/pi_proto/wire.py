@@ -400,35 +400,12 @@ def _define(lines: list[str], scope: dict[str, Any]) -> None:
 
 
 def _unknown_bytes(upb: _UpbMessage) -> bytes:
-    """Re-encode the fields upb did not recognise, so they survive a decode and encode."""
-    found = unknown_fields.UnknownFieldSet(upb)
-    out = bytearray()
-    for index in range(len(found)):
-        item = found[index]
-        _put_unknown(out, item.field_number, item.wire_type, item.data)
-    return bytes(out)
-
-
-def _put_unknown(out: bytearray, number: int, wire_type: int, data: Any) -> None:
-    _put_varint(out, number << 3 | wire_type)
-    if wire_type == 0:
-        _put_varint(out, data)
-    elif wire_type == 1:
-        out += int(data).to_bytes(8, "little")
-    elif wire_type == 5:
-        out += int(data).to_bytes(4, "little")
-    elif wire_type == 2:
-        _put_varint(out, len(data))
-        out += data
-    else:  # 3: a group, whose members are themselves unknown fields, closed by an end tag (4)
-        for item in data:
-            _put_unknown(out, item.field_number, item.wire_type, item.data)
-        _put_varint(out, number << 3 | 4)
-
-
-def _put_varint(out: bytearray, value: int) -> None:
-    value &= (1 << 64) - 1
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
+    """The fields upb did not recognise, as they arrived, so they survive a decode and encode: a
+    copy of the message with its known fields cleared holds only them."""
+    if not len(unknown_fields.UnknownFieldSet(upb)):
+        return b""
+    only = type(upb)()
+    only.CopyFrom(upb)
+    for descriptor, _ in only.ListFields():
+        only.ClearField(descriptor.name)
+    return only.SerializeToString()
