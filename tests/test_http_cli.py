@@ -17,10 +17,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 import pi_proto as pp
-from pi_proto import cli, conformance
+from pi_proto import cli
 from pi_proto.web import SSE_PATH, HttpLimits, HttpModelClient
 
-from .conformance import executor, generate, harness
 from .helpers import drain, readme_context, serve_process
 
 
@@ -97,15 +96,6 @@ async def test_tls_and_the_token_hold_for_http_too(tmp_path: Path) -> None:
             _, denied = await drain(client.stream(readme_context()))
     assert message.stop_reason == pp.StopReason.TOOL_USE
     assert denied.error_message == "missing or invalid bearer token"
-
-
-async def test_serve_conformance_plays_the_client_cases_over_http_too() -> None:
-    with serve_process("--conformance", str(generate.HERE), "--http-port", "0") as (process, _):
-        url = f"http://{http_line(process)}"
-        cases = [case for case in conformance.load_cases(generate.HERE) if case.WhichOneof("kind") == "client"]
-        for case in cases[:8]:
-            request = harness.case_request(case, {"http": url}, "connect")
-            assert harness.compare(case, await executor.execute(request)) is None
 
 
 def test_an_http_port_in_use_is_a_clear_error() -> None:

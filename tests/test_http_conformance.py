@@ -1,5 +1,5 @@
 """The client cases of the conformance corpus over Connect and gRPC-web: the reference server's
-HTTP side (pi_proto.web.HttpConformanceServer) and our HTTP client, on connectrpc's own async client,
+HTTP side (tests/conformance/reference_http.py) and our HTTP client, on connectrpc's own async client,
 compared with each case's outcome by the harness (tests/conformance/harness.py), batched and not."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 import pi_proto as pp
-from pi_proto import conformance, wire
+from pi_proto import wire
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto.accumulator import DEFAULT_MAX_MESSAGE_BYTES
-from pi_proto.web import HttpConformanceServer, HttpModelClient
+from pi_proto.web import HttpModelClient
 
 from . import helpers
 from .conformance import executor, generate, harness
+from .conformance import reference as conformance
+from .conformance.reference_http import HttpConformanceServer
 
 CLIENT_CASES = [case for case in conformance.load_cases(generate.HERE) if case.WhichOneof("kind") == "client"]
 WAYS = [("connect", True), ("connect", False), ("grpc-web", True), ("grpc-web", False)]

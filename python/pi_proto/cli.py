@@ -21,7 +21,6 @@ from rich.console import Console
 
 from ._gen.types.pi.ai.v1 import AgentContext
 from .client import DEFAULT_TIMEOUT_SECONDS, CallError, ModelCallStream, ModelClient
-from .conformance import ConformanceServer, load_cases
 from .convert import convert
 from .demo import run_demo
 from .events import FAILED
@@ -41,8 +40,6 @@ from .workers import run_workers, watch_supervisor
 
 
 async def serve(args: argparse.Namespace) -> int:
-    if args.conformance is not None:
-        return await serve_conformance(args)
     if args.models is not None and args.script is not None:
         raise ValueError("--models and --script go apart: serve real models or a script")
     raise_file_limit()
@@ -173,36 +170,13 @@ def http_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
     return context
 
 
-async def _start_beside(http: AsgiServer, grpc_server: ModelServer | ConformanceServer) -> None:
+async def _start_beside(http: AsgiServer, grpc_server: ModelServer) -> None:
     """Start the HTTP server; when it cannot listen, stop the gRPC server before failing."""
     try:
         await http.start()
     except OSError:
         await grpc_server.stop(0)
         raise
-
-
-async def serve_conformance(args: argparse.Namespace) -> int:
-    cases = load_cases(args.conformance)
-    server = ConformanceServer(cases, host=args.host, port=args.port)
-    http: AsgiServer | None = None
-    if args.http_port is not None:
-        http = web_module().HttpConformanceServer(cases, host=args.host, port=args.http_port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await server.start()
-    if http is not None:
-        await _start_beside(http, server)
-    print(f"listening on {server.target}", flush=True)
-    if http is not None:
-        print(f"http on {http.target}", flush=True)
-    await stop.wait()
-    await server.stop()
-    if http is not None:
-        await http.stop(grace=1.0)
-    return 0
 
 
 # A token is one word; a file larger than this is not a token file (JWTs are a few KiB).
@@ -399,12 +373,6 @@ def parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument("--no-reflection", action="store_true", help="do not serve gRPC reflection")
     serve_cmd.add_argument(
-        "--conformance",
-        type=Path,
-        metavar="DIR",
-        help="play the client cases of the conformance corpus in DIR instead of a model",
-    )
-    serve_cmd.add_argument(
         "--http-port",
         type=PORT,
         metavar="N",
@@ -535,30 +503,6 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-# What `--conformance` plays ignores: the corpus's cases say what each call gets.
-NOT_FOR_CONFORMANCE = [
-    "models",
-    "script",
-    "delta_size",
-    "delay",
-    "workers",
-    "no_reflection",
-    "cors_origin",
-    "max_connections",
-    "header_timeout",
-    "tls_cert",
-    "tls_key",
-    "token_file",
-    "max_streams",
-    "max_request_bytes",
-    "max_messages",
-    "max_blocks",
-    "max_queued_bytes",
-    "stream_timeout",
-    "flush_ms",
-]
-
-
 def check_serve(args: argparse.Namespace) -> None:
     """Refuse flags of `serve` that cannot go together (ValueError naming them)."""
     if args.http_port is not None and args.http_port == args.port != 0:
@@ -568,12 +512,6 @@ def check_serve(args: argparse.Namespace) -> None:
     if args.http_port is None and (args.max_connections, args.header_timeout) != (None, HEADER_TIMEOUT):
         flag = "--max-connections" if args.max_connections is not None else "--header-timeout"
         raise ValueError(f"{flag} needs --http-port: it bounds the HTTP port's connections")
-    if args.conformance is not None:
-        defaults = parser().parse_args(["serve"])
-        given = [name for name in NOT_FOR_CONFORMANCE if getattr(args, name) != getattr(defaults, name)]
-        if given:
-            flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            raise ValueError(f"--conformance plays the corpus's cases, which decide what each call gets: drop {flags}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,12 +31,12 @@ from typing import IO, Any
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from pi_proto import conformance
 from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto.varint import read_delimited, write_delimited
 
 from . import mutate
+from . import reference as conformance
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -305,8 +305,7 @@ def run_row(row: str, cases: list[pb.Case], servers: dict[str, str], *, mutated:
 @contextlib.contextmanager
 def reference_server(corpus: Path) -> Iterator[dict[str, str]]:
     """The reference server playing the corpus's client cases; yields its gRPC target and HTTP URL."""
-    command = [sys.executable, "-m", "pi_proto.cli", "serve", "--conformance", str(corpus), "--port", "0"]
-    command += ["--http-port", "0"]
+    command = [sys.executable, "-m", "tests.conformance.server", str(corpus)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     try:
         assert process.stdout is not None

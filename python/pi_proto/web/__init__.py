@@ -5,7 +5,6 @@ Needs the `http` extra: pip install 'pi-proto[http]'.
 """
 
 from .client import HttpModelClient
-from .conformance import HttpConformanceServer
 from .connections import HttpLimits
 from .cors import checked_origin
 from .pi_protocols import MESSAGES_PATH, PROXY_PATH, pi_messages_event, proxy_event
@@ -18,7 +17,6 @@ __all__ = [
     "SSE_PATH",
     "AsgiServer",
     "HttpApp",
-    "HttpConformanceServer",
     "HttpLimits",
     "HttpModelClient",
     "HttpServer",

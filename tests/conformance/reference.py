@@ -1,9 +1,9 @@
-"""The conformance corpus: loading its suites, and the reference server that plays client cases.
+"""The reference server of the conformance corpus over gRPC, and the corpus's files.
 
-The corpus (tests/conformance/ in the repository) is a folder of ProtoJSON files, each a
-`pi.conformance.v1.Suite`. Every runtime's runner reads it; `pi-proto serve --conformance DIR`
-plays the server side of its client cases, so every client in every language meets the same
-misbehaving server. A client names the case it runs in the metadata `pi-conformance-case`.
+The corpus (this folder) is a set of ProtoJSON files, each a `pi.conformance.v1.Suite`. The
+reference server plays the server side of its client cases, so every client in every language
+meets the same misbehaving server; `python -m tests.conformance.server DIR` runs it over gRPC and
+HTTP. A client names the case it runs in the metadata `pi-conformance-case`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 import grpc
 from google.protobuf import json_format
 
-from ._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
-from ._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView, StreamRequest
-from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
+from pi_proto._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
+from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView, StreamRequest
+from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Case,
     ClientCase,
     KnownFailures,
@@ -27,8 +27,8 @@ from ._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Status,
     Suite,
 )
-from .files import read_regular_file
-from .server import SERVICE, Refused
+from pi_proto.files import read_regular_file
+from pi_proto.server import SERVICE, Refused
 
 CASE_HEADER = "pi-conformance-case"
 MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024  # one file of cases, read whole

@@ -1,6 +1,6 @@
 """The reference server of the conformance corpus over HTTP: client cases over Connect and gRPC-web.
 
-`pi-proto serve --conformance DIR --http-port N` serves it beside the gRPC one. A client names its
+`python -m tests.conformance.server DIR` serves it beside the gRPC one. A client names its
 case in the header `pi-conformance-case`, as over gRPC, and the server plays the same actions
 (conformance.played): events and frames as messages, headers as response headers, pauses, and
 the status as the protocol's error with the case's trailers. Frames are bytes, so the cases that
@@ -18,13 +18,14 @@ from connectrpc.request import RequestContext
 from connectrpc.server import Endpoint
 from google.protobuf.message import Message as UpbMessage
 
-from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
-from .._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ServerAction
-from ..conformance import CASE_HEADER, find_case, played
-from ..server import Refused
-from .codec import Wire, connect_code
-from .server import AsgiServer
-from .service import STREAM, STREAM_BATCHED, ConnectApp, path_of
+from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
+from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ServerAction
+from pi_proto.server import Refused
+from pi_proto.web.codec import Wire, connect_code
+from pi_proto.web.server import AsgiServer
+from pi_proto.web.service import STREAM, STREAM_BATCHED, ConnectApp, path_of
+
+from .reference import CASE_HEADER, find_case, played
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
