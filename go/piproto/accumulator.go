@@ -11,12 +11,14 @@ import (
 )
 
 // StreamProtocolError is an event that does not fit the stream received so far: the event's
-// index, the id of the rule it breaks, and why.
+// index, the rule it breaks, and why.
 type StreamProtocolError struct {
 	// EventIndex counts from 0 at the first event of the stream; for "terminal-missing" it is the
 	// number of events received.
 	EventIndex int
-	// RuleID is the rule's id, e.g. "block-exists" (see [Accumulator]).
+	// Rule is the rule broken (the rules are the comments of StreamRule in event.proto).
+	Rule aiv1.StreamRule
+	// RuleID is the rule's text id, StreamRuleID(Rule), e.g. "block-exists".
 	RuleID string
 	// Detail says what is wrong, in words.
 	Detail string
@@ -29,6 +31,19 @@ func (e *StreamProtocolError) Error() string {
 	return fmt.Sprintf("event %d breaks rule '%s': %s", e.EventIndex, e.RuleID, e.Detail)
 }
 
+// newStreamProtocolError is the error for rule broken at index, with its text id filled in.
+func newStreamProtocolError(index int, rule aiv1.StreamRule, detail string) *StreamProtocolError {
+	return &StreamProtocolError{EventIndex: index, Rule: rule, RuleID: StreamRuleID(rule), Detail: detail}
+}
+
+// StreamRuleID is a stream rule's text id, the id the corpus and error messages use: the value's
+// name without "STREAM_RULE_", in lower case, with "-" for "_" (STREAM_RULE_BLOCK_OPEN is
+// "block-open").
+func StreamRuleID(rule aiv1.StreamRule) string {
+	name := strings.TrimPrefix(rule.String(), "STREAM_RULE_")
+	return strings.ReplaceAll(strings.ToLower(name), "_", "-")
+}
+
 // DefaultMaxMessageBytes is the most UTF-8 a receiver accumulates from block events unless told
 // otherwise: 64 MiB.
 const DefaultMaxMessageBytes = 64 << 20
@@ -39,22 +54,8 @@ const DefaultMaxMessageBytes = 64 << 20
 // Senders and receivers in every runtime rebuild the partial the same way, so a partial rebuilt
 // from the wire is the partial the sender had (the stream contract in service.proto, rule 4). An
 // event that breaks one of the stream rules is refused with a *[StreamProtocolError] naming the
-// event's index and the rule's id:
-//
-//   - event-kind: an event has exactly one kind set.
-//   - start-first: a stream opens with start (a call that failed before it started may consist of
-//     its terminal event alone); start-once: there is only one start.
-//   - next-index: a *_start event opens the next index of the content.
-//   - block-exists, block-kind, block-open: a delta or end event refers to a block that exists, of
-//     its own kind, and not yet ended; tool-call-id: a tool call ends with the id it started with.
-//   - terminal-valid: a done or error event passes every rule of the schema ([Violations]): its
-//     reason, a message whose stop reason equals it, and every rule of that message;
-//     terminal-agrees: the message has the blocks that were streamed, in number and kind.
-//   - size-limit: what the partial keeps from block events stays within MaxMessageBytes, in bytes
-//     of UTF-8: every delta (text, thinking and tool call arguments), the id and name of a
-//     toolcall_start, the signature of a text_end or thinking_end, and the call a toolcall_end
-//     carries (its strings and any fields the schema does not know), as far as it holds more than
-//     the streamed call it replaces.
+// event's index and the rule; the rules are those of the StreamRule enum in
+// proto/pi/ai/v1/event.proto.
 //
 // While a tool call streams, its raw_arguments hold the argument text so far and its
 // arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
@@ -91,7 +92,7 @@ type openBlock struct {
 	text strings.Builder
 	last string // the string last stored in the block; anything else means the caller replaced it
 	// For a tool call: the completion of its argument text into arguments_json, read as it grows.
-	arguments *argumentsCompletion
+	arguments *partialJSON
 	read      string // the text arguments has read
 	counted   int64  // for a tool call: the bytes its start and deltas counted toward the limit
 }
@@ -148,10 +149,10 @@ func (a *Accumulator) applyEvent(event *aiv1.ModelEvent, check bool) error {
 	a.Count++
 	kind := EventKind(event)
 	if kind == "" {
-		return &StreamProtocolError{EventIndex: index, RuleID: "event-kind", Detail: "no event kind is set"}
+		return newStreamProtocolError(index, aiv1.StreamRule_STREAM_RULE_EVENT_KIND, "no event kind is set")
 	}
-	broken := func(rule, format string, args ...any) *StreamProtocolError {
-		return &StreamProtocolError{EventIndex: index, RuleID: rule, Detail: kind + ": " + fmt.Sprintf(format, args...)}
+	broken := func(rule aiv1.StreamRule, format string, args ...any) *StreamProtocolError {
+		return newStreamProtocolError(index, rule, kind+": "+fmt.Sprintf(format, args...))
 	}
 	switch body := event.GetEvent().(type) {
 	case *aiv1.ModelEvent_Done:
@@ -160,10 +161,10 @@ func (a *Accumulator) applyEvent(event *aiv1.ModelEvent, check bool) error {
 		return a.finish(broken, event, body.Error.GetMessage(), check)
 	case *aiv1.ModelEvent_Start:
 		if a.started {
-			return broken("start-once", "a stream has one start")
+			return broken(aiv1.StreamRule_STREAM_RULE_START_ONCE, "a stream has one start")
 		}
 		if index > 0 {
-			return broken("start-first", "start must be the first event")
+			return broken(aiv1.StreamRule_STREAM_RULE_START_FIRST, "start must be the first event")
 		}
 		a.started = true
 		header := body.Start.GetHeader()
@@ -178,7 +179,7 @@ func (a *Accumulator) applyEvent(event *aiv1.ModelEvent, check bool) error {
 		return nil
 	}
 	if !a.started {
-		return broken("start-first", "a stream opens with start")
+		return broken(aiv1.StreamRule_STREAM_RULE_START_FIRST, "a stream opens with start")
 	}
 	return a.applyBlock(broken, kind, event, check)
 }
@@ -200,7 +201,7 @@ func shallowCopy(message *aiv1.AssistantMessage) *aiv1.AssistantMessage {
 // blockOfFamily is the block each family of block events refers to.
 var blockOfFamily = map[string]string{"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
-type brokenRule func(rule, format string, args ...any) *StreamProtocolError
+type brokenRule func(rule aiv1.StreamRule, format string, args ...any) *StreamProtocolError
 
 func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.ModelEvent, check bool) error {
 	family, step, _ := strings.Cut(kind, "_")
@@ -209,7 +210,7 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 	at := contentIndex(event)
 	if step == "start" {
 		if int64(at) != int64(len(content)) {
-			return broken("next-index", "content_index %d, where the next block is %d", at, len(content))
+			return broken(aiv1.StreamRule_STREAM_RULE_NEXT_INDEX, "content_index %d, where the next block is %d", at, len(content))
 		}
 		var size int64
 		if start := event.GetToolcallStart(); start != nil {
@@ -218,20 +219,20 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		if err := a.count(broken, check, size); err != nil {
 			return err
 		}
-		a.partial.Content = append(content, newBlock(event))
+		a.partial.Content = append(a.partial.Content, newBlock(event))
 		a.blocks = append(a.blocks, &openBlock{open: true, counted: size})
 		return nil
 	}
 	if int64(at) >= int64(len(content)) {
-		return broken("block-exists", "content_index %d, but the message has %d blocks", at, len(content))
+		return broken(aiv1.StreamRule_STREAM_RULE_BLOCK_EXISTS, "content_index %d, but the message has %d blocks", at, len(content))
 	}
 	block := content[at]
 	if memberOf(block) != member {
-		return broken("block-kind", "block %d is a %s block, not a %s block", at, memberOf(block), member)
+		return broken(aiv1.StreamRule_STREAM_RULE_BLOCK_KIND, "block %d is a %s block, not a %s block", at, memberOf(block), member)
 	}
 	state := a.blocks[at]
 	if !state.open {
-		return broken("block-open", "block %d has ended", at)
+		return broken(aiv1.StreamRule_STREAM_RULE_BLOCK_OPEN, "block %d has ended", at)
 	}
 	if step == "delta" {
 		delta := deltaOf(event)
@@ -278,7 +279,7 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 			call = &aiv1.ToolCall{}
 		}
 		if started := block.GetToolCall().GetId(); call.GetId() != started {
-			return broken("tool-call-id", "tool call %d started with id %q and ends with id %q", at, started, call.GetId())
+			return broken(aiv1.StreamRule_STREAM_RULE_TOOL_CALL_ID, "tool call %d started with id %q and ends with id %q", at, started, call.GetId())
 		}
 		// The call replaces the streamed one: only what it holds beyond that counts again.
 		if err := a.count(broken, check, max(0, callSize(call)-state.counted)); err != nil {
@@ -301,7 +302,7 @@ func (a *Accumulator) count(broken brokenRule, check bool, size int64) error {
 		return nil
 	}
 	if limit := a.limit(); a.received+size > limit {
-		return broken("size-limit", "the block events add up to %d bytes, more than the limit of %d", a.received+size, limit)
+		return broken(aiv1.StreamRule_STREAM_RULE_SIZE_LIMIT, "the block events add up to %d bytes, more than the limit of %d", a.received+size, limit)
 	}
 	a.received += size
 	return nil
@@ -378,7 +379,7 @@ func (b *openBlock) complete(text string) string {
 	// text shares the bytes of what was read while the deltas only grow it, so this compares
 	// no more than their lengths.
 	if b.arguments == nil || !strings.HasPrefix(text, b.read) {
-		b.arguments = &argumentsCompletion{} // read it from its start
+		b.arguments = &partialJSON{} // read it from its start
 	}
 	b.read = text
 	return b.arguments.update(text)
@@ -389,14 +390,14 @@ func (a *Accumulator) finish(broken brokenRule, event *aiv1.ModelEvent, message 
 	if check {
 		// The event as a sender sends it: a partial is never checked.
 		if found := Violations(&aiv1.ModelEvent{Event: event.GetEvent()}); len(found) > 0 {
-			err := broken("terminal-valid", "%s", (&ValidationError{Violations: found}).Error())
+			err := broken(aiv1.StreamRule_STREAM_RULE_TERMINAL_VALID, "%s", (&ValidationError{Violations: found}).Error())
 			err.Violations = found
 			return err
 		}
 		if a.started {
 			streamed, final := members(a.partial.GetContent()), members(message.GetContent())
 			if !slices.Equal(streamed, final) {
-				return broken("terminal-agrees", "the message has the blocks %v, the stream built %v", final, streamed)
+				return broken(aiv1.StreamRule_STREAM_RULE_TERMINAL_AGREES, "the message has the blocks %v, the stream built %v", final, streamed)
 			}
 		}
 	}

@@ -224,11 +224,36 @@ func TestABrokenRuleIsAnErrorWithTheEventIndexAndTheRuleID(t *testing.T) {
 	late := textDelta(3, "x")
 	err := accumulator.Apply(late)
 	var broken *piproto.StreamProtocolError
-	if !errors.As(err, &broken) || broken.EventIndex != 2 || broken.RuleID != "block-exists" || broken.Detail == "" || len(broken.Violations) != 0 {
+	if !errors.As(err, &broken) || broken.EventIndex != 2 || broken.Rule != aiv1.StreamRule_STREAM_RULE_BLOCK_EXISTS ||
+		broken.RuleID != "block-exists" || broken.Detail == "" || len(broken.Violations) != 0 {
 		t.Fatalf("error %#v", err)
 	}
 	if late.Partial != nil || len(accumulator.Partial().Content) != 1 {
 		t.Fatal("a refused event changed the partial")
+	}
+}
+
+func TestARuleIDIsTheEnumValueNameInLowerCaseWithHyphens(t *testing.T) {
+	bound(t)
+	for rule, want := range map[aiv1.StreamRule]string{
+		aiv1.StreamRule_STREAM_RULE_EVENT_KIND:       "event-kind",
+		aiv1.StreamRule_STREAM_RULE_BLOCK_OPEN:       "block-open",
+		aiv1.StreamRule_STREAM_RULE_TOOL_CALL_ID:     "tool-call-id",
+		aiv1.StreamRule_STREAM_RULE_TERMINAL_MISSING: "terminal-missing",
+		aiv1.StreamRule_STREAM_RULE_EVENT_DECODE:     "event-decode",
+	} {
+		if got := piproto.StreamRuleID(rule); got != want {
+			t.Errorf("%v: %q, want %q", rule, got, want)
+		}
+	}
+	// Every rule has an id of its own, with no trace of the enum's prefix.
+	seen := map[string]bool{}
+	for number := range aiv1.StreamRule_name {
+		id := piproto.StreamRuleID(aiv1.StreamRule(number))
+		if seen[id] || strings.ContainsAny(id, "_ABCDEFGHIJKLMNOPQRSTUVWXYZ") || strings.HasPrefix(id, "stream-rule") {
+			t.Errorf("rule %d: id %q", number, id)
+		}
+		seen[id] = true
 	}
 }
 

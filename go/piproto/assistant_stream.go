@@ -141,7 +141,7 @@ func (s *AssistantMessageEventStream) endWithoutTerminal() {
 	s.mu.Lock()
 	count := s.received.Count
 	s.mu.Unlock()
-	broken := &StreamProtocolError{EventIndex: count, RuleID: "terminal-missing", Detail: "the events ended without a terminal event"}
+	broken := newStreamProtocolError(count, aiv1.StreamRule_STREAM_RULE_TERMINAL_MISSING, "the events ended without a terminal event")
 	s.fail(aiv1.StopReason_STOP_REASON_ERROR, "stream ended without a terminal event", &StreamFailure{Rule: broken, Detail: broken.Error()})
 }
 

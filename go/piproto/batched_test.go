@@ -1,5 +1,5 @@
 // The client over StreamBatched: the events of a batch taken one at a time, each with its own
-// partial and its own index; a malformed batch losing nothing in front of the bad event; the
+// partial and its own index; a malformed event or batch losing nothing in front of it; the
 // fallback to Stream on a server without StreamBatched; and WithBatched(false).
 
 package piproto_test
@@ -130,12 +130,16 @@ func TestAMalformedBatchKeepsTheEventsInFrontOfWhatIsWrong(t *testing.T) {
 		text    string
 	}{
 		{"an event that does not decode", [][]byte{batchOf(append(head, []byte{0x0a, 0x05, 0x61, 0x62})...)}, 0, 3, "event-decode", "ab"},
-		{"a batch that ends inside an event", [][]byte{append(batchOf(head...), cutEvent...)}, 0, 3, "event-decode", "ab"},
-		{"a batch that ends inside a key", [][]byte{append(batchOf(head...), 0x80)}, 0, 3, "event-decode", "ab"},
-		{"a field of a wire type no batch holds", [][]byte{append(batchOf(head...), group...)}, 0, 3, "event-decode", "ab"},
-		{"a field numbered 0", [][]byte{append(batchOf(head...), 0x02, 0x00)}, 0, 3, "event-decode", "ab"},
-		{"an events field that is not length-delimited", [][]byte{append(batchOf(head...), 0x08, 0x01)}, 0, 3, "event-decode", "ab"},
-		{"a malformed second batch", [][]byte{batchOf(head[:2]...), append(batchOf(head[2]), 0x80)}, 0, 3, "event-decode", "ab"},
+		// A batch that is no StreamBatchedView fails at its first event; the batches before it
+		// are delivered.
+		{"a batch that ends inside an event", [][]byte{batchOf(head...), cutEvent}, 0, 3, "event-decode", "ab"},
+		{"a batch that ends inside a key", [][]byte{batchOf(head...), {0x80}}, 0, 3, "event-decode", "ab"},
+		{"a group that never ends", [][]byte{batchOf(head...), group}, 0, 3, "event-decode", "ab"},
+		{"a field numbered 0", [][]byte{batchOf(head...), {0x02, 0x00}}, 0, 3, "event-decode", "ab"},
+		{"a malformed batch loses its own events", [][]byte{batchOf(head[:2]...), append(batchOf(head[2]), 0x80)}, 0, 2, "event-decode", ""},
+		{"a malformed first batch", [][]byte{append(batchOf(head...), 0x80)}, 0, 0, "event-decode", ""},
+		// As every protobuf reader does, an events field of another wire type is an unknown field.
+		{"an events field that is not length-delimited", [][]byte{append(batchOf(head...), 0x08, 0x01)}, 0, 3, "terminal-missing", "ab"},
 		{"an event out of place in a later batch", [][]byte{batchOf(head[:2]...), batchOf(wire(t, textDelta(0, "a"), textDelta(4, "x"))...)}, 0, 3, "block-exists", "a"},
 		{"more deltas than the limit", [][]byte{batchOf(wire(t, eventsOf(readmeTurn(), 8)...)...)}, 10, 2, "size-limit", ""},
 		{"no terminal event", [][]byte{batchOf(head...), batchOf(), otherFields()}, 0, 3, "terminal-missing", "ab"},
@@ -148,7 +152,7 @@ func TestAMalformedBatchKeepsTheEventsInFrontOfWhatIsWrong(t *testing.T) {
 				t.Fatalf("kinds %v, message %v", kinds(seen), message)
 			}
 			failure := events.Failure()
-			if failure == nil || failure.Rule == nil || failure.Rule.RuleID != case_.rule || failure.Rule.EventIndex != case_.index {
+			if failure == nil || failure.Rule == nil || failure.Rule.RuleID != case_.rule || piproto.StreamRuleID(failure.Rule.Rule) != case_.rule || failure.Rule.EventIndex != case_.index {
 				t.Fatalf("failure %+v", failure)
 			}
 		})

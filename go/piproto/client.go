@@ -17,10 +17,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -326,7 +324,7 @@ func (c *Client) forget(events *AssistantMessageEventStream) {
 // wanted. It ends the stream itself on a status, an undecodable event or a broken rule; it
 // returns nil when the call ended without a terminal event, which Drive turns into one.
 func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration) error {
-	call := ctx
+	var call context.Context
 	var cancel context.CancelFunc
 	if timeout != 0 {
 		call, cancel = context.WithTimeout(ctx, timeout) // a negative timeout has passed already
@@ -356,7 +354,7 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 		}
 		var malformed *batchError
 		if errors.As(err, &malformed) {
-			events.failRule(&StreamProtocolError{EventIndex: index, RuleID: "event-decode", Detail: "cannot decode the batch: " + malformed.detail})
+			events.failRule(newStreamProtocolError(index, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "cannot decode the batch: "+malformed.detail))
 			return nil
 		}
 		if err != nil {
@@ -364,7 +362,7 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 		}
 		event := &aiv1.ModelEvent{}
 		if decodeErr := proto.Unmarshal(frame, event); decodeErr != nil {
-			events.failRule(&StreamProtocolError{EventIndex: index, RuleID: "event-decode", Detail: "not a ModelEvent: " + decodeError(decodeErr)})
+			events.failRule(newStreamProtocolError(index, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "not a ModelEvent: "+decodeError(decodeErr)))
 			return nil
 		}
 		if pushErr := events.Push(event); pushErr != nil {
@@ -373,8 +371,7 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 		if events.Done() {
 			// Anything after the terminal event is ignored; the status follows at once.
 			timer := time.AfterFunc(time.Second, cancel)
-			for source.stream.RecvMsg(&frame) == nil {
-			}
+			source.drain()
 			timer.Stop()
 			return nil
 		}
@@ -394,106 +391,6 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 	return nil
 }
 
-// open starts a call of StreamBatched (batched) or Stream and sends it the request.
-func (c *Client) open(call context.Context, request []byte, batched bool) (*eventSource, error) {
-	method, name := &aiv1.ModelService_ServiceDesc.Streams[0], aiv1.ModelService_Stream_FullMethodName
-	if batched {
-		method, name = &aiv1.ModelService_ServiceDesc.Streams[1], aiv1.ModelService_StreamBatched_FullMethodName
-	}
-	stream, err := c.conn.NewStream(call, method, name, grpc.ForceCodecV2(frameCodec{}))
-	if err == nil {
-		err = stream.SendMsg(request)
-	}
-	if err == nil {
-		err = stream.CloseSend()
-	}
-	return &eventSource{stream: stream, batched: batched}, err
-}
-
-// eventSource gives the bytes of a call's events one at a time: each message of Stream, or each
-// event of StreamBatched's messages, which it splits by hand, so that the events in front of a
-// malformed one are still delivered.
-type eventSource struct {
-	stream  grpc.ClientStream
-	batched bool
-	batch   []byte // the StreamBatchedResponse at hand
-	at      int    // where its next field starts
-}
-
-// batchError says why a StreamBatchedResponse cannot be read from some field on.
-type batchError struct{ detail string }
-
-func (e *batchError) Error() string { return e.detail }
-
-// next is the bytes of the next event; the call's error (io.EOF after an OK status), or a
-// *batchError for a batch that cannot be read on.
-func (s *eventSource) next() ([]byte, error) {
-	for {
-		if !s.batched || s.at >= len(s.batch) {
-			var message []byte
-			if err := s.stream.RecvMsg(&message); err != nil {
-				return nil, err
-			}
-			if !s.batched {
-				return message, nil
-			}
-			s.batch, s.at = message, 0
-			continue // a batch without events holds nothing to deliver
-		}
-		if event, ok, err := s.field(); err != nil || ok {
-			return event, err
-		}
-	}
-}
-
-// field reads the batch's next field: the bytes of an event (field 1, length-delimited), or ok
-// false for another field, skipped by its wire type.
-func (s *eventSource) field() (event []byte, ok bool, err error) {
-	key, err := s.varint()
-	if err != nil {
-		return nil, false, err
-	}
-	number, wireType := key>>3, key&7
-	if number == 0 || (number == 1 && wireType != 2) {
-		return nil, false, &batchError{fmt.Sprintf("field %d with wire type %d is not one a StreamBatchedResponse holds", number, wireType)}
-	}
-	switch wireType {
-	case 0:
-		_, err = s.varint()
-		return nil, false, err
-	case 2:
-		size, err := s.varint()
-		if err != nil {
-			return nil, false, err
-		}
-		if size > uint64(len(s.batch)-s.at) {
-			return nil, false, &batchError{fmt.Sprintf("a field of %d bytes runs past the end of the %d-byte message", size, len(s.batch))}
-		}
-		value := s.batch[s.at : s.at+int(size)]
-		s.at += int(size)
-		return value, number == 1, nil
-	case 1, 5:
-		width := 8
-		if wireType == 5 {
-			width = 4
-		}
-		if len(s.batch)-s.at >= width {
-			s.at += width
-			return nil, false, nil
-		}
-	}
-	return nil, false, &batchError{fmt.Sprintf("field %d (wire type %d) is cut short or not one this message holds", number, wireType)}
-}
-
-func (s *eventSource) varint() (uint64, error) {
-	value, n := protowire.ConsumeVarint(s.batch[s.at:])
-	if n < 0 {
-		return 0, &batchError{fmt.Sprintf("a varint at byte %d is cut short or too long", s.at)}
-	}
-	s.at += n
-	return value, nil
-}
-
 // decodeError is the text of a protobuf decoding error without its "proto:" prefix, after which
 // protobuf-go puts a space or, at random, a no-break space, to keep programs from matching it.
 func decodeError(err error) string {
@@ -511,27 +408,4 @@ func codeName(code codes.Code) string {
 		out.WriteRune(unicode.ToUpper(char))
 	}
 	return out.String()
-}
-
-// frameCodec sends requests encoded in advance and receives events as their bytes, so a frame
-// that does not decode is told apart from a status the server sent.
-type frameCodec struct{}
-
-func (frameCodec) Name() string { return "proto" }
-
-func (frameCodec) Marshal(v any) (mem.BufferSlice, error) {
-	data, ok := v.([]byte)
-	if !ok {
-		return nil, fmt.Errorf("piproto: cannot send %T", v)
-	}
-	return mem.BufferSlice{mem.SliceBuffer(data)}, nil
-}
-
-func (frameCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	frame, ok := v.(*[]byte)
-	if !ok {
-		return fmt.Errorf("piproto: cannot receive into %T", v)
-	}
-	*frame = data.Materialize()
-	return nil
 }

@@ -433,7 +433,7 @@ func TestBrokenRulesAreTheFailureOfTheStream(t *testing.T) {
 				t.Fatalf("kinds %v, message %v", kinds(seen), message)
 			}
 			failure := events.Failure()
-			if failure == nil || failure.StatusCode != "" || failure.Rule == nil || failure.Rule.RuleID != case_.rule || failure.Rule.EventIndex != case_.index {
+			if failure == nil || failure.StatusCode != "" || failure.Rule == nil || failure.Rule.RuleID != case_.rule || piproto.StreamRuleID(failure.Rule.Rule) != case_.rule || failure.Rule.EventIndex != case_.index {
 				t.Fatalf("failure %+v", failure)
 			}
 		})

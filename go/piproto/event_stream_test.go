@@ -287,7 +287,7 @@ func TestADrivenProducerThatStopsEarlyOrFailsBecomesAnErrorEvent(t *testing.T) {
 	if failure := invalid.Failure(); failure == nil || failure.Rule.RuleID != "start-first" || failure.Rule.EventIndex != 0 {
 		t.Fatalf("failure %v", failure)
 	}
-	if failure := quiet.Failure(); failure == nil || failure.Rule.RuleID != "terminal-missing" || failure.Rule.EventIndex != 1 {
+	if failure := quiet.Failure(); failure == nil || failure.Rule.Rule != aiv1.StreamRule_STREAM_RULE_TERMINAL_MISSING || failure.Rule.RuleID != "terminal-missing" || failure.Rule.EventIndex != 1 {
 		t.Fatalf("failure %v", failure)
 	}
 	if broken.Failure() != nil {

@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -365,10 +364,9 @@ func (s batchEach) SendMsg(m any) error { return s.ServerStream.SendMsg(batchOf(
 
 // batchOf is the bytes of a StreamBatchedResponse holding frames as its events.
 func batchOf(frames ...[]byte) []byte {
-	var batch []byte
-	for _, frame := range frames {
-		batch = protowire.AppendTag(batch, 1, protowire.BytesType)
-		batch = protowire.AppendBytes(batch, frame)
+	batch, err := proto.Marshal(&aiv1.StreamBatchedView{Events: frames})
+	if err != nil {
+		panic(err) // a message of bytes fields always encodes
 	}
 	return batch
 }

@@ -1,6 +1,7 @@
 package piproto
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -62,8 +63,8 @@ func Violations(message proto.Message) []Violation {
 	if err == nil {
 		return jsonViolations(message.ProtoReflect())
 	}
-	invalid, ok := err.(*protovalidate.ValidationError)
-	if !ok {
+	var invalid *protovalidate.ValidationError
+	if !errors.As(err, &invalid) {
 		// The rules could not be evaluated (a schema the validator cannot compile): report that
 		// as the message's one violation rather than calling it valid.
 		return []Violation{{RuleID: "protovalidate", Detail: err.Error()}}

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,51 +16,46 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
-// One function per case kind; each returns how the runtime's outcome differs from the case's
-// expected one, or "" when they agree.
+// One function per case kind, each giving what the runtime did.
 
-func runWire(c *conformancev1.WireCase) string {
+func wire(c *conformancev1.WireCase) *conformancev1.CaseResult {
 	if !strings.HasPrefix(c.GetType(), "pi.ai.v1.") {
-		return fmt.Sprintf("no pi.ai.v1 type %s", c.GetType())
+		return failed(fmt.Errorf("no pi.ai.v1 type %s", c.GetType()))
 	}
-	// Every generated type of pi.ai.v1 (StreamBatchedResponse among them) is in the global registry.
+	// Every generated type of pi.ai.v1 is in the global registry once piproto is linked in.
 	found, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(c.GetType()))
 	if err != nil {
-		return err.Error()
+		return failed(err)
 	}
-	message := found.New().Interface()
-	if err := proto.Unmarshal(c.GetBinary(), message); err != nil {
-		return fmt.Sprintf("cannot decode the bytes: %v", err)
+	decoded := found.New().Interface()
+	if err := proto.Unmarshal(c.GetBinary(), decoded); err != nil {
+		return failed(fmt.Errorf("cannot decode the bytes: %w", err))
 	}
-	if encoded, err := piproto.MarshalCanonical(message); err != nil || !bytes.Equal(encoded, c.GetBinary()) {
-		return fmt.Sprintf("re-encoding gives other bytes (%v)", err)
+	result := &conformancev1.WireResult{}
+	// The corpus's bytes are in field-number order, which MarshalCanonical writes.
+	if result.Binary, err = piproto.MarshalCanonical(decoded); err != nil {
+		return failed(err)
 	}
-	printed, err := protojson.Marshal(message)
+	printed, err := protojson.Marshal(decoded)
 	if err != nil {
-		return fmt.Sprintf("cannot print ProtoJSON: %v", err)
+		return failed(fmt.Errorf("cannot print ProtoJSON: %w", err))
 	}
-	expected, err := protojson.Marshal(c.GetJson())
+	result.Json = string(printed)
+	text, err := protojson.Marshal(c.GetJson())
 	if err != nil {
-		return err.Error()
-	}
-	if !sameJSON(printed, expected) {
-		return fmt.Sprintf("ProtoJSON differs: %s", printed)
+		return failed(err)
 	}
 	parsed := found.New().Interface()
-	if err := protojson.Unmarshal(expected, parsed); err != nil {
-		return fmt.Sprintf("cannot parse the ProtoJSON: %v", err)
+	if err := protojson.Unmarshal(text, parsed); err != nil {
+		return failed(fmt.Errorf("cannot parse the ProtoJSON: %w", err))
 	}
-	want := c.GetJsonBinary()
-	if len(want) == 0 {
-		want = c.GetBinary()
+	if result.JsonBinary, err = piproto.MarshalCanonical(parsed); err != nil {
+		return failed(err)
 	}
-	if encoded, err := piproto.MarshalCanonical(parsed); err != nil || !bytes.Equal(encoded, want) {
-		return fmt.Sprintf("parsing the ProtoJSON gives other bytes (%v)", err)
-	}
-	return ""
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Wire{Wire: result}}
 }
 
-func runValidate(c *conformancev1.ValidateCase) string {
+func validate(c *conformancev1.ValidateCase) *conformancev1.CaseResult {
 	var input proto.Message
 	switch member := c.GetInput().(type) {
 	case *conformancev1.ValidateCase_Request:
@@ -81,81 +71,58 @@ func runValidate(c *conformancev1.ValidateCase) string {
 	case *conformancev1.ValidateCase_Model:
 		input = member.Model
 	default:
-		return "the case sets no input"
+		return failed(errors.New("the case sets no input"))
 	}
-	return sameViolations(piproto.Violations(input), c.GetViolations())
+	found := &conformancev1.ValidateResult{Violations: violations(piproto.Violations(input))}
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Validate{Validate: found}}
 }
 
-func runStream(c *conformancev1.StreamCase) string {
-	stream := piproto.NewAssistantMessageEventStreamWithLimit(int64(c.GetMaxMessageBytes()))
-	var partials []*aiv1.AssistantMessage
+// stream pushes the events into a new event stream, taking each one it accepts, up to a
+// terminal event or the first broken rule.
+func stream(c *conformancev1.StreamCase) *conformancev1.CaseResult {
+	events := piproto.NewAssistantMessageEventStreamWithLimit(int64(c.GetMaxMessageBytes()))
+	result := &conformancev1.StreamResult{}
 	for index, sent := range c.GetEvents() {
-		if stream.Done() {
-			break // events after a terminal event are not delivered
+		if events.Done() {
+			break // nothing is delivered after a terminal event
 		}
-		if err := stream.Push(proto.Clone(sent).(*aiv1.ModelEvent)); err != nil {
+		if err := events.Push(proto.Clone(sent).(*aiv1.ModelEvent)); err != nil {
 			var broken *piproto.StreamProtocolError
 			if !errors.As(err, &broken) {
-				return fmt.Sprintf("event %d: %v", index, err)
+				return failed(fmt.Errorf("event %d: %w", index, err))
 			}
-			if c.GetFailure() == nil {
-				return fmt.Sprintf("event %d broke rule %q: %s", index, broken.RuleID, broken.Detail)
-			}
-			return sameFailure(broken, c.GetFailure())
+			result.Failure = streamFailure(broken)
+			break
 		}
-		_, ok := stream.Next(context.Background())
-		if !ok {
-			return fmt.Sprintf("event %d was not delivered", index)
+		if _, ok := events.Next(context.Background()); !ok {
+			return failed(fmt.Errorf("event %d was accepted but not delivered", index))
 		}
-		partials = append(partials, proto.Clone(stream.Partial()).(*aiv1.AssistantMessage))
+		result.Partials = append(result.Partials, proto.Clone(events.Partial()).(*aiv1.AssistantMessage))
 	}
-	if c.GetFailure() != nil {
-		return fmt.Sprintf("expected rule %q at event %d; every event fit", c.GetFailure().GetRuleId(), c.GetFailure().GetEventIndex())
+	if result.Failure == nil && events.Done() {
+		result.Result = events.Result(context.Background())
 	}
-	expected := c.GetSuccess().GetPartials()
-	for index := range min(len(partials), len(expected)) {
-		if !proto.Equal(partials[index], expected[index]) {
-			return fmt.Sprintf("the partial after event %d differs: %v", index, partials[index])
-		}
-	}
-	if len(partials) != len(expected) {
-		return fmt.Sprintf("%d events delivered, the case expects %d", len(partials), len(expected))
-	}
-	want := c.GetSuccess().GetResult()
-	switch {
-	case want == nil && stream.Done():
-		return "the stream has a result; the case expects none"
-	case want == nil:
-		return ""
-	case !stream.Done():
-		return "the stream has no result"
-	case !proto.Equal(stream.Result(context.Background()), want):
-		return fmt.Sprintf("the result differs: %v", stream.Result(context.Background()))
-	}
-	return ""
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Stream{Stream: result}}
 }
 
-func runClient(c *conformancev1.ClientCase, name, server string) string {
-	settings, expect := c.GetClient(), c.GetExpect()
-	request := c.GetRequest()
-	if request == nil { // the one-message context a case without a request expects
-		request = &aiv1.StreamRequest{Context: &aiv1.AgentContext{Messages: []*aiv1.AgentMessage{{
-			Role: &aiv1.AgentMessage_User{User: &aiv1.UserMessage{Content: []*aiv1.UserContent{{
-				Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: "hi"}},
-			}}}},
-		}}}}
+// client makes one call of the gRPC client to the reference server, consumed as the case's
+// settings say.
+func client(c *conformancev1.ClientCase, name, server, protocol string) *conformancev1.CaseResult {
+	if protocol != "" && protocol != "grpc" {
+		return failed(fmt.Errorf("the Go client speaks gRPC only, not %q", protocol))
 	}
+	settings, request := c.GetClient(), c.GetRequest()
 	var clientOptions []piproto.ClientOption
 	if limit := settings.GetMaxMessageBytes(); limit > 0 {
 		clientOptions = append(clientOptions, piproto.WithMaxMessageBytes(int64(limit)))
 	}
-	// The default client: StreamBatched, which the reference server answers with the case's
-	// consecutive events and frames in one batch, so every client case exercises batching.
-	client, err := piproto.NewClient(server, clientOptions...)
+	// The default client calls StreamBatched, which the reference server answers with the case's
+	// consecutive events in one batch, so every client case goes through batches.
+	caller, err := piproto.NewClient(server, clientOptions...)
 	if err != nil {
-		return err.Error()
+		return failed(err)
 	}
-	defer func() { _ = client.Close() }()
+	defer func() { _ = caller.Close() }()
 	options := []piproto.StreamOption{
 		piproto.WithProvider(request.GetProvider()),
 		piproto.WithModel(request.GetModel()),
@@ -169,155 +136,90 @@ func runClient(c *conformancev1.ClientCase, name, server string) string {
 		options = append(options, piproto.WithTimeout(time.Duration(ms)*time.Millisecond))
 	}
 	ctx := context.Background()
-	events := client.Stream(ctx, request.GetContext(), options...)
+	events := caller.Stream(ctx, request.GetContext(), options...)
 	if ms := settings.GetCancelAfterMs(); ms > 0 {
-		canceller := time.AfterFunc(time.Duration(ms)*time.Millisecond, events.Cancel) // another goroutine
+		canceller := time.AfterFunc(time.Duration(ms)*time.Millisecond, events.Cancel) // from another goroutine
 		defer canceller.Stop()
 	}
-	count, last := 0, (*aiv1.ModelEvent)(nil)
+	outcome := &conformancev1.ClientOutcome{}
+	var last *aiv1.ModelEvent
 	for event := range events.Events() {
-		count, last = count+1, event
-		if count == int(settings.GetCancelAfterEvents()) {
+		outcome.Events++
+		last = event
+		if outcome.Events == settings.GetCancelAfterEvents() {
 			events.Cancel()
 		}
-		if count == int(settings.GetCloseAfterEvents()) {
-			_ = client.Close()
+		if outcome.Events == settings.GetCloseAfterEvents() {
+			_ = caller.Close()
 		}
 	}
-	result := events.Result(ctx)
-
-	reason := aiv1.StopReason_STOP_REASON_UNSPECIFIED
-	if last.GetDone() != nil {
-		reason = last.GetDone().GetReason()
-	} else if last.GetError() != nil {
-		reason = last.GetError().GetReason()
+	if done := last.GetDone(); done != nil {
+		outcome.Reason = done.GetReason()
+	} else if failure := last.GetError(); failure != nil {
+		outcome.Reason = failure.GetReason()
 	}
-	if reason == aiv1.StopReason_STOP_REASON_UNSPECIFIED || reason != expect.GetReason() {
-		return fmt.Sprintf("ended with %s %v, expected %v", piproto.EventKind(last), reason, expect.GetReason())
+	outcome.Result = events.Result(ctx)
+	if failure := events.Failure(); failure != nil && failure.Rule != nil {
+		outcome.Failure = &conformancev1.ClientOutcome_Rule{Rule: streamFailure(failure.Rule)}
+	} else if failure != nil {
+		outcome.Failure = &conformancev1.ClientOutcome_StatusCode{StatusCode: failure.StatusCode}
 	}
-	if count != int(expect.GetEvents()) {
-		return fmt.Sprintf("%d events, expected %d", count, expect.GetEvents())
-	}
-	failure := events.Failure()
-	switch want := expect.GetFailure().(type) {
-	case nil:
-		if failure != nil {
-			return fmt.Sprintf("the client failed the stream itself: %s", failure.Detail)
-		}
-	case *conformancev1.ClientOutcome_StatusCode:
-		if failure == nil || failure.StatusCode != want.StatusCode {
-			return fmt.Sprintf("expected status %s, got %v", want.StatusCode, failure)
-		}
-	case *conformancev1.ClientOutcome_Rule:
-		if failure == nil || failure.Rule == nil {
-			return fmt.Sprintf("expected rule %q, got %v", want.Rule.GetRuleId(), failure)
-		}
-		if problem := sameFailure(failure.Rule, want.Rule); problem != "" {
-			return problem
-		}
-	}
-	if want := expect.GetResult(); want != nil {
-		return sameResult(result, want)
-	}
-	return ""
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Client{Client: outcome}}
 }
 
-func runCost(c *conformancev1.CostCase) string {
-	got, want := piproto.CalculateCost(c.GetRates(), c.GetUsage()), c.GetCost()
-	parts := func(cost *aiv1.Cost) []uint64 {
-		return []uint64{
-			math.Float64bits(cost.GetInput()), math.Float64bits(cost.GetOutput()), math.Float64bits(cost.GetCacheRead()),
-			math.Float64bits(cost.GetCacheWrite()), math.Float64bits(cost.GetTotal()),
-		}
-	}
-	// Its presence too: pi sets it false on every cost it computes.
-	sameFlag := (got.TotalFromProvider == nil) == (want.TotalFromProvider == nil) && got.GetTotalFromProvider() == want.GetTotalFromProvider()
-	if !slices.Equal(parts(got), parts(want)) || !sameFlag {
-		return fmt.Sprintf("costs %v", got)
-	}
-	return ""
+func cost(c *conformancev1.CostCase) *conformancev1.CaseResult {
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Cost{Cost: piproto.CalculateCost(c.GetRates(), c.GetUsage())}}
 }
 
-// runPartialJSON streams the text into a tool call through the public accumulator, as one delta
-// and then one character at a time, and compares the partial's arguments_json both times.
-func runPartialJSON(c *conformancev1.PartialJsonCase) string {
-	whole := []string{c.GetText()}
+// partialJSON streams the text into a tool call through the public accumulator, as one delta and
+// as one code point per delta, and gives the partial's arguments_json after each.
+func partialJSON(c *conformancev1.PartialJsonCase) *conformancev1.CaseResult {
 	var characters []string
 	for _, char := range c.GetText() {
 		characters = append(characters, string(char))
 	}
-	for _, deltas := range [][]string{whole, characters} {
-		accumulator := piproto.NewAccumulator()
-		events := []*aiv1.ModelEvent{
-			{Event: &aiv1.ModelEvent_Start{Start: &aiv1.StartEvent{Header: &aiv1.AssistantMessage{}}}},
-			{Event: &aiv1.ModelEvent_ToolcallStart{ToolcallStart: &aiv1.ToolCallStartEvent{Id: "c", Name: "n"}}},
-		}
-		for _, delta := range deltas {
-			events = append(events, &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallDelta{ToolcallDelta: &aiv1.ToolCallDeltaEvent{Delta: delta}}})
-		}
-		for index, event := range events {
-			if err := accumulator.Apply(event); err != nil {
-				return fmt.Sprintf("event %d: %v", index, err)
-			}
-		}
-		if got := accumulator.Partial().GetContent()[0].GetToolCall().GetArgumentsJson(); got != c.GetCompleted() {
-			return fmt.Sprintf("completes as %q from %d deltas", got, len(deltas))
-		}
+	whole, err := completion([]string{c.GetText()})
+	if err != nil {
+		return failed(err)
 	}
-	return ""
+	byCharacter, err := completion(characters)
+	if err != nil {
+		return failed(err)
+	}
+	completed := &conformancev1.PartialJsonResult{Whole: whole, ByCharacter: byCharacter}
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_PartialJson{PartialJson: completed}}
 }
 
-// Comparisons of structured outcomes.
+// completion is the arguments_json of a tool call after these deltas.
+func completion(deltas []string) (string, error) {
+	accumulator := piproto.NewAccumulator()
+	events := []*aiv1.ModelEvent{
+		{Event: &aiv1.ModelEvent_Start{Start: &aiv1.StartEvent{Header: &aiv1.AssistantMessage{}}}},
+		{Event: &aiv1.ModelEvent_ToolcallStart{ToolcallStart: &aiv1.ToolCallStartEvent{Id: "c", Name: "n"}}},
+	}
+	for _, delta := range deltas {
+		events = append(events, &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallDelta{ToolcallDelta: &aiv1.ToolCallDeltaEvent{Delta: delta}}})
+	}
+	for index, event := range events {
+		if err := accumulator.Apply(event); err != nil {
+			return "", fmt.Errorf("event %d: %w", index, err)
+		}
+	}
+	return accumulator.Partial().GetContent()[0].GetToolCall().GetArgumentsJson(), nil
+}
 
-func sameViolations(found []piproto.Violation, expected []*conformancev1.Violation) string {
-	got := make([]string, len(found))
+func streamFailure(broken *piproto.StreamProtocolError) *conformancev1.StreamFailure {
+	return &conformancev1.StreamFailure{
+		EventIndex: uint32(broken.EventIndex),
+		RuleId:     piproto.StreamRuleID(broken.Rule),
+		Violations: violations(broken.Violations),
+	}
+}
+
+func violations(found []piproto.Violation) []*conformancev1.Violation {
+	out := make([]*conformancev1.Violation, len(found))
 	for i, violation := range found {
-		got[i] = violation.FieldPath + " " + violation.RuleID
+		out[i] = &conformancev1.Violation{FieldPath: violation.FieldPath, RuleId: violation.RuleID}
 	}
-	want := make([]string, len(expected))
-	for i, violation := range expected {
-		want[i] = violation.GetFieldPath() + " " + violation.GetRuleId()
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		return fmt.Sprintf("violations %q, expected %q", got, want)
-	}
-	return ""
-}
-
-func sameFailure(broken *piproto.StreamProtocolError, expected *conformancev1.StreamFailure) string {
-	if broken.EventIndex != int(expected.GetEventIndex()) || broken.RuleID != expected.GetRuleId() {
-		return fmt.Sprintf("rule %q at event %d, expected %q at %d (%s)",
-			broken.RuleID, broken.EventIndex, expected.GetRuleId(), expected.GetEventIndex(), broken.Detail)
-	}
-	return sameViolations(broken.Violations, expected.GetViolations())
-}
-
-// sameResult compares the final message without its error_message, which each runtime words
-// its own way but must set on a failed message.
-func sameResult(result, expected *aiv1.AssistantMessage) string {
-	if result == nil {
-		return "no final message"
-	}
-	got := proto.Clone(result).(*aiv1.AssistantMessage)
-	failed := got.GetStopReason() == aiv1.StopReason_STOP_REASON_ERROR || got.GetStopReason() == aiv1.StopReason_STOP_REASON_ABORTED
-	if failed && got.GetErrorMessage() == "" {
-		return "a failed message without an error_message"
-	}
-	want := proto.Clone(expected).(*aiv1.AssistantMessage)
-	got.ErrorMessage, want.ErrorMessage = nil, nil
-	if !proto.Equal(got, want) {
-		return fmt.Sprintf("the result differs: %v", got)
-	}
-	return ""
-}
-
-// sameJSON compares two JSON texts as values: objects without order, numbers as doubles.
-func sameJSON(a, b []byte) bool {
-	var left, right any
-	if json.Unmarshal(a, &left) != nil || json.Unmarshal(b, &right) != nil {
-		return false
-	}
-	return reflect.DeepEqual(left, right)
+	return out
 }

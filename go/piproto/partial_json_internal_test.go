@@ -6,7 +6,7 @@ import (
 )
 
 func TestTheCompletionReadsOnlyTheTextAddedSinceItsLastUpdate(t *testing.T) {
-	completion := &argumentsCompletion{}
+	completion := &partialJSON{}
 	if got := completion.update(`{"a": "x`); got != `{"a": "x"}` {
 		t.Fatalf("first: %q", got)
 	}
@@ -18,7 +18,7 @@ func TestTheCompletionReadsOnlyTheTextAddedSinceItsLastUpdate(t *testing.T) {
 }
 
 func TestACompletionThatDidNotChangeIsTheStringBuiltBefore(t *testing.T) {
-	completion := &argumentsCompletion{}
+	completion := &partialJSON{}
 	first := completion.update(`{"a": 1, "long`)
 	second := completion.update(`{"a": 1, "longer key`)
 	if first != `{"a": 1}` || second != first || strings.Clone(first) != second {

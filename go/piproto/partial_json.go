@@ -2,7 +2,7 @@ package piproto
 
 import "strings"
 
-// argumentsCompletion completes the argument text of a streaming tool call into the text of a
+// partialJSON completes the argument text of a streaming tool call into the text of a
 // JSON object, as the comment on ToolCallDeltaEvent in event.proto specifies: an unfinished
 // string is closed (an escape cut short is dropped), a number cut short keeps its longest prefix
 // that is a number, a cut-short true, false or null is completed, a member or element that has
@@ -13,7 +13,7 @@ import "strings"
 // the token being read and where the text was last whole), so scanning a call whose arguments
 // arrive in many deltas costs time linear in their length; only building each completed text
 // copies it. Every character with a meaning in JSON is ASCII, so it reads bytes.
-type argumentsCompletion struct {
+type partialJSON struct {
 	read      int // bytes of the text read so far
 	stack     []openContainer
 	token     tokenKind
@@ -110,7 +110,7 @@ func isNumberChar(char byte) bool {
 
 // update reads text, the whole argument text so far (what was read before, then more), from
 // where the last call stopped, and returns its completion.
-func (c *argumentsCompletion) update(text string) string {
+func (c *partialJSON) update(text string) string {
 	for c.read < len(text) && !c.broken {
 		c.step(text[c.read], c.read)
 		c.read++
@@ -119,7 +119,7 @@ func (c *argumentsCompletion) update(text string) string {
 }
 
 // step reads the character at position at.
-func (c *argumentsCompletion) step(char byte, at int) {
+func (c *partialJSON) step(char byte, at int) {
 	switch c.token {
 	case stringToken, keyToken:
 		c.inString(char, at)
@@ -159,7 +159,7 @@ func (c *argumentsCompletion) step(char byte, at int) {
 	}
 }
 
-func (c *argumentsCompletion) inString(char byte, at int) {
+func (c *partialJSON) inString(char byte, at int) {
 	switch {
 	case c.escape == 1:
 		if strings.IndexByte(`"\/bfnrtu`, char) < 0 {
@@ -190,9 +190,9 @@ func isHexDigit(char byte) bool {
 	return '0' <= char && char <= '9' || 'a' <= char && char <= 'f' || 'A' <= char && char <= 'F'
 }
 
-func (c *argumentsCompletion) top() *openContainer { return &c.stack[len(c.stack)-1] }
+func (c *partialJSON) top() *openContainer { return &c.stack[len(c.stack)-1] }
 
-func (c *argumentsCompletion) betweenTokens(char byte, at int) {
+func (c *partialJSON) betweenTokens(char byte, at int) {
 	if len(c.stack) == 0 {
 		if c.started {
 			c.broken = true
@@ -238,7 +238,7 @@ func (c *argumentsCompletion) betweenTokens(char byte, at int) {
 	}
 }
 
-func (c *argumentsCompletion) valueStarts(char byte, at int) {
+func (c *partialJSON) valueStarts(char byte, at int) {
 	if !c.started {
 		c.started = true
 		if char != '{' {
@@ -269,13 +269,13 @@ func (c *argumentsCompletion) valueStarts(char byte, at int) {
 	}
 }
 
-func (c *argumentsCompletion) valueEnded(end int) {
+func (c *partialJSON) valueEnded(end int) {
 	c.token = noToken
 	inner := c.top()
 	inner.next, inner.keep = afterValue, end
 }
 
-func (c *argumentsCompletion) close(at int) {
+func (c *partialJSON) close(at int) {
 	c.stack = c.stack[:len(c.stack)-1]
 	if len(c.stack) > 0 {
 		c.valueEnded(at + 1)
@@ -285,7 +285,7 @@ func (c *argumentsCompletion) close(at int) {
 }
 
 // completed is text, the text read so far, completed into the text of a JSON object, or "{}".
-func (c *argumentsCompletion) completed(text string) string {
+func (c *partialJSON) completed(text string) string {
 	if c.broken || !c.started {
 		return "{}"
 	}
