@@ -3,28 +3,8 @@
  *
  * Server-side code, the client and the tests share it, so a partial rebuilt from the wire is the
  * partial the sender had (the stream contract in service.proto, rule 4). It also enforces the
- * stream rules; an event that breaks one throws a StreamProtocolError carrying the event's index
- * and the rule's id:
- *
- * - `event-kind`: an event has exactly one kind set.
- * - `start-first`: a stream opens with `start` (a call that failed before it started may consist
- *   of its terminal event alone); `start-once`: there is only one `start`.
- * - `next-index`: a `*_start` event opens the next index of the content.
- * - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
- *   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
- *   started with.
- * - `size-limit`: what the partial keeps from block events adds up to at most `maxMessageBytes`
- *   bytes of UTF-8: every delta (text, thinking and tool call arguments), the id and name of a
- *   `toolcall_start`, the signature of a `text_end` or `thinking_end`, and the call a
- *   `toolcall_end` carries (its strings and any fields the schema does not know), as far as it
- *   holds more than the streamed call it replaces.
- * - `terminal-valid`: a `done` or `error` event, as a whole ModelEvent, passes the schema's rules
- *   (its reason, a message whose stop reason equals it, every rule of that message); the error
- *   lists the violations, with paths from the event (`done.message.content[0].tool_call.id`).
- * - `terminal-agrees`: the terminal message has the blocks that were streamed, in number and kind.
- *
- * Receivers add `terminal-missing` (the events ended without a terminal event) and
- * `event-decode` (bytes that are not a ModelEvent); see the client.
+ * stream rules, stated once as the `StreamRule` enum in proto/pi/ai/v1/event.proto; an event
+ * that breaks one throws a StreamProtocolError carrying the event's index and the rule.
  *
  * While a tool call streams, its `rawArguments` hold the text so far and its `argumentsJson` that
  * text completed into a JSON object (partial-json.ts). Both grow by appending, which JavaScript
@@ -33,37 +13,53 @@
  * message carries its own).
  */
 
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { eventKind } from "./events.js";
 import {
   type AssistantContent,
   AssistantContentSchema,
   type ToolCall,
   ToolCallSchema,
 } from "./gen/pi/ai/v1/content_pb.js";
-import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
+import { type ModelEvent, ModelEventSchema, StreamRule, StreamRuleSchema } from "./gen/pi/ai/v1/event_pb.js";
 import { type AssistantMessage, AssistantMessageSchema } from "./gen/pi/ai/v1/message_pb.js";
-import { eventKind } from "./events.js";
 import { ArgumentsCompletion } from "./partial-json.js";
-import { type Violation, describeViolation, violations } from "./validate.js";
+import { describeViolation, type Violation, violations } from "./validate.js";
 
 /** The most a receiver accumulates from block events unless told otherwise: 64 MiB of UTF-8. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+const RULE_PREFIX = "STREAM_RULE_";
+
+/**
+ * The text id of a stream rule, as the conformance corpus and error messages name it: the enum
+ * value's name without its prefix, in lower case with hyphens (STREAM_RULE_BLOCK_OPEN is
+ * "block-open"). A value the schema does not know is named by its number.
+ */
+export function streamRuleId(rule: StreamRule): string {
+  const name = StreamRuleSchema.value[rule]?.name;
+  if (name === undefined) return String(rule);
+  return name.slice(RULE_PREFIX.length).toLowerCase().replaceAll("_", "-");
+}
+
 /** An event that does not fit the stream received so far: its index, the rule it breaks and why. */
 export class StreamProtocolError extends Error {
   override name = "StreamProtocolError";
+  /** The rule's text id, e.g. "block-exists" (streamRuleId). */
+  readonly ruleId: string;
 
   constructor(
-    /** The index of the offending event, from 0; for `terminal-missing`, the number of events. */
+    /** The index of the offending event, from 0; for TERMINAL_MISSING, the number of events. */
     readonly eventIndex: number,
-    /** The id of the broken rule, e.g. "block-exists". */
-    readonly ruleId: string,
+    /** The broken rule. */
+    readonly rule: StreamRule,
     /** What is wrong, in words. */
     readonly detail: string,
-    /** For `terminal-valid`: the terminal event's violations, with paths from the ModelEvent. */
+    /** For TERMINAL_VALID: the terminal event's violations, with paths from the ModelEvent. */
     readonly violations: readonly Violation[] = [],
   ) {
-    super(`event ${eventIndex} breaks rule ${ruleId}: ${detail}`);
+    super(`event ${eventIndex} breaks rule ${streamRuleId(rule)}: ${detail}`);
+    this.ruleId = streamRuleId(rule);
   }
 }
 
@@ -106,14 +102,14 @@ export class Accumulator {
     const index = this.count;
     this.count += 1;
     const body = event.event;
-    const broken = (rule: string, detail: string, found: readonly Violation[] = []): StreamProtocolError =>
+    const broken = (rule: StreamRule, detail: string, found: readonly Violation[] = []): StreamProtocolError =>
       new StreamProtocolError(index, rule, kind ? `${kind}: ${detail}` : detail, found);
-    if (body.case === undefined) throw broken("event-kind", "the event has no kind set");
+    if (body.case === undefined) throw broken(StreamRule.EVENT_KIND, "the event has no kind set");
     if (body.case === "done" || body.case === "error") {
       this.finish(broken, event);
     } else if (body.case === "start") {
       if (this.started || index > 0) {
-        throw broken(this.started ? "start-once" : "start-first", "start comes first, and only once");
+        throw broken(this.started ? StreamRule.START_ONCE : StreamRule.START_FIRST, "start comes first, and only once");
       }
       this.started = true;
       const header = body.value.header ?? create(AssistantMessageSchema);
@@ -121,7 +117,7 @@ export class Accumulator {
       this.open.length = header.content.length; // the header's blocks are whole: none is open
       this.open.fill(false);
     } else if (!this.started) {
-      throw broken("start-first", "a stream opens with start");
+      throw broken(StreamRule.START_FIRST, "a stream opens with start");
     } else {
       this.applyBlock(broken, kind, body);
     }
@@ -143,7 +139,7 @@ export class Accumulator {
   }
 
   private applyBlock(
-    broken: (rule: string, detail: string) => StreamProtocolError,
+    broken: (rule: StreamRule, detail: string) => StreamProtocolError,
     kind: string,
     body: BlockEvent,
   ): void {
@@ -153,7 +149,7 @@ export class Accumulator {
     const at = body.value.contentIndex;
     if (step === "start") {
       if (at !== content.length) {
-        throw broken("next-index", `opens block ${at}, but the next block is ${content.length}`);
+        throw broken(StreamRule.NEXT_INDEX, `opens block ${at}, but the next block is ${content.length}`);
       }
       if (body.case === "toolcallStart") {
         const size = utf8Bytes(body.value.id) + utf8Bytes(body.value.name);
@@ -165,13 +161,14 @@ export class Accumulator {
       this.open.push(true);
       return;
     }
-    if (at >= content.length) throw broken("block-exists", `block ${at} does not exist (there are ${content.length})`);
+    if (at >= content.length)
+      throw broken(StreamRule.BLOCK_EXISTS, `block ${at} does not exist (there are ${content.length})`);
     const block = content[at]!.block;
     if (block.case !== member) {
       const kind = BLOCK_NAMES[block.case ?? "none"];
-      throw broken("block-kind", `block ${at} is a ${kind} block, not a ${BLOCK_NAMES[member]} block`);
+      throw broken(StreamRule.BLOCK_KIND, `block ${at} is a ${kind} block, not a ${BLOCK_NAMES[member]} block`);
     }
-    if (!this.open[at]) throw broken("block-open", `block ${at} has already ended`);
+    if (!this.open[at]) throw broken(StreamRule.BLOCK_OPEN, `block ${at} has already ended`);
     switch (body.case) {
       case "textDelta":
       case "thinkingDelta":
@@ -200,7 +197,7 @@ export class Accumulator {
       const call: ToolCall = body.value.toolCall ?? create(ToolCallSchema);
       if (call.id !== block.value.id) {
         const [started, ends] = [block.value.id, call.id].map((id) => JSON.stringify(id));
-        throw broken("tool-call-id", `tool call ${at} started with id ${started} but ends with ${ends}`);
+        throw broken(StreamRule.TOOL_CALL_ID, `tool call ${at} started with id ${started} but ends with ${ends}`);
       }
       // The call replaces the streamed one: only what it holds beyond that counts again.
       this.countBytes(broken, Math.max(0, callSize(call) - this.callBytes.get(at)!));
@@ -212,21 +209,21 @@ export class Accumulator {
   }
 
   /** Count `size` more bytes toward the limit, or refuse the event, counting nothing. */
-  private countBytes(broken: (rule: string, detail: string) => StreamProtocolError, size: number): void {
+  private countBytes(broken: (rule: StreamRule, detail: string) => StreamProtocolError, size: number): void {
     if (this.receivedBytes + size > this.maxMessageBytes) {
-      throw broken("size-limit", `the block events add up to more than ${this.maxMessageBytes} bytes`);
+      throw broken(StreamRule.SIZE_LIMIT, `the block events add up to more than ${this.maxMessageBytes} bytes`);
     }
     this.receivedBytes += size;
   }
 
   private finish(
-    broken: (rule: string, detail: string, found?: readonly Violation[]) => StreamProtocolError,
+    broken: (rule: StreamRule, detail: string, found?: readonly Violation[]) => StreamProtocolError,
     event: ModelEvent,
   ): void {
     // The event alone, as the sender built it: a partial attached here is not the sender's.
     const terminal = create(ModelEventSchema, { event: event.event });
     const found = violations(ModelEventSchema, terminal);
-    if (found.length > 0) throw broken("terminal-valid", found.map(describeViolation).join("; "), found);
+    if (found.length > 0) throw broken(StreamRule.TERMINAL_VALID, found.map(describeViolation).join("; "), found);
     const body = event.event;
     if (body.case !== "done" && body.case !== "error") return;
     const message = body.value.message!; // required, so present once the event is valid
@@ -235,7 +232,7 @@ export class Accumulator {
       const final = message.content.map((item) => BLOCK_NAMES[item.block.case ?? "none"]);
       if (streamed.join() !== final.join()) {
         throw broken(
-          "terminal-agrees",
+          StreamRule.TERMINAL_AGREES,
           `the message has blocks [${final.join(", ")}], the stream built [${streamed.join(", ")}]`,
         );
       }
@@ -251,17 +248,12 @@ function utf8Bytes(text: string): number {
 /** The bytes a tool call holds: the UTF-8 of its strings, and any fields the schema does not know. */
 function callSize(call: ToolCall): number {
   const strings = [call.id, call.name, call.argumentsJson, call.rawArguments, call.thoughtSignature, call.extraJson];
-  let size = strings.reduce((sum, text) => sum + utf8Bytes(text ?? ""), 0);
-  for (const field of call.$unknown ?? []) {
-    size += varintSize((field.no << 3) | field.wireType) + field.data.length; // the tag, then what followed it
-  }
-  return size;
-}
-
-function varintSize(value: number): number {
-  let size = 1;
-  for (let rest = value >>> 7; rest > 0; rest >>>= 7) size += 1;
-  return size;
+  const size = strings.reduce((sum, text) => sum + utf8Bytes(text ?? ""), 0);
+  if (call.$unknown === undefined || call.$unknown.length === 0) return size;
+  // The unknown fields' encoding, tags included: a call holding nothing else encodes to that alone.
+  const unknown = create(ToolCallSchema);
+  unknown.$unknown = call.$unknown;
+  return size + toBinary(ToolCallSchema, unknown).length;
 }
 
 function newBlock(body: BlockEvent): AssistantContent {

@@ -5,11 +5,11 @@
  */
 
 import { create } from "@bufbuild/protobuf";
-import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
-import { type AssistantMessage, StopReason } from "./gen/pi/ai/v1/message_pb.js";
 import { Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError } from "./accumulator.js";
 import { EventStream } from "./event-stream.js";
 import { isTerminal, terminalMessage } from "./events.js";
+import { type ModelEvent, ModelEventSchema, StreamRule } from "./gen/pi/ai/v1/event_pb.js";
+import { type AssistantMessage, StopReason } from "./gen/pi/ai/v1/message_pb.js";
 import type { Violation } from "./validate.js";
 
 /** Produces the events of a stream; it should stop once `signal` is aborted. */
@@ -18,13 +18,16 @@ export type Producer = (signal: AbortSignal) => Promise<void>;
 /**
  * Why a receiver ended a stream itself, with an `error` event of its own making: a gRPC status
  * ended the call (its code's name, e.g. "UNAVAILABLE"), or an event broke a stream rule (its
- * index, the rule's id, and for `terminal-valid` the violations). `detail` says it in words.
+ * index, the rule and its text id, and for TERMINAL_VALID the violations). `detail` says it in
+ * words.
  */
 export type StreamFailure =
   | { readonly kind: "status"; readonly statusCode: string; readonly detail: string }
   | {
       readonly kind: "rule";
       readonly eventIndex: number;
+      readonly rule: StreamRule;
+      /** The rule's text id, e.g. "block-open" (streamRuleId). */
       readonly ruleId: string;
       readonly violations: readonly Violation[];
       readonly detail: string;
@@ -32,13 +35,13 @@ export type StreamFailure =
 
 /** The failure of a broken stream rule. */
 export function ruleFailure(error: StreamProtocolError): StreamFailure {
-  const { eventIndex, ruleId, violations } = error;
-  return { kind: "rule", eventIndex, ruleId, violations, detail: error.message };
+  const { eventIndex, rule, ruleId, violations } = error;
+  return { kind: "rule", eventIndex, rule, ruleId, violations, detail: error.message };
 }
 
 /** Options of a stream. */
 export interface StreamOptions {
-  /** The most bytes of UTF-8 the block events may add up to (rule `size-limit`); 64 MiB by default. */
+  /** The most bytes of UTF-8 the block events may add up to (rule SIZE_LIMIT); 64 MiB by default. */
   maxMessageBytes?: number;
 }
 
@@ -104,9 +107,9 @@ export class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
     this.fail(StopReason.ERROR, error.message, ruleFailure(error));
   }
 
-  /** End a stream whose events stopped before a terminal event (rule `terminal-missing`). */
+  /** End a stream whose events stopped before a terminal event (rule TERMINAL_MISSING). */
   endWithoutTerminal(): void {
-    const error = new StreamProtocolError(this.received, "terminal-missing", "the events ended without one");
+    const error = new StreamProtocolError(this.received, StreamRule.TERMINAL_MISSING, "the events ended without one");
     this.fail(StopReason.ERROR, "stream ended without a terminal event", ruleFailure(error));
   }
 

@@ -7,53 +7,38 @@
 import http from "node:http";
 import https from "node:https";
 
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
-  type DescMethodServerStreaming,
-  type MessageInitShape,
-  create,
-  fromBinary,
-  toBinary,
-} from "@bufbuild/protobuf";
-import {
-  type CallOptions as ConnectCallOptions,
+  type Client,
   Code,
+  type CallOptions as ConnectCallOptions,
   ConnectError,
   createClient,
-  type Client,
   type Transport,
 } from "@connectrpc/connect";
-import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import {
-  Http2SessionManager,
   createConnectTransport,
   createGrpcTransport,
   createGrpcWebTransport,
-  createNodeHttpClient,
+  Http2SessionManager,
 } from "@connectrpc/connect-node";
-import {
-  type Batch,
-  BatchOfBytesSchema,
-  type Protocol,
-  type RawChannel,
-  type StreamCallOptions,
-  rawServerStream,
-  splitBatch,
-} from "./batched.js";
+import { StreamProtocolError } from "./accumulator.js";
+import { AssistantMessageEventStream, type StreamOptions } from "./assistant-message-event-stream.js";
+import { decodeEvent, STREAM_BATCHED_VIEW, type StreamCallOptions, serverStream } from "./batched.js";
+import { isTerminal } from "./events.js";
 import type { AgentContextSchema } from "./gen/pi/ai/v1/context_pb.js";
-import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
+import { type ModelEvent, StreamRule } from "./gen/pi/ai/v1/event_pb.js";
 import { StopReason } from "./gen/pi/ai/v1/message_pb.js";
 import type { Model } from "./gen/pi/ai/v1/model_pb.js";
 import {
-  GetModelRequestSchema,
   type GenerationOptionsSchema,
+  GetModelRequestSchema,
   ListModelsRequestSchema,
   ModelService,
+  type StreamBatchedView,
   type StreamRequest,
   StreamRequestSchema,
 } from "./gen/pi/ai/v1/service_pb.js";
-import { StreamProtocolError } from "./accumulator.js";
-import { AssistantMessageEventStream, type StreamOptions } from "./assistant-message-event-stream.js";
-import { isTerminal } from "./events.js";
 import { violations } from "./validate.js";
 
 /** The deadline of a stream that sets none: 15 minutes, longer than the server's own stream limit. */
@@ -73,7 +58,8 @@ const TRAILER_GRACE_MS = 1000;
  */
 const MAX_TIMEOUT_MS = 99_999_999;
 
-export type { Protocol } from "./batched.js";
+/** The protocols of the transports the client makes (TransportOptions.protocol). */
+export type Protocol = "grpc" | "connect" | "grpc-web";
 
 /** The protocols a transport of createModelTransport speaks. */
 export const PROTOCOLS: readonly Protocol[] = ["grpc", "connect", "grpc-web"];
@@ -179,40 +165,24 @@ export function createModelTransport(target: string, options: TransportOptions =
     throw new TypeError(`a CA certificate needs TLS, not ${target}`);
   }
   const caOption = ca === undefined ? {} : { ca: typeof ca === "string" ? ca : Buffer.from(ca) };
-  // The same connections for connect's calls and for the streams, whose messages the client reads
-  // as bytes: one HTTP/2 session, or one pool of HTTP/1.1 connections.
-  let transport: Transport;
-  let httpClient: RawChannel["httpClient"];
   if (httpVersion === "2") {
+    // One HTTP/2 session for every call of the transport.
     const sessionManager = new Http2SessionManager(baseUrl, {}, ca === undefined ? undefined : caOption);
     const common = { baseUrl, httpVersion, sessionManager } as const;
-    transport =
-      protocol === "grpc"
-        ? createGrpcTransport(common)
-        : protocol === "connect"
-          ? createConnectTransport(common)
-          : createGrpcWebTransport(common);
-    httpClient = createNodeHttpClient({ httpVersion, sessionProvider: () => sessionManager });
-  } else {
-    // An idle connection is unref'd by the agent; it is closed after 4 s, before the 5 s after
-    // which servers such as uvicorn and Node's close theirs (a request sent down a connection the
-    // server is closing would fail).
-    const agentOptions = { keepAlive: true, timeout: IDLE_HTTP1_MS, scheduling: "lifo", ...caOption } as const;
-    const agent = baseUrl.startsWith("https://") ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
-    const nodeOptions = { agent, ...caOption };
-    const common = { baseUrl, httpVersion, nodeOptions } as const;
-    transport = protocol === "connect" ? createConnectTransport(common) : createGrpcWebTransport(common);
-    httpClient = createNodeHttpClient({ httpVersion, nodeOptions });
+    if (protocol === "grpc") return createGrpcTransport(common);
+    return protocol === "connect" ? createConnectTransport(common) : createGrpcWebTransport(common);
   }
-  channels.set(transport, { protocol, baseUrl, httpClient });
-  return transport;
+  // One pool of HTTP/1.1 connections. An idle connection is unref'd by the agent; it is closed
+  // after 4 s, before the 5 s after which servers such as uvicorn and Node's close theirs (a
+  // request sent down a connection the server is closing would fail).
+  const agentOptions = { keepAlive: true, timeout: IDLE_HTTP1_MS, scheduling: "lifo", ...caOption } as const;
+  const agent = baseUrl.startsWith("https://") ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const common = { baseUrl, httpVersion, nodeOptions: { agent, ...caOption } } as const;
+  return protocol === "connect" ? createConnectTransport(common) : createGrpcWebTransport(common);
 }
 
 /** How long an idle HTTP/1.1 connection is kept for the next call. */
 const IDLE_HTTP1_MS = 4000;
-
-/** The transports createModelTransport made, with what reads their StreamBatched messages as bytes. */
-const channels = new WeakMap<Transport, RawChannel>();
 
 const transports = new Map<string, Transport>();
 
@@ -332,13 +302,9 @@ async function receive(
   }
 }
 
-/**
- * The messages of one call: batches of events as bytes (StreamBatched), the bytes of each event
- * (Stream, over a transport of createModelTransport), or ModelEvents (Stream, parsed by connect).
- */
+/** The messages of one call: batches whose events are bytes (StreamBatched), or ModelEvents (Stream). */
 type Messages =
-  | { readonly kind: "batches"; readonly iterator: AsyncIterator<Batch> }
-  | { readonly kind: "bytes"; readonly iterator: AsyncIterator<Uint8Array> }
+  | { readonly kind: "batches"; readonly iterator: AsyncIterator<StreamBatchedView> }
   | { readonly kind: "events"; readonly iterator: AsyncIterator<ModelEvent> };
 
 /**
@@ -372,14 +338,9 @@ async function relay(
       onHeader: (sent) => (events.headers = sent),
       onTrailer: (sent) => (events.trailers = sent),
     };
-    if (batched) return { kind: "batches", iterator: batches(transport, request, callOptions) };
-    const channel = channels.get(transport);
-    if (channel !== undefined) {
-      const bytes = toBinary(StreamRequestSchema, request);
-      return { kind: "bytes", iterator: rawServerStream(channel, ModelService.method.stream, bytes, callOptions) };
-    }
-    const stream = createClient(ModelService, transport).stream(request, callOptions);
-    return { kind: "events", iterator: stream[Symbol.asyncIterator]() };
+    if (batched)
+      return { kind: "batches", iterator: serverStream(transport, STREAM_BATCHED_VIEW, request, callOptions) };
+    return { kind: "events", iterator: serverStream(transport, ModelService.method.stream, request, callOptions) };
   };
   let messages = open(options.batched ?? true, firstTimeout);
   let terminal: ModelEvent | undefined;
@@ -404,7 +365,7 @@ async function relay(
   try {
     for (;;) {
       reading = true;
-      let next: IteratorResult<ModelEvent | Uint8Array | Batch>;
+      let next: IteratorResult<ModelEvent | StreamBatchedView>;
       try {
         next = await messages.iterator.next();
       } catch (error) {
@@ -423,17 +384,10 @@ async function relay(
         await pass(next.value as ModelEvent, false);
         continue;
       }
-      if (messages.kind === "bytes") {
-        if (terminal === undefined) await pass(decodeEvent(next.value as Uint8Array, received), false);
-        continue;
-      }
-      const batch = next.value as Batch;
-      for (const bytes of batch.events) {
+      // Each event of the batch decoded alone, as a consumer asks for it.
+      for (const bytes of (next.value as StreamBatchedView).events) {
         if (terminal !== undefined || signal.aborted) break;
         await pass(decodeEvent(bytes, received), true);
-      }
-      if (batch.broken !== undefined && terminal === undefined && !signal.aborted) {
-        throw new StreamProtocolError(received, "event-decode", `the batch is cut short: ${batch.broken}`);
       }
     }
     finished = true;
@@ -444,7 +398,11 @@ async function relay(
     const failure = ConnectError.from(error);
     if (undecodable(failure)) {
       const what = messages.kind === "batches" ? "a StreamBatchedResponse" : "a ModelEvent";
-      throw new StreamProtocolError(received, "event-decode", `the bytes are not ${what}: ${failure.rawMessage}`);
+      throw new StreamProtocolError(
+        received,
+        StreamRule.EVENT_DECODE,
+        `the bytes are not ${what}: ${failure.rawMessage}`,
+      );
     }
     throw failure;
   } finally {
@@ -456,46 +414,6 @@ async function relay(
     if (!finished) void drain(messages.iterator);
   }
   return terminal;
-}
-
-/** The event whose bytes are `bytes`, the `index`th of its stream; a StreamProtocolError if they are none. */
-function decodeEvent(bytes: Uint8Array, index: number): ModelEvent {
-  try {
-    return fromBinary(ModelEventSchema, bytes);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new StreamProtocolError(index, "event-decode", `the bytes are not a ModelEvent: ${detail}`);
-  }
-}
-
-/**
- * The batches of a StreamBatched call. Over a transport of createModelTransport (any protocol),
- * each message is read as bytes and split by hand, so a batch cut short keeps the events in front
- * of the cut; over any other transport, connect splits it (leaving the events as bytes), and a
- * batch whose own bytes are malformed fails whole.
- */
-async function* batches(
-  transport: Transport,
-  request: StreamRequest,
-  options: StreamCallOptions,
-): AsyncGenerator<Batch, void, undefined> {
-  const method = ModelService.method.streamBatched;
-  const channel = channels.get(transport);
-  if (channel !== undefined) {
-    for await (const data of rawServerStream(channel, method, toBinary(StreamRequestSchema, request), options)) {
-      yield splitBatch(data);
-    }
-    return;
-  }
-  const ofBytes: DescMethodServerStreaming<typeof StreamRequestSchema, typeof BatchOfBytesSchema> = {
-    ...method,
-    output: BatchOfBytesSchema,
-  };
-  const { signal, timeoutMs, headers } = options;
-  const response = await transport.stream(ofBytes, signal, timeoutMs, headers, createAsyncIterable([request]));
-  options.onHeader(response.header);
-  for await (const message of response.message) yield { events: message.events };
-  options.onTrailer(response.trailer);
 }
 
 /**

@@ -107,7 +107,6 @@ export class EventStream<T, R> implements AsyncIterable<T>, AsyncIterator<T, und
     return this.settled;
   }
 
-
   [Symbol.asyncIterator](): AsyncIterator<T, undefined> {
     return this;
   }

@@ -1,7 +1,7 @@
 /** ModelEvent helpers: an event's kind, terminal events and the message they carry. */
 
-import type { AssistantMessage } from "./gen/pi/ai/v1/message_pb.js";
 import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
+import type { AssistantMessage } from "./gen/pi/ai/v1/message_pb.js";
 
 /**
  * The event's kind: pi's event type name, the proto field name of the oneof member set

@@ -13,10 +13,10 @@
  * scanner keeps an explicit stack, so a text nested 100,000 deep costs memory, never the call stack.
  */
 
-import { type DescField, type DescMessage, type MessageShape, getOption, hasOption } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { type DescField, type DescMessage, getOption, hasOption, type MessageShape } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
-import { Ignore, field as fieldRules } from "./gen/buf/validate/validate_pb.js";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { field as fieldRules, Ignore } from "./gen/buf/validate/validate_pb.js";
 import { JsonShape, json as jsonOption } from "./gen/pi/ai/v1/json_pb.js";
 import type { Violation } from "./validate.js";
 
@@ -140,9 +140,7 @@ export function mapKey(key: unknown): string {
 
 // --- the scanner ---------------------------------------------------------------------------------
 
-type Scanned =
-  | { syntax: string }
-  | { top: string; depth: number; hugeNumber: string | undefined };
+type Scanned = { syntax: string } | { top: string; depth: number; hugeNumber: string | undefined };
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const LITERALS: ReadonlyArray<[string, string]> = [

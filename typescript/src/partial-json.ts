@@ -17,7 +17,7 @@
 export const EMPTY_ARGUMENTS = "{}";
 
 // What an open container waits for next.
-const enum Wait {
+enum Wait {
   KeyOrEnd,
   Key,
   Colon,
@@ -27,7 +27,7 @@ const enum Wait {
 }
 
 // The token being read, if any.
-const enum Token {
+enum Token {
   None,
   String,
   Key,
@@ -36,7 +36,7 @@ const enum Token {
 }
 
 // The states of a number being read (RFC 8259's grammar); Dead when no more text can make one.
-const enum Num {
+enum Num {
   Minus,
   Zero,
   Int,
@@ -134,7 +134,8 @@ export class ArgumentsCompletion {
       }
     }
     if (code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d) return at + 1;
-    if (this.finished) this.broken = true; // something after the object
+    if (this.finished)
+      this.broken = true; // something after the object
     else this.betweenTokens(code, at);
     return at + 1;
   }
@@ -258,9 +259,12 @@ export class ArgumentsCompletion {
 }
 
 /** The completion of argument text read at once. */
-export function completeArguments(text: string): string {
+export function completeJson(text: string): string {
   return new ArgumentsCompletion().push(text);
 }
+
+/** @deprecated Renamed completeJson; this name goes in the next release. */
+export const completeArguments: (text: string) => string = completeJson;
 
 /** The state after `code`; undefined for a character no number holds, Dead for one out of place. */
 function nextNumberState(state: Num, code: number): Num | undefined {

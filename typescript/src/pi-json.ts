@@ -27,6 +27,7 @@
  */
 
 import { clone, create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { eventKind } from "./events.js";
 import {
   type AssistantContent,
   AssistantContentSchema,
@@ -40,17 +41,6 @@ import {
   UserContentSchema,
 } from "./gen/pi/ai/v1/content_pb.js";
 import { type AgentContext, AgentContextSchema } from "./gen/pi/ai/v1/context_pb.js";
-import {
-  type ConstrainedSampling,
-  ConstrainedSamplingSchema,
-  type GrammarSampling,
-  GrammarSamplingSchema,
-  Strictness,
-  type Tool,
-  type ToolReference,
-  ToolReferenceSchema,
-  ToolSchema,
-} from "./gen/pi/ai/v1/tool_pb.js";
 import { type ModelEvent, ModelEventSchema } from "./gen/pi/ai/v1/event_pb.js";
 import {
   type AgentMessage,
@@ -68,8 +58,8 @@ import {
   ModelThinkingLevel,
   NestedCallStatus,
   type NestedToolCall,
-  type NestedToolCalls,
   NestedToolCallSchema,
+  type NestedToolCalls,
   NestedToolCallsSchema,
   StopReason,
   type SystemMessage,
@@ -83,8 +73,18 @@ import {
   type UserMessage,
   UserMessageSchema,
 } from "./gen/pi/ai/v1/message_pb.js";
+import {
+  type ConstrainedSampling,
+  ConstrainedSamplingSchema,
+  type GrammarSampling,
+  GrammarSamplingSchema,
+  Strictness,
+  type Tool,
+  type ToolReference,
+  ToolReferenceSchema,
+  ToolSchema,
+} from "./gen/pi/ai/v1/tool_pb.js";
 import { type TranscriptEntry, TranscriptEntrySchema } from "./gen/pi/ai/v1/transcript_pb.js";
-import { eventKind } from "./events.js";
 
 /** pi-JSON that does not describe a valid message: the `path` of the bad value, and what is wrong. */
 export class PiJsonError extends Error {
@@ -426,7 +426,7 @@ function list<T>(value: unknown, where: string, read: Read<T>): T[] {
 /** Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept as is). */
 export function messageFromPi(value: unknown, where = ""): AgentMessage {
   if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
-  const role = value["role"];
+  const role = value.role;
   if (role === "user") return create(AgentMessageSchema, { role: { case: "user", value: userFromPi(value, where) } });
   if (role === "assistant") {
     return create(AgentMessageSchema, { role: { case: "assistant", value: assistantFromPi(value, where) } });
@@ -499,7 +499,7 @@ export function contextFromPi(value: unknown, where = ""): AgentContext {
   const systemPrompt = read.optionalString("systemPrompt");
   const messages = read.items("messages", messageFromPi);
   const tools = read.items("tools", toolFromPi, []);
-  const given = read.obj["tools"];
+  const given = read.obj.tools;
   if (Array.isArray(given) && given.length === 0) {
     read.extra.set("tools", []); // an explicit empty list, which the repeated field cannot tell from none
   }
@@ -512,9 +512,9 @@ export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
   if (Object.hasOwn(value, "role")) {
     return create(TranscriptEntrySchema, { entry: { case: "message", value: messageFromPi(value, where) } });
   }
-  const kind = value["type"];
+  const kind = value.type;
   if (kind === "message" && Object.hasOwn(value, "message")) {
-    const message = messageFromPi(value["message"], at(where, "message"));
+    const message = messageFromPi(value.message, at(where, "message"));
     const sessionJson = dumpJson(without(value, "message"), where);
     return create(TranscriptEntrySchema, { entry: { case: "message", value: message }, sessionJson });
   }
@@ -528,7 +528,7 @@ export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
 function systemFromPi(value: JsonRecord, where: string): SystemMessage {
   const read = new Reader(value, where, SHAPES.system);
   read.string("role");
-  const given = value["content"];
+  const given = value.content;
   let content: TextContent[];
   if (typeof given === "string") {
     read.string("content");
@@ -554,7 +554,7 @@ function systemFromPi(value: JsonRecord, where: string): SystemMessage {
 function userFromPi(value: JsonRecord, where: string): UserMessage {
   const read = new Reader(value, where, SHAPES.user);
   read.string("role");
-  const given = value["content"];
+  const given = value.content;
   let content: UserContent[];
   if (typeof given === "string") {
     read.string("content");
@@ -599,7 +599,7 @@ function toolResultFromPi(value: JsonRecord, where: string): ToolResultMessage {
 
 function blockType(value: unknown, where: string): unknown {
   if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
-  return value["type"];
+  return value.type;
 }
 
 function assistantBlock(value: unknown, where: string): AssistantContent {
@@ -881,10 +881,10 @@ export function assistantToPi(message: AssistantMessage): JsonObject {
     provider: message.provider,
     model: message.model,
   };
-  if (message.usage !== undefined) out["usage"] = usageToPi(message.usage);
+  if (message.usage !== undefined) out.usage = usageToPi(message.usage);
   put(out, "stopReason", STOP_REASONS.names.get(message.stopReason));
-  if (message.deferred !== undefined) out["deferred"] = deferredToPi(message.deferred);
-  out["timestamp"] = int64ToPi(message.timestamp, "AssistantMessage.timestamp");
+  if (message.deferred !== undefined) out.deferred = deferredToPi(message.deferred);
+  out.timestamp = int64ToPi(message.timestamp, "AssistantMessage.timestamp");
   put(out, "providerThinkingLevel", message.providerThinkingLevel);
   put(out, "responseId", message.responseId);
   put(out, "responseModel", message.responseModel);
@@ -900,9 +900,9 @@ export function assistantToPi(message: AssistantMessage): JsonObject {
 /** Convert a context to its pi-JSON object. */
 export function contextToPi(context: AgentContext): JsonObject {
   const out: JsonObject = {};
-  if (context.systemPrompt !== undefined) out["systemPrompt"] = context.systemPrompt;
-  out["messages"] = context.messages.map((message) => messageToPi(message));
-  if (context.tools.length > 0) out["tools"] = context.tools.map(toolToPi);
+  if (context.systemPrompt !== undefined) out.systemPrompt = context.systemPrompt;
+  out.messages = context.messages.map((message) => messageToPi(message));
+  if (context.tools.length > 0) out.tools = context.tools.map(toolToPi);
   return withExtra(out, context.extraJson, "AgentContext", SHAPES.context);
 }
 
@@ -913,13 +913,12 @@ function put(out: JsonObject, key: string, value: JsonValue | undefined): void {
 
 function systemToPi(message: SystemMessage): JsonObject {
   const only = message.content.length === 1 ? message.content[0]! : undefined;
-  const content: JsonValue =
-    message.stringContent && only !== undefined ? only.text : message.content.map(textToPi);
+  const content: JsonValue = message.stringContent && only !== undefined ? only.text : message.content.map(textToPi);
   const out: JsonObject = { role: "system", content };
   put(out, "sections", sectionsToPi(message.sections));
   put(out, "toolsAdded", toolsToPi(message.toolsAdded));
   put(out, "toolsRemoved", toolReferencesToPi(message.toolsRemoved));
-  out["timestamp"] = int64ToPi(message.timestamp, "SystemMessage.timestamp");
+  out.timestamp = int64ToPi(message.timestamp, "SystemMessage.timestamp");
   return withExtra(out, message.extraJson, "SystemMessage", SHAPES.system);
 }
 
@@ -945,13 +944,13 @@ function toolResultToPi(message: ToolResultMessage): JsonObject {
     content: message.content.map((item) => mediaBlockToPi(item.block)),
   };
   if (message.detailsJson !== undefined) {
-    out["details"] = parseJson(message.detailsJson, "ToolResultMessage.details_json");
+    out.details = parseJson(message.detailsJson, "ToolResultMessage.details_json");
   }
-  if (message.usage !== undefined) out["usage"] = usageToPi(message.usage);
-  if (message.nestedCalls !== undefined) out["nestedCalls"] = nestedCallsToPi(message.nestedCalls);
-  out["isError"] = message.isError;
+  if (message.usage !== undefined) out.usage = usageToPi(message.usage);
+  if (message.nestedCalls !== undefined) out.nestedCalls = nestedCallsToPi(message.nestedCalls);
+  out.isError = message.isError;
   put(out, "durationMs", optionalInt64ToPi(message.durationMs, "ToolResultMessage.duration_ms"));
-  out["timestamp"] = int64ToPi(message.timestamp, "ToolResultMessage.timestamp");
+  out.timestamp = int64ToPi(message.timestamp, "ToolResultMessage.timestamp");
   return withExtra(out, message.extraJson, "ToolResultMessage", SHAPES.toolResult);
 }
 
@@ -963,8 +962,8 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
     case "thinking": {
       const thinking = block.value;
       const out: JsonObject = { type: "thinking", thinking: thinking.thinking };
-      if (thinking.thinkingSignature !== undefined) out["thinkingSignature"] = thinking.thinkingSignature;
-      if (thinking.redacted !== undefined) out["redacted"] = thinking.redacted;
+      if (thinking.thinkingSignature !== undefined) out.thinkingSignature = thinking.thinkingSignature;
+      if (thinking.redacted !== undefined) out.redacted = thinking.redacted;
       return withExtra(out, thinking.extraJson, "ThinkingContent", SHAPES.thinking);
     }
     case "toolCall": {
@@ -975,10 +974,10 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
         name: call.name,
         arguments: parseJson(call.argumentsJson, "ToolCall.arguments_json"),
       };
-      if (call.rawArguments !== undefined) out["rawArguments"] = call.rawArguments;
-      if (call.thoughtSignature !== undefined) out["thoughtSignature"] = call.thoughtSignature;
-      if (call.namespace !== undefined) out["namespace"] = call.namespace;
-      if (call.argumentsError !== undefined) out["argumentsError"] = call.argumentsError;
+      if (call.rawArguments !== undefined) out.rawArguments = call.rawArguments;
+      if (call.thoughtSignature !== undefined) out.thoughtSignature = call.thoughtSignature;
+      if (call.namespace !== undefined) out.namespace = call.namespace;
+      if (call.argumentsError !== undefined) out.argumentsError = call.argumentsError;
       return withExtra(out, call.extraJson, "ToolCall", SHAPES.toolCall);
     }
   }
@@ -1001,7 +1000,7 @@ function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]
 
 function textToPi(block: TextContent): JsonObject {
   const out: JsonObject = { type: "text", text: block.text };
-  if (block.textSignature !== undefined) out["textSignature"] = block.textSignature;
+  if (block.textSignature !== undefined) out.textSignature = block.textSignature;
   return withExtra(out, block.extraJson, "TextContent", SHAPES.text);
 }
 
@@ -1013,8 +1012,8 @@ function usageToPi(usage: Usage): JsonObject {
     cacheWrite: int64ToPi(usage.cacheWrite, "Usage.cache_write"),
   };
   put(out, "reasoning", optionalInt64ToPi(usage.reasoning, "Usage.reasoning"));
-  out["totalTokens"] = int64ToPi(usage.totalTokens, "Usage.total_tokens");
-  if (usage.cost !== undefined) out["cost"] = costToPi(usage.cost);
+  out.totalTokens = int64ToPi(usage.totalTokens, "Usage.total_tokens");
+  if (usage.cost !== undefined) out.cost = costToPi(usage.cost);
   put(out, "cacheWrite1h", optionalInt64ToPi(usage.cacheWrite1h, "Usage.cache_write_1h"));
   return withExtra(out, usage.extraJson, "Usage", SHAPES.usage);
 }
@@ -1034,7 +1033,7 @@ function toolToPi(tool: Tool): JsonObject {
     parameters: parseJson(tool.parametersJson, "Tool.parameters_json"),
   };
   if (tool.constrainedSampling !== undefined) {
-    out["constrainedSampling"] = constrainedSamplingToPi(tool.constrainedSampling);
+    out.constrainedSampling = constrainedSamplingToPi(tool.constrainedSampling);
   }
   return withExtra(out, tool.extraJson, "Tool", SHAPES.tool);
 }
@@ -1088,9 +1087,9 @@ function diagnosticToPi(diagnostic: Diagnostic): JsonObject {
     type: diagnostic.type,
     timestamp: int64ToPi(diagnostic.timestamp, "Diagnostic.timestamp"),
   };
-  if (diagnostic.error !== undefined) out["error"] = diagnosticErrorToPi(diagnostic.error);
+  if (diagnostic.error !== undefined) out.error = diagnosticErrorToPi(diagnostic.error);
   if (diagnostic.detailsJson !== undefined) {
-    out["details"] = parseJson(diagnostic.detailsJson, "Diagnostic.details_json");
+    out.details = parseJson(diagnostic.detailsJson, "Diagnostic.details_json");
   }
   return out;
 }
@@ -1098,7 +1097,7 @@ function diagnosticToPi(diagnostic: Diagnostic): JsonObject {
 function diagnosticErrorToPi(error: DiagnosticError): JsonObject {
   const out: JsonObject = {};
   put(out, "name", error.name);
-  out["message"] = error.message;
+  out.message = error.message;
   put(out, "stack", error.stack);
   put(out, "code", error.code.value);
   return out;
@@ -1108,7 +1107,7 @@ function deferredToPi(handle: DeferredHandle): JsonObject {
   const out: JsonObject = { provider: handle.provider, modelId: handle.modelId, api: handle.api, id: handle.id };
   put(out, "expiresAt", optionalInt64ToPi(handle.expiresAt, "DeferredHandle.expires_at"));
   put(out, "pollAfterMs", optionalInt64ToPi(handle.pollAfterMs, "DeferredHandle.poll_after_ms"));
-  if (handle.dataJson !== undefined) out["data"] = parseJson(handle.dataJson, "DeferredHandle.data_json");
+  if (handle.dataJson !== undefined) out.data = parseJson(handle.dataJson, "DeferredHandle.data_json");
   return out;
 }
 
@@ -1119,10 +1118,10 @@ function nestedCallsToPi(nested: NestedToolCalls): JsonObject {
 function nestedCallToPi(call: NestedToolCall): JsonObject {
   const out: JsonObject = { id: call.id, name: call.name };
   if (call.argumentsJson !== undefined) {
-    out["arguments"] = parseJson(call.argumentsJson, "NestedToolCall.arguments_json");
+    out.arguments = parseJson(call.argumentsJson, "NestedToolCall.arguments_json");
   }
   put(out, "argumentsBytes", optionalInt64ToPi(call.argumentsBytes, "NestedToolCall.arguments_bytes"));
-  out["status"] = NESTED_CALL_STATUSES.name(call.status, "NestedToolCall.status");
+  out.status = NESTED_CALL_STATUSES.name(call.status, "NestedToolCall.status");
   put(out, "durationMs", optionalInt64ToPi(call.durationMs, "NestedToolCall.duration_ms"));
   put(out, "error", call.error);
   return out;
@@ -1335,9 +1334,9 @@ export function eventToPi(event: ModelEvent): JsonObject {
   const contentIndex = body.value.contentIndex;
   const out: JsonObject = { type: kind, contentIndex };
   if (body.case === "textDelta" || body.case === "thinkingDelta" || body.case === "toolcallDelta") {
-    out["delta"] = body.value.delta;
+    out.delta = body.value.delta;
   } else if (body.case === "toolcallEnd") {
-    out["toolCall"] = assistantBlockToPi(
+    out.toolCall = assistantBlockToPi(
       create(AssistantContentSchema, {
         block: body.value.toolCall === undefined ? undefined : { case: "toolCall", value: body.value.toolCall },
       }),
@@ -1347,9 +1346,9 @@ export function eventToPi(event: ModelEvent): JsonObject {
     if (block === undefined) {
       throw new PiJsonError(`${kind}.content_index`, `${contentIndex} is not a block of the partial`);
     }
-    out["content"] = block.case === "text" ? block.value.text : block.case === "thinking" ? block.value.thinking : "";
+    out.content = block.case === "text" ? block.value.text : block.case === "thinking" ? block.value.thinking : "";
   }
-  out["partial"] = assistantToPi(partial);
+  out.partial = assistantToPi(partial);
   return out;
 }
 

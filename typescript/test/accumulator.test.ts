@@ -10,18 +10,21 @@ import {
   AssistantContentSchema,
   type AssistantMessage,
   AssistantMessageSchema,
+  completeJson,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  eventKind,
   type ModelEvent,
   ModelEventSchema,
   StopReason,
-  DEFAULT_MAX_MESSAGE_BYTES,
   StreamProtocolError,
+  StreamRule,
+  StreamRuleSchema,
+  streamRuleId,
   ToolCallSchema,
-  UsageSchema,
-  completeArguments,
-  eventKind,
   textOf,
+  UsageSchema,
 } from "../src/index.js";
-import { TEST_TIMEOUT, assistantMessage, event, eventsOf, text, thinking, toolCall } from "./support/messages.js";
+import { assistantMessage, event, eventsOf, TEST_TIMEOUT, text, thinking, toolCall } from "./support/messages.js";
 
 function readmeTurn(): AssistantMessage {
   return assistantMessage([text("我先读取项目说明。"), toolCall("call_1", "read", { path: "README.md" })], {
@@ -35,7 +38,12 @@ function sample(): AssistantMessage {
     [
       thinking("让我想想 🤔", "sig-Ω", false),
       text("我先读取项目说明。", '{"id":"msg_1"}'),
-      toolCall("call_1", "read", { path: "README.md" }, { rawArguments: '{"path": "README.md"}', thoughtSignature: "c2ln" }),
+      toolCall(
+        "call_1",
+        "read",
+        { path: "README.md" },
+        { rawArguments: '{"path": "README.md"}', thoughtSignature: "c2ln" },
+      ),
     ],
     { stopReason: StopReason.TOOL_USE },
   );
@@ -154,19 +162,43 @@ test("a broken rule names the event and the rule", { timeout: TEST_TIMEOUT }, ()
   assert.equal(refusal([START, TEXT_START, TEXT_END, TEXT_END]).ruleId, "block-open");
   const renamed = event({ case: "toolcallEnd", value: { contentIndex: 0, toolCall: { id: "call_2", name: "read" } } });
   assert.equal(refusal([START, CALL_START, renamed]).ruleId, "tool-call-id");
+  assert.equal(refusal([START, CALL_START, renamed]).rule, StreamRule.TOOL_CALL_ID);
+});
+
+test("a rule's text id is its enum value's name, without the prefix, in lower case with hyphens", () => {
+  const ids = StreamRuleSchema.values.filter((value) => value.number !== 0).map((value) => streamRuleId(value.number));
+  assert.deepEqual(ids, [
+    "event-kind",
+    "start-first",
+    "start-once",
+    "next-index",
+    "block-exists",
+    "block-kind",
+    "block-open",
+    "tool-call-id",
+    "terminal-valid",
+    "terminal-agrees",
+    "size-limit",
+    "terminal-missing",
+    "event-decode",
+  ]);
+  assert.equal(streamRuleId(StreamRule.UNSPECIFIED), "unspecified");
+  assert.equal(streamRuleId(99 as StreamRule), "99"); // a rule of a newer schema, by its number
+  const error = new StreamProtocolError(3, StreamRule.BLOCK_OPEN, "why");
+  assert.deepEqual(
+    [error.rule, error.ruleId, error.message],
+    [StreamRule.BLOCK_OPEN, "block-open", "event 3 breaks rule block-open: why"],
+  );
 });
 
 test("a terminal event is validated whole: its violations have paths from the event", { timeout: TEST_TIMEOUT }, () => {
   const error = refusal([START, CALL_START, done(call("", "read", "[1]"), StopReason.LENGTH)]);
   assert.deepEqual([error.eventIndex, error.ruleId], [2, "terminal-valid"]);
   // Every protovalidate rule the event breaks; the JSON text rules wait until those hold.
-  assert.deepEqual(
-    error.violations.map((item) => [item.fieldPath, item.ruleId]).sort(),
-    [
-      ["done", "done.reason_matches_message"],
-      ["done.message.content[0].tool_call.id", "string.min_len"],
-    ],
-  );
+  assert.deepEqual(error.violations.map((item) => [item.fieldPath, item.ruleId]).sort(), [
+    ["done", "done.reason_matches_message"],
+    ["done.message.content[0].tool_call.id", "string.min_len"],
+  ]);
   const bad = refusal([START, CALL_START, done(call("call_1", "read", "[1]"), StopReason.STOP)]);
   assert.deepEqual(
     bad.violations.map((item) => [item.fieldPath, item.ruleId]),
@@ -181,9 +213,9 @@ test("size-limit counts the UTF-8 bytes of every delta", { timeout: TEST_TIMEOUT
     event({ case: contentIndex === 0 ? "textDelta" : "toolcallDelta", value: { contentIndex, delta: value } });
   const callStart = event({ case: "toolcallStart", value: { contentIndex: 1, id: "c", name: "n" } });
   const fits = new Accumulator(10);
-  for (const item of [START, TEXT_START, delta(0, "é"), callStart, delta(1, "{\"a\":1")]) fits.apply(item);
+  for (const item of [START, TEXT_START, delta(0, "é"), callStart, delta(1, '{"a":1')]) fits.apply(item);
   assert.equal(fits.receivedBytes, 10); // "é" is two bytes, and the call's id and name count
-  const error = refusal([START, TEXT_START, delta(0, "é"), callStart, delta(1, "{\"a\":12")], new Accumulator(10));
+  const error = refusal([START, TEXT_START, delta(0, "é"), callStart, delta(1, '{"a":12')], new Accumulator(10));
   assert.deepEqual([error.eventIndex, error.ruleId], [4, "size-limit"]);
   assert.equal(new Accumulator().maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES);
   assert.equal(DEFAULT_MAX_MESSAGE_BYTES, 64 * 1024 * 1024);
@@ -195,7 +227,10 @@ function refusedForSize(accumulator: Accumulator, events: ModelEvent[], last: Mo
   const [before, partial] = [accumulator.receivedBytes, toBinary(AssistantMessageSchema, accumulator.partial)];
   const error = refusal([last], accumulator);
   assert.equal(error.ruleId, "size-limit");
-  assert.deepEqual([accumulator.receivedBytes, toBinary(AssistantMessageSchema, accumulator.partial)], [before, partial]);
+  assert.deepEqual(
+    [accumulator.receivedBytes, toBinary(AssistantMessageSchema, accumulator.partial)],
+    [before, partial],
+  );
   return error.eventIndex;
 }
 
@@ -271,7 +306,7 @@ function argumentsAfter(deltas: readonly string[]): Array<[string | undefined, s
 }
 
 test("while a tool call streams, its arguments so far are completed into an object", { timeout: TEST_TIMEOUT }, () => {
-  assert.deepEqual(argumentsAfter(['{"path": "src/ma', 'in.ts", "li', 'mit": 12.', "5, \"all\": tr", "ue}"]), [
+  assert.deepEqual(argumentsAfter(['{"path": "src/ma', 'in.ts", "li', 'mit": 12.', '5, "all": tr', "ue}"]), [
     ['{"path": "src/ma', '{"path": "src/ma"}'],
     ['{"path": "src/main.ts", "li', '{"path": "src/main.ts"}'],
     ['{"path": "src/main.ts", "limit": 12.', '{"path": "src/main.ts", "limit": 12}'],
@@ -279,7 +314,10 @@ test("while a tool call streams, its arguments so far are completed into an obje
     ['{"path": "src/main.ts", "limit": 12.5, "all": true}', '{"path": "src/main.ts", "limit": 12.5, "all": true}'],
   ]);
   // Text that cannot become an object shows as an empty one, and stays so.
-  assert.deepEqual(argumentsAfter(["[1, ", '{"a": 1}']).map(([, completed]) => completed), ["{}", "{}"]);
+  assert.deepEqual(
+    argumentsAfter(["[1, ", '{"a": 1}']).map(([, completed]) => completed),
+    ["{}", "{}"],
+  );
 });
 
 test("the completion reads each delta once: 1 MB in 20-character deltas is fast", { timeout: TEST_TIMEOUT }, () => {
@@ -293,7 +331,7 @@ test("the completion reads each delta once: 1 MB in 20-character deltas is fast"
   for (const delta of deltas) accumulator.apply(event({ case: "toolcallDelta", value: { contentIndex: 0, delta } }));
   const elapsed = performance.now() - started;
   const completed = callAt(accumulator.partial, 0).argumentsJson;
-  assert.equal(completed, completeArguments(text));
+  assert.equal(completed, completeJson(text));
   assert.equal(JSON.parse(completed).rows.length, 19_068); // the rows the first megabyte holds, the last one cut to {}
   // Copying the text on every delta would take tens of seconds; reading it once, well under one.
   assert.ok(elapsed < 5000, `${deltas.length} deltas took ${elapsed.toFixed(0)} ms`);
@@ -302,7 +340,7 @@ test("the completion reads each delta once: 1 MB in 20-character deltas is fast"
 test("a tool-call delta copies none of the text received before it", { timeout: TEST_TIMEOUT }, () => {
   // Strings grow by appending without a copy; slicing the text so far at every delta would cost
   // time quadratic in the arguments. Count what is sliced while 10,000 deltas are applied.
-  const text = JSON.stringify({ path: "notes.md", content: "line \\ of \"text\"\n".repeat(10_000), n: [1.5e3, true] });
+  const text = JSON.stringify({ path: "notes.md", content: 'line \\ of "text"\n'.repeat(10_000), n: [1.5e3, true] });
   const deltas = Array.from({ length: Math.ceil(text.length / 20) }, (_, i) => text.slice(i * 20, i * 20 + 20));
   const events = deltas.map((delta) => event({ case: "toolcallDelta", value: { contentIndex: 0, delta } }));
   const accumulator = new Accumulator();

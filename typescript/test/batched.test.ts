@@ -11,19 +11,20 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
   Accumulator,
   type AssistantMessage,
-  AssistantMessageSchema,
   type AssistantMessageEventStream,
+  AssistantMessageSchema,
+  eventKind,
   type ModelEvent,
   ModelEventSchema,
   StopReason,
+  StreamBatchedViewSchema,
   type StreamFailure,
-  eventKind,
+  StreamRule,
   streamModel,
   textOf,
 } from "pi-proto";
-import { splitBatch } from "../src/batched.js";
-import { TEST_TIMEOUT, assistantMessage, eventsOf, text, toolCall, userContext } from "./support/messages.js";
 import { type Batches, type FakeServer, play, startFakeServer } from "./support/fake-server.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, toolCall, userContext } from "./support/messages.js";
 
 const STREAM = "/pi.ai.v1.ModelService/Stream";
 const BATCHED = "/pi.ai.v1.ModelService/StreamBatched";
@@ -35,21 +36,10 @@ const EVENTS = eventsOf(ANSWER, 4);
 /** Bytes that are no ModelEvent: field 1 says 127 bytes follow, and one does. */
 const MALFORMED = Uint8Array.of(0x0a, 0x7f, 0x01);
 
-/** Field 1 (length-delimited) holding `bytes`: one event of a StreamBatchedResponse. */
-function field1(bytes: Uint8Array): Uint8Array {
-  return concat(Uint8Array.of(0x0a), varint(bytes.length), bytes);
-}
-
 /** The bytes of a StreamBatchedResponse carrying `events` (ModelEvents, or bytes as they are). */
 function batchOf(...events: Array<ModelEvent | Uint8Array>): Uint8Array {
-  return concat(...events.map((item) => field1(item instanceof Uint8Array ? item : toBinary(ModelEventSchema, item))));
-}
-
-function varint(value: number): Uint8Array {
-  const out: number[] = [];
-  for (; value > 0x7f; value = Math.floor(value / 128)) out.push((value % 128) | 0x80);
-  out.push(value);
-  return Uint8Array.from(out);
+  const encoded = events.map((item) => (item instanceof Uint8Array ? item : toBinary(ModelEventSchema, item)));
+  return toBinary(StreamBatchedViewSchema, { $typeName: "pi.ai.v1.StreamBatchedView", events: encoded });
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array {
@@ -110,39 +100,6 @@ after(async () => {
   await Promise.all([grouped?.close(), older?.close()]);
 });
 
-test("splitBatch: the events' bytes, other fields skipped by wire type", () => {
-  const [first, second] = [Uint8Array.of(1, 2, 3), Uint8Array.of()];
-  const other = concat(
-    Uint8Array.of(0x10, 0x96, 0x01), // field 2, varint 150
-    Uint8Array.of(0x1d, 1, 2, 3, 4), // field 3, fixed32
-    Uint8Array.of(0x21, 1, 2, 3, 4, 5, 6, 7, 8), // field 4, fixed64
-    Uint8Array.of(0x2a, 0x02, 9, 9), // field 5, length-delimited
-  );
-  const batch = splitBatch(concat(field1(first), other, field1(second)));
-  assert.deepEqual(batch, { events: [first, second] });
-  assert.deepEqual(splitBatch(new Uint8Array()), { events: [] });
-});
-
-test("splitBatch: a field cut short or of a wire type no message holds keeps the events before it", () => {
-  const good = field1(Uint8Array.of(7));
-  const cases: Array<[string, Uint8Array]> = [
-    ["length past the end", Uint8Array.of(0x0a, 0x05, 1)],
-    ["varint cut short", Uint8Array.of(0x10, 0x80)],
-    ["key cut short", Uint8Array.of(0x80)],
-    ["fixed32 cut short", Uint8Array.of(0x1d, 1, 2)],
-    ["fixed64 cut short", Uint8Array.of(0x21, 1, 2, 3)],
-    ["start group", Uint8Array.of(0x0b)],
-    ["wire type 7", Uint8Array.of(0x0f)],
-    ["field 0", Uint8Array.of(0x02, 0x00)],
-    ["field 1 as a varint", Uint8Array.of(0x08, 0x01)],
-  ];
-  for (const [name, tail] of cases) {
-    const batch = splitBatch(concat(good, good, tail));
-    assert.deepEqual(batch.events, [Uint8Array.of(7), Uint8Array.of(7)], name);
-    assert.ok(batch.broken, name);
-  }
-});
-
 test("a batch of several events yields each with its own partial", { timeout: TEST_TIMEOUT }, async () => {
   const server = await serving([batchOf(...EVENTS)]); // the whole answer in one message
   try {
@@ -160,19 +117,29 @@ test("a batch of several events yields each with its own partial", { timeout: TE
   }
 });
 
-test("a server that groups the ready events gives the same events and partials", { timeout: TEST_TIMEOUT }, async () => {
+test("a server that groups the ready events gives the same events and partials", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const sent = grouped.batchSizes.length;
   const { kinds, partials } = await consume(streamModel(grouped.target, userContext("hi")));
   assert.deepEqual(kinds, EVENTS.map(eventKind));
   assert.deepEqual(partials, partialsOf(EVENTS));
   assert.equal(grouped.paths.at(-1), BATCHED);
   const sizes = grouped.batchSizes.slice(sent);
-  assert.equal(sizes.reduce((total, size) => total + size, 0), EVENTS.length);
+  assert.equal(
+    sizes.reduce((total, size) => total + size, 0),
+    EVENTS.length,
+  );
   assert.ok(sizes.length < EVENTS.length, `events in each message: ${sizes.join(", ")}`);
 });
 
-test("fields other than the events are skipped", { timeout: TEST_TIMEOUT }, async () => {
-  const noise = Uint8Array.of(0x10, 0x01, 0x2a, 0x01, 0x00); // field 2 = 1; field 5 = one byte
+test("fields other than the events are skipped, whatever their wire type", { timeout: TEST_TIMEOUT }, async () => {
+  const noise = concat(
+    Uint8Array.of(0x10, 0x96, 0x01), // field 2, varint 150
+    Uint8Array.of(0x1d, 1, 2, 3, 4), // field 3, fixed32
+    Uint8Array.of(0x21, 1, 2, 3, 4, 5, 6, 7, 8), // field 4, fixed64
+    Uint8Array.of(0x2a, 0x01, 0x00), // field 5, length-delimited
+  );
   const server = await serving([concat(noise, batchOf(...EVENTS.slice(0, 3)), noise), batchOf(...EVENTS.slice(3))]);
   try {
     const { kinds, message } = await consume(streamModel(server.target, userContext("hi")));
@@ -183,7 +150,9 @@ test("fields other than the events are skipped", { timeout: TEST_TIMEOUT }, asyn
   }
 });
 
-test("a malformed event keeps the good ones in front of it and fails at its own index", { timeout: TEST_TIMEOUT }, async () => {
+test("a malformed event keeps the good ones in front of it and fails at its own index", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   // Indexes count events, not messages: the malformed event is the fourth (index 3).
   const server = await serving([batchOf(...EVENTS.slice(0, 2)), batchOf(EVENTS[2]!, MALFORMED, EVENTS[3]!)]);
   try {
@@ -194,22 +163,37 @@ test("a malformed event keeps the good ones in front of it and fails at its own 
     assert.equal(message.stopReason, StopReason.ERROR);
     assert.equal(textOf(message), "我先读取"); // the delta in front of the malformed event is kept
     assert.deepEqual(ruleOf(events.failure), [3, "event-decode"]);
+    assert.equal(events.failure?.kind === "rule" && events.failure.rule, StreamRule.EVENT_DECODE);
   } finally {
     await server.close();
   }
 });
 
-test("a batch that ends mid-field keeps its events and fails at the next index", { timeout: TEST_TIMEOUT }, async () => {
-  const cut = concat(batchOf(...EVENTS.slice(0, 3)), Uint8Array.of(0x0a, 0x40, 0x08)); // 64 bytes said, 1 sent
-  const server = await serving([cut, batchOf(...EVENTS.slice(3))]);
-  try {
-    const events = streamModel(server.target, userContext("hi"));
-    const { kinds, message } = await consume(events);
-    assert.deepEqual(kinds, ["start", "text_start", "text_delta", "error"]);
-    assert.equal(textOf(message), "我先读取");
-    assert.deepEqual(ruleOf(events.failure), [3, "event-decode"]);
-  } finally {
-    await server.close();
+test("a batch that does not parse fails whole, at the index of its first event", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
+  const good = batchOf(...EVENTS.slice(0, 2));
+  const tails: Array<[string, Uint8Array]> = [
+    ["a length past the end", Uint8Array.of(0x0a, 0x40, 0x08)], // 64 bytes said, 1 sent
+    ["a key cut short", Uint8Array.of(0x80)],
+    ["a varint cut short", Uint8Array.of(0x10, 0x80)],
+    ["a fixed32 cut short", Uint8Array.of(0x1d, 1, 2)],
+    ["field 0", Uint8Array.of(0x02, 0x00)],
+    ["wire type 7", Uint8Array.of(0x0f)],
+    ["events as a varint", Uint8Array.of(0x08, 0x01)],
+  ];
+  for (const [name, tail] of tails) {
+    // The first batch is whole; the second, its own two events in front of the tail, is not.
+    const server = await serving([good, concat(batchOf(...EVENTS.slice(2, 4)), tail)]);
+    try {
+      const events = streamModel(server.target, userContext("hi"));
+      const { kinds, message } = await consume(events);
+      assert.deepEqual(kinds, ["start", "text_start", "error"], name);
+      assert.equal(textOf(message), "", name); // none of the second batch's events is applied
+      assert.deepEqual(ruleOf(events.failure), [2, "event-decode"], name);
+    } finally {
+      await server.close();
+    }
   }
 });
 
@@ -240,7 +224,9 @@ test("events after the terminal event of a batch are ignored", { timeout: TEST_T
   }
 });
 
-test("UNIMPLEMENTED after an event is the stream's status, not a reason to call Stream", { timeout: TEST_TIMEOUT }, async () => {
+test("UNIMPLEMENTED after an event is the stream's status, not a reason to call Stream", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await serving([batchOf(EVENTS[0]!)], Code.Unimplemented);
   try {
     const events = streamModel(server.target, userContext("hi"));
@@ -253,7 +239,9 @@ test("UNIMPLEMENTED after an event is the stream's status, not a reason to call 
   }
 });
 
-test("a server without StreamBatched is read through Stream, within the same deadline", { timeout: TEST_TIMEOUT }, async () => {
+test("a server without StreamBatched is read through Stream, within the same deadline", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const before = older.paths.length;
   const events = streamModel(older.target, userContext("hi"), { timeoutMs: 5000 });
   const { kinds, partials, message } = await consume(events);
@@ -275,7 +263,9 @@ test("batched: false calls Stream alone", { timeout: TEST_TIMEOUT }, async () =>
   assert.deepEqual(grouped.paths.slice(before), [STREAM]);
 });
 
-test("over a transport of someone else's, connect splits the batch and each event is decoded alone", { timeout: TEST_TIMEOUT }, async () => {
+test("over a transport of someone else's, each event of a batch is decoded alone too", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const foreign = (server: FakeServer) => createGrpcTransport({ baseUrl: `http://${server.target}` });
   const whole = await consume(streamModel(foreign(grouped), userContext("hi")));
   assert.deepEqual(whole.kinds, EVENTS.map(eventKind));
@@ -290,7 +280,7 @@ test("over a transport of someone else's, connect splits the batch and each even
     const events = streamModel(foreign(malformed), userContext("hi"));
     assert.deepEqual((await consume(events)).kinds, ["start", "text_start", "text_delta", "error"]);
     assert.deepEqual(ruleOf(events.failure), [3, "event-decode"]);
-    // A batch whose own bytes are malformed cannot be split by connect: it fails whole, at its first event.
+    // A batch that does not parse fails whole, at its first event.
     const whole = streamModel(foreign(cut), userContext("hi"));
     assert.deepEqual((await consume(whole)).kinds, ["start", "error"]);
     assert.deepEqual(ruleOf(whole.failure), [1, "event-decode"]);

@@ -5,21 +5,21 @@ import { after, before, test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import {
   CallError,
+  calculateCost,
+  getModel,
   InputKind,
+  listModels,
   type Model,
   ModelSchema,
   StopReason,
   type StreamRequest,
+  streamModel,
   ThinkingLevel,
   ToolChoiceMode,
   UsageSchema,
-  calculateCost,
-  getModel,
-  listModels,
-  streamModel,
 } from "pi-proto";
-import { TEST_TIMEOUT, assistantMessage, eventsOf, text, userContext } from "./support/messages.js";
 import { type FakeServer, play, startFakeServer } from "./support/fake-server.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, userContext } from "./support/messages.js";
 
 const OPUS = create(ModelSchema, {
   id: "claude-opus-4-5",
@@ -54,7 +54,10 @@ after(async () => {
 });
 
 function sameModels(got: readonly Model[], want: readonly Model[]): void {
-  assert.deepEqual(got.map((model) => `${model.provider}/${model.id}`), want.map((model) => `${model.provider}/${model.id}`));
+  assert.deepEqual(
+    got.map((model) => `${model.provider}/${model.id}`),
+    want.map((model) => `${model.provider}/${model.id}`),
+  );
 }
 
 test("listModels lists the catalog in its order, or one provider's models", { timeout: TEST_TIMEOUT }, async () => {
@@ -92,11 +95,16 @@ test("getModel fails with a CallError carrying the status code", { timeout: TEST
   await assert.rejects(gone, { name: "CallError", statusCode: "UNAVAILABLE" });
 });
 
-test("a catalog call's deadline and options: passed, refused, or whole milliseconds", { timeout: TEST_TIMEOUT }, async () => {
+test("a catalog call's deadline and options: passed, refused, or whole milliseconds", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const calls = server.calls;
   // A deadline of 0 or less has passed (connect alone would read it as none); nothing is sent.
   for (const timeoutMs of [0, -1, -Infinity]) {
-    await assert.rejects(listModels(server.target, "", { timeoutMs }), { name: "CallError", statusCode: "DEADLINE_EXCEEDED" });
+    await assert.rejects(listModels(server.target, "", { timeoutMs }), {
+      name: "CallError",
+      statusCode: "DEADLINE_EXCEEDED",
+    });
   }
   // Options it cannot use reject with a CallError too, not a TypeError.
   for (const [target, options] of [
@@ -105,7 +113,10 @@ test("a catalog call's deadline and options: passed, refused, or whole milliseco
     [server.target, { protocol: "sse" as never }],
     [server.target, { token: "a\nb" }],
   ] as const) {
-    await assert.rejects(getModel(target, "gpt-4o-mini", "", options), { name: "CallError", statusCode: "INVALID_ARGUMENT" });
+    await assert.rejects(getModel(target, "gpt-4o-mini", "", options), {
+      name: "CallError",
+      statusCode: "INVALID_ARGUMENT",
+    });
   }
   assert.equal(server.calls, calls);
   // A fractional deadline goes as whole milliseconds (`grpc-timeout: 1234.5m` is malformed).
@@ -127,7 +138,10 @@ test("a stream names its model by provider and id, with pi's call options", { ti
   assert.deepEqual([sent.provider, sent.model], ["openrouter", "gpt-4o-mini"]);
   assert.equal(sent.options?.toolChoice?.tool, "read");
   // The headers arrive as sent, in key order: map entries are encoded sorted.
-  assert.deepEqual(Object.entries(sent.options?.headers ?? {}), [["anthropic-beta", "b"], ["x-trace", "1"]]);
+  assert.deepEqual(Object.entries(sent.options?.headers ?? {}), [
+    ["anthropic-beta", "b"],
+    ["x-trace", "1"],
+  ]);
   // A tool choice that names no tool breaks the schema's CEL rule: refused before it is sent.
   const calls = server.calls;
   const bad = { ...options, generation: { toolChoice: { mode: ToolChoiceMode.TOOL } } };

@@ -4,26 +4,26 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { Code, ConnectError, type HandlerContext, decodeBinaryHeader, encodeBinaryHeader } from "@connectrpc/connect";
+import { Code, ConnectError, decodeBinaryHeader, encodeBinaryHeader, type HandlerContext } from "@connectrpc/connect";
 import {
+  createModelTransport,
+  eventKind,
   type ModelCallStream,
   type ModelEvent,
   StopReason,
   type StreamRequest,
-  createModelTransport,
-  eventKind,
   streamModel,
   textOf,
 } from "pi-proto";
-import { TEST_TIMEOUT, assistantMessage, eventsOf, text, userContext } from "./support/messages.js";
 import { type FakeServer, hang, play, selfSigned, startFakeServer } from "./support/fake-server.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, userContext } from "./support/messages.js";
 
 const TOKEN = "s3cret-token";
 const DENIED = "missing or invalid bearer token";
 const TRAILER = new Uint8Array([0xab, 0xab, 0xab]);
 
 /** Answers "ok", with a header and a binary trailer, to a call that carries the token. */
-function guarded(request: StreamRequest, context: HandlerContext): AsyncIterable<ModelEvent> {
+function guarded(_request: StreamRequest, context: HandlerContext): AsyncIterable<ModelEvent> {
   if (context.requestHeader.get("authorization") !== `Bearer ${TOKEN}`) {
     throw new ConnectError(DENIED, Code.Unauthenticated);
   }
@@ -98,7 +98,10 @@ test("TLS fails as an ERROR event without the certificate, or in plaintext", { t
   assert.equal(plaintext.stopReason, StopReason.ERROR);
   assert.ok(plaintext.errorMessage);
   // A plaintext server does not speak TLS either.
-  const mismatch = await streamModel(plain.target, userContext("hi"), { ca: certificate.cert, timeoutMs: 5000 }).result();
+  const mismatch = await streamModel(plain.target, userContext("hi"), {
+    ca: certificate.cert,
+    timeoutMs: 5000,
+  }).result();
   assert.equal(mismatch.stopReason, StopReason.ERROR);
   assert.throws(() => createModelTransport(`http://${plain.target}`, { ca: certificate!.cert }), {
     name: "TypeError",
@@ -129,7 +132,9 @@ test("calls to the same host:port share one connection", { timeout: TEST_TIMEOUT
   }
 });
 
-test("a request that breaks the schema's rules is refused before anything is sent", { timeout: TEST_TIMEOUT }, async () => {
+test("a request that breaks the schema's rules is refused before anything is sent", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await startFakeServer(guarded);
   try {
     const events = streamModel(server.target, { messages: [{}] }, { generation: { temperature: 3.5 } });

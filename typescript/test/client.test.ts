@@ -9,22 +9,22 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import {
   AgentContextSchema,
   type AssistantMessage,
-  AssistantMessageSchema,
   type AssistantMessageEventStream,
+  AssistantMessageSchema,
+  createModelTransport,
   DEFAULT_TIMEOUT_MS,
+  eventKind,
   type ModelEvent,
   StopReason,
   type StreamFailure,
   type StreamModelOptions,
   type StreamRequest,
-  ToolResultMessageSchema,
-  createModelTransport,
-  eventKind,
   streamModel,
+  ToolResultMessageSchema,
   textOf,
 } from "pi-proto";
-import { TEST_TIMEOUT, assistantMessage, eventsOf, text, toolCall, userContext } from "./support/messages.js";
 import { type FakeServer, hang, play, startFakeServer } from "./support/fake-server.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, toolCall, userContext } from "./support/messages.js";
 
 const README_KINDS = [
   "start",
@@ -93,13 +93,16 @@ test("the README example", { timeout: TEST_TIMEOUT }, async () => {
   const target = fast.target;
   // README example: begin
   const events = streamModel(target, {
-    messages: [{ role: { case: "user", value: { content: [{ block: { case: "text", value: { text: "请读取 README" } } }] } } }],
+    messages: [
+      { role: { case: "user", value: { content: [{ block: { case: "text", value: { text: "请读取 README" } } }] } } },
+    ],
   });
   const kinds: string[] = [];
-  for await (const event of events) {            // never throws: failures arrive as an "error" event
-    kinds.push(eventKind(event));                // "start", "text_start", "text_delta", ..., "done"
+  for await (const event of events) {
+    // never throws: failures arrive as an "error" event
+    kinds.push(eventKind(event)); // "start", "text_start", "text_delta", ..., "done"
   }
-  const message = await events.result();         // the AssistantMessage the terminal event carries
+  const message = await events.result(); // the AssistantMessage the terminal event carries
   // README example: end
   assert.deepEqual(kinds, README_KINDS);
   assert.equal(textOf(message), "我先读取项目说明。");
@@ -126,7 +129,10 @@ test("the partial is rebuilt at every step", { timeout: TEST_TIMEOUT }, async ()
   for await (const event of streamModel(slow.target, userContext("hi"))) {
     steps.push([eventKind(event), clone(AssistantMessageSchema, event.partial!)]);
   }
-  assert.deepEqual(steps.map(([kind]) => kind), README_KINDS);
+  assert.deepEqual(
+    steps.map(([kind]) => kind),
+    README_KINDS,
+  );
   const partial = (index: number): AssistantMessage => steps[index]![1];
 
   assert.deepEqual(partial(0).content, []);
@@ -250,7 +256,9 @@ test("a status becomes one ERROR event with the status message and code", { time
   assert.equal(statusOf(events.failure), "INVALID_ARGUMENT");
 });
 
-test("a status that reads like a decoding failure is still the server's status", { timeout: TEST_TIMEOUT }, async () => {
+test("a status that reads like a decoding failure is still the server's status", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await startFakeServer(() => {
     throw new ConnectError("parse binary: the server says so", Code.Internal);
   });
@@ -276,7 +284,9 @@ test("no server is an ERROR event, not an exception", { timeout: TEST_TIMEOUT },
   assert.equal(statusOf(events.failure), "UNAVAILABLE");
 });
 
-test("a connection cut mid-stream gives the client an ERROR event, UNAVAILABLE", { timeout: TEST_TIMEOUT }, async () => {
+test("a connection cut mid-stream gives the client an ERROR event, UNAVAILABLE", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await startFakeServer(scripted(40));
   try {
     const events = streamModel(server.target, userContext("hi"));
@@ -314,7 +324,9 @@ test("a server's own CANCELLED or ABORTED status keeps its code", { timeout: TES
   }
 });
 
-test("options it cannot use end the stream with INVALID_ARGUMENT; streamModel never throws", { timeout: TEST_TIMEOUT }, async () => {
+test("options it cannot use end the stream with INVALID_ARGUMENT; streamModel never throws", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await startFakeServer(scripted(0));
   try {
     const cases: Array<[string | undefined, StreamModelOptions, RegExp]> = [
@@ -344,7 +356,9 @@ test("options it cannot use end the stream with INVALID_ARGUMENT; streamModel ne
   }
 });
 
-test("a deadline of 0 or less has passed on every transport; others are whole milliseconds", { timeout: TEST_TIMEOUT }, async () => {
+test("a deadline of 0 or less has passed on every transport; others are whole milliseconds", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const server = await startFakeServer(scripted(0));
   try {
     const own = createGrpcTransport({ baseUrl: `http://${server.target}` }); // connect reads 0 as none

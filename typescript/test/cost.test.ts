@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { ModelCostSchema, ModelCostTierSchema, ModelSchema, UsageSchema, calculateCost } from "pi-proto";
+import { calculateCost, ModelCostSchema, ModelCostTierSchema, ModelSchema, UsageSchema } from "pi-proto";
 import { TEST_TIMEOUT } from "./support/messages.js";
 
 const RATES = create(ModelCostSchema, { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 });
@@ -19,7 +19,9 @@ test("each part is the rate per million times the tokens, the total their sum", 
   );
 });
 
-test("the rate is divided before it is multiplied, and the parts added in pi's order", { timeout: TEST_TIMEOUT }, () => {
+test("the rate is divided before it is multiplied, and the parts added in pi's order", {
+  timeout: TEST_TIMEOUT,
+}, () => {
   // 3 / 1e6 * 7 and 3 * 7 / 1e6 differ in the last bit; pi divides first.
   const rates = create(ModelCostSchema, { input: 3, output: 0.1, cacheRead: 0.2, cacheWrite: 0.3 });
   const usage = create(UsageSchema, { input: 7n, output: 1n, cacheRead: 1n, cacheWrite: 1n });
@@ -38,7 +40,13 @@ test("a model is priced by its rates; one without rates costs nothing", { timeou
 
 const BASE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 const tier = (input: number, output: number, above: bigint) =>
-  create(ModelCostTierSchema, { input, output, cacheRead: input / 10, cacheWrite: input * 1.25, inputTokensAbove: above });
+  create(ModelCostTierSchema, {
+    input,
+    output,
+    cacheRead: input / 10,
+    cacheWrite: input * 1.25,
+    inputTokensAbove: above,
+  });
 const counts = (input: bigint, cacheRead: bigint, cacheWrite: bigint, cacheWrite1h?: bigint) =>
   create(UsageSchema, { input, output: 1000n, cacheRead, cacheWrite, cacheWrite1h });
 

@@ -6,14 +6,14 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   AssistantMessageEventStream,
   EventStream,
+  eventKind,
   type ModelEvent,
   StopReason,
   type StreamFailure,
-  eventKind,
   terminalMessage,
   textOf,
 } from "../src/index.js";
-import { TEST_TIMEOUT, assistantMessage, event, text } from "./support/messages.js";
+import { assistantMessage, event, TEST_TIMEOUT } from "./support/messages.js";
 
 async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const seen: T[] = [];
@@ -25,7 +25,9 @@ function start(): ModelEvent {
   return event({ case: "start", value: { header: assistantMessage([]) } });
 }
 
-test("an error event ends the stream by itself and result() is the same message", { timeout: TEST_TIMEOUT }, async () => {
+test("an error event ends the stream by itself and result() is the same message", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   // The seed's second focused test: no end() call; the error event alone ends iteration.
   const stream = new AssistantMessageEventStream();
   const failed = assistantMessage([], { stopReason: StopReason.ERROR, errorMessage: "socket reset" });
@@ -66,7 +68,10 @@ test("only terminal events produce a result", { timeout: TEST_TIMEOUT }, () => {
 });
 
 test("a waiting consumer receives events pushed later", { timeout: TEST_TIMEOUT }, async () => {
-  const stream = new EventStream<number, string>((n) => n < 0, (n) => `ended at ${n}`);
+  const stream = new EventStream<number, string>(
+    (n) => n < 0,
+    (n) => `ended at ${n}`,
+  );
   const consumer = collect(stream);
   await nextTurn();
   for (const n of [1, 2, -3, 4]) {
@@ -117,7 +122,9 @@ test("cancel() without a producer ends the stream with ABORTED", { timeout: TEST
   assert.equal(stream.failure, undefined); // a cancel is not a failure of the stream
 });
 
-test("cancel() from another task reaches a consumer waiting for the next event", { timeout: TEST_TIMEOUT }, async () => {
+test("cancel() from another task reaches a consumer waiting for the next event", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const stream = new AssistantMessageEventStream();
   stream.drive(async (signal) => {
     stream.push(start());
@@ -137,7 +144,9 @@ test("cancel() from another task reaches a consumer waiting for the next event",
   assert.equal(stream.failure, undefined);
 });
 
-test("cancel() aborts a driven producer; what it pushes later is not delivered", { timeout: TEST_TIMEOUT }, async () => {
+test("cancel() aborts a driven producer; what it pushes later is not delivered", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const stream = new AssistantMessageEventStream();
   let release!: () => void;
   const aborted = new Promise<void>((resolve) => (release = resolve));
@@ -189,7 +198,9 @@ function pick(failure: StreamFailure): Record<string, unknown> {
     : { kind: failure.kind, statusCode: failure.statusCode };
 }
 
-test("consumers take turns: each event goes to the consumer that has waited longest", { timeout: TEST_TIMEOUT }, async () => {
+test("consumers take turns: each event goes to the consumer that has waited longest", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
   const stream = new EventStream<number, string>((n) => n < 0, String);
   const seen: Record<string, number[]> = { a: [], b: [] };
   const consume = async (name: string): Promise<void> => {
@@ -207,8 +218,8 @@ test("consumers take turns: each event goes to the consumer that has waited long
   }
   stream.push(-1);
   await Promise.all(consumers);
-  assert.deepEqual(seen["a"], [0, 2, 4, -1]);
-  assert.deepEqual(seen["b"], [1, 3, 5]);
+  assert.deepEqual(seen.a, [0, 2, 4, -1]);
+  assert.deepEqual(seen.b, [1, 3, 5]);
 
   // An event handed to a waiting consumer is its own: a consumer that asks later waits its turn.
   const fair = new EventStream<number, string>((n) => n < 0, String);
@@ -293,7 +304,10 @@ test("ending the stream releases a producer waiting in send()", { timeout: TEST_
 });
 
 test("a long stream read one event behind stays in order", { timeout: TEST_TIMEOUT }, async () => {
-  const stream = new EventStream<number, number>((n) => n < 0, (n) => n);
+  const stream = new EventStream<number, number>(
+    (n) => n < 0,
+    (n) => n,
+  );
   const count = 5000;
   stream.push(0);
   const seen: number[] = [];

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ArgumentsCompletion, EMPTY_ARGUMENTS, completeArguments } from "pi-proto";
+import { ArgumentsCompletion, completeArguments, completeJson, EMPTY_ARGUMENTS } from "pi-proto";
 import { TEST_TIMEOUT } from "./support/messages.js";
 
 const TEXTS = [
@@ -22,7 +22,7 @@ test("the completion is the same whatever the deltas", { timeout: TEST_TIMEOUT }
       for (let at = 0; at < points.length; at += size) {
         const completed = completion.push(points.slice(at, at + size).join(""));
         const sofar = points.slice(0, at + size).join("");
-        assert.equal(completed, completeArguments(sofar), `${JSON.stringify(sofar)} in deltas of ${size}`);
+        assert.equal(completed, completeJson(sofar), `${JSON.stringify(sofar)} in deltas of ${size}`);
       }
     }
   }
@@ -41,7 +41,11 @@ test("what a reader sees while the arguments stream", { timeout: TEST_TIMEOUT },
     ['{"a": "b"}x', "{}"],
     ["[1, 2", "{}"],
   ];
-  for (const [text, completed] of cases) assert.equal(completeArguments(text), completed, text);
+  for (const [text, completed] of cases) assert.equal(completeJson(text), completed, text);
   // Whole text is kept as it is, spaces included.
-  assert.equal(completeArguments('{ "a" : 1 } \n'), '{ "a" : 1 } \n');
+  assert.equal(completeJson('{ "a" : 1 } \n'), '{ "a" : 1 } \n');
+});
+
+test("completeArguments, the old name, is completeJson", () => {
+  assert.equal(completeArguments('{"a": [1, tr'), '{"a": [1, true]}');
 });

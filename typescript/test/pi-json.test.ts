@@ -3,20 +3,31 @@
 
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   Accumulator,
+  AgentContextSchema,
   type AgentMessage,
   AgentMessageSchema,
-  AgentContextSchema,
   type AssistantMessage,
   AssistantMessageSchema,
+  assistantToPi,
   CostSchema,
+  contextFromPi,
+  contextToPi,
+  entryFromPi,
+  entryToPi,
+  eventFromPi,
+  eventKind,
+  eventToPi,
   GrammarSamplingSchema,
+  isTerminal,
   JsonSchemaSamplingSchema,
   ModelThinkingLevel,
+  messageFromPi,
+  messageToPi,
   NestedCallStatus,
   NestedToolCallSchema,
   NestedToolCallsSchema,
@@ -29,22 +40,11 @@ import {
   ToolResultMessageSchema,
   type TranscriptEntry,
   TranscriptEntrySchema,
+  textOf,
   UsageSchema,
   UserMessageSchema,
-  assistantToPi,
-  contextFromPi,
-  contextToPi,
-  entryFromPi,
-  entryToPi,
-  eventFromPi,
-  eventKind,
-  eventToPi,
-  isTerminal,
-  messageFromPi,
-  messageToPi,
-  textOf,
 } from "pi-proto";
-import { TEST_TIMEOUT, assistantMessage, eventsOf, text, thinking, toolCall } from "./support/messages.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, thinking, toolCall } from "./support/messages.js";
 
 type Json = ReturnType<typeof messageToPi>;
 
@@ -134,21 +134,23 @@ test("numbers survive; integral costs are written without a fraction", { timeout
   const original = assistant();
   const back = roundTrip(original);
   assert.deepStrictEqual(back, original);
-  const usage = back["usage"] as Record<string, unknown>;
-  assert.equal(JSON.stringify(usage["cost"]), '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":2,"total":1.5}');
+  const usage = back.usage as Record<string, unknown>;
+  assert.equal(JSON.stringify(usage.cost), '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":2,"total":1.5}');
   // JSON.parse cannot tell 1.0 from 1, so nothing is kept in extraJson for it.
   const message = messageFromPi(original);
   assert.equal((message.role.value as AssistantMessage).usage?.cost?.extraJson, "");
   assert.equal((message.role.value as AssistantMessage).timestamp, 1765233665294n);
 });
 
-test("an extraJson that holds a float written 1.0 is written back as JavaScript writes it", { timeout: TEST_TIMEOUT }, () => {
+test("an extraJson that holds a float written 1.0 is written back as JavaScript writes it", {
+  timeout: TEST_TIMEOUT,
+}, () => {
   const cost = create(CostSchema, { output: 0.5, cacheRead: 1, extraJson: '{"cacheRead":1.0}' });
   const message = assistantMessage([text("hi")], { timestamp: 5n });
   message.usage = create(UsageSchema, { cost });
   const written = assistantToPi(message);
-  const usage = written["usage"] as Record<string, unknown>;
-  assert.equal(JSON.stringify(usage["cost"]), '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":0,"total":0}');
+  const usage = written.usage as Record<string, unknown>;
+  assert.equal(JSON.stringify(usage.cost), '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":0,"total":0}');
 });
 
 test("int64 fields: safe integers are read, and only safe integers are written", { timeout: TEST_TIMEOUT }, () => {
@@ -170,7 +172,7 @@ test("int64 fields: safe integers are read, and only safe integers are written",
 
 test("absent optional fields stay absent and present ones stay", { timeout: TEST_TIMEOUT }, () => {
   assert.ok(!("errorMessage" in roundTrip(assistant())));
-  assert.equal(roundTrip(assistant({ stopReason: "error", errorMessage: "" }))["errorMessage"], "");
+  assert.equal(roundTrip(assistant({ stopReason: "error", errorMessage: "" })).errorMessage, "");
   const noDetails = { role: "toolResult", toolCallId: "c", toolName: "t", content: [], isError: false, timestamp: 1 };
   assert.ok(!("details" in roundTrip(noDetails)));
   for (const details of [null, {}, [1, 2.5], "x", 0]) {
@@ -202,7 +204,7 @@ test("unmodelled fields survive at every level", { timeout: TEST_TIMEOUT }, () =
       { type: "text", text: "t", textSignature: "s", annotations: [] },
     ],
   });
-  original["usage"] = { ...(original["usage"] as object), reasoning: 7 };
+  original.usage = { ...(original.usage as object), reasoning: 7 };
   const message = messageFromPi(original);
   const call = (message.role.value as AssistantMessage).content[0]!.block;
   assert.equal(call.case, "toolCall");
@@ -211,7 +213,7 @@ test("unmodelled fields survive at every level", { timeout: TEST_TIMEOUT }, () =
   // A key named __proto__ is data like any other: kept, and written back as an own key.
   const odd = JSON.parse('{"role":"user","content":"x","timestamp":1,"__proto__":{"polluted":true}}') as unknown;
   assert.deepStrictEqual(roundTrip(odd), odd);
-  assert.equal(({} as Record<string, unknown>)["polluted"], undefined);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });
 
 test("roles and entries the schema does not model are kept", { timeout: TEST_TIMEOUT }, () => {
@@ -256,7 +258,10 @@ test("contexts convert back unchanged", { timeout: TEST_TIMEOUT }, () => {
 test("keys the writer writes but the object lacked stay absent", { timeout: TEST_TIMEOUT }, () => {
   const seed = {
     role: "assistant",
-    content: [{ type: "text", text: "我先读取项目说明。" }, { type: "toolCall", id: "c", name: "ls" }],
+    content: [
+      { type: "text", text: "我先读取项目说明。" },
+      { type: "toolCall", id: "c", name: "ls" },
+    ],
     provider: "scripted",
     model: "scripted-v1",
     usage: { input: 18, output: 12, totalTokens: 30 },
@@ -283,7 +288,9 @@ test("keys the writer writes but the object lacked stay absent", { timeout: TEST
   assert.equal(JSON.stringify(contextToPi(context)), '{"messages":[],"tools":[{"name":"ls"}]}');
 });
 
-test("the assistant's keys are written in pi's order, errorMessage after the timestamp", { timeout: TEST_TIMEOUT }, () => {
+test("the assistant's keys are written in pi's order, errorMessage after the timestamp", {
+  timeout: TEST_TIMEOUT,
+}, () => {
   const message = assistantMessage([text("partial")], { stopReason: StopReason.ERROR, timestamp: 5n });
   message.errorMessage = "socket reset";
   message.usage = create(UsageSchema, { input: 1n });
@@ -310,8 +317,16 @@ const BAD: Array<["message" | "entry" | "event", string, string]> = [
   ["message", withTimestamp("true"), "timestamp"],
   ["message", '{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"video"}]}', "content[1].type"],
   ["message", '{"role":"assistant","content":["text"]}', "content[0]"],
-  ["message", '{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":[1,2]}]}', "content[0].arguments"],
-  ["message", '{"role":"assistant","content":[{"type":"thinking","thinking":"t","redacted":"yes"}]}', "content[0].redacted"],
+  [
+    "message",
+    '{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":[1,2]}]}',
+    "content[0].arguments",
+  ],
+  [
+    "message",
+    '{"role":"assistant","content":[{"type":"thinking","thinking":"t","redacted":"yes"}]}',
+    "content[0].redacted",
+  ],
   ["message", '{"role":"assistant","content":[],"usage":{"cost":{"input":"1"}}}', "usage.cost.input"],
   ["message", '{"role":"assistant","content":{}}', "content"],
   ["message", '{"role":"assistant"}', "content"],
@@ -325,7 +340,11 @@ const BAD: Array<["message" | "entry" | "event", string, string]> = [
   ["message", '{"content":[]}', "role"],
   ["message", "[]", ""],
   ["entry", '{"content":"hi"}', ""],
-  ["entry", '{"type":"message","message":{"role":"user","content":[{"type":"text"}],"timestamp":1}}', "message.content[0].text"],
+  [
+    "entry",
+    '{"type":"message","message":{"role":"user","content":[{"type":"text"}],"timestamp":1}}',
+    "message.content[0].text",
+  ],
   ["event", '{"type":"text_delta","contentIndex":0,"delta":"x"}', "partial"],
   ["event", `{"type":"text_end","contentIndex":0,"content":"abd","partial":${PARTIAL}}`, "content"],
   ["event", `{"type":"text_delta","contentIndex":3,"delta":"x","partial":${PARTIAL}}`, "contentIndex"],
@@ -360,7 +379,12 @@ function sample(): AssistantMessage {
       thinking("让我想想 🤔", "sig-Ω", false),
       text("我先读取项目说明。", '{"id":"msg_1"}'),
       // Compact, as pi-JSON holds the arguments as an object: the partial's completion survives.
-      toolCall("call_1", "read", { path: "README.md" }, { rawArguments: '{"path":"README.md"}', thoughtSignature: "c2ln" }),
+      toolCall(
+        "call_1",
+        "read",
+        { path: "README.md" },
+        { rawArguments: '{"path":"README.md"}', thoughtSignature: "c2ln" },
+      ),
     ],
     { stopReason: StopReason.TOOL_USE, timestamp: 1765233665294n },
   );
@@ -376,13 +400,15 @@ test("events convert to pi events and back", { timeout: TEST_TIMEOUT }, () => {
   for (const event of events) {
     accumulator.apply(event);
     const piEvent = JSON.parse(JSON.stringify(eventToPi(event))) as Json; // a snapshot, as a JSON line would be
-    assert.equal(piEvent["type"], eventKind(event));
+    assert.equal(piEvent.type, eventKind(event));
     const back = eventFromPi(piEvent);
     assert.equal(eventKind(back), eventKind(event));
     if (!isTerminal(back)) {
       // pi's non-terminal events carry the partial; ours keeps it
       assert.ok(back.partial !== undefined && event.partial !== undefined);
-      const [ours, original] = [back.partial, event.partial].map((partial) => toBinary(AssistantMessageSchema, partial));
+      const [ours, original] = [back.partial, event.partial].map((partial) =>
+        toBinary(AssistantMessageSchema, partial),
+      );
       assert.deepStrictEqual(ours, original);
     }
     assert.deepStrictEqual(eventToPi(back), piEvent);
@@ -392,7 +418,10 @@ test("events convert to pi events and back", { timeout: TEST_TIMEOUT }, () => {
 test("pi events need their partial", { timeout: TEST_TIMEOUT }, () => {
   const delta = eventsOf(assistantMessage([text("x")]))[2]!;
   assert.equal(eventKind(delta), "text_delta");
-  assert.throws(() => eventToPi(delta), (error) => error instanceof PiJsonError && error.path === "text_delta");
+  assert.throws(
+    () => eventToPi(delta),
+    (error) => error instanceof PiJsonError && error.path === "text_delta",
+  );
   const partial = assistantToPi(assistantMessage([text("abc")], { timestamp: 1n }));
   const wrong = { type: "text_end", contentIndex: 0, content: "abd", partial };
   assert.throws(() => eventFromPi(wrong), /differs from block 0/);
@@ -423,7 +452,14 @@ const USAGE_16 = {
   cacheWrite: 300,
   reasoning: 0,
   totalTokens: 6544,
-  cost: { input: 0.003609, output: 0.000615, cacheRead: 0.0015, cacheWrite: 0, total: 0.005724, totalFromProvider: true },
+  cost: {
+    input: 0.003609,
+    output: 0.000615,
+    cacheRead: 0.0015,
+    cacheWrite: 0,
+    total: 0.005724,
+    totalFromProvider: true,
+  },
   cacheWrite1h: 100,
 };
 const HANDLE = { provider: "openai", modelId: "gpt-5", api: "openai-responses", id: "resp_1" };
@@ -562,7 +598,10 @@ test("a system role is a system message, its sections in order", { timeout: TEST
   // their order, not sorted.
   const blocks = {
     role: "system",
-    content: [{ type: "text", text: "a" }, { type: "text", text: "b", textSignature: "s" }],
+    content: [
+      { type: "text", text: "a" },
+      { type: "text", text: "b", textSignature: "s" },
+    ],
     sections: { "z-last": "z", "a-first": null },
     timestamp: 0,
   };
@@ -588,8 +627,8 @@ test("absent differs from 0, false and empty", { timeout: TEST_TIMEOUT }, () => 
   assert.equal(textRoundTrip(bare), JSON.stringify(bare));
 
   const zeros = assistant({ endTurn: false, diagnostics: [], durationMs: 0 });
-  const usage = zeros["usage"] as Record<string, unknown>;
-  zeros["usage"] = { ...usage, reasoning: 0, cost: { ...(usage["cost"] as object), totalFromProvider: false } };
+  const usage = zeros.usage as Record<string, unknown>;
+  zeros.usage = { ...usage, reasoning: 0, cost: { ...(usage.cost as object), totalFromProvider: false } };
   assert.equal(textRoundTrip(zeros), JSON.stringify(zeros));
   const read = messageFromPi(zeros).role.value as AssistantMessage;
   assert.equal(read.usage?.reasoning, 0n);
@@ -616,12 +655,12 @@ test("keys in another order than the writer's keep their order", { timeout: TEST
   // Anthropic adds cacheWrite1h and reasoning to the usage after its cost; pi-messages writes a
   // failed call's errorMessage before the timestamp.
   const anthropic = assistant();
-  anthropic["usage"] = { ...(anthropic["usage"] as object), cacheWrite1h: 0, reasoning: 12 };
+  anthropic.usage = { ...(anthropic.usage as object), cacheWrite1h: 0, reasoning: 12 };
   const { timestamp: _, ...withoutTimestamp } = assistant();
   const failed = { ...withoutTimestamp, stopReason: "error", errorMessage: "502", timestamp: 5 };
   for (const original of [anthropic, failed]) assert.equal(textRoundTrip(original), JSON.stringify(original));
   const usage = (messageFromPi(anthropic).role.value as AssistantMessage).usage;
-  const order = (JSON.parse(usage?.extraJson ?? "{}") as Record<string, string[]>)["$order"];
+  const order = (JSON.parse(usage?.extraJson ?? "{}") as Record<string, string[]>).$order;
   assert.deepStrictEqual(order?.slice(-2), ["cacheWrite1h", "reasoning"]);
   // In the writer's own order, nothing is recorded.
   assert.deepStrictEqual(Object.keys(roundTrip(ASSISTANT_16)), Object.keys(ASSISTANT_16));
@@ -748,5 +787,8 @@ test("the writer refuses what pi-JSON cannot hold", { timeout: TEST_TIMEOUT }, (
     (error) => error instanceof PiJsonError && error.path === "NestedToolCall.status",
   );
   const user = create(UserMessageSchema, { extraJson: '{"$order":"role"}' });
-  assert.throws(() => messageToPi(user), (error) => error instanceof PiJsonError && /\$order/.test(error.detail));
+  assert.throws(
+    () => messageToPi(user),
+    (error) => error instanceof PiJsonError && /\$order/.test(error.detail),
+  );
 });

@@ -5,15 +5,15 @@ import { test } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
   AgentMessageSchema,
-  AssistantMessageSchema,
   type AssistantMessage,
+  AssistantMessageSchema,
   StopReason,
   SystemMessageSchema,
   ToolResultMessageSchema,
-  UserMessageSchema,
   textOf,
+  UserMessageSchema,
 } from "../src/index.js";
-import { TEST_TIMEOUT, assistantMessage, text, thinking, toolCall } from "./support/messages.js";
+import { assistantMessage, TEST_TIMEOUT, text, thinking, toolCall } from "./support/messages.js";
 
 function leakyTextOf(message: AssistantMessage): string {
   // The seed's deliberate failure: tool names leak into the projection.
@@ -58,7 +58,10 @@ test("textOf accepts every role and the transcript wrapper", { timeout: TEST_TIM
   const result = create(ToolResultMessageSchema, {
     toolCallId: "call_1",
     toolName: "read",
-    content: [{ block: { case: "text", value: { text: "line 1" } } }, { block: { case: "text", value: { text: "line 2" } } }],
+    content: [
+      { block: { case: "text", value: { text: "line 1" } } },
+      { block: { case: "text", value: { text: "line 2" } } },
+    ],
   });
   assert.equal(textOf(user), "a\nb");
   assert.equal(textOf(create(AgentMessageSchema, { role: { case: "toolResult", value: result } })), "line 1\nline 2");
@@ -69,7 +72,10 @@ test("textOf accepts every role and the transcript wrapper", { timeout: TEST_TIM
     toolsAdded: [{ name: "read", parametersJson: "{}" }],
   });
   assert.equal(textOf(system), "You are pi.\nBe brief.");
-  assert.equal(textOf(create(AgentMessageSchema, { role: { case: "system", value: system } })), "You are pi.\nBe brief.");
+  assert.equal(
+    textOf(create(AgentMessageSchema, { role: { case: "system", value: system } })),
+    "You are pi.\nBe brief.",
+  );
   assert.equal(textOf(assistantMessage([thinking("hidden")])), "");
   assert.throws(() => textOf(create(AgentMessageSchema)), /AgentMessage has no role set/);
 });

@@ -8,19 +8,19 @@ import { create } from "@bufbuild/protobuf";
 import {
   AgentContextSchema,
   AgentMessageSchema,
+  check,
+  entryFromPi,
   JsonShape,
+  jsonTextProblem,
   MAX_JSON_DEPTH,
   StopReason,
   StreamRequestSchema,
   ToolResultMessageSchema,
   TranscriptEntrySchema,
   ValidationError,
-  check,
-  entryFromPi,
-  jsonTextProblem,
   violations,
 } from "pi-proto";
-import { TEST_TIMEOUT, assistantMessage, toolCall, userContext } from "./support/messages.js";
+import { assistantMessage, TEST_TIMEOUT, toolCall, userContext } from "./support/messages.js";
 
 const SESSION = new URL("../../tests/fixtures/pi-sessions/before-compaction.jsonl", import.meta.url);
 
@@ -30,7 +30,10 @@ function pairs(found: ReadonlyArray<{ fieldPath: string; ruleId: string }>): str
 
 test("a real transcript and a request with options in range pass", { timeout: TEST_TIMEOUT }, async () => {
   const session = await readFile(SESSION, "utf8");
-  const entries = session.split("\n").filter((line) => line.trim()).map((line) => entryFromPi(JSON.parse(line)));
+  const entries = session
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => entryFromPi(JSON.parse(line)));
   assert.equal(entries.length, 1003);
   for (const entry of entries) check(TranscriptEntrySchema, entry);
   const messages = entries.flatMap((entry) => (entry.entry.case === "message" ? [entry.entry.value] : []));
@@ -44,7 +47,12 @@ test("every schema rule a message breaks is reported, with its path", { timeout:
   const request = create(StreamRequestSchema, {
     context: {
       messages: [
-        { role: { case: "assistant", value: assistantMessage([toolCall("", "", {})], { stopReason: StopReason.UNSPECIFIED }) } },
+        {
+          role: {
+            case: "assistant",
+            value: assistantMessage([toolCall("", "", {})], { stopReason: StopReason.UNSPECIFIED }),
+          },
+        },
         {},
       ],
     },
@@ -61,7 +69,9 @@ test("every schema rule a message breaks is reported, with its path", { timeout:
 });
 
 test("check() throws a ValidationError carrying the violations", { timeout: TEST_TIMEOUT }, () => {
-  const entry = create(TranscriptEntrySchema, { entry: { case: "sessionEntry", value: { type: "", fieldsJson: "{}" } } });
+  const entry = create(TranscriptEntrySchema, {
+    entry: { case: "sessionEntry", value: { type: "", fieldsJson: "{}" } },
+  });
   assert.throws(
     () => check(TranscriptEntrySchema, entry),
     (error) =>

@@ -17,8 +17,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type Model, type ModelEvent, ModelService, type StreamRequest } from "../../src/index.js";
 
 /** What the server does for one call: the events to send; throw a ConnectError for a status. */
@@ -139,7 +139,11 @@ export async function startFakeServer(
     delete request.headers["grpc-timeout"];
     delete request.headers["connect-timeout-ms"];
     const raw =
-      typeof batches === "function" && url === BATCHED_PATH ? batches : url === STREAM_PATH ? options.stream : undefined;
+      typeof batches === "function" && url === BATCHED_PATH
+        ? batches
+        : url === STREAM_PATH
+          ? options.stream
+          : undefined;
     if (raw !== undefined) {
       calls += 1; // the request itself is not read
       request.resume();
@@ -162,7 +166,10 @@ export async function startFakeServer(
     open.add(connection);
     connection.once("close", () => open.delete(connection));
   };
-  server.on(options.httpVersion === "1.1" ? (tls === undefined ? "connection" : "secureConnection") : "session", opened);
+  server.on(
+    options.httpVersion === "1.1" ? (tls === undefined ? "connection" : "secureConnection") : "session",
+    opened,
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const drop = (): void => {
@@ -223,7 +230,10 @@ export async function* grouped(events: AsyncIterable<ModelEvent>): AsyncIterable
     const group = [first.value];
     for (;;) {
       pending = iterator.next();
-      const ready = await Promise.race([pending, new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined)))]);
+      const ready = await Promise.race([
+        pending,
+        new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+      ]);
       if (ready === undefined || ready.done === true) break;
       group.push(ready.value);
     }
@@ -256,7 +266,11 @@ function respond(
     : contentType.startsWith("application/connect")
       ? "connect"
       : "grpc";
-  const types = { grpc: "application/grpc+proto", "grpc-web": "application/grpc-web+proto", connect: "application/connect+proto" };
+  const types = {
+    grpc: "application/grpc+proto",
+    "grpc-web": "application/grpc-web+proto",
+    connect: "application/connect+proto",
+  };
   response.writeHead(200, { "content-type": types[protocol] });
   const write = (bytes: Uint8Array): unknown => (response as { write(chunk: Uint8Array): boolean }).write(bytes);
   for (const data of messages) write(envelope(data));
@@ -265,7 +279,10 @@ function respond(
       status === undefined ? { "grpc-status": "0" } : { "grpc-status": `${status}`, "grpc-message": message },
     );
   } else if (protocol === "grpc-web") {
-    const trailer = status === undefined ? "grpc-status: 0\r\n" : `grpc-status: ${status}\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`;
+    const trailer =
+      status === undefined
+        ? "grpc-status: 0\r\n"
+        : `grpc-status: ${status}\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`;
     write(envelope(new TextEncoder().encode(trailer), 0x80));
   } else {
     const end = status === undefined ? {} : { error: { code: codeToString(status), message } };
@@ -293,9 +310,25 @@ export async function selfSigned(): Promise<{ cert: string; key: string } | unde
   try {
     const [cert, key] = [join(directory, "cert.pem"), join(directory, "key.pem")];
     await promisify(execFile)("openssl", [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=pi-proto test",
-      "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:TRUE",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=pi-proto test",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
     ]); // prettier-ignore
     return { cert: await readFile(cert, "utf8"), key: await readFile(key, "utf8") };
   } catch {

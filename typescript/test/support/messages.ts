@@ -58,7 +58,12 @@ export function assistantMessage(
 export function userContext(value: string): AgentContext {
   return create(AgentContextSchema, {
     messages: [
-      { role: { case: "user", value: { content: [{ block: { case: "text", value: { text: value } } }], timestamp: 1n } } },
+      {
+        role: {
+          case: "user",
+          value: { content: [{ block: { case: "text", value: { text: value } } }], timestamp: 1n },
+        },
+      },
     ],
   });
 }
