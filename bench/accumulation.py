@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pi_proto as pp
-from pi_proto.events import events_of
+from pi_proto.ir.events import events_of
 
 from .timing import timed
 from .workloads import ROOT

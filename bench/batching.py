@@ -36,8 +36,8 @@ from typing import Any, cast
 import grpc
 
 import pi_proto as pp
-from pi_proto.client import ModelCallStream
-from pi_proto.server import BATCHED_METHOD, STREAM_METHOD
+from pi_proto.grpc.client import ModelCallStream
+from pi_proto.grpc.methods import BATCHED_METHOD, STREAM_METHOD
 
 from . import versus
 from .bench import RESULTS, columns, finite, machine, percentile

@@ -43,10 +43,12 @@ import grpc
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, service_pb2, transcript_pb2
-from pi_proto.events import events_of
-from pi_proto.pi_json import entry_from_pi, entry_to_pi
-from pi_proto.server import STREAM_METHOD, TooLarge, parse_request, wire_event
-from pi_proto.wire import to_upb
+from pi_proto.grpc.methods import STREAM_METHOD
+from pi_proto.grpc.outgoing import wire_event
+from pi_proto.grpc.requests import TooLarge, parse_request
+from pi_proto.ir.events import events_of
+from pi_proto.transcripts.pi_json import entry_from_pi, entry_to_pi
+from pi_proto.wire.codec import to_upb
 
 from . import accumulation as accumulated
 from . import versus

@@ -15,8 +15,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from pi_proto.events import events_of
-from pi_proto.server import SERVICE, wire_event
+from pi_proto.grpc.methods import SERVICE
+from pi_proto.grpc.outgoing import wire_event
+from pi_proto.ir.events import events_of
 
 from .workloads import text_turn
 

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 import grpc
 
 import pi_proto as pp
-from pi_proto.server import BATCHED_METHOD, STREAM_METHOD
+from pi_proto.grpc.methods import BATCHED_METHOD, STREAM_METHOD
 
 from .workloads import our_server, serving, text_turn
 

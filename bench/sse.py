@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from pi_proto.pi_json import assistant_to_pi
+from pi_proto.transcripts.pi_json import assistant_to_pi
 
 from .protocols import Client, Protocol, Served, Workload
 from .workloads import DELTA_SIZE, serving, text_turn

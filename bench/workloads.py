@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pi_proto as pp
-from pi_proto.pi_json import assistant_to_pi
+from pi_proto.transcripts.pi_json import assistant_to_pi
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA_SIZE = 8

@@ -14,10 +14,10 @@ import atheris
 
 with atheris.instrument_imports(include=["pi_proto"]):  # our code only: coverage where it matters
     import pi_proto as pp
-    from pi_proto.accumulator import StreamProtocolError
-    from pi_proto.server import parse_request
-    from pi_proto.transcript import TranscriptError, read_transcript
-    from pi_proto.validate import ValidationError
+    from pi_proto.grpc.requests import parse_request
+    from pi_proto.stream.accumulator import StreamProtocolError
+    from pi_proto.transcripts.binpb import TranscriptError, read_transcript
+    from pi_proto.wire.validate import ValidationError
 
 EXPECTED = (pp.DecodeError, ValidationError, StreamProtocolError, TranscriptError)
 

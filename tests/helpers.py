@@ -14,11 +14,11 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
-from pi_proto.events import events_of
-from pi_proto.scripted import ScriptedModel
-from pi_proto.seed import README_REQUEST
-from pi_proto.server import STREAM_METHOD
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.grpc.methods import STREAM_METHOD
+from pi_proto.ir.events import events_of
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.models.seed import README_REQUEST
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 
 def readme_context() -> pp.AgentContext:

@@ -12,11 +12,11 @@ import betterproto2
 import pytest
 
 import pi_proto as pp
-from pi_proto.accumulator import Accumulator, StreamProtocolError
-from pi_proto.events import events_of
-from pi_proto.partial_json import Completion
-from pi_proto.seed import README_PREAMBLE
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.ir.events import events_of
+from pi_proto.models.seed import README_PREAMBLE
+from pi_proto.stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError
+from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.stream.partial_json import Completion
 
 from .conformance.wire_cases import ASSISTANT
 
@@ -111,7 +111,7 @@ def test_a_terminal_event_alone_is_a_valid_stream() -> None:
 # --- a streaming tool call: its arguments are completed when read ---------------------------------
 
 
-def streaming(*deltas: str, limit: int = pp.accumulator.DEFAULT_MAX_MESSAGE_BYTES) -> Accumulator:
+def streaming(*deltas: str, limit: int = DEFAULT_MAX_MESSAGE_BYTES) -> Accumulator:
     accumulator = Accumulator(limit)
     accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
     accumulator.apply(pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="call_1", name="write")))

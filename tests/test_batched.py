@@ -11,8 +11,9 @@ import pytest
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
-from pi_proto.client import _split_batch
-from pi_proto.server import BATCHED_METHOD, SERVICE, wire_event
+from pi_proto.grpc.client import _split_batch
+from pi_proto.grpc.methods import BATCHED_METHOD, SERVICE
+from pi_proto.grpc.outgoing import wire_event
 
 from .helpers import readme_context
 

@@ -9,8 +9,8 @@ from google.protobuf.internal import decoder, encoder
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import transcript_pb2
-from pi_proto.seed import readme_transcript
-from pi_proto.transcript import TranscriptError, delimited, read_transcript, write_transcript
+from pi_proto.models.seed import readme_transcript
+from pi_proto.transcripts.binpb import TranscriptError, delimited, read_transcript, write_transcript
 
 
 def test_records_are_protobufs_delimited_format() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import HttpServer
 
 from .certs import server_context

@@ -17,10 +17,10 @@ import grpc
 import pytest
 
 import pi_proto as pp
-from pi_proto.client import _split_batch
-from pi_proto.demo import run_read
-from pi_proto.pi_json import assistant_to_pi
-from pi_proto.server import BATCHED_METHOD
+from pi_proto.cli.demo import run_read
+from pi_proto.grpc.client import _split_batch
+from pi_proto.grpc.methods import BATCHED_METHOD
+from pi_proto.transcripts.pi_json import assistant_to_pi
 
 from .helpers import readme_context, serve_process
 

@@ -7,10 +7,11 @@ import asyncio
 import pytest
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer, coalesce
-from pi_proto.stream import AssistantMessageEventStream, EventStream
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.outgoing import coalesce
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream, EventStream
 
 from .helpers import kind, readme_context
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto import convert as convert_module
-from pi_proto.convert import ConvertError, convert
-from pi_proto.transcript import delimited
+from pi_proto.transcripts import convert as convert_module
+from pi_proto.transcripts.binpb import delimited
+from pi_proto.transcripts.convert import ConvertError, convert
 
 from .jsonstrict import same_json
 from .test_pi_json import SESSION

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
-from pi_proto.events import terminal_message
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer
-from pi_proto.stream import AssistantMessageEventStream, EventStream
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.server import ModelServer
+from pi_proto.ir.events import terminal_message
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream, EventStream
 
 
 async def collect(stream: EventStream[pp.ModelEvent, pp.AssistantMessage]) -> list[pp.ModelEvent]:

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2
-from pi_proto.accumulator import Accumulator, StreamProtocolError
-from pi_proto.events import EVENT_KINDS
-from pi_proto.messages import dump_json
-from pi_proto.server import wire_event
+from pi_proto.grpc.outgoing import wire_event
+from pi_proto.ir.events import EVENT_KINDS
+from pi_proto.ir.messages import dump_json
+from pi_proto.stream.accumulator import Accumulator, StreamProtocolError
 from pi_proto.web.sse import event_to_sse, sse_data
-from pi_proto.wire import EncodeError, to_upb
+from pi_proto.wire.codec import EncodeError, to_upb
 
 BODIES: dict[str, Any] = {
     "text_delta": pp.TextDeltaEvent,

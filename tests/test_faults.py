@@ -10,10 +10,11 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ECHO_INITIAL, ECHO_TRAILING, ModelServer, ServerLimits
-from pi_proto.stream import AssistantMessageEventStream, ModelRefused
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ECHO_INITIAL, ECHO_TRAILING, ModelServer
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream, ModelRefused
 
 from .helpers import RecordingModel, WatchedModel, drain, health_status, kind, raw_status, readme_context
 
@@ -181,9 +182,9 @@ async def test_the_catalog_calls_after_close_raise_call_error() -> None:
     async with ModelServer(ScriptedModel.readme()) as server:
         client = ModelClient(server.target)
         await client.close()
-        with pytest.raises(pp.client.CallError) as listing:
+        with pytest.raises(pp.CallError) as listing:
             await client.list_models()
-        with pytest.raises(pp.client.CallError) as getting:
+        with pytest.raises(pp.CallError) as getting:
             await client.get_model("scripted-v1")
     assert (listing.value.status_code, listing.value.detail) == ("CANCELLED", "the client was closed")
     assert getting.value.status_code == "CANCELLED"

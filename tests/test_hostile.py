@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pi_proto as pp
-from pi_proto import wire
 from pi_proto._gen.types.pi.ai import v1 as types
-from pi_proto.accumulator import StreamProtocolError
-from pi_proto.pi_json import entry_from_pi, event_from_pi
-from pi_proto.transcript import TranscriptError, read_transcript
+from pi_proto.stream.accumulator import StreamProtocolError
+from pi_proto.transcripts.binpb import TranscriptError, read_transcript
+from pi_proto.transcripts.pi_json import entry_from_pi, event_from_pi
+from pi_proto.wire import codec as wire
 
 from .conformance.wire_cases import CASES
 from .strategies import events, messages

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 import pi_proto as pp
-from pi_proto import cli
+from pi_proto.cli import main as cli
 from pi_proto.web import SSE_PATH, HttpLimits, HttpModelClient
 
 from .helpers import drain, readme_context, serve_process

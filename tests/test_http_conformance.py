@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 import pi_proto as pp
-from pi_proto import wire
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
-from pi_proto.accumulator import DEFAULT_MAX_MESSAGE_BYTES
+from pi_proto.stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from pi_proto.web import HttpModelClient
+from pi_proto.wire import codec as wire
 
 from . import helpers
 from .conformance import executor, generate, harness

@@ -24,8 +24,8 @@ import hyperframe.frame
 import pytest
 from grpc_health.v1 import health_pb2
 
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer, Tls
+from pi_proto.grpc.server import ModelServer, Tls
+from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import SSE_PATH, HttpServer
 from pi_proto.web.connections import PREFACE, HttpLimits
 

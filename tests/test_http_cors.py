@@ -13,8 +13,8 @@ import pyqwest
 import pytest
 
 import pi_proto as pp
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import SSE_PATH, HttpServer, checked_origin, read_sse
 
 from .helpers import RecordingModel, readme_context

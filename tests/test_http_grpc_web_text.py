@@ -11,8 +11,9 @@ import pyqwest
 import pytest
 
 import pi_proto as pp
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer, ServerLimits
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import HttpServer
 
 from .helpers import readme_context

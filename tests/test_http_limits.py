@@ -18,8 +18,9 @@ import pytest
 from google.protobuf import json_format
 
 import pi_proto as pp
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer, ServerLimits
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, read_sse
 from pi_proto.web import service as service_module
 from pi_proto.web import sse as sse_module
@@ -53,7 +54,7 @@ async def test_the_bearer_token_is_required(guarded: tuple[ModelServer, HttpServ
     async with HttpModelClient(http_server.url, protocol=protocol) as client:
         denied = client.stream(readme_context())
         _, message = await drain(denied)
-        with pytest.raises(pp.client.CallError) as listing:
+        with pytest.raises(pp.CallError) as listing:
             await client.list_models()
     assert message.error_message == "missing or invalid bearer token"
     assert denied.failure is not None

@@ -15,13 +15,14 @@ import pytest
 
 import pi_proto as pp
 from pi_proto._gen.types.pi.ai.v1 import Transport
-from pi_proto.accumulator import Accumulator
-from pi_proto.events import events_of
-from pi_proto.pi_options import options_from_pi, options_to_pi
-from pi_proto.scripted import ScriptedModel
-from pi_proto.seed import README_PREAMBLE, README_REQUEST
-from pi_proto.server import ModelServer, ServerLimits
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ModelServer
+from pi_proto.ir.events import events_of
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.models.seed import README_PREAMBLE, README_REQUEST
+from pi_proto.stream.accumulator import Accumulator
+from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.transcripts.pi_options import options_from_pi, options_to_pi
 from pi_proto.web import HttpServer, read_sse
 from pi_proto.web.pi_protocols import (
     MESSAGES_PATH,
@@ -202,7 +203,7 @@ def error_of(protocol: str, error_body: Any) -> tuple[str, str | None]:
 
 @pytest.fixture
 async def url() -> AsyncIterator[str]:
-    model = ScriptedModel([pp.pi_json.assistant_from_pi(THOUGHTFUL_TURN)], delta_size=1000)
+    model = ScriptedModel([pp.assistant_from_pi(THOUGHTFUL_TURN)], delta_size=1000)
     async with ModelServer(model, token=TOKEN) as grpc_server, HttpServer(grpc_server) as http_server:
         yield http_server.url
 

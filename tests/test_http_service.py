@@ -13,9 +13,10 @@ import pyqwest
 import pytest
 
 import pi_proto as pp
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.transcripts.pi_json import assistant_to_pi
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, event_from_sse, read_sse
 
 from .helpers import RecordingModel, drain, kind, readme_context
@@ -104,7 +105,7 @@ async def test_sse_events_are_pis_assistant_message_events(servers: tuple[ModelS
     context = {"messages": [{"role": "user", "content": "请读取 README", "timestamp": 1}]}
     status, objects = await sse_post(http_server.url, context)
     assert status == 200
-    message = pp.pi_json.assistant_to_pi(await rebuilt(objects).result())
+    message = assistant_to_pi(await rebuilt(objects).result())
     header = {key: value for key, value in message.items() if key not in ("stopReason", "errorMessage")}
     zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
     assert objects == [
@@ -164,7 +165,7 @@ async def test_the_catalog_over_connect_post_and_get(servers: tuple[ModelServer,
     async with HttpModelClient(http_server.url) as client, pp.ModelClient(grpc_server.target) as grpc_client:
         assert await client.list_models() == await grpc_client.list_models()
         assert await client.get_model("scripted-v1") == await grpc_client.get_model("scripted-v1")
-        with pytest.raises(pp.client.CallError) as refused:
+        with pytest.raises(pp.CallError) as refused:
             await client.get_model("gpt-9")
     assert refused.value.status_code == "NOT_FOUND"
     assert refused.value.detail == "model 'gpt-9' is not served: this server serves scripted/scripted-v1"

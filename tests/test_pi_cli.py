@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.pi_json import entry_from_pi
-from pi_proto.seed import README_REQUEST, README_TEXT
+from pi_proto.models.seed import README_REQUEST, README_TEXT
+from pi_proto.transcripts.pi_json import entry_from_pi
 
 from .helpers import serve_process
 

@@ -11,8 +11,8 @@ import pytest
 
 import pi_proto as pp
 from pi_proto._gen.types.pi.ai import v1
-from pi_proto.convert import kind_of
-from pi_proto.pi_json import (
+from pi_proto.transcripts.convert import kind_of
+from pi_proto.transcripts.pi_json import (
     context_from_pi,
     context_path,
     context_to_pi,

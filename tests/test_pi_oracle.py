@@ -21,8 +21,8 @@ import betterproto2
 import pytest
 
 import pi_proto as pp
-from pi_proto.pi_json import message_from_pi, message_to_pi
-from pi_proto.seed import README_REQUEST, README_TEXT
+from pi_proto.models.seed import README_REQUEST, README_TEXT
+from pi_proto.transcripts.pi_json import message_from_pi, message_to_pi
 
 from .helpers import serve_process
 
@@ -36,7 +36,7 @@ HEADER = {
     "pi-messages": {"api": "pi-messages", "provider": "pi-proto", "model": "scripted-v1"},
     "proxy": {"api": "scripted", "provider": "scripted", "model": "scripted-v1"},
 }
-TURNS = json.loads((resources.files("pi_proto") / "scripts" / "readme.json").read_text(encoding="utf-8"))
+TURNS = json.loads((resources.files("pi_proto.models") / "scripts" / "readme.json").read_text(encoding="utf-8"))
 Json = dict[str, Any]
 # The `read` tool's parameters in tests/pi/agent.mjs.
 READ_PARAMETERS = {

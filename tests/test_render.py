@@ -8,9 +8,9 @@ import pytest
 from rich.console import Console
 
 import pi_proto as pp
-from pi_proto.events import events_of
-from pi_proto.render import print_live, summary
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.cli.render import print_live, summary
+from pi_proto.ir.events import events_of
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 pytestmark = pytest.mark.timeout(10)
 

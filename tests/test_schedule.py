@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 
 import pi_proto as pp
-from pi_proto.events import events_of
-from pi_proto.schedule import Player, pacer
-from pi_proto.scripted import ScriptedModel
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.ir.events import events_of
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.stream.schedule import Player, pacer
 
 from .helpers import readme_context
 

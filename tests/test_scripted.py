@@ -12,9 +12,9 @@ import betterproto2
 import pytest
 
 import pi_proto as pp
-from pi_proto.pi_json import assistant_from_pi
-from pi_proto.scripted import ScriptedModel, ScriptError
-from pi_proto.seed import README_REQUEST
+from pi_proto.models.scripted import ScriptedModel, ScriptError
+from pi_proto.models.seed import README_REQUEST
+from pi_proto.transcripts.pi_json import assistant_from_pi
 
 
 def context_after(*messages: pp.AgentMessage) -> pp.AgentContext:
@@ -29,7 +29,7 @@ async def play(model: ScriptedModel, context: pp.AgentContext) -> tuple[list[str
 
 async def test_two_turns_then_out_of_turns() -> None:
     model = ScriptedModel.readme(delta_size=4)
-    script = json.loads((Path(pp.__file__).parent / "scripts" / "readme.json").read_text(encoding="utf-8"))
+    script = json.loads((Path(pp.__file__).parent / "models" / "scripts" / "readme.json").read_text(encoding="utf-8"))
 
     kinds, first = await asyncio.wait_for(play(model, context_after()), 5)
     assert kinds == ["start", "text_start", "text_delta", "text_delta", "text_delta", "text_end",

@@ -12,10 +12,12 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 import pi_proto as pp
-from pi_proto import varint
-from pi_proto.client import ModelClient
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import STREAM_METHOD, ModelServer, ServerLimits, Tls
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.methods import STREAM_METHOD
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ModelServer, Tls
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.wire import varint
 
 from .certs import self_signed
 from .helpers import (

@@ -14,9 +14,11 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
-from pi_proto.client import CallError, ModelClient
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import SERVICE, ModelServer, wire_event
+from pi_proto.grpc.client import CallError, ModelClient
+from pi_proto.grpc.methods import SERVICE
+from pi_proto.grpc.outgoing import wire_event
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.scripted import ScriptedModel
 
 from .helpers import (
     RecordingModel,

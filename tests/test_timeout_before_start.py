@@ -14,12 +14,13 @@ import pyqwest
 import pytest
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
-from pi_proto.providers import ProviderModel
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.scripted import ScriptedModel
-from pi_proto.server import ModelServer, ServerLimits
-from pi_proto.stream import AssistantMessageEventStream, ServedModel
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.requests import ServerLimits
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.providers import ProviderModel
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.stream.event_stream import AssistantMessageEventStream, ServedModel
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, read_sse
 
 from .helpers import readme_context

@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 import pi_proto as pp
-from pi_proto.cli import MAX_TOKEN_FILE_BYTES, read_token
+from pi_proto.cli.main import MAX_TOKEN_FILE_BYTES, read_token
 
 from .helpers import raw_call, readme_context, serve_process
 from .test_workers import code_on_a_new_connection

@@ -8,7 +8,7 @@ from google.protobuf import json_format
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import content_pb2, message_pb2
-from pi_proto.seed import readme_transcript
+from pi_proto.models.seed import readme_transcript
 
 
 def official_transcript() -> list[message_pb2.AgentMessage]:

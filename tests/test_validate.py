@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import pi_proto as pp
-from pi_proto import wire
-from pi_proto.pi_json import entry_from_pi
-from pi_proto.seed import readme_transcript
-from pi_proto.validate import MAX_JSON_DEPTH, ValidationError, Violation, check, json_text_problem, violations
+from pi_proto.models.seed import readme_transcript
+from pi_proto.transcripts.pi_json import entry_from_pi
+from pi_proto.wire import codec as wire
+from pi_proto.wire.validate import MAX_JSON_DEPTH, ValidationError, Violation, check, json_text_problem, violations
 
 from .conformance.wire_cases import CONTEXT
 

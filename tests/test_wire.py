@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import pi_proto as pp
-from pi_proto.seed import readme_transcript
+from pi_proto.models.seed import readme_transcript
 
 
 def test_encode_rejects_two_members_of_a_oneof_with_the_field_path() -> None:

@@ -14,7 +14,7 @@ import grpc
 import pytest
 
 import pi_proto as pp
-from pi_proto.server import STREAM_METHOD
+from pi_proto.grpc.methods import STREAM_METHOD
 
 from .helpers import serve_process
 

@@ -79,11 +79,12 @@ from ._gen.types.pi.ai.v1 import (
     UserContent,
     UserMessage,
 )
-from .accumulator import Accumulator, StreamProtocolError, stream_rule_id
-from .client import ModelClient
-from .cost import calculate_cost
-from .events import event_kind, events_of, is_terminal, terminal_message, without_partial
-from .messages import (
+from .grpc.client import CallError, ModelClient
+from .grpc.requests import ServerLimits
+from .grpc.server import ModelServer, Tls
+from .ir.cost import calculate_cost
+from .ir.events import event_kind, events_of, is_terminal, terminal_message, without_partial
+from .ir.messages import (
     ABSENT,
     agent_message,
     assistant_message,
@@ -102,8 +103,11 @@ from .messages import (
     unwrap,
     user_message,
 )
-from .partial_json import complete as complete_json
-from .pi_json import (
+from .models.scripted import ScriptedModel
+from .stream.accumulator import Accumulator, StreamProtocolError, stream_rule_id
+from .stream.event_stream import AssistantMessageEventStream, EventStream, ModelRefused, ServedModel, StreamFailure
+from .stream.partial_json import complete as complete_json
+from .transcripts.pi_json import (
     PiJsonError,
     assistant_from_pi,
     context_from_pi,
@@ -112,11 +116,8 @@ from .pi_json import (
     message_from_pi,
     message_to_pi,
 )
-from .scripted import ScriptedModel
-from .server import ModelServer, ServerLimits, Tls
-from .stream import AssistantMessageEventStream, EventStream, ModelRefused, ServedModel, StreamFailure
-from .validate import ValidationError, Violation, check, violations
-from .wire import DecodeError, EncodeError, decode, decode_json, encode, to_json
+from .wire.codec import DecodeError, EncodeError, decode, decode_json, encode, to_json
+from .wire.validate import ValidationError, Violation, check, violations
 
 __all__ = [
     "ABSENT",
@@ -127,6 +128,7 @@ __all__ = [
     "AssistantMessage",
     "AssistantMessageEventStream",
     "CacheRetention",
+    "CallError",
     "ConstrainedSampling",
     "Cost",
     "CustomMessage",

@@ -22,9 +22,9 @@ import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import context_pb2, message_pb2, transcript_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto._gen.types.pi.ai import v1 as types
-from pi_proto.accumulator import DEFAULT_MAX_MESSAGE_BYTES
-from pi_proto.pi_json import context_from_pi, context_to_pi
-from pi_proto.varint import read_delimited, write_delimited
+from pi_proto.stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
+from pi_proto.transcripts.pi_json import context_from_pi, context_to_pi
+from pi_proto.wire.varint import read_delimited, write_delimited
 
 CASE_HEADER = "pi-conformance-case"
 

@@ -14,8 +14,8 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 
 import pi_proto as pp
-from pi_proto import wire
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
+from pi_proto.wire import codec as wire
 
 from .wire_cases import CASES, LARGE, Case
 

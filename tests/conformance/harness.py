@@ -33,7 +33,7 @@ from google.protobuf.message import Message
 
 from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
-from pi_proto.varint import read_delimited, write_delimited
+from pi_proto.wire.varint import read_delimited, write_delimited
 
 from . import mutate
 from . import reference as conformance

@@ -27,8 +27,9 @@ from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Status,
     Suite,
 )
-from pi_proto.files import read_regular_file
-from pi_proto.server import SERVICE, Refused
+from pi_proto.grpc.methods import SERVICE
+from pi_proto.grpc.requests import Refused
+from pi_proto.wire.files import read_regular_file
 
 CASE_HEADER = "pi-conformance-case"
 MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024  # one file of cases, read whole

@@ -20,7 +20,7 @@ from google.protobuf.message import Message as UpbMessage
 
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
 from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ServerAction
-from pi_proto.server import Refused
+from pi_proto.grpc.requests import Refused
 from pi_proto.web.codec import Wire, connect_code
 from pi_proto.web.server import AsgiServer
 from pi_proto.web.service import STREAM, STREAM_BATCHED, ConnectApp, path_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_proto.providers import call
+from pi_proto.models.providers import call
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from google.protobuf import json_format
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2, service_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
-from pi_proto.providers import call
+from pi_proto.models.providers import call
 
 from .harness import ProviderCase, final_message, play
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pi_proto as pp
-from pi_proto.client import ModelClient
-from pi_proto.pi_json import THINKING_LEVELS
-from pi_proto.providers import ProviderModel
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.server import ModelServer
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.providers import ProviderModel
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.transcripts.pi_json import THINKING_LEVELS
 
 from .replay import RECORDINGS, ReplayServer
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers.anthropic_messages import adaptive_thinking
-from pi_proto.providers.catalog import ModelConfig
+from pi_proto.models.providers.anthropic_messages import adaptive_thinking
+from pi_proto.models.providers.catalog import ModelConfig
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (

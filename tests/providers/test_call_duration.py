@@ -12,9 +12,9 @@ from types import ModuleType
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import ProviderModel
-from pi_proto.providers.call import TimedStream
-from pi_proto.providers.catalog import ModelConfig
+from pi_proto.models.providers import ProviderModel
+from pi_proto.models.providers.call import TimedStream
+from pi_proto.models.providers.catalog import ModelConfig
 
 from .corpus import provider_modules
 from .harness import CLOCK_MS, SECRET, by_name, final_message

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import CatalogError, load_models
-from pi_proto.providers.catalog import load_catalog
+from pi_proto.models.providers import CatalogError, load_models
+from pi_proto.models.providers.catalog import load_catalog
 
 from .expect import Expected
 from .harness import final_message, level_map, play, provider_case

@@ -32,9 +32,9 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.pi_json import STOP_REASON_NAMES, THINKING_LEVEL_NAMES, assistant_to_pi, context_to_pi
-from pi_proto.pi_options import options_to_pi
-from pi_proto.providers import APIS, call
+from pi_proto.models.providers import APIS, call
+from pi_proto.transcripts.pi_json import STOP_REASON_NAMES, THINKING_LEVEL_NAMES, assistant_to_pi, context_to_pi
+from pi_proto.transcripts.pi_options import options_to_pi
 
 from .harness import SECRET, ProviderCase, final_message, play
 from .replay import RECORDINGS, ReplayServer, Request

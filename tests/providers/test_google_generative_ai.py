@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import ProviderModel
-from pi_proto.providers.call import Call
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.models.providers import ProviderModel
+from pi_proto.models.providers.call import Call
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (

@@ -19,11 +19,11 @@ import openai.types.chat
 import pytest
 
 import pi_proto as pp
-from pi_proto.accumulator import Accumulator
-from pi_proto.providers import ProviderModel, anthropic_messages, http, openai_completions
-from pi_proto.providers.call import MAX_ERROR_MESSAGE, Call
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.models.providers import ProviderModel, anthropic_messages, http, openai_completions
+from pi_proto.models.providers.call import MAX_ERROR_MESSAGE, Call
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.stream.accumulator import Accumulator
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 from .corpus import provider_modules
 from .harness import CLOCK_MS, SECRET, hi, still

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers.call import Call
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.providers.openai_completions import Compat, body, detect_compat, normalize_id
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.models.providers.call import Call
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.models.providers.openai_completions import Compat, body, detect_compat, normalize_id
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers import openai_responses
-from pi_proto.providers.call import Call, ProviderError
-from pi_proto.providers.catalog import ModelConfig
+from pi_proto.models.providers import openai_responses
+from pi_proto.models.providers.call import Call, ProviderError
+from pi_proto.models.providers.catalog import ModelConfig
 
 from .expect import NO_USAGE, Expected, Response, text, thinking, tool_call
 from .harness import (

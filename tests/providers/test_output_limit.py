@@ -11,11 +11,11 @@ from types import ModuleType
 import pytest
 
 import pi_proto as pp
-from pi_proto.providers.call import Call
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.providers.estimate import context_tokens, js_length, message_tokens
-from pi_proto.providers.system import normalize
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.models.providers.call import Call
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.models.providers.estimate import context_tokens, js_length, message_tokens
+from pi_proto.models.providers.system import normalize
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 from . import test_anthropic_messages, test_google_generative_ai, test_openai_completions, test_openai_responses
 from .harness import CLOCK_MS, SECRET, after_usage, by_name, crowded, play

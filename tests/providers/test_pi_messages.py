@@ -15,13 +15,13 @@ import pytest
 
 import pi_proto as pp
 from pi_proto._gen.types.pi.ai.v1 import Diagnostic, SystemMessage, SystemSection, ToolReference
-from pi_proto.providers import ProviderModel, load_models, pi_messages
-from pi_proto.providers.call import Call, ProviderError
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.providers.pi_messages import _Reader, event_data, url
-from pi_proto.seed import readme_transcript
-from pi_proto.server import ModelServer
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.grpc.server import ModelServer
+from pi_proto.models.providers import ProviderModel, load_models, pi_messages
+from pi_proto.models.providers.call import Call, ProviderError
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.models.providers.pi_messages import _Reader, event_data, url
+from pi_proto.models.seed import readme_transcript
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 from pi_proto.web import HttpServer
 
 from .expect import Expected, Response, text, thinking, tool_call

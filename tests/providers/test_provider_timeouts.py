@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from pi_proto.providers import ProviderModel
-from pi_proto.providers.call import Call
-from pi_proto.providers.catalog import ModelConfig
-from pi_proto.providers.http import CONNECT_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, http_client, timeouts
-from pi_proto.stream import AssistantMessageEventStream
+from pi_proto.models.providers import ProviderModel
+from pi_proto.models.providers.call import Call
+from pi_proto.models.providers.catalog import ModelConfig
+from pi_proto.models.providers.http import CONNECT_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, http_client, timeouts
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 from .corpus import provider_modules
 from .harness import CLOCK_MS, SECRET, hi, still

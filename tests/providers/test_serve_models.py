@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pi_proto as pp
-from pi_proto.client import CallError, ModelClient
+from pi_proto.grpc.client import CallError, ModelClient
 
 from ..helpers import serve_process
 from .harness import SECRET, hi, level_map

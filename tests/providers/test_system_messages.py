@@ -10,7 +10,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto._gen.types.pi.ai.v1 import SystemMessage, SystemSection, ToolReference
-from pi_proto.providers.system import normalize, resolve
+from pi_proto.models.providers.system import normalize, resolve
 
 from .corpus import provider_modules
 from .harness import CLOCK_MS, READ, play, provider_case

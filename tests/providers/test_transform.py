@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pi_proto as pp
-from pi_proto.providers.transform import NO_RESULT, TOOL_IMAGE, USER_IMAGE, transform_messages
+from pi_proto.models.providers.transform import NO_RESULT, TOOL_IMAGE, USER_IMAGE, transform_messages
 
 TARGET = pp.Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="anthropic")
 

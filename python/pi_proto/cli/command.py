@@ -8,7 +8,7 @@ import sys
 
 def main() -> int:
     try:
-        from .cli import main as run
+        from .main import main as run
     except ModuleNotFoundError as error:
         print(f"pi-proto: the command needs the {error.name} package: pip install 'pi-proto[cli]'", file=sys.stderr)
         return 2

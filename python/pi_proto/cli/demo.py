@@ -12,15 +12,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.rule import Rule
 
-from ._gen.types.pi.ai.v1 import AgentContext, AgentMessage, StopReason, Tool, ToolCall, ToolResultMessage
-from .client import ModelClient
-from .files import read_regular_file
-from .messages import agent_message, dump_json, tool_call_arguments, tool_result_message, user_message
+from .._gen.types.pi.ai.v1 import AgentContext, AgentMessage, StopReason, Tool, ToolCall, ToolResultMessage
+from ..grpc.client import ModelClient
+from ..grpc.server import ModelServer
+from ..ir.messages import agent_message, dump_json, tool_call_arguments, tool_result_message, user_message
+from ..models.scripted import ScriptedModel
+from ..models.seed import README_REQUEST
+from ..wire.codec import encode
+from ..wire.files import read_regular_file
 from .render import print_live, print_transcript
-from .scripted import ScriptedModel
-from .seed import README_REQUEST
-from .server import ModelServer
-from .wire import encode
 
 MAX_READ_BYTES = 1024 * 1024  # what the read tool returns at most: a file, not a device or a FIFO
 READ_TOOL = Tool(

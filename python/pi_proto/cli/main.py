@@ -19,24 +19,25 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from ._gen.types.pi.ai.v1 import AgentContext
-from .client import DEFAULT_TIMEOUT_SECONDS, CallError, ModelCallStream, ModelClient
-from .convert import convert
+from .._gen.types.pi.ai.v1 import AgentContext
+from ..grpc.client import DEFAULT_TIMEOUT_SECONDS, CallError, ModelCallStream, ModelClient
+from ..grpc.gate import Gate
+from ..grpc.requests import MAX_REQUEST_BYTES, ServerLimits
+from ..grpc.server import ModelServer, Tls
+from ..ir.events import FAILED
+from ..ir.messages import agent_message, user_message
+from ..models.providers import ProviderModel, load_models
+from ..models.scripted import ScriptedModel
+from ..stream.event_stream import ServedModel
+from ..transcripts.convert import convert
+from ..wire.codec import to_json
+from ..wire.files import read_regular_file
 from .demo import run_demo
-from .events import FAILED
-from .files import read_regular_file
-from .gate import Gate
-from .messages import agent_message, user_message
-from .providers import ProviderModel, load_models
 from .render import describe_model, print_json_lines, print_live
-from .scripted import ScriptedModel
-from .server import MAX_REQUEST_BYTES, ModelServer, ServerLimits, Tls
-from .stream import ServedModel
-from .wire import to_json
 
 if TYPE_CHECKING:
-    from .web import AsgiServer
-from .workers import run_workers, watch_supervisor
+    from ..web import AsgiServer
+from ..grpc.workers import run_workers, watch_supervisor
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -154,7 +155,7 @@ def raise_file_limit() -> None:
 def web_module() -> ModuleType:
     """pi_proto.web, or a ValueError saying what to install when the `http` extra is missing."""
     try:
-        from . import web
+        from .. import web
     except ModuleNotFoundError as error:
         raise ValueError(f"--http-port needs the {error.name} package: pip install 'pi-proto[http]'") from None
     return web

@@ -9,12 +9,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage, Model, ModelCost
-from .events import FAILED, event_kind, without_partial
-from .messages import tool_call_arguments
-from .pi_json import STOP_REASON_NAMES, message_to_pi
-from .stream import AssistantMessageEventStream
-from .wire import to_json
+from .._gen.types.pi.ai.v1 import AgentMessage, AssistantMessage, Model, ModelCost
+from ..ir.events import FAILED, event_kind, without_partial
+from ..ir.messages import tool_call_arguments
+from ..stream.event_stream import AssistantMessageEventStream
+from ..transcripts.pi_json import STOP_REASON_NAMES, message_to_pi
+from ..wire.codec import to_json
 
 
 async def print_live(console: Console, events: AssistantMessageEventStream) -> AssistantMessage:

@@ -12,8 +12,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError as UpbDecodeError
 
-from ._gen.pb2.pi.ai.v1 import service_pb2
-from ._gen.types.pi.ai.v1 import (
+from .._gen.pb2.pi.ai.v1 import service_pb2
+from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     GenerationOptions,
@@ -27,10 +27,10 @@ from ._gen.types.pi.ai.v1 import (
     StreamRequest,
     StreamRule,
 )
-from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from .server import BATCHED_METHOD, SERVICE, STREAM_METHOD
-from .stream import AssistantMessageEventStream, StreamFailure
-from .wire import DecodeError, EncodeError, decode, encode, from_upb, parse
+from ..stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
+from ..stream.event_stream import AssistantMessageEventStream, StreamFailure
+from ..wire.codec import DecodeError, EncodeError, decode, encode, from_upb, parse
+from .methods import BATCHED_METHOD, SERVICE, STREAM_METHOD
 
 Metadata = Sequence[tuple[str, str | bytes]]
 Unary = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]

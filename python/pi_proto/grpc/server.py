@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-import operator
 import ssl
-import typing
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -16,11 +14,8 @@ from typing import Any, TypeVar
 
 import grpc
 
-from . import varint
-from ._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
-from ._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
-from ._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest as _UpbStreamRequest
-from ._gen.types.pi.ai.v1 import (
+from .._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
+from .._gen.types.pi.ai.v1 import (
     AssistantMessage,
     GetModelRequest,
     GetModelResponse,
@@ -31,22 +26,27 @@ from ._gen.types.pi.ai.v1 import (
     StartEvent,
     StopReason,
     StreamRequest,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolCallDeltaEvent,
     Usage,
 )
-from .events import EVENT_KINDS, event_kind, is_terminal
-from .files import read_regular_file
+from ..ir.events import is_terminal
+from ..ir.messages import now_ms
+from ..stream.event_stream import AssistantMessageEventStream, ModelRefused, ServedModel
+from ..wire.codec import DecodeError, M, encode, from_upb, parse
+from ..wire.files import read_regular_file
+from ..wire.validate import ValidationError, check
 from .gate import Gate
-from .messages import now_ms
-from .stream import AssistantMessageEventStream, ModelRefused, ServedModel
-from .validate import ValidationError, check
-from .wire import DecodeError, EncodeError, M, encode, fill_upb, from_upb, parse
+from .methods import SERVICE
+from .outgoing import coalesce, wire_event
+from .requests import (
+    Refused,
+    RequestInvalid,
+    RequestTooLarge,
+    ServerLimits,
+    TooLarge,
+    checked,
+    parse_counted,
+)
 
-SERVICE = "pi.ai.v1.ModelService"
-STREAM_METHOD = f"/{SERVICE}/Stream"
-BATCHED_METHOD = f"/{SERVICE}/StreamBatched"
 # A batch takes the events waiting behind the first until it holds this many bytes: big enough
 # that a saturated stream costs a few messages per thousand events, small enough to stay far
 # below any client's message limit.
@@ -63,89 +63,6 @@ ECHO_INITIAL = "x-grpc-test-echo-initial"
 ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 
 
-def wire_event(event: ModelEvent) -> bytes:
-    """An event's bytes, without its `partial` (which is never sent)."""
-    members = event.__dict__
-    values = _members_of(members)
-    position = 0  # of the first member set: the deltas come first, and most events are one
-    while position < len(values) - 1 and values[position] is None:
-        position += 1
-    body = values[position]
-    # Exactly one member set: only None may follow (counting compares the rest with None, which
-    # costs nothing for None itself).
-    if body is None or values[position + 1 :].count(None) != len(EVENT_KINDS) - 1 - position:
-        found = ", ".join(kind for kind, value in zip(EVENT_KINDS, values, strict=True) if value is not None)
-        raise EncodeError(
-            f"ModelEvent: oneof 'event' of ModelEvent must have exactly one member set, found {found or 'none'}"
-        )
-    kind = EVENT_KINDS[position]
-    if (tag := _DELTA_TAGS.get(kind)) is not None and members["usage"] is None and (data := _delta_wire(tag, body)):
-        return data
-    upb = _UpbModelEvent()
-    into = getattr(upb, kind)
-    into.SetInParent()
-    fill_upb(into, body)
-    if (usage := members["usage"]) is not None:
-        upb.usage.SetInParent()
-        fill_upb(upb.usage, usage)
-    return upb.SerializeToString()
-
-
-_members_of = operator.itemgetter(*EVENT_KINDS)
-# The key of each delta event's field in ModelEvent (field number << 3 | length-delimited).
-_DELTA_TAGS = {"text_delta": b"\x1a", "thinking_delta": b"\x32", "toolcall_delta": b"\x4a"}
-_UINT32_END = 1 << 32
-
-
-def _delta_wire(tag: bytes, body: Any) -> bytes | None:
-    """A delta event's bytes written directly, as upb writes them (content_index = 1, delta = 2,
-    zero values left out): deltas are most of a stream, and this is a few times quicker than
-    filling and serializing a upb message. None when a value is not what the schema takes, so
-    the general path reports it."""
-    values = body.__dict__
-    index, delta = values["content_index"], values["delta"]
-    if type(index) is not int or not 0 <= index < _UINT32_END or type(delta) is not str:
-        return None
-    try:
-        text = delta.encode()
-    except UnicodeEncodeError:
-        return None
-    inner = (b"\x08" + varint.encode(index) if index else b"") + (
-        b"\x12" + varint.encode(len(text)) + text if text else b""
-    )
-    return tag + varint.encode(len(inner)) + inner
-
-
-class TooLarge(ValueError):
-    """A request beyond one of the server's count limits (answered with RESOURCE_EXHAUSTED)."""
-
-
-class Refused(Exception):
-    """A call refused before its stream starts, whatever the protocol serving it: `code` is the
-    gRPC status code name (e.g. "NOT_FOUND"), `message` says why."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class RequestTooLarge(Refused):
-    """A request above the server's size or count limits: RESOURCE_EXHAUSTED, which HTTP says as
-    413 (a request that cannot succeed as it is), not 429 (one to retry later)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("RESOURCE_EXHAUSTED", message)
-
-
-class RequestInvalid(Refused):
-    """A request that breaks the schema's rules: INVALID_ARGUMENT, with the rules it breaks."""
-
-    def __init__(self, error: ValidationError) -> None:
-        super().__init__("INVALID_ARGUMENT", str(error))
-        self.violations = error.violations
-
-
 @dataclass(frozen=True, eq=False)
 class Call:
     """One model call being served, over gRPC or HTTP: its checked request and its events.
@@ -159,107 +76,7 @@ class Call:
     deadline: asyncio.TimerHandle
 
 
-def parse_request(data: bytes, limits: ServerLimits | None = None) -> StreamRequest:
-    """A request from untrusted bytes; raises DecodeError, TooLarge, or ValidationError naming the bad fields."""
-    return checked(parse_counted(data, limits or ServerLimits()))
-
-
-def parse_counted(data: bytes, limits: ServerLimits) -> _UpbStreamRequest:
-    """The request `data` holds, parsed (about 20 ns a byte at worst) and within the count limits."""
-    request = typing.cast(_UpbStreamRequest, parse(StreamRequest, data))
-    check_counts(request, limits)
-    return request
-
-
-def check_counts(request: _UpbStreamRequest, limits: ServerLimits) -> None:
-    """Refuse a context with more messages, or more blocks and tools, than the limits allow.
-
-    Runs before anything walks the request: the number of messages is known without looking at
-    them, and the blocks are counted only once the messages are within their limit.
-    """
-    context = request.context
-    if len(context.messages) > limits.max_messages:
-        raise TooLarge(
-            f"the context has {len(context.messages)} messages, above this server's limit of {limits.max_messages}"
-        )
-    blocks = len(context.tools)
-    for message in context.messages:
-        role = message.WhichOneof("role")
-        if role in ("user", "assistant", "tool_result"):
-            blocks += len(getattr(message, role).content)
-        elif role == "system":
-            system = message.system
-            blocks += len(system.content) + len(system.sections) + len(system.tools_added) + len(system.tools_removed)
-    if blocks > limits.max_blocks:
-        raise TooLarge(
-            f"the context has {blocks} content blocks and tools, above this server's limit of {limits.max_blocks}"
-        )
-
-
-def checked(request: _UpbStreamRequest) -> StreamRequest:
-    """The public form of a parsed request that passes every rule; raises ValidationError."""
-    check(request)
-    return from_upb(request, StreamRequest)
-
-
-_DELTAS = {"text_delta": TextDeltaEvent, "thinking_delta": ThinkingDeltaEvent, "toolcall_delta": ToolCallDeltaEvent}
-
-
-def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEvent:
-    """Merge into a delta the deltas of the same block already waiting behind it.
-
-    Events wait only while the client reads slower than the model writes, so a client that keeps
-    up gets every delta, and one that falls behind gets fewer, larger ones: same order, same text.
-    """
-    kind, body = event_kind(event)
-    if kind not in _DELTAS:
-        return event
-    parts, usage = [body.delta], event.usage
-    while (waiting := events.peek()) is not None:
-        next_kind, next_body = event_kind(waiting)
-        if next_kind != kind or next_body.content_index != body.content_index:
-            break
-        parts.append(next_body.delta)
-        usage = waiting.usage if waiting.usage is not None else usage  # the latest usage survives
-        events.take()
-    if len(parts) == 1:
-        return event
-    merged: dict[str, Any] = {kind: _DELTAS[kind](content_index=body.content_index, delta="".join(parts))}
-    return ModelEvent(**merged, usage=usage)
-
-
-MAX_REQUEST_BYTES = 2**31 - 1  # gRPC counts a message's length in a signed 32-bit integer
 MAX_PEM_BYTES = 4 * 1024 * 1024  # a certificate chain or a key; a CA bundle is some hundred KiB
-
-
-@dataclass(frozen=True)
-class ServerLimits:
-    """What one server process accepts; every limit is also a `pi-proto serve` flag."""
-
-    # Streaming calls served at once (ModelService.Stream, health Watch and reflection together);
-    # one more is refused with RESOURCE_EXHAUSTED.
-    max_concurrent_streams: int = 256
-    # Largest request, in bytes; a larger one is refused with RESOURCE_EXHAUSTED by gRPC itself.
-    max_request_bytes: int = 16 * 1024 * 1024
-    # Most messages in a request's context; more are refused with RESOURCE_EXHAUSTED.
-    max_messages: int = 20_000
-    # Most content blocks (of all messages) plus tools in a request's context.
-    max_blocks: int = 200_000
-    # Longest a stream may run, in seconds; then it ends with an ERROR event saying so, and a
-    # client that does not read it loses the call a second later.
-    stream_timeout: float = 600.0
-    # The most bytes of deltas a stream holds for a client that reads slower than the model writes;
-    # the model waits beyond it.
-    max_queued_bytes: int = 256 * 1024
-
-    def __post_init__(self) -> None:
-        for name in ("max_concurrent_streams", "max_request_bytes", "max_messages", "max_blocks", "max_queued_bytes"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"ServerLimits.{name} must be 1 or more, not {getattr(self, name)!r}")
-        if self.max_request_bytes > MAX_REQUEST_BYTES:
-            raise ValueError(f"ServerLimits.max_request_bytes can be at most {MAX_REQUEST_BYTES} (gRPC's)")
-        if not 0 < self.stream_timeout < math.inf:  # NaN fails too
-            raise ValueError(f"ServerLimits.stream_timeout must be more than 0 seconds, not {self.stream_timeout!r}")
 
 
 @dataclass(frozen=True)

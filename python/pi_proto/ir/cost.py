@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._gen.types.pi.ai.v1 import Cost, Model, ModelCost, ModelCostTier, Usage
+from .._gen.types.pi.ai.v1 import Cost, Model, ModelCost, ModelCostTier, Usage
 
 
 def calculate_cost(rates: Model | ModelCost, usage: Usage) -> Cost:

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AssistantContent,
     AssistantMessage,
     DoneEvent,

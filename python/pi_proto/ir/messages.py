@@ -12,7 +12,7 @@ from typing import Any, Final, TypeAlias
 
 import betterproto2
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     GenerationOptions,
@@ -20,13 +20,13 @@ from ._gen.types.pi.ai.v1 import (
     StartEvent,
     StopReason,
 )
-from .accumulator import Accumulator
-from .events import events_of
-from .files import read_regular_file
-from .messages import now_ms
-from .pi_json import PiJsonError, assistant_from_pi
-from .schedule import check_interval
-from .stream import AssistantMessageEventStream
+from ..ir.events import events_of
+from ..ir.messages import now_ms
+from ..stream.accumulator import Accumulator
+from ..stream.event_stream import AssistantMessageEventStream
+from ..stream.schedule import check_interval
+from ..transcripts.pi_json import PiJsonError, assistant_from_pi
+from ..wire.files import read_regular_file
 
 MAX_SCRIPT_BYTES = 64 * 1024 * 1024  # a script is read whole; a larger one is refused, naming the file
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._gen.types.pi.ai.v1 import AgentMessage, StopReason, Usage
-from .messages import agent_message, assistant_message, tool_call, tool_result_message, user_message
+from .._gen.types.pi.ai.v1 import AgentMessage, StopReason, Usage
+from ..ir.messages import agent_message, assistant_message, tool_call, tool_result_message, user_message
 
 README_REQUEST = "请读取 README，然后告诉我项目名。"
 README_PREAMBLE = "我先读取项目说明。"

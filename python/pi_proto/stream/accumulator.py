@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any, TypeGuard
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AssistantContent,
     AssistantMessage,
     ModelEvent,
@@ -30,9 +30,9 @@ from ._gen.types.pi.ai.v1 import (
     ThinkingContent,
     ToolCall,
 )
-from .events import event_kind, utf8_size
+from ..ir.events import event_kind, utf8_size
+from ..wire.validate import Violation, violations
 from .partial_json import Completion
-from .validate import Violation, violations
 
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 _BLOCK_NAMES = {"text": "text", "thinking": "thinking", "tool_call": "tool call"}

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     ErrorEvent,
@@ -23,10 +23,10 @@ from ._gen.types.pi.ai.v1 import (
     StopReason,
     StreamRule,
 )
+from ..ir.events import is_terminal, terminal_message, utf8_size
+from ..wire.validate import Violation
 from .accumulator import DEFAULT_MAX_MESSAGE_BYTES, Accumulator, StreamProtocolError, stream_rule_id
-from .events import is_terminal, terminal_message, utf8_size
 from .schedule import Player
-from .validate import Violation
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -16,13 +16,25 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
-from ._gen.types.pi.ai.v1 import ModelEvent
+from .._gen.types.pi.ai.v1 import ModelEvent
 
-if TYPE_CHECKING:
-    from .stream import AssistantMessageEventStream
+
+class Stream(Protocol):
+    """What a Player needs of the stream it plays into (AssistantMessageEventStream has it): the
+    scheduler knows no stream type, so the two modules do not import each other."""
+
+    @property
+    def done(self) -> bool: ...
+    @property
+    def full(self) -> bool: ...
+    def on_room(self, callback: Callable[[object], None]) -> None: ...
+    def push(self, event: ModelEvent) -> None: ...
+    def fail_with(self, error: BaseException) -> None: ...
+    def end_without_terminal(self) -> None: ...
+
 
 # asyncio runs a timer once the clock is within its resolution of it; so does the Pacer.
 _RESOLUTION = time.get_clock_info("monotonic").resolution
@@ -93,7 +105,7 @@ class Player:
     the terminal event, or stop(). An event that breaks a stream rule, or `events` raising or
     ending without a terminal event, ends the stream as its producer task would."""
 
-    def __init__(self, stream: AssistantMessageEventStream, events: Iterator[ModelEvent], interval: float) -> None:
+    def __init__(self, stream: Stream, events: Iterator[ModelEvent], interval: float) -> None:
         check_interval(interval)
         self.stream = stream
         self.events = events

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from . import varint
-from ._gen.types.pi.ai.v1 import TranscriptEntry
-from .wire import DecodeError, decode, encode
+from .._gen.types.pi.ai.v1 import TranscriptEntry
+from ..wire import varint
+from ..wire.codec import DecodeError, decode, encode
 
 MAX_RECORD_BYTES = 2**31 - 1  # protobuf's own limit on one message
 

@@ -30,12 +30,12 @@ from typing import Any, BinaryIO
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ._gen.types.pi.ai.v1 import TranscriptEntry
-from .events import utf8_size
-from .messages import dump_json, role_of
+from .._gen.types.pi.ai.v1 import TranscriptEntry
+from ..ir.events import utf8_size
+from ..ir.messages import dump_json, role_of
+from ..wire.codec import DecodeError, EncodeError, decode_json, to_json
+from .binpb import delimited, read_transcript
 from .pi_json import PiJsonError, entry_from_pi, entry_to_pi
-from .transcript import delimited, read_transcript
-from .wire import DecodeError, EncodeError, decode_json, to_json
 
 FORMATS = (".jsonl", ".json", ".binpb")
 PROGRESS_BYTES = 4 * 1024 * 1024

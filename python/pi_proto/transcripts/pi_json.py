@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AgentMessage,
     AssistantContent,
@@ -80,8 +80,8 @@ from ._gen.types.pi.ai.v1 import (
     UserContent,
     UserMessage,
 )
-from .events import event_kind
-from .messages import dump_json
+from ..ir.events import event_kind
+from ..ir.messages import dump_json
 
 _Enum = TypeVar("_Enum")
 

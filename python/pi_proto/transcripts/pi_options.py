@@ -18,13 +18,13 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._gen.types.pi.ai.v1 import (
+from .._gen.types.pi.ai.v1 import (
     GenerationOptions,
     ThinkingBudgets,
     ToolChoice,
     ToolChoiceMode,
 )
-from .messages import dump_json
+from ..ir.messages import dump_json
 from .pi_json import (
     CACHE_RETENTION_NAMES,
     CACHE_RETENTIONS,

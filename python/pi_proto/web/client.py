@@ -37,10 +37,10 @@ from .._gen.types.pi.ai.v1 import (
     StreamRequest,
     StreamRule,
 )
-from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from ..client import CLIENT_CLOSED, DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
-from ..stream import AssistantMessageEventStream, StreamFailure
-from ..wire import DecodeError, EncodeError, M, decode, encode, from_upb, parse
+from ..grpc.client import CLIENT_CLOSED, DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
+from ..stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
+from ..stream.event_stream import AssistantMessageEventStream, StreamFailure
+from ..wire.codec import DecodeError, EncodeError, M, decode, encode, from_upb, parse
 from .codec import GRPC_NAMES, JSON, PROTO, ClientCodec, Wire
 from .service import GET_MODEL, LIST_MODELS, STREAM, STREAM_BATCHED
 

@@ -22,7 +22,7 @@ from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 from google.protobuf.message import Message as UpbMessage
 
-from ..server import RequestTooLarge, ServerLimits
+from ..grpc.requests import RequestTooLarge, ServerLimits
 
 PROTO, JSON = "proto", "json"
 

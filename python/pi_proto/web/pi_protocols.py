@@ -23,11 +23,11 @@ from http import HTTPStatus
 from typing import Any
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..events import event_kind
-from ..messages import dump_json
-from ..pi_json import STOP_REASON_NAMES, PiJsonError, assistant_to_pi, context_path
-from ..pi_options import options_from_pi
-from ..server import Refused, ServerLimits
+from ..grpc.requests import Refused, ServerLimits
+from ..ir.events import event_kind
+from ..ir.messages import dump_json
+from ..transcripts.pi_json import STOP_REASON_NAMES, PiJsonError, assistant_to_pi, context_path
+from ..transcripts.pi_options import options_from_pi
 from .sse import (
     Decoded,
     JsonObject,

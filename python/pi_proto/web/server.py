@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from ..server import ModelServer
+from ..grpc.server import ModelServer
 from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText

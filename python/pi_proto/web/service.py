@@ -24,10 +24,12 @@ from google.protobuf.message import Message as UpbMessage
 
 from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
 from .._gen.types.pi.ai.v1 import GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse
-from ..gate import Gate
-from ..server import SERVICE, Call, ModelServer, Refused
-from ..validate import ValidationError, check
-from ..wire import DecodeError, M, encode, from_upb, parse
+from ..grpc.gate import Gate
+from ..grpc.methods import SERVICE
+from ..grpc.requests import Refused
+from ..grpc.server import Call, ModelServer
+from ..wire.codec import DecodeError, M, encode, from_upb, parse
+from ..wire.validate import ValidationError, check
 from .codec import JsonRequest, ServerJsonCodec, ServerProtoCodec, Wire, connect_code, from_proto_json
 
 Request = bytes | JsonRequest  # what the codecs make of a request's body

@@ -54,9 +54,13 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ..events import EVENT_KINDS, event_kind
-from ..messages import dump_json
-from ..pi_json import (
+from ..grpc.outgoing import coalesce
+from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimits
+from ..grpc.server import BATCH_BYTES, Call
+from ..ir.events import EVENT_KINDS, event_kind
+from ..ir.messages import dump_json
+from ..stream.event_stream import AssistantMessageEventStream
+from ..transcripts.pi_json import (
     STOP_REASON_NAMES,
     STOP_REASONS,
     PiJsonError,
@@ -69,18 +73,8 @@ from ..pi_json import (
     context_from_pi,
     context_path,
 )
-from ..server import (
-    BATCH_BYTES,
-    Call,
-    Refused,
-    RequestInvalid,
-    RequestTooLarge,
-    ServerLimits,
-    coalesce,
-)
-from ..stream import AssistantMessageEventStream
-from ..validate import ValidationError
-from ..wire import EncodeError, encode
+from ..wire.codec import EncodeError, encode
+from ..wire.validate import ValidationError
 from .codec import json_counts
 from .service import ModelService, release_slot, take_slot
 

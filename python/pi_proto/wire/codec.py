@@ -20,8 +20,8 @@ from google.protobuf import json_format, unknown_fields
 from google.protobuf.message import DecodeError as _UpbDecodeError
 from google.protobuf.message import Message as _UpbMessage
 
-from ._gen.pb2.buf.validate import validate_pb2
-from ._gen.pb2.pi.ai.v1 import (
+from .._gen.pb2.buf.validate import validate_pb2
+from .._gen.pb2.pi.ai.v1 import (
     content_pb2,
     context_pb2,
     event_pb2,

@@ -24,9 +24,9 @@ import protovalidate
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message as UpbMessage
 
-from ._gen.pb2.buf.validate import validate_pb2
-from ._gen.pb2.pi.ai.v1 import json_pb2
-from .wire import to_upb
+from .._gen.pb2.buf.validate import validate_pb2
+from .._gen.pb2.pi.ai.v1 import json_pb2
+from .codec import to_upb
 
 # Objects and arrays in JSON text nest at most this deep (the JsonText option's comment says so).
 MAX_JSON_DEPTH = 64

@@ -15,10 +15,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol, cast
 
-from .._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
-from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES
-from ..messages import now_ms
-from ..stream import AssistantMessageEventStream
+from ..._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
+from ...ir.messages import now_ms
+from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
+from ...stream.event_stream import AssistantMessageEventStream
 from .call import Call, Describe, TimedStream, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
 

@@ -32,7 +32,7 @@ import anthropic
 import httpx2
 from anthropic._streaming import SSEDecoder
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AssistantContent,
     CacheRetention,
     InputKind,
@@ -42,7 +42,7 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultContent,
     UserContent,
 )
-from ..messages import tool_call_arguments
+from ...ir.messages import tool_call_arguments
 from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client

@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     CacheRetention,
@@ -49,13 +49,13 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallStartEvent,
     Usage,
 )
-from ..accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
-from ..cost import calculate_cost
-from ..events import utf8_size
-from ..messages import now_ms
-from ..partial_json import complete
-from ..pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, THINKING_LEVELS
-from ..stream import AssistantMessageEventStream, StreamFailure
+from ...ir.cost import calculate_cost
+from ...ir.events import utf8_size
+from ...ir.messages import now_ms
+from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
+from ...stream.event_stream import AssistantMessageEventStream, StreamFailure
+from ...stream.partial_json import complete
+from ...transcripts.pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, THINKING_LEVELS
 from .catalog import ModelConfig
 from .estimate import context_tokens
 from .system import Resolved, normalize, resolve

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     InputKind,
     Model,
     ModelCost,
@@ -38,8 +38,8 @@ from .._gen.types.pi.ai.v1 import (
     ModelPromptCache,
     ThinkingLevelMapping,
 )
-from ..files import read_regular_file
-from ..pi_json import THINKING_LEVELS
+from ...transcripts.pi_json import THINKING_LEVELS
+from ...wire.files import read_regular_file
 
 APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "pi-messages")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").

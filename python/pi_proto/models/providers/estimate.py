@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantMessage,
     CustomMessage,
@@ -27,8 +27,8 @@ from .._gen.types.pi.ai.v1 import (
     UserContent,
     UserMessage,
 )
-from ..messages import dump_json, role_of, unwrap
-from ..pi_json import message_to_pi
+from ...ir.messages import dump_json, role_of, unwrap
+from ...transcripts.pi_json import message_to_pi
 from .system import render_prompt
 
 CHARS_PER_TOKEN = 3.5

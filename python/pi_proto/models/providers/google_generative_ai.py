@@ -29,7 +29,7 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AssistantMessage,
     InputKind,
     StopReason,
@@ -37,7 +37,7 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
-from ..messages import dump_json, tool_call_arguments
+from ...ir.messages import dump_json, tool_call_arguments
 from .call import Call, ProviderError, RetryLater, clamp_level, quote, retry_after
 from .catalog import ModelConfig
 from .http import describing, http_client

@@ -36,7 +36,7 @@ from typing import Any, cast
 import httpx2
 import openai
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     CacheRetention,
@@ -47,8 +47,8 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
-from ..events import utf8_size
-from ..messages import dump_json, tool_call_arguments
+from ...ir.events import utf8_size
+from ...ir.messages import dump_json, tool_call_arguments
 from .call import Call, Kept, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client

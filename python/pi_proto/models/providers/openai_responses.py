@@ -31,7 +31,7 @@ from typing import Any
 import httpx2
 import openai
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AssistantMessage,
     CacheRetention,
     Cost,
@@ -43,7 +43,7 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
-from ..messages import tool_call_arguments
+from ...ir.messages import tool_call_arguments
 from .call import Call, ProviderError, RetryLater, quote, retry_after, supported_levels
 from .catalog import ModelConfig
 from .http import describing, http_client

@@ -20,16 +20,16 @@ from typing import Any
 
 import httpx2
 
-from .. import pi_json
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     Diagnostic,
     ToolCall,
 )
-from ..messages import dump_json
-from ..pi_json import STOP_REASONS
-from ..pi_options import options_to_pi
+from ...ir.messages import dump_json
+from ...transcripts import pi_json
+from ...transcripts.pi_json import STOP_REASONS
+from ...transcripts.pi_options import options_to_pi
 from .call import Call, ProviderError, quote
 from .catalog import ModelConfig
 from .http import describing, http_client

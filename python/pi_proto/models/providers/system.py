@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .._gen.types.pi.ai.v1 import AgentContext, AgentMessage, SystemMessage, TextContent, Tool
+from ..._gen.types.pi.ai.v1 import AgentContext, AgentMessage, SystemMessage, TextContent, Tool
 
 # The blank line pi puts between the prompt's parts (each message's content, each section).
 PART_SEPARATOR = "\n\n"

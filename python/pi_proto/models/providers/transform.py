@@ -17,7 +17,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from .._gen.types.pi.ai.v1 import (
+from ..._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
@@ -30,7 +30,7 @@ from .._gen.types.pi.ai.v1 import (
     ToolResultMessage,
     UserContent,
 )
-from ..messages import now_ms, tool_result_message
+from ...ir.messages import now_ms, tool_result_message
 
 NO_RESULT = "No result provided"
 # pi's words for the images a model without image input is not sent (transform-messages.ts).
