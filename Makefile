@@ -138,22 +138,31 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
 .PHONY: lint
-lint: setup ts-setup pi-setup proto-deps ## ruff, mypy --strict, buf lint, buf format, buf breaking, tsc --noEmit.
+lint: setup ts-setup pi-setup proto-deps ## Every language: ruff, mypy --strict, import layers, deptry, buf; biome and tsc; golangci-lint; clippy and rustfmt; spotless.
 	ruff check python tests fuzz bench
 	ruff format --check python tests fuzz bench
 	mypy
+	lint-imports
+	deptry python/pi_proto
 	buf lint
 	buf format --diff --exit-code proto
 	buf breaking proto --against $(BASELINE)
-	$(TS_BIN)/tsc --noEmit -p $(TS)
 	@# tests/pi's scripts, checked against pi's own type declarations.
 	$(TS_BIN)/tsc -p $(PI_TESTS)
+	$(MAKE) -C $(TS) lint
+	$(MAKE) -C go lint
+	$(MAKE) -C rust lint
+	$(MAKE) -C java lint
 
 .PHONY: format
-format: setup ## Apply ruff and buf formatting.
+format: setup ts-setup ## Format every language: ruff, buf, biome, gofmt, cargo fmt, spotless.
 	ruff check --fix python tests fuzz bench
 	ruff format python tests fuzz bench
 	buf format --write proto
+	$(MAKE) -C $(TS) format
+	$(MAKE) -C go format
+	$(MAKE) -C rust format
+	$(MAKE) -C java format
 
 .PHONY: release-baseline
 release-baseline: setup proto-deps ## At a release: make this version's schema the one `buf breaking` compares against.
@@ -165,12 +174,12 @@ pytest: setup browser-setup pi-setup /usr/bin/curl grpcurl protoc ## Run the Pyt
 	pytest
 
 .PHONY: ts-test
-ts-test: setup ts-setup ## Run the TypeScript tests only.
-	cd $(TS) && npm test --silent
+ts-test: setup ts-setup ## Run the TypeScript tests only (make lint lints it).
+	$(MAKE) -C $(TS) unit
 
 .PHONY: go-test
-go-test: setup ## Run the Go client's lint and tests (go/).
-	$(MAKE) -C go test
+go-test: setup ## Run the Go client's tests (go/; make lint lints it).
+	$(MAKE) -C go unit
 
 .PHONY: rust-test
 rust-test: setup ## Run the Rust client's lint and tests (rust/).
