@@ -182,8 +182,8 @@ go-test: setup ## Run the Go client's tests (go/; make lint lints it).
 	$(MAKE) -C go unit
 
 .PHONY: rust-test
-rust-test: setup ## Run the Rust client's lint and tests (rust/).
-	$(MAKE) -C rust test
+rust-test: setup ## Run the Rust client's tests (rust/; make lint lints it).
+	$(MAKE) -C rust check-version unit
 
 .PHONY: java-test
 java-test: setup ## Run the Java client's tests (java/).

@@ -1,6 +1,6 @@
 //! Generates the pi.ai.v1 types, their ProtoJSON (serde) impls, their prost-reflect descriptors
 //! and the ModelService client from `proto/` at build time, and, with the `conformance` feature
-//! (the conformance runner's, not for users), the pi.conformance.v1 types. protox compiles the
+//! (the conformance executor's, not for users), the pi.conformance.v1 types. protox compiles the
 //! .proto files in pure Rust.
 //!
 //! `proto/pi` is a copy of the repository's `../proto/pi`, inside the crate so that the packaged
@@ -35,6 +35,8 @@ const CONFORMANCE: &str = "pi/conformance/v1/conformance.proto";
 /// runtime does, so a message has one encoding. (pbjson-build matches the message's path.)
 const HEADERS: &str = ".pi.ai.v1.GenerationOptions.headers";
 const HEADERS_MESSAGE: &str = ".pi.ai.v1.GenerationOptions";
+/// The events of a batch as `Bytes`: they are slices of the received message, not copies.
+const BATCHED_EVENTS: &str = ".pi.ai.v1.StreamBatchedView.events";
 /// The descriptor set the runtime decodes into its pool: our files and everything they import,
 /// with their options (the validation rules) and without source info.
 const DESCRIPTOR_SET: &str = "pi_proto_descriptors.bin";
@@ -90,7 +92,8 @@ fn generate_types(all: &prost_types::FileDescriptorSet) -> Result<(), Box<dyn st
     let mut builder = tonic_prost_build::configure()
         .build_server(false)
         .build_transport(false)
-        .btree_map(HEADERS);
+        .btree_map(HEADERS)
+        .bytes(BATCHED_EVENTS);
     for file in &files.file {
         for message in &file.message_type {
             let name = format!("{}.{}", file.package(), message.name());
@@ -120,9 +123,8 @@ fn reflect(
     builder
 }
 
-/// pi.conformance.v1, for the conformance runner (a test target): prost types that refer to the
-/// crate's own `pi_proto::v1` types. The runner reads the corpus through prost-reflect, whose
-/// ProtoJSON parser keeps enum numbers the schema does not name (pbjson refuses them).
+/// pi.conformance.v1, for the conformance executor (an example): prost types that refer to the
+/// crate's own `pi_proto::v1` types, so a case's messages reach the public API as they are.
 fn generate_conformance(
     all: &prost_types::FileDescriptorSet,
 ) -> Result<(), Box<dyn std::error::Error>> {

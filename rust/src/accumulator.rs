@@ -2,43 +2,28 @@
 //!
 //! Senders and receivers share it, so a partial rebuilt from the wire is the partial the sender
 //! had (the stream contract in service.proto, rule 4). An event that breaks a rule is refused
-//! with a [`StreamProtocolError`]: the event's index, the rule's id, a detail, and for
-//! `terminal-valid` the violations. The rules:
-//!
-//! - `event-kind`: an event has exactly one kind set.
-//! - `start-first`: a stream opens with `start` (a call that failed before it started may consist
-//!   of its terminal event alone); `start-once`: there is only one `start`.
-//! - `next-index`: a `*_start` event opens the next index of the content.
-//! - `block-exists`, `block-kind`, `block-open`: a delta or end event refers to a block that
-//!   exists, of its own kind, and not yet ended; `tool-call-id`: a tool call ends with the id it
-//!   started with.
-//! - `size-limit`: what the partial keeps from block events stays within the receiver's limit, in
-//!   bytes of UTF-8: every delta (text, reasoning and tool call arguments), the id and name of a
-//!   `toolcall_start`, the signature of a `text_end` or `thinking_end`, and the call a
-//!   `toolcall_end` carries, as far as it holds more than the streamed call it replaces.
-//! - `terminal-valid`: a `done` or `error` event passes the schema's rules (see
-//!   [`crate::violations`]); `terminal-agrees`: its message has the blocks that were streamed,
-//!   in number and kind.
-//!
-//! A receiver adds `terminal-missing` (the events ended without a terminal event) and
-//! `event-decode` (bytes that are not a ModelEvent); see [`crate::EventStream`].
+//! with a [`StreamProtocolError`]: the event's index, the rule ([`StreamRule`]) and its text id, a
+//! detail, and for `terminal-valid` the violations. The rules are stated once, as the
+//! `pi.ai.v1.StreamRule` enum in `proto/pi/ai/v1/event.proto`.
 //!
 //! While a tool call streams, its `raw_arguments` is the text so far and its `arguments_json`
-//! that text completed into a JSON object ([`crate::complete_arguments`]), kept up to date
+//! that text completed into a JSON object ([`crate::complete_json`]), kept up to date
 //! incrementally: each delta rewrites only the end of the completed text that changed, so a call
 //! streamed in many deltas costs linear time. A non-terminal event that carries `usage` sets the
 //! partial's usage once it is applied (a terminal event's message carries its own).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
+use crate::descriptors::POOL;
 use crate::events::{event_kind, terminal_message};
 use crate::partial_json::Completion;
 use crate::v1::assistant_content::Block;
 use crate::v1::model_event::Event;
 use crate::v1::{
-    AssistantContent, AssistantMessage, ModelEvent, TextContent, ThinkingContent, ToolCall,
+    AssistantContent, AssistantMessage, ModelEvent, StreamRule, TextContent, ThinkingContent,
+    ToolCall,
 };
 use crate::validate::{Violation, violations};
 
@@ -51,7 +36,9 @@ pub struct StreamProtocolError {
     /// The index of the offending event, from 0 at the stream's first event; for
     /// `terminal-missing`, the number of events received.
     pub event_index: usize,
-    /// The rule's id, e.g. `block-exists`.
+    /// The rule the event breaks.
+    pub rule: StreamRule,
+    /// The rule's text id, e.g. `block-exists`: [`stream_rule_id`] of `rule`.
     pub rule_id: &'static str,
     /// What is wrong, in words.
     pub detail: String,
@@ -62,10 +49,11 @@ pub struct StreamProtocolError {
 
 impl StreamProtocolError {
     /// A broken rule with no violations.
-    pub fn new(event_index: usize, rule_id: &'static str, detail: impl Into<String>) -> Self {
+    pub fn new(event_index: usize, rule: StreamRule, detail: impl Into<String>) -> Self {
         Self {
             event_index,
-            rule_id,
+            rule,
+            rule_id: stream_rule_id(rule),
             detail: detail.into(),
             violations: Vec::new(),
         }
@@ -83,6 +71,26 @@ impl fmt::Display for StreamProtocolError {
 }
 
 impl std::error::Error for StreamProtocolError {}
+
+/// The text id of a stream rule, as the corpus and error messages name it: the enum value's name
+/// without `STREAM_RULE_`, in lower case with hyphens (`StreamRule::BlockOpen` is `block-open`).
+pub fn stream_rule_id(rule: StreamRule) -> &'static str {
+    // Derived once from the schema's names, so a new rule needs no code here.
+    static IDS: LazyLock<HashMap<i32, String>> = LazyLock::new(|| {
+        let rules = POOL
+            .get_enum_by_name("pi.ai.v1.StreamRule")
+            .expect("the schema defines pi.ai.v1.StreamRule");
+        rules
+            .values()
+            .map(|value| {
+                let name = value.name();
+                let name = name.strip_prefix("STREAM_RULE_").unwrap_or(name);
+                (value.number(), name.to_lowercase().replace('_', "-"))
+            })
+            .collect()
+    });
+    IDS.get(&(rule as i32)).map_or("", String::as_str)
+}
 
 /// Rebuilds the partial AssistantMessage of one stream, in place, event by event.
 ///
@@ -153,7 +161,7 @@ impl Accumulator {
         let Some(body) = &event.event else {
             return Err(StreamProtocolError::new(
                 index,
-                "event-kind",
+                StreamRule::EventKind,
                 "no event kind is set",
             ));
         };
@@ -166,19 +174,21 @@ impl Accumulator {
             Event::Error(error) => self.finish(&rule, event, error.message.as_ref()),
             Event::Start(start) => {
                 if self.started || index > 0 {
-                    let id = if self.started {
-                        "start-once"
+                    let broken = if self.started {
+                        StreamRule::StartOnce
                     } else {
-                        "start-first"
+                        StreamRule::StartFirst
                     };
-                    return Err(rule.broken(id, "start must be the first event"));
+                    return Err(rule.broken(broken, "start must be the first event"));
                 }
                 self.started = true;
                 self.partial = Arc::new(start.header.clone().unwrap_or_default());
                 self.open = vec![false; self.partial.content.len()];
                 Ok(())
             }
-            _ if !self.started => Err(rule.broken("start-first", "a stream opens with start")),
+            _ if !self.started => {
+                Err(rule.broken(StreamRule::StartFirst, "a stream opens with start"))
+            }
             block_event => self.apply_block(&rule, block_event),
         };
         if let (Ok(()), Some(usage)) = (&applied, &event.usage)
@@ -273,7 +283,7 @@ impl Accumulator {
                         "tool call {at} started with id {:?} but ends with id {:?}",
                         started.id, call.id
                     );
-                    return Err(rule.broken("tool-call-id", detail));
+                    return Err(rule.broken(StreamRule::ToolCallId, detail));
                 }
                 // The call replaces the streamed one: only what it holds beyond that counts again.
                 let counted = self.completions.get(&at).map_or(0, |(_, counted)| *counted);
@@ -293,7 +303,7 @@ impl Accumulator {
         let next = self.partial.content.len();
         if at as usize != next {
             return Err(rule.broken(
-                "next-index",
+                StreamRule::NextIndex,
                 format!("content_index {at} must open the next block, {next}"),
             ));
         }
@@ -307,7 +317,7 @@ impl Accumulator {
             let limit = self.max_message_bytes;
             let detail =
                 format!("the block events add up to {received} bytes, above the limit of {limit}");
-            return Err(rule.broken("size-limit", detail));
+            return Err(rule.broken(StreamRule::SizeLimit, detail));
         }
         self.received_bytes = received;
         Ok(())
@@ -368,7 +378,7 @@ impl Accumulator {
         let index = at as usize;
         if index >= count {
             return Err(rule.broken(
-                "block-exists",
+                StreamRule::BlockExists,
                 format!("content_index {at} refers to no block (the message has {count})"),
             ));
         }
@@ -378,10 +388,16 @@ impl Accumulator {
             .is_some_and(|block| Kind::of(block) == kind)
         {
             let name = kind.name();
-            return Err(rule.broken("block-kind", format!("block {at} is not a {name} block")));
+            return Err(rule.broken(
+                StreamRule::BlockKind,
+                format!("block {at} is not a {name} block"),
+            ));
         }
         if !self.open[index] {
-            return Err(rule.broken("block-open", format!("block {at} has already ended")));
+            return Err(rule.broken(
+                StreamRule::BlockOpen,
+                format!("block {at} has already ended"),
+            ));
         }
         if ending {
             self.open[index] = false;
@@ -405,7 +421,7 @@ impl Accumulator {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join("; ");
-            let mut error = rule.broken("terminal-valid", detail);
+            let mut error = rule.broken(StreamRule::TerminalValid, detail);
             error.violations = broken;
             return Err(error);
         }
@@ -419,7 +435,7 @@ impl Accumulator {
                     last.join(", "),
                     streamed.join(", ")
                 );
-                return Err(rule.broken("terminal-agrees", detail));
+                return Err(rule.broken(StreamRule::TerminalAgrees, detail));
             }
         }
         self.partial = Arc::new(message.clone());
@@ -434,9 +450,9 @@ struct Rule {
 }
 
 impl Rule {
-    fn broken(&self, rule_id: &'static str, detail: impl Into<String>) -> StreamProtocolError {
+    fn broken(&self, rule: StreamRule, detail: impl Into<String>) -> StreamProtocolError {
         let detail = format!("{}: {}", self.kind, detail.into());
-        StreamProtocolError::new(self.index, rule_id, detail)
+        StreamProtocolError::new(self.index, rule, detail)
     }
 }
 

@@ -1,9 +1,9 @@
 //! The event stream of one model call: ModelEvents, ending at the first `done` or `error` event,
 //! whose message is the result, and the partial message the [`Accumulator`] rebuilds from them.
 //!
-//! Events come either from [`EventStream::push`] or from a [`Source`] (the client's call) that
-//! is read as the stream is consumed: no task sits in between, and a slow reader holds the server
-//! back through HTTP/2 flow control.
+//! Events come either from [`AssistantMessageEventStream::push`] or from a [`Source`] (the client's
+//! call) that is read as the stream is consumed: no task sits in between, and a slow reader holds
+//! the server back through HTTP/2 flow control.
 //!
 //! Several consumers of one stream take turns: each event goes to the consumer that has waited
 //! longest, so with two waiting, one gets events 0, 2, 4 and the other 1, 3, 5. A consumer waiting
@@ -21,7 +21,7 @@ use futures_core::Stream;
 use crate::accumulator::{Accumulator, StreamProtocolError};
 use crate::events::terminal_message;
 use crate::v1::model_event::Event;
-use crate::v1::{AssistantMessage, ErrorEvent, ModelEvent, StopReason};
+use crate::v1::{AssistantMessage, ErrorEvent, ModelEvent, StopReason, StreamRule};
 
 /// Where a stream's events come from: each item is an event, or the failure that ends the
 /// stream with ERROR. Ending without a terminal event is a failure too (`terminal-missing`).
@@ -55,22 +55,25 @@ impl fmt::Display for StreamFailure {
 /// The events of one model call, ending in its final message, and the partial message rebuilt
 /// from them.
 ///
-/// Read it with [`EventStream::next`] (or as a [`Stream`]); a terminal event ends iteration by
-/// itself, and anything pushed after it is ignored. Iterating never fails: every failure of the
-/// source becomes the final `error` event, with everything received before it, and
-/// [`EventStream::failure`] says what it was. [`EventStream::result`] is the message the terminal
-/// event carries. [`EventStream::cancel`], from any task or thread, or dropping the stream, stops
-/// the source.
+/// Read it with [`Self::next`] (or as a [`Stream`]); a terminal event ends iteration by itself,
+/// and anything pushed after it is ignored. Iterating never fails: every failure of the source
+/// becomes the final `error` event, with everything received before it, and [`Self::failure`]
+/// says what it was. [`Self::result`] is the message the terminal event carries.
+/// [`Self::cancel`], from any task or thread, or dropping the stream, stops the source.
 ///
 /// Events arrive with `partial` unset: a copy of the message in every event would make a stream
-/// cost time and memory quadratic in its length. [`EventStream::partial`] shares the one partial
-/// the stream updates in place.
+/// cost time and memory quadratic in its length. [`Self::partial`] shares the one partial the
+/// stream updates in place.
 #[derive(Debug)]
-pub struct EventStream {
+pub struct AssistantMessageEventStream {
     state: Mutex<State>,
 }
 
-impl Default for EventStream {
+/// The former name of [`AssistantMessageEventStream`].
+#[deprecated(note = "renamed AssistantMessageEventStream, the name every runtime gives it")]
+pub type EventStream = AssistantMessageEventStream;
+
+impl Default for AssistantMessageEventStream {
     fn default() -> Self {
         Self::new()
     }
@@ -106,8 +109,8 @@ impl fmt::Debug for State {
     }
 }
 
-impl EventStream {
-    /// An empty stream, fed by [`EventStream::push`].
+impl AssistantMessageEventStream {
+    /// An empty stream, fed by [`AssistantMessageEventStream::push`].
     pub fn new() -> Self {
         Self {
             state: Mutex::new(State {
@@ -138,8 +141,8 @@ impl EventStream {
         self.lock().source = Some(source);
     }
 
-    /// End the stream with an ERROR `error` event for `failure`, which [`EventStream::failure`]
-    /// then returns.
+    /// End the stream with an ERROR `error` event for `failure`, which [`Self::failure`] then
+    /// returns.
     pub(crate) fn fail_with(&self, failure: StreamFailure) {
         let message = failure.to_string();
         self.lock().fail(StopReason::Error, message, Some(failure));
@@ -189,23 +192,23 @@ impl EventStream {
 
     /// Why the stream ended with an `error` event of its own making: a status or a broken rule.
     /// `None` while it goes on, and when its terminal event came from the source or the pusher
-    /// or from [`EventStream::cancel`].
+    /// or from [`AssistantMessageEventStream::cancel`].
     pub fn failure(&self) -> Option<StreamFailure> {
         self.lock().failure.clone()
     }
 
     /// The message as rebuilt from the events received so far, shared, not copied (see
     /// [`Accumulator::snapshot`]). The stream reads its source one event at a time, as consumers
-    /// ask for them, so right after [`EventStream::next`] returns an event this is the message
-    /// after that event; events that [`EventStream::push`] or [`EventStream::result`] queued
-    /// ahead of the consumer are in it already.
+    /// ask for them, so right after [`Self::next`] returns an event this is the message after that
+    /// event; events that [`Self::push`] or [`Self::result`] queued ahead of the consumer are in
+    /// it already.
     pub fn partial(&self) -> Arc<AssistantMessage> {
         self.lock().accumulator.snapshot()
     }
 
     /// The next event, or `None` after the terminal event. Takes `&self`, so several tasks can
-    /// consume one stream (in an `Arc`), taking turns, and another can
-    /// [`EventStream::cancel`] it while they wait.
+    /// consume one stream (in an `Arc`), taking turns, and another can [`Self::cancel`] it while
+    /// they wait.
     pub fn next(&self) -> Next<'_> {
         Next {
             stream: self,
@@ -232,7 +235,7 @@ impl EventStream {
     }
 }
 
-impl Stream for EventStream {
+impl Stream for AssistantMessageEventStream {
     type Item = ModelEvent;
 
     fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<ModelEvent>> {
@@ -244,11 +247,12 @@ impl Stream for EventStream {
     }
 }
 
-/// The future of [`EventStream::next`]. Dropping it gives up its place in line; an event
-/// already handed to it goes to the next consumer in line, or back to the front of the queue.
+/// The future of [`AssistantMessageEventStream::next`]. Dropping it gives up its place in line;
+/// an event already handed to it goes to the next consumer in line, or back to the front of the
+/// queue.
 #[derive(Debug)]
 pub struct Next<'a> {
-    stream: &'a EventStream,
+    stream: &'a AssistantMessageEventStream,
     place: Option<u64>,
 }
 
@@ -269,9 +273,9 @@ impl Drop for Next<'_> {
     }
 }
 
-/// The future of [`EventStream::result`].
+/// The future of [`AssistantMessageEventStream::result`].
 struct Finish<'a> {
-    stream: &'a EventStream,
+    stream: &'a AssistantMessageEventStream,
 }
 
 impl Future for Finish<'_> {
@@ -395,7 +399,7 @@ impl State {
                 let received = self.accumulator.count();
                 let missing = StreamProtocolError::new(
                     received,
-                    "terminal-missing",
+                    StreamRule::TerminalMissing,
                     "the events ended without a terminal event",
                 );
                 self.fail(

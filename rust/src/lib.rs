@@ -5,11 +5,14 @@
 //! - [`v1`]: every message, with prost's binary encoding, pbjson's ProtoJSON (serde) and
 //!   prost-reflect's descriptors.
 //! - [`violations`] and [`check`]: the schema's protovalidate rules and its JSON text rules.
-//! - [`EventStream`]: the events of one model call, ending at the first `done` or `error` event;
-//!   [`EventStream::result`] is the message that event carries, [`EventStream::partial`] the
-//!   message rebuilt so far, [`EventStream::failure`] why the receiver ended it, if it did.
-//! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules; a
-//!   streaming tool call's arguments are completed into a JSON object ([`complete_arguments`]).
+//! - [`AssistantMessageEventStream`]: the events of one model call, ending at the first `done` or
+//!   `error` event; [`AssistantMessageEventStream::result`] is the message that event carries,
+//!   [`AssistantMessageEventStream::partial`] the message rebuilt so far,
+//!   [`AssistantMessageEventStream::failure`] why the receiver ended it, if it did.
+//! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules, which
+//!   the `pi.ai.v1.StreamRule` enum in `proto/pi/ai/v1/event.proto` states (a broken one is a
+//!   [`StreamProtocolError`] carrying its [`v1::StreamRule`] and [`stream_rule_id`]); a streaming
+//!   tool call's arguments are completed into a JSON object ([`complete_json`]).
 //! - [`ModelClient`]: streams a call, naming the model by provider and id; every failure becomes
 //!   the stream's final `error` event. [`ModelClient::list_models`] and
 //!   [`ModelClient::get_model`] read the server's catalog.
@@ -26,6 +29,7 @@ pub mod v1 {
 }
 
 mod accumulator;
+mod batched;
 mod client;
 mod cost;
 mod descriptors;
@@ -36,13 +40,19 @@ mod messages;
 mod partial_json;
 mod validate;
 
-pub use accumulator::{Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
+pub use accumulator::{
+    Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError, stream_rule_id,
+};
 pub use client::{CallError, CallOptions, DEFAULT_CATALOG_TIMEOUT, DEFAULT_TIMEOUT, ModelClient};
 pub use cost::{Rates, calculate_cost};
-pub use event_stream::{EventStream, Next, Source, StreamFailure};
+#[allow(deprecated)]
+pub use event_stream::EventStream;
+pub use event_stream::{AssistantMessageEventStream, Next, Source, StreamFailure};
 pub use events::{event_kind, events_of, is_terminal, terminal_message};
 pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
 pub use messages::{TextBlocks, text_of, user_message};
+#[allow(deprecated)]
 pub use partial_json::complete_arguments;
+pub use partial_json::complete_json;
 pub use prost_reflect::ReflectMessage;
 pub use validate::{ValidationError, Violation, check, violations};

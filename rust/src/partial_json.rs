@@ -19,10 +19,16 @@ const LITERALS: [&str; 3] = ["true", "false", "null"];
 
 /// `text`, the argument text of a tool call received so far, completed into the text of a JSON
 /// object (see the module's description); `"{}"` when it cannot be.
-pub fn complete_arguments(text: &str) -> String {
+pub fn complete_json(text: &str) -> String {
     let mut completed = String::new();
     Completion::default().update(text, &mut completed);
     completed
+}
+
+/// The former name of [`complete_json`].
+#[deprecated(note = "renamed complete_json, the name every runtime gives it")]
+pub fn complete_arguments(text: &str) -> String {
+    complete_json(text)
 }
 
 /// The completion of one tool call's argument text, kept up to date as the text grows.
@@ -367,7 +373,7 @@ mod tests {
             ("{ \"a\" : 1 } \n", "{ \"a\" : 1 } \n"),
         ];
         for (text, completed) in cases {
-            assert_eq!(complete_arguments(text), completed, "{text}");
+            assert_eq!(complete_json(text), completed, "{text}");
             assert_eq!(in_pieces(text, 1), completed, "{text}, a byte at a time");
         }
     }
@@ -386,7 +392,7 @@ mod tests {
             "{\"a\": \"x\ty",
             "{\"a\": \"b\"}x",
         ] {
-            assert_eq!(complete_arguments(text), "{}", "{text:?}");
+            assert_eq!(complete_json(text), "{}", "{text:?}");
             assert_eq!(in_pieces(text, 1), "{}", "{text:?}, a byte at a time");
         }
     }

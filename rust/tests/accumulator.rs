@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AssistantContent, AssistantMessage, ModelEvent, StartEvent, StopReason, TextEndEvent,
-    TextStartEvent, ThinkingContent, ThinkingEndEvent, ThinkingStartEvent, ToolCall,
+    AssistantContent, AssistantMessage, ModelEvent, StartEvent, StopReason, StreamRule,
+    TextEndEvent, TextStartEvent, ThinkingContent, ThinkingEndEvent, ThinkingStartEvent, ToolCall,
     ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent, Usage, assistant_content,
 };
-use pi_proto::{Accumulator, StreamProtocolError, event_kind, events_of, text_of};
+use pi_proto::{Accumulator, StreamProtocolError, event_kind, events_of, stream_rule_id, text_of};
 use support::{
     assistant_message, bounded, done, error, event, many_deltas, text, text_delta, tool_call,
 };
@@ -48,6 +48,7 @@ fn a_broken_rule_names_the_event_and_the_rule_and_changes_nothing() {
         let broken = refusal(&mut accumulator, &events);
 
         assert_eq!((broken.event_index, broken.rule_id), (2, "block-exists"));
+        assert_eq!(broken.rule, StreamRule::BlockExists);
         assert!(broken.violations.is_empty());
         assert!(
             broken
@@ -515,4 +516,33 @@ fn an_ended_tool_call_counts_what_it_holds_beyond_the_streamed_one() {
         );
         assert_eq!(refused_for_size(18, &opened, &end), 3);
     });
+}
+
+#[test]
+fn a_rules_text_id_is_its_enum_name_in_lower_case_with_hyphens() {
+    let ids = [
+        (StreamRule::Unspecified, "unspecified"),
+        (StreamRule::EventKind, "event-kind"),
+        (StreamRule::StartFirst, "start-first"),
+        (StreamRule::StartOnce, "start-once"),
+        (StreamRule::NextIndex, "next-index"),
+        (StreamRule::BlockExists, "block-exists"),
+        (StreamRule::BlockKind, "block-kind"),
+        (StreamRule::BlockOpen, "block-open"),
+        (StreamRule::ToolCallId, "tool-call-id"),
+        (StreamRule::TerminalValid, "terminal-valid"),
+        (StreamRule::TerminalAgrees, "terminal-agrees"),
+        (StreamRule::SizeLimit, "size-limit"),
+        (StreamRule::TerminalMissing, "terminal-missing"),
+        (StreamRule::EventDecode, "event-decode"),
+    ];
+    for (rule, id) in ids {
+        assert_eq!(stream_rule_id(rule), id, "{rule:?}");
+        let error = StreamProtocolError::new(4, rule, "detail");
+        assert_eq!((error.rule, error.rule_id), (rule, id));
+    }
+    assert_eq!(
+        StreamProtocolError::new(4, StreamRule::BlockOpen, "it ended").to_string(),
+        "event 4 breaks rule 'block-open': it ended"
+    );
 }

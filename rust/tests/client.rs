@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pi_proto::v1::{
     AgentContext, AssistantMessage, GetModelRequest, ListModelsRequest, Model, ModelCost,
-    ModelEvent, StopReason, assistant_content,
+    ModelEvent, StopReason, StreamRule, assistant_content,
 };
 use pi_proto::{
     CallError, CallOptions, ModelClient, StreamFailure, event_kind, events_of, terminal_message,
@@ -337,6 +337,7 @@ async fn bytes_that_are_not_an_event_end_the_stream_with_rule_event_decode() {
                 panic!("a broken rule, not {:?}", events.failure());
             };
             assert_eq!((broken.event_index, broken.rule_id), (2, "event-decode"));
+            assert_eq!(broken.rule, StreamRule::EventDecode);
             assert_eq!(
                 events.result().await.content.len(),
                 1,
@@ -348,8 +349,10 @@ async fn bytes_that_are_not_an_event_end_the_stream_with_rule_event_decode() {
     .await;
 }
 
+// A batch that does not parse as a StreamBatchedView loses all its events, even those in front of
+// the fault: it fails at the index its first event would have had, counted across batches.
 #[tokio::test]
-async fn a_batch_cut_short_fails_at_the_index_of_the_next_event() {
+async fn a_batch_cut_short_fails_as_a_whole_at_the_index_of_its_first_event() {
     within(async {
         let encoded: Vec<Vec<u8>> = seed_turn().iter().map(Message::encode_to_vec).collect();
         // Two events, then a batch of one event and a field that claims 32 bytes and holds 1.
@@ -362,14 +365,22 @@ async fn a_batch_cut_short_fails_at_the_index_of_the_next_event() {
 
         assert_eq!(
             kinds(&collect(&events).await),
-            ["start", "text_start", "text_delta", "error"]
+            ["start", "text_start", "error"]
         );
         let Some(StreamFailure::Rule(broken)) = events.failure() else {
             panic!("a broken rule, not {:?}", events.failure());
         };
-        assert_eq!((broken.event_index, broken.rule_id), (3, "event-decode"));
-        assert!(broken.detail.contains("runs past the end"), "{broken}");
-        assert_eq!(text_of(&events.result().await), "我先读取项");
+        assert_eq!(
+            (broken.event_index, broken.rule),
+            (2, StreamRule::EventDecode)
+        );
+        assert_eq!(broken.rule_id, "event-decode");
+        // The generated parser of the view names where the batch is cut short.
+        assert!(
+            broken.detail.contains("StreamBatchedView.events"),
+            "{broken}"
+        );
+        assert_eq!(text_of(&events.result().await), "");
     })
     .await;
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use pi_proto::v1::{ModelEvent, StopReason};
-use pi_proto::{EventStream, StreamFailure, events_of, terminal_message, text_of};
+use pi_proto::{AssistantMessageEventStream, StreamFailure, events_of, terminal_message, text_of};
 use support::{
     assistant_message, bounded, collect, done, kinds, many_deltas, text, text_delta, within,
 };
@@ -35,8 +35,11 @@ impl Stream for Script {
     }
 }
 
-fn scripted(items: Vec<Result<ModelEvent, StreamFailure>>, hang: bool) -> EventStream {
-    EventStream::from_source(Box::pin(Script {
+fn scripted(
+    items: Vec<Result<ModelEvent, StreamFailure>>,
+    hang: bool,
+) -> AssistantMessageEventStream {
+    AssistantMessageEventStream::from_source(Box::pin(Script {
         items: items.into(),
         hang,
     }))
@@ -57,9 +60,10 @@ async fn settle() {
 #[tokio::test]
 async fn consumers_take_turns_the_longest_waiting_first() {
     within(async {
-        let events = Arc::new(EventStream::new());
-        let consumer =
-            |events: Arc<EventStream>| tokio::spawn(async move { collect(&events).await });
+        let events = Arc::new(AssistantMessageEventStream::new());
+        let consumer = |events: Arc<AssistantMessageEventStream>| {
+            tokio::spawn(async move { collect(&events).await })
+        };
         let first = consumer(events.clone());
         settle().await;
         let second = consumer(events.clone());
@@ -88,7 +92,7 @@ async fn consumers_take_turns_the_longest_waiting_first() {
 #[tokio::test]
 async fn a_consumer_that_stops_waiting_passes_its_event_on() {
     within(async {
-        let events = Arc::new(EventStream::new());
+        let events = Arc::new(AssistantMessageEventStream::new());
         let sent = answer("ab");
         let mut gave_up = Box::pin(events.next());
         // Poll once, so it waits in line, then let an event reach it and drop it unread.
@@ -109,7 +113,7 @@ fn futures_poll<F: std::future::Future>(future: Pin<&mut F>) -> Poll<F::Output> 
 #[test]
 fn cancel_from_another_thread_ends_the_waiting_consumer_with_aborted() {
     bounded(|| {
-        let events = Arc::new(EventStream::new());
+        let events = Arc::new(AssistantMessageEventStream::new());
         for event in answer("Hello").into_iter().take(5) {
             events.push(event).expect("a valid stream"); // start, text_start, "H", "e", "l"
         }
@@ -157,7 +161,7 @@ fn cancel_from_another_thread_ends_the_waiting_consumer_with_aborted() {
 async fn events_pushed_after_the_terminal_event_are_ignored() {
     within(async {
         let message = assistant_message(vec![text("hello")], StopReason::Stop);
-        let events = EventStream::new();
+        let events = AssistantMessageEventStream::new();
         let (mut seen, mut texts) = (Vec::new(), Vec::new());
         for event in events_of(&message, 2) {
             events.push(event).expect("a valid stream");
@@ -190,7 +194,7 @@ async fn events_pushed_after_the_terminal_event_are_ignored() {
 #[tokio::test]
 async fn an_event_that_breaks_a_rule_is_refused_and_not_queued() {
     within(async {
-        let events = EventStream::new();
+        let events = AssistantMessageEventStream::new();
         let refused = events.push(text_delta(0, "x")).expect_err("no start yet");
         assert_eq!((refused.event_index, refused.rule_id), (0, "start-first"));
         assert_eq!(events.queued(), 0);
@@ -273,7 +277,7 @@ async fn result_reads_the_source_and_leaves_the_events_for_the_consumer() {
 fn a_stream_of_200000_deltas_costs_linear_time() {
     bounded(|| {
         let deltas = many_deltas(200_000);
-        let events = EventStream::new();
+        let events = AssistantMessageEventStream::new();
         let started = Instant::now();
         let opening = answer("");
         events.push(opening[0].clone()).expect("start");
@@ -289,4 +293,19 @@ fn a_stream_of_200000_deltas_costs_linear_time() {
             started.elapsed()
         );
     });
+}
+
+// The names of the last release stay for one more, as deprecated aliases of the new ones.
+#[test]
+#[allow(deprecated)]
+fn the_former_names_still_work() {
+    let events: pi_proto::EventStream = pi_proto::EventStream::new();
+    let renamed: &AssistantMessageEventStream = &events;
+    assert!(!renamed.is_done());
+    let text = r#"{"path": "src/ma"#;
+    assert_eq!(
+        pi_proto::complete_arguments(text),
+        pi_proto::complete_json(text)
+    );
+    assert_eq!(pi_proto::complete_json(text), r#"{"path": "src/ma"}"#);
 }

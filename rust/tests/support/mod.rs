@@ -12,7 +12,7 @@ use pi_proto::v1::{
     AssistantContent, AssistantMessage, DoneEvent, ErrorEvent, ModelEvent, StopReason, TextContent,
     TextDeltaEvent, ToolCall, Usage, assistant_content,
 };
-use pi_proto::{EventStream, event_kind};
+use pi_proto::{AssistantMessageEventStream, event_kind};
 
 /// The most any one test may take.
 pub const LIMIT: Duration = Duration::from_secs(60);
@@ -107,7 +107,7 @@ pub fn kinds(events: &[ModelEvent]) -> Vec<&'static str> {
 }
 
 /// Every event of the stream, until it ends.
-pub async fn collect(events: &EventStream) -> Vec<ModelEvent> {
+pub async fn collect(events: &AssistantMessageEventStream) -> Vec<ModelEvent> {
     let mut seen = Vec::new();
     while let Some(event) = events.next().await {
         seen.push(event);
