@@ -15,7 +15,8 @@ import pi_proto as pp
 from pi_proto.models.seed import readme_transcript
 from pi_proto.transcripts.pi_json import entry_from_pi
 from pi_proto.wire import codec as wire
-from pi_proto.wire.validate import MAX_JSON_DEPTH, ValidationError, Violation, check, json_text_problem, violations
+from pi_proto.wire.json_text import MAX_JSON_DEPTH, json_text_problem
+from pi_proto.wire.validate import ValidationError, Violation, check, violations
 
 from .conformance.wire_cases import CONTEXT
 

@@ -950,11 +950,11 @@ def _usage_to_pi(usage: Usage) -> JsonObject:
 
 def _cost_to_pi(cost: Cost) -> JsonObject:
     out: JsonObject = {
-        "input": _js_number(cost.input),
-        "output": _js_number(cost.output),
-        "cacheRead": _js_number(cost.cache_read),
-        "cacheWrite": _js_number(cost.cache_write),
-        "total": _js_number(cost.total),
+        "input": _json_number(cost.input),
+        "output": _json_number(cost.output),
+        "cacheRead": _json_number(cost.cache_read),
+        "cacheWrite": _json_number(cost.cache_write),
+        "total": _json_number(cost.total),
     }
     _put(out, "totalFromProvider", cost.total_from_provider)
     return _with_extra(out, cost.extra_json, "Cost", _KEYS["cost"])
@@ -1019,7 +1019,7 @@ def _diagnostic_error_to_pi(error: DiagnosticError) -> JsonObject:
     if error.code_text is not None:
         out["code"] = error.code_text
     elif error.code_number is not None:
-        out["code"] = _js_number(error.code_number)
+        out["code"] = _json_number(error.code_number)
     return out
 
 
@@ -1054,7 +1054,7 @@ def _name(names: Mapping[Any, str], value: Any, where: str) -> str:
     return names[value]
 
 
-def _js_number(value: float) -> int | float:
+def _json_number(value: float) -> int | float:
     """A double as JSON.stringify writes it: integral values without a fraction."""
     value = float(value)  # a Python int may sit in a double field
     return int(value) if value.is_integer() else value
