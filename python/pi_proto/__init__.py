@@ -106,7 +106,7 @@ from .ir.messages import (
 from .models.scripted import ScriptedModel
 from .stream.accumulator import Accumulator, StreamProtocolError, stream_rule_id
 from .stream.event_stream import AssistantMessageEventStream, EventStream, ModelRefused, ServedModel, StreamFailure
-from .stream.partial_json import complete as complete_json
+from .stream.partial_json import complete_json
 from .transcripts.pi_json import (
     PiJsonError,
     assistant_from_pi,

@@ -218,6 +218,6 @@ class Completion:
             self._finished = True
 
 
-def complete(text: str) -> str:
+def complete_json(text: str) -> str:
     """The completion of argument text, read at once."""
     return Completion().update(text)

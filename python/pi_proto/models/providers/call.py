@@ -54,7 +54,7 @@ from ...ir.events import utf8_size
 from ...ir.messages import now_ms
 from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ...stream.event_stream import AssistantMessageEventStream, StreamFailure
-from ...stream.partial_json import complete
+from ...stream.partial_json import complete_json
 from ...transcripts.pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, THINKING_LEVELS
 from .catalog import ModelConfig
 from .estimate import context_tokens
@@ -281,7 +281,7 @@ class Call:
         if isinstance(arguments, dict):
             call.arguments_json = raw or "{}"
         else:
-            call.arguments_json, call.raw_arguments = complete(raw), raw
+            call.arguments_json, call.raw_arguments = complete_json(raw), raw
             self._broken_calls.append(f"tool call {block.id!r} ({block.name}) has arguments that are not a JSON object")
         await self._send(ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=call)))
 
