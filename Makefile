@@ -186,8 +186,8 @@ rust-test: setup ## Run the Rust client's tests (rust/; make lint lints it).
 	$(MAKE) -C rust check-version unit
 
 .PHONY: java-test
-java-test: setup ## Run the Java client's tests (java/).
-	$(MAKE) -C java test
+java-test: setup ## Run the Java client's tests (java/; make lint lints it).
+	$(MAKE) -C java unit
 
 CORPUS ?= tests/conformance
 .PHONY: conformance

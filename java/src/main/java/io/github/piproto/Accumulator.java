@@ -3,6 +3,7 @@ package io.github.piproto;
 import io.github.piproto.ai.v1.AssistantContent;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ModelEvent;
+import io.github.piproto.ai.v1.StreamRule;
 import io.github.piproto.ai.v1.TextContent;
 import io.github.piproto.ai.v1.TextEndEvent;
 import io.github.piproto.ai.v1.ThinkingContent;
@@ -18,28 +19,10 @@ import java.util.stream.Collectors;
  *
  * <p>Models, the client and the tests share this one implementation, so a partial rebuilt from the
  * wire is the partial the sender had (the stream contract in service.proto, rule 4). It also
- * enforces the stream rules; an event that breaks one throws {@link StreamProtocolException} with
- * the event's index and the rule's id, and leaves the partial as it was:
- *
- * <ul>
- *   <li>{@code event-kind}: an event has exactly one kind set.
- *   <li>{@code start-first}: a stream opens with {@code start} (a call that failed before it
- *       started may consist of its terminal event alone); {@code start-once}: there is only one.
- *   <li>{@code next-index}: a {@code *_start} event opens the next index of the content.
- *   <li>{@code block-exists}, {@code block-kind}, {@code block-open}: a delta or end event refers
- *       to a block that exists, of its own kind, and not yet ended; {@code tool-call-id}: a tool
- *       call ends with the id it started with.
- *   <li>{@code terminal-valid}: a {@code done} or {@code error} event passes every rule of the
- *       schema ({@link Validation}): its reason, a message whose stop reason equals it, and every
- *       rule of that message; the exception lists the violations. {@code terminal-agrees}, checked
- *       after it: the message has the blocks that were streamed, in number and kind.
- *   <li>{@code size-limit}: what the partial keeps from block events adds up to at most the
- *       receiver's limit, in bytes of UTF-8 ({@link #DEFAULT_MAX_MESSAGE_BYTES} unless told
- *       otherwise): every delta (text, thinking and tool-call arguments), the id and name of a
- *       {@code toolcall_start}, the signature of a {@code text_end} or {@code thinking_end}, and
- *       the call a {@code toolcall_end} carries (its strings and any fields the schema does not
- *       know), as far as it holds more than the streamed call it replaces.
- * </ul>
+ * enforces the stream rules: an event that breaks one throws {@link StreamProtocolException} with
+ * the event's index and the rule, and leaves the partial as it was. The rules are stated once, in
+ * the schema (the {@code StreamRule} enum of {@code proto/pi/ai/v1/event.proto}); the receiver's
+ * limit of {@code size-limit} is {@link #DEFAULT_MAX_MESSAGE_BYTES} unless told otherwise.
  *
  * <p>Messages are immutable, so the partial is kept as parts rather than as a message: the header,
  * each open block's text in a StringBuilder, and each finished block built once. Applying an event
@@ -124,11 +107,12 @@ public final class Accumulator {
    * @throws StreamProtocolException if the event breaks a rule; the partial is then unchanged
    */
   public void apply(ModelEvent event) {
-    String kind = Events.kindOf(event);
+    String kind = Events.eventKind(event);
     int index = count;
     count += 1;
     if (kind.isEmpty()) {
-      throw new StreamProtocolException(index, "event-kind", "no event kind is set");
+      throw new StreamProtocolException(
+          index, StreamRule.STREAM_RULE_EVENT_KIND, "no event kind is set");
     }
     Rule rule = new Rule(index, kind);
     switch (event.getEventCase()) {
@@ -137,14 +121,15 @@ public final class Accumulator {
       case START -> {
         if (started || index > 0) {
           throw rule.broken(
-              started ? "start-once" : "start-first", "start must be the first event");
+              started ? StreamRule.STREAM_RULE_START_ONCE : StreamRule.STREAM_RULE_START_FIRST,
+              "start must be the first event");
         }
         started = true;
         replaceWith(event.getStart().getHeader());
       }
       default -> {
         if (!started) {
-          throw rule.broken("start-first", "a stream opens with start");
+          throw rule.broken(StreamRule.STREAM_RULE_START_FIRST, "a stream opens with start");
         }
         applyBlock(rule, event);
       }
@@ -201,7 +186,7 @@ public final class Accumulator {
         String startedAs = block.toolCallId();
         if (!call.getId().equals(startedAs)) {
           throw rule.broken(
-              "tool-call-id",
+              StreamRule.STREAM_RULE_TOOL_CALL_ID,
               "tool call %d started with id \"%s\" but ends with \"%s\""
                   .formatted(unsigned(at), startedAs, call.getId()));
         }
@@ -217,7 +202,7 @@ public final class Accumulator {
   private void open(Rule rule, int contentIndex, Block block) {
     if (unsigned(contentIndex) != blocks.size()) {
       throw rule.broken(
-          "next-index",
+          StreamRule.STREAM_RULE_NEXT_INDEX,
           "content_index %d must open the next block, %d"
               .formatted(unsigned(contentIndex), blocks.size()));
     }
@@ -238,7 +223,7 @@ public final class Accumulator {
     long total = receivedBytes + size;
     if (total > maxMessageBytes) {
       throw rule.broken(
-          "size-limit",
+          StreamRule.STREAM_RULE_SIZE_LIMIT,
           "the block events add up to %d bytes, more than the limit of %d"
               .formatted(total, maxMessageBytes));
     }
@@ -263,16 +248,17 @@ public final class Accumulator {
     long at = unsigned(contentIndex);
     if (at >= blocks.size()) {
       throw rule.broken(
-          "block-exists",
+          StreamRule.STREAM_RULE_BLOCK_EXISTS,
           "content_index %d refers to no block (the message has %d)".formatted(at, blocks.size()));
     }
     Block block = blocks.get((int) at);
     if (block.kind() != kind) {
       throw rule.broken(
-          "block-kind", "block %d is not a %s block".formatted(at, BLOCK_NAMES.get(kind)));
+          StreamRule.STREAM_RULE_BLOCK_KIND,
+          "block %d is not a %s block".formatted(at, BLOCK_NAMES.get(kind)));
     }
     if (!block.isOpen()) {
-      throw rule.broken("block-open", "block " + at + " has already ended");
+      throw rule.broken(StreamRule.STREAM_RULE_BLOCK_OPEN, "block " + at + " has already ended");
     }
     return block;
   }
@@ -305,7 +291,7 @@ public final class Accumulator {
     List<Violation> broken = Validation.violations(terminal);
     if (!broken.isEmpty()) {
       String detail = broken.stream().map(Violation::toString).collect(Collectors.joining("; "));
-      throw rule.broken("terminal-valid", detail, broken);
+      throw rule.broken(StreamRule.STREAM_RULE_TERMINAL_VALID, detail, broken);
     }
     AssistantMessage message = Events.terminalMessage(terminal);
     if (started) {
@@ -316,7 +302,7 @@ public final class Accumulator {
               .toList();
       if (!streamed.equals(result)) {
         throw rule.broken(
-            "terminal-agrees",
+            StreamRule.STREAM_RULE_TERMINAL_AGREES,
             "the message has blocks %s, the stream built %s".formatted(result, streamed));
       }
     }
@@ -371,11 +357,11 @@ public final class Accumulator {
 
   /** Builds the errors of one event, each naming the event's kind and the rule. */
   private record Rule(int index, String kind) {
-    StreamProtocolException broken(String rule, String detail) {
+    StreamProtocolException broken(StreamRule rule, String detail) {
       return broken(rule, detail, List.of());
     }
 
-    StreamProtocolException broken(String rule, String detail, List<Violation> violations) {
+    StreamProtocolException broken(StreamRule rule, String detail, List<Violation> violations) {
       return new StreamProtocolException(index, rule, kind + ": " + detail, violations);
     }
   }

@@ -4,6 +4,7 @@ import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ErrorEvent;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.StreamRule;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -127,7 +128,9 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
       }
       StreamProtocolException missing =
           new StreamProtocolException(
-              pushed.count(), "terminal-missing", "the events ended without a terminal event");
+              pushed.count(),
+              StreamRule.STREAM_RULE_TERMINAL_MISSING,
+              "the events ended without a terminal event");
       fail(
           StopReason.STOP_REASON_ERROR,
           "stream ended without a terminal event",

@@ -30,11 +30,21 @@ public final class Events {
   private Events() {}
 
   /** The event's kind, pi's event type name (e.g. "text_delta"); "" when no kind is set. */
-  public static String kindOf(ModelEvent event) {
+  public static String eventKind(ModelEvent event) {
     if (event.getEventCase() == ModelEvent.EventCase.EVENT_NOT_SET) {
       return "";
     }
     return ModelEvent.getDescriptor().findFieldByNumber(event.getEventCase().getNumber()).getName();
+  }
+
+  /**
+   * The event's kind, pi's event type name.
+   *
+   * @deprecated renamed {@link #eventKind}, the name every runtime gives it
+   */
+  @Deprecated
+  public static String kindOf(ModelEvent event) {
+    return eventKind(event);
   }
 
   /** Whether an event ends its stream: {@code done} or {@code error}. */

@@ -1,5 +1,6 @@
 package io.github.piproto;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.github.piproto.ai.v1.AgentContext;
 import io.github.piproto.ai.v1.GetModelRequest;
@@ -10,6 +11,7 @@ import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.ModelServiceGrpc;
 import io.github.piproto.ai.v1.StopReason;
 import io.github.piproto.ai.v1.StreamRequest;
+import io.github.piproto.ai.v1.StreamRule;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -18,15 +20,10 @@ import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -53,7 +50,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #withBatched withBatched(false)} calls {@code Stream} alone. The events of a batch are
  * delivered one at a time, exactly as if each had come in a message of its own: each has its own
  * partial, every event index counts events, and an undecodable event fails at its own index after
- * the events in front of it.
+ * the events in front of it ({@link Batched}: a batch that does not parse fails as a whole).
  *
  * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
  * whose block events add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB)
@@ -80,20 +77,6 @@ public final class ModelClient implements AutoCloseable {
 
   /** The {@code error_message} of a stream ended by {@link #close()}. */
   public static final String CLIENT_CLOSED = "the client was closed";
-
-  /**
-   * The generated Stream method, receiving each event as bytes: the client decodes them itself, so
-   * an undecodable event is reported with its index.
-   */
-  private static final MethodDescriptor<StreamRequest, byte[]> STREAM =
-      ModelServiceGrpc.getStreamMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
-
-  /**
-   * The generated StreamBatched method, receiving each StreamBatchedResponse as bytes: the client
-   * splits them into events itself, so that the events in front of a malformed one are kept.
-   */
-  private static final MethodDescriptor<StreamRequest, byte[]> STREAM_BATCHED =
-      ModelServiceGrpc.getStreamBatchedMethod().toBuilder(new SortedMaps(), new RawBytes()).build();
 
   private final ManagedChannel channel;
   private final OpenStreams open; // shared by the clients on this channel
@@ -346,9 +329,9 @@ public final class ModelClient implements AutoCloseable {
     Context.CancellableContext call = Context.current().withCancellation();
     Context outer = call.attach();
     try {
-      Iterator<byte[]> messages =
+      Iterator<Batched> messages =
           ClientCalls.blockingServerStreamingCall(
-              target, batched ? STREAM_BATCHED : STREAM, options, request);
+              target, batched ? Batched.STREAM_BATCHED : Batched.STREAM, options, request);
       int received = 0; // events, not messages: every index counts events
       while (true) {
         boolean more;
@@ -360,7 +343,8 @@ public final class ModelClient implements AutoCloseable {
               && error.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
             // A server without StreamBatched: the same request goes to Stream.
             batched = false;
-            messages = ClientCalls.blockingServerStreamingCall(target, STREAM, options, request);
+            messages =
+                ClientCalls.blockingServerStreamingCall(target, Batched.STREAM, options, request);
             continue;
           }
           throw error;
@@ -368,23 +352,16 @@ public final class ModelClient implements AutoCloseable {
         if (!more) {
           break;
         }
-        byte[] data = messages.next();
-        if (!batched) {
-          if (!deliver(events, data, 0, data.length, received++)) {
+        Batched message = messages.next();
+        for (ByteString event : message.events()) {
+          if (!deliver(events, event, received++)) {
             return;
           }
-          continue;
         }
-        BatchReader batch = new BatchReader(data);
-        try {
-          while (batch.next()) {
-            if (!deliver(events, data, batch.start(), batch.length(), received++)) {
-              return;
-            }
-          }
-        } catch (MalformedBatchException malformed) {
-          String detail = "cannot decode the batch: " + malformed.getMessage();
-          events.fail(new StreamProtocolException(received, "event-decode", detail));
+        if (message.malformed() != null) {
+          String detail = "cannot decode the batch: " + message.malformed();
+          events.fail(
+              new StreamProtocolException(received, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
           return;
         }
       }
@@ -404,21 +381,20 @@ public final class ModelClient implements AutoCloseable {
   }
 
   /**
-   * Decode the event in {@code length} bytes of {@code data} from {@code offset}, the {@code
-   * index}th of the stream, and send it; false once the stream has ended, by this event's failure
-   * to decode or by a terminal event (anything after it is ignored: the call is then cancelled).
+   * Decode {@code data}, the {@code index}th event of the stream, and send it; false once the
+   * stream has ended, by this event's failure to decode or by a terminal event (anything after it
+   * is ignored: the call is then cancelled).
    */
-  private static boolean deliver(
-      AssistantMessageEventStream events, byte[] data, int offset, int length, int index)
+  private static boolean deliver(AssistantMessageEventStream events, ByteString data, int index)
       throws InterruptedException {
     ModelEvent event;
     try {
-      event = ModelEvent.parser().parseFrom(data, offset, length);
+      event = ModelEvent.parseFrom(data);
     } catch (InvalidProtocolBufferException | RuntimeException error) {
       // Untrusted bytes: whatever goes wrong reading them is this one rule.
       String detail =
-          "cannot decode a ModelEvent from %d bytes: %s".formatted(length, error.getMessage());
-      events.fail(new StreamProtocolException(index, "event-decode", detail));
+          "cannot decode a ModelEvent from %d bytes: %s".formatted(data.size(), error.getMessage());
+      events.fail(new StreamProtocolException(index, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
       return false;
     }
     events.send(event); // waits while the consumers are behind
@@ -450,147 +426,6 @@ public final class ModelClient implements AutoCloseable {
       List<AssistantMessageEventStream> still = new ArrayList<>(running);
       running.clear();
       return still;
-    }
-  }
-
-  /** Why the bytes of a StreamBatchedResponse cannot be read on from some field. */
-  private static final class MalformedBatchException extends Exception {
-    MalformedBatchException(String message) {
-      super(message, null, false, false);
-    }
-  }
-
-  /**
-   * The events of one StreamBatchedResponse, read from its bytes by hand at the outer level, one
-   * field at a time: the bytes of each event (field 1, length-delimited) in order, other fields
-   * skipped by their wire type. A generated parser would reject the whole batch for one malformed
-   * event; this gives the events in front of it, and the malformed one is then the one that fails
-   * to decode, at its own index. A field cut short is reported when it is reached.
-   */
-  private static final class BatchReader {
-    private final byte[] data;
-    private int position;
-    private int start;
-    private int length;
-
-    BatchReader(byte[] data) {
-      this.data = data;
-    }
-
-    /** Where the current event's bytes start in the batch. */
-    int start() {
-      return start;
-    }
-
-    /** How many bytes the current event has. */
-    int length() {
-      return length;
-    }
-
-    /**
-     * Move to the next event; false at the end of the batch.
-     *
-     * @throws MalformedBatchException at a field that is cut short or of a wire type the message
-     *     cannot hold; the events before it have been given
-     */
-    boolean next() throws MalformedBatchException {
-      while (position < data.length) {
-        long key = varint();
-        long field = key >>> 3;
-        int wireType = (int) (key & 7);
-        if (field == 0 || (field == 1 && wireType != 2)) {
-          throw new MalformedBatchException(
-              "field %d with wire type %d is not one a StreamBatchedResponse holds"
-                  .formatted(field, wireType));
-        }
-        int left = data.length - position;
-        switch (wireType) {
-          case 0 -> varint();
-          case 2 -> {
-            long size = varint();
-            left = data.length - position;
-            if (Long.compareUnsigned(size, left) > 0) {
-              throw new MalformedBatchException(
-                  "a field of %s bytes runs past the end of the %d-byte message"
-                      .formatted(Long.toUnsignedString(size), data.length));
-            }
-            int begin = position;
-            position += (int) size;
-            if (field == 1) {
-              start = begin;
-              length = (int) size;
-              return true;
-            }
-          }
-          case 1, 5 -> {
-            int width = wireType == 1 ? 8 : 4;
-            if (left < width) {
-              throw cutShort(field, wireType);
-            }
-            position += width;
-          }
-          default -> throw cutShort(field, wireType);
-        }
-      }
-      return false;
-    }
-
-    private static MalformedBatchException cutShort(long field, int wireType) {
-      return new MalformedBatchException(
-          "field %d (wire type %d) is cut short or not one this message holds"
-              .formatted(field, wireType));
-    }
-
-    /** A varint of at most 10 bytes. */
-    private long varint() throws MalformedBatchException {
-      long value = 0;
-      int at = position;
-      for (int shift = 0; shift <= 63; shift += 7) {
-        if (position >= data.length) {
-          break;
-        }
-        byte next = data[position++];
-        value |= (long) (next & 0x7F) << shift;
-        if (next >= 0) {
-          return value;
-        }
-      }
-      throw new MalformedBatchException(
-          "a varint at byte %d is cut short or too long".formatted(at));
-    }
-  }
-
-  /** Requests encoded with their map entries in key order, as the schema asks. */
-  private static final class SortedMaps implements MethodDescriptor.Marshaller<StreamRequest> {
-    @Override
-    public InputStream stream(StreamRequest value) {
-      return new ByteArrayInputStream(Wire.toBytes(value));
-    }
-
-    @Override
-    public StreamRequest parse(InputStream stream) {
-      try {
-        return StreamRequest.parseFrom(stream);
-      } catch (IOException error) {
-        throw new UncheckedIOException(error);
-      }
-    }
-  }
-
-  /** Messages as the bytes they travel in. */
-  private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException error) {
-        throw new UncheckedIOException(error);
-      }
     }
   }
 }

@@ -110,10 +110,20 @@ public final class PartialJson {
   private boolean broken; // the text is no prefix of one JSON object
 
   /** The completion of {@code text}, read at once. */
-  public static String complete(String text) {
+  public static String completeJson(String text) {
     PartialJson completion = new PartialJson();
     completion.append(text);
     return completion.completed();
+  }
+
+  /**
+   * The completion of {@code text}, read at once.
+   *
+   * @deprecated renamed {@link #completeJson}, the name every runtime gives it
+   */
+  @Deprecated
+  public static String complete(String text) {
+    return completeJson(text);
   }
 
   /** Read {@code delta}, the next piece of the text. */

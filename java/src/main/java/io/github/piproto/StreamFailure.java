@@ -5,8 +5,9 @@ import java.util.Optional;
 /**
  * Why a receiver ended a stream itself, with an {@code error} event of its own making: either a
  * gRPC status ended the call ({@link #statusCode()}, e.g. {@code UNAVAILABLE}), or an event broke a
- * stream rule ({@link #rule()}: the event's index, the rule's id and, for {@code terminal-valid},
- * the violations). A stream whose terminal event came from the sender or from a cancel has none.
+ * stream rule ({@link #rule()}: the event's index, the rule and its text id and, for {@code
+ * terminal-valid}, the violations). A stream whose terminal event came from the sender or from a
+ * cancel has none.
  */
 public final class StreamFailure {
   private final String statusCode;

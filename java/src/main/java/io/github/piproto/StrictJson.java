@@ -1,184 +1,25 @@
 package io.github.piproto;
 
-import com.google.gson.Strictness;
-import com.google.gson.stream.JsonReader;
-import com.google.gson.stream.JsonToken;
-import java.io.IOException;
-import java.io.StringReader;
 import java.util.Optional;
 
 /**
- * Reads JSON text as RFC 8259 defines it and JavaScript's {@code JSON.parse} reads it, and says
- * what, if anything, breaks the JSON text rules of the schema (see {@code pi.ai.v1.JsonText}).
+ * The strict reader of the JSON text rules.
  *
- * <p>Gson's JsonReader in strict mode does the reading: it refuses NaN and Infinity, comments,
- * single quotes, trailing commas, leading zeros, raw control characters in strings and a second
- * value, and it allows duplicate keys and escaped lone surrogates, as {@code JSON.parse} does. What
- * it would let through is checked here: a leading byte order mark (which it skips), numbers beyond
- * the range of a double, and nesting deeper than {@link #MAX_DEPTH}. The reader keeps its own
- * stack, so a text nested 100,000 deep costs memory, not the thread's stack. The reader cannot read
- * a number longer than its buffer (1,024 characters), so {@link LongNumbers} reads those first.
+ * @deprecated merged into {@link JsonText}: use {@link JsonText#problem}
  */
+@Deprecated
 public final class StrictJson {
-  /** Objects and arrays nest at most this deep. */
-  public static final int MAX_DEPTH = 64;
+  /** Objects and arrays nest at most this deep: {@link JsonText#MAX_DEPTH}. */
+  public static final int MAX_DEPTH = JsonText.MAX_DEPTH;
 
   /** One broken JSON text rule: its id and what is wrong. */
   public record Problem(String ruleId, String detail) {}
 
   private StrictJson() {}
 
-  /**
-   * What breaks the rules in {@code text}, checked in this order: {@code json.syntax} (not JSON),
-   * {@code json.depth} (nested too deep), {@code json.number} (a number a double cannot hold) and,
-   * when {@code objectRequired}, {@code json.object} (not an object); empty when nothing does.
-   */
+  /** What breaks the rules in {@code text}: {@link JsonText#problem}. */
   public static Optional<Problem> problem(String text, boolean objectRequired) {
-    if (text.startsWith("\ufeff")) {
-      return Optional.of(
-          new Problem("json.syntax", "not valid JSON: starts with a byte order mark"));
-    }
-    LongNumbers longNumbers = LongNumbers.of(text);
-    JsonReader reader = new JsonReader(new StringReader(longNumbers.text()));
-    reader.setStrictness(Strictness.STRICT);
-    reader.setNestingLimit(Integer.MAX_VALUE); // the depth is checked below, after the syntax
-    int depth = 0;
-    int deepest = 0;
-    String hugeNumber = longNumbers.huge();
-    JsonToken first;
-    try {
-      first = reader.peek();
-      do {
-        switch (reader.peek()) {
-          case BEGIN_ARRAY -> {
-            reader.beginArray();
-            deepest = Math.max(deepest, ++depth);
-          }
-          case BEGIN_OBJECT -> {
-            reader.beginObject();
-            deepest = Math.max(deepest, ++depth);
-          }
-          case END_ARRAY -> {
-            reader.endArray();
-            depth -= 1;
-          }
-          case END_OBJECT -> {
-            reader.endObject();
-            depth -= 1;
-          }
-          case NAME -> reader.nextName();
-          case STRING -> reader.nextString();
-          case NUMBER -> {
-            String number = reader.nextString();
-            if (hugeNumber == null && Double.isInfinite(Double.parseDouble(number))) {
-              hugeNumber = number;
-            }
-          }
-          case BOOLEAN -> reader.nextBoolean();
-          case NULL -> reader.nextNull();
-          case END_DOCUMENT -> throw new IllegalStateException("read past the end");
-        }
-      } while (reader.peek() != JsonToken.END_DOCUMENT);
-    } catch (IOException | NumberFormatException error) {
-      return Optional.of(new Problem("json.syntax", "not valid JSON: " + reason(error)));
-    }
-    if (deepest > MAX_DEPTH) {
-      return Optional.of(
-          new Problem("json.depth", "nested " + deepest + " deep, deeper than " + MAX_DEPTH));
-    }
-    if (hugeNumber != null) {
-      return Optional.of(
-          new Problem(
-              "json.number", "holds " + abridged(hugeNumber) + ", beyond the range of a double"));
-    }
-    if (objectRequired && first != JsonToken.BEGIN_OBJECT) {
-      return Optional.of(
-          new Problem("json.object", "must hold a JSON object, got " + typeName(first)));
-    }
-    return Optional.empty();
-  }
-
-  /** The reader's explanation, without its advice on leniency or its link. */
-  private static String reason(Exception error) {
-    String message = String.valueOf(error.getMessage()).lines().findFirst().orElse("");
-    return message.replace(
-        "Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON", "malformed");
-  }
-
-  private static String abridged(String number) {
-    return number.length() <= 24
-        ? number
-        : number.substring(0, 20) + "... (" + number.length() + " characters)";
-  }
-
-  private static String typeName(JsonToken token) {
-    return switch (token) {
-      case BEGIN_ARRAY -> "an array";
-      case STRING -> "a string";
-      case NUMBER -> "a number";
-      case BOOLEAN -> "a boolean";
-      case NULL -> "null";
-      default -> "an object";
-    };
-  }
-
-  /**
-   * The text with every long number outside strings replaced by 0, and the first of them that a
-   * double cannot hold. Only a whole JSON number is replaced, so the text stays JSON exactly when
-   * it was JSON.
-   */
-  private record LongNumbers(String text, String huge) {
-    /** Shorter runs are left to the reader, whose buffer holds them whole. */
-    private static final int LONG = 256;
-
-    private static final java.util.regex.Pattern NUMBER =
-        java.util.regex.Pattern.compile("-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
-
-    static LongNumbers of(String text) {
-      StringBuilder replaced = null;
-      String huge = null;
-      int copied = 0;
-      boolean inString = false;
-      for (int at = 0; at < text.length(); at++) {
-        char unit = text.charAt(at);
-        if (inString) {
-          if (unit == '\\') {
-            at += 1;
-          } else if (unit == '"') {
-            inString = false;
-          }
-        } else if (unit == '"') {
-          inString = true;
-        } else if (isNumberPart(unit)) {
-          int end = at;
-          while (end < text.length() && isNumberPart(text.charAt(end))) {
-            end += 1;
-          }
-          String run = text.substring(at, end);
-          if (run.length() >= LONG && NUMBER.matcher(run).matches()) {
-            if (huge == null && Double.isInfinite(Double.parseDouble(run))) {
-              huge = run;
-            }
-            replaced = replaced == null ? new StringBuilder(text.length()) : replaced;
-            replaced.append(text, copied, at).append('0');
-            copied = end;
-          }
-          at = end - 1;
-        }
-      }
-      if (replaced == null) {
-        return new LongNumbers(text, null);
-      }
-      return new LongNumbers(replaced.append(text, copied, text.length()).toString(), huge);
-    }
-
-    private static boolean isNumberPart(char unit) {
-      return (unit >= '0' && unit <= '9')
-          || unit == '-'
-          || unit == '+'
-          || unit == '.'
-          || unit == 'e'
-          || unit == 'E';
-    }
+    return JsonText.problem(text, objectRequired)
+        .map(found -> new Problem(found.ruleId(), found.detail()));
   }
 }

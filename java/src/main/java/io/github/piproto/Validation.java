@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 
 /**
  * The rules of a message: the schema's protovalidate ({@code buf.validate}) rules, enforced by
- * protovalidate-java, then, once those all hold, the JSON text rules of {@link JsonTextRules}.
+ * protovalidate-java, then, once those all hold, the JSON text rules of {@link JsonText}.
  *
  * <p>Every broken rule is reported, never only the first: a {@link Violation} with the offending
  * field's path, the rule's id and a detail, e.g. {@code
@@ -32,7 +32,7 @@ public final class Validation {
       throw new IllegalStateException("cannot evaluate the schema's rules: " + error, error);
     }
     if (result.isSuccess()) {
-      return JsonTextRules.violations(message);
+      return JsonText.violations(message);
     }
     return result.getViolations().stream().map(found -> of(found.toProto())).toList();
   }

@@ -29,6 +29,7 @@ import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.DoneEvent;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.StreamRule;
 import io.github.piproto.ai.v1.TextContent;
 import io.github.piproto.ai.v1.TextEndEvent;
 import io.github.piproto.ai.v1.TextStartEvent;
@@ -78,6 +79,40 @@ class AccumulatorTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
+  void aBrokenRuleIsAStreamRuleWithItsTextId() {
+    Accumulator accumulator = new Accumulator();
+    accumulator.apply(start());
+    accumulator.apply(textStart(0));
+    accumulator.apply(textEnd(0));
+    StreamProtocolException error =
+        assertThrows(StreamProtocolException.class, () -> accumulator.apply(textDelta(0, "x")));
+    assertEquals(StreamRule.STREAM_RULE_BLOCK_OPEN, error.rule());
+    assertEquals("block-open", error.ruleId());
+    assertTrue(error.getMessage().startsWith("event 3 breaks rule 'block-open': "));
+    assertEquals(
+        "tool-call-id", StreamProtocolException.ruleId(StreamRule.STREAM_RULE_TOOL_CALL_ID));
+    assertEquals(
+        "terminal-missing",
+        StreamProtocolException.ruleId(StreamRule.STREAM_RULE_TERMINAL_MISSING));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> StreamProtocolException.ruleId(StreamRule.UNRECOGNIZED));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  @SuppressWarnings("deprecation")
+  void theOldNamesStillAnswer() {
+    StreamProtocolException named = new StreamProtocolException(2, "size-limit", "too big");
+    assertEquals(StreamRule.STREAM_RULE_SIZE_LIMIT, named.rule());
+    assertEquals("event 2 breaks rule 'size-limit': too big", named.getMessage());
+    assertThrows(
+        IllegalArgumentException.class, () -> new StreamProtocolException(0, "no-such-rule", "x"));
+    assertEquals("text_delta", Events.kindOf(textDelta(0, "x")));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
   void blockRules() {
     assertEquals("1 next-index", firstBroken(start(), textStart(1)));
     assertEquals("1 block-exists", firstBroken(start(), textDelta(4, "x")));
@@ -117,7 +152,7 @@ class AccumulatorTest {
                   done(STOP, assistantMessage(TOOL_USE, toolCall("call_1", "read", "[1]"))));
             });
     assertEquals(3, error.eventIndex());
-    assertEquals("terminal-valid", error.ruleId());
+    assertEquals(StreamRule.STREAM_RULE_TERMINAL_VALID, error.rule());
     // protovalidate reports every violation; the JSON text rules wait until those all hold.
     assertEquals(
         List.of("done done.reason_matches_message"),

@@ -6,6 +6,7 @@ import static io.github.piproto.Fixtures.done;
 import static io.github.piproto.Fixtures.start;
 import static io.github.piproto.Fixtures.text;
 import static io.github.piproto.Fixtures.textDelta;
+import static io.github.piproto.Fixtures.textEnd;
 import static io.github.piproto.Fixtures.textStart;
 import static io.github.piproto.Fixtures.toolCall;
 import static io.github.piproto.Fixtures.userContext;
@@ -15,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.StreamBatchedView;
 import io.github.piproto.ai.v1.StreamRequest;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -43,7 +45,7 @@ class BatchedClientTest {
   private static List<String> drain(AssistantMessageEventStream events) {
     List<String> kinds = new ArrayList<>();
     for (ModelEvent event : events) {
-      kinds.add(Events.kindOf(event));
+      kinds.add(Events.eventKind(event));
     }
     return kinds;
   }
@@ -56,15 +58,11 @@ class BatchedClientTest {
 
   /** The bytes of a StreamBatchedResponse of these events. */
   private static byte[] batchOf(ModelEvent... events) {
-    ByteArrayOutputStream batch = new ByteArrayOutputStream();
+    StreamBatchedView.Builder batch = StreamBatchedView.newBuilder();
     for (ModelEvent event : events) {
-      batch.write(0x0A);
-      byte[] data = event.toByteArray();
-      assertTrue(data.length < 0x80, "a one-byte length");
-      batch.write(data.length);
-      batch.writeBytes(data);
+      batch.addEvents(event.toByteString());
     }
-    return batch.toByteArray();
+    return batch.build().toByteArray();
   }
 
   private static byte[] concat(byte[]... parts) {
@@ -132,79 +130,82 @@ class BatchedClientTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void aBatchCutShortFailsAtTheIndexOfTheNextEvent() throws Exception {
+  void aBatchCutShortFailsAsAWholeAtTheIndexOfItsFirstEvent() throws Exception {
     try (FakeModelServer server =
             FakeModelServer.start(
                 (request, headers, call) -> {
+                  call.sendBatch(start());
                   // Two events, then field 1 saying 16 bytes follow where 1 does.
                   call.sendMessage(
-                      concat(batchOf(start(), textStart(0)), new byte[] {0x0A, 0x10, 0x01}));
+                      concat(
+                          batchOf(textStart(0), textDelta(0, "lost")),
+                          new byte[] {0x0A, 0x10, 0x01}));
                   call.finish();
                 });
         ModelClient client = new ModelClient(server.target())) {
       AssistantMessageEventStream events = client.stream(userContext("hi"));
-      assertEquals(List.of("start", "text_start", "error"), drain(events));
-      assertEquals("2 event-decode", brokenRule(events));
-      String detail = "cannot decode the batch: a field of 16 bytes runs past the end of the";
-      String message = events.result().get().getErrorMessage();
-      assertTrue(message.contains(detail), message);
+      assertEquals(List.of("start", "error"), drain(events));
+      assertEquals("1 event-decode", brokenRule(events)); // none of the batch's events is applied
+      AssistantMessage message = events.result().get();
+      assertEquals(0, message.getContentCount());
+      assertTrue(
+          message.getErrorMessage().contains("cannot decode the batch: "),
+          message.getErrorMessage());
     }
   }
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void otherFieldsOfABatchAreSkippedAndAGroupOrAFieldThatNoBatchHoldsIsMalformed()
-      throws Exception {
-    AssistantMessage message = assistantMessage(StopReason.STOP_REASON_STOP);
+  void otherFieldsOfABatchAreSkippedAndAFieldThatDoesNotParseFailsTheBatch() throws Exception {
+    AssistantMessage textMessage = assistantMessage(StopReason.STOP_REASON_STOP, text(""));
     byte[] others =
         concat(
             new byte[] {0x10, (byte) 0x96, 0x01}, // field 2, varint 150
             new byte[] {0x1D, 1, 2, 3, 4}, // field 3, fixed32
             new byte[] {0x21, 1, 2, 3, 4, 5, 6, 7, 8}, // field 4, fixed64
-            new byte[] {0x2A, 0x02, 0x0A, 0x00}); // field 5, length-delimited
+            new byte[] {0x2A, 0x02, 0x0A, 0x00}, // field 5, length-delimited
+            new byte[] {0x33, 0x08, 0x01, 0x34}); // field 6, a group holding a varint
     try (FakeModelServer server =
             FakeModelServer.start(
                 (request, headers, call) -> {
-                  if (request.getModel().equals("group")) {
-                    call.sendMessage(concat(batchOf(start()), new byte[] {0x13})); // field 2, group
-                  } else if (request.getModel().equals("field0")) {
-                    call.sendMessage(concat(batchOf(start()), new byte[] {0x02, 0x00})); // field 0
-                  } else if (request.getModel().equals("varint1")) {
-                    call.sendMessage(
-                        concat(batchOf(start()), new byte[] {0x08, 0x01})); // events as a varint
-                  } else {
-                    call.sendMessage(
-                        concat(
-                            others,
-                            batchOf(start()),
-                            others,
-                            batchOf(done(StopReason.STOP_REASON_STOP, message))));
+                  call.sendBatch(start());
+                  switch (request.getModel()) {
+                    case "group" ->
+                        call.sendMessage(concat(batchOf(textStart(0)), new byte[] {0x13}));
+                    case "field0" ->
+                        call.sendMessage(concat(batchOf(textStart(0)), new byte[] {0x02, 0x00}));
+                    case "varint1" -> // protobuf-java keeps it as an unknown field
+                        call.sendMessage(concat(batchOf(textStart(0)), new byte[] {0x08, 0x01}));
+                    default ->
+                        call.sendMessage(
+                            concat(
+                                others,
+                                batchOf(textStart(0)),
+                                others,
+                                batchOf(
+                                    textEnd(0), done(StopReason.STOP_REASON_STOP, textMessage))));
                   }
                   call.finish();
                 });
         ModelClient client = new ModelClient(server.target())) {
       AssistantMessageEventStream events = client.stream(userContext("hi"));
-      assertEquals(List.of("start", "done"), drain(events));
-      assertEquals(message, events.result().get());
+      assertEquals(List.of("start", "text_start", "text_end", "done"), drain(events));
+      assertEquals(textMessage, events.result().get());
 
-      StreamRequest group =
-          StreamRequest.newBuilder().setModel("group").setContext(userContext("hi")).build();
-      AssistantMessageEventStream grouped = client.stream(group);
-      assertEquals(List.of("start", "error"), drain(grouped));
-      assertEquals("1 event-decode", brokenRule(grouped));
-      assertTrue(
-          grouped
-              .result()
-              .get()
-              .getErrorMessage()
-              .endsWith("field 2 (wire type 3) is cut short or not one this message holds"));
-      for (String model : List.of("field0", "varint1")) {
+      for (String model : List.of("group", "field0")) { // a group never ended; field number 0
         AssistantMessageEventStream bad =
             client.stream(
                 StreamRequest.newBuilder().setModel(model).setContext(userContext("hi")).build());
         assertEquals(List.of("start", "error"), drain(bad), model);
         assertEquals("1 event-decode", brokenRule(bad), model);
+        String why = bad.result().get().getErrorMessage();
+        assertTrue(why.contains("cannot decode the batch: "), why);
       }
+      AssistantMessageEventStream unknown =
+          client.stream(
+              StreamRequest.newBuilder().setModel("varint1").setContext(userContext("hi")).build());
+      assertEquals(List.of("start", "text_start", "error"), drain(unknown));
+      assertEquals("2 terminal-missing", brokenRule(unknown));
     }
   }
 
@@ -259,7 +260,7 @@ class BatchedClientTest {
       StreamRequest request = StreamRequest.newBuilder().setContext(userContext("hi")).build();
       AssistantMessageEventStream events = client.stream(request, Duration.ofSeconds(60), headers);
       List<String> kinds = drain(events);
-      assertEquals(Events.eventsOf(ANSWER, 4).stream().map(Events::kindOf).toList(), kinds);
+      assertEquals(Events.eventsOf(ANSWER, 4).stream().map(Events::eventKind).toList(), kinds);
       assertEquals(ANSWER, events.result().get());
       assertTrue(events.failure().isEmpty());
       assertEquals(List.of("Stream"), server.methods()); // StreamBatched was answered UNIMPLEMENTED

@@ -126,7 +126,7 @@ class ClientTest {
   }
 
   private static List<String> kinds(List<ModelEvent> events) {
-    return events.stream().map(Events::kindOf).toList();
+    return events.stream().map(Events::eventKind).toList();
   }
 
   private static ToolCall toolCallOf(AssistantMessage message, int index) {
@@ -169,7 +169,7 @@ class ClientTest {
     try (ModelClient client = new ModelClient(target)) { // plaintext HTTP/2 to host:port
       AssistantMessageEventStream events = client.stream(context);
       for (ModelEvent event : events) { // never throws: failures arrive as an "error" event
-        kinds.add(Events.kindOf(event)); // "start", "text_start", "text_delta", ..., "done"
+        kinds.add(Events.eventKind(event)); // "start", "text_start", "text_delta", ..., "done"
       }
       message = events.result().get(); // the AssistantMessage the terminal event carries
     }
@@ -265,7 +265,7 @@ class ClientTest {
         ModelClient paced = new ModelClient(server.target())) {
       AssistantMessageEventStream events = paced.stream(userContext("hi"));
       Iterator<ModelEvent> iterator = events.iterator();
-      assertEquals("start", Events.kindOf(iterator.next()));
+      assertEquals("start", Events.eventKind(iterator.next()));
       events.cancel();
       List<ModelEvent> rest = new ArrayList<>();
       iterator.forEachRemaining(rest::add);
@@ -288,7 +288,7 @@ class ClientTest {
       AssistantMessageEventStream events = paced.stream(userContext("hi"));
       CompletableFuture<AssistantMessage> waiting = events.result();
       Iterator<ModelEvent> iterator = events.iterator();
-      assertEquals("start", Events.kindOf(iterator.next()));
+      assertEquals("start", Events.eventKind(iterator.next()));
       Thread canceller =
           new Thread(
               () -> {
@@ -318,7 +318,7 @@ class ClientTest {
       StreamRequest request = StreamRequest.newBuilder().setContext(userContext("hi")).build();
       AssistantMessageEventStream events = paced.stream(request, Duration.ofMillis(100));
       List<ModelEvent> seen = drain(events);
-      assertEquals("error", Events.kindOf(seen.get(seen.size() - 1)));
+      assertEquals("error", Events.eventKind(seen.get(seen.size() - 1)));
       AssistantMessage message = events.result().get();
       assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
       assertFalse(message.getErrorMessage().isEmpty());
@@ -364,7 +364,7 @@ class ClientTest {
       AssistantMessageEventStream waited = client.stream(userContext("hi"));
       AssistantMessageEventStream unread = sibling.stream(userContext("hi"));
       Iterator<ModelEvent> iterator = waited.iterator();
-      assertEquals("start", Events.kindOf(iterator.next()));
+      assertEquals("start", Events.eventKind(iterator.next()));
       Thread closer =
           new Thread(
               () -> {
@@ -472,12 +472,12 @@ class ClientTest {
         ModelClient doomed = new ModelClient(server.target())) {
       AssistantMessageEventStream events = doomed.stream(userContext("hi"));
       Iterator<ModelEvent> iterator = events.iterator();
-      assertEquals("start", Events.kindOf(iterator.next()));
+      assertEquals("start", Events.eventKind(iterator.next()));
       server.kill();
       List<ModelEvent> rest = new ArrayList<>();
       iterator.forEachRemaining(rest::add);
 
-      assertEquals("error", Events.kindOf(rest.get(rest.size() - 1)));
+      assertEquals("error", Events.eventKind(rest.get(rest.size() - 1)));
       AssistantMessage message = events.result().get();
       assertEquals(StopReason.STOP_REASON_ERROR, message.getStopReason());
       assertFalse(message.getErrorMessage().isEmpty());

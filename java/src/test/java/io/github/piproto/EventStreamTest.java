@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.StopReason;
+import io.github.piproto.ai.v1.StreamRule;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -61,7 +62,7 @@ class EventStreamTest {
 
     List<ModelEvent> seen = drain(events);
     assertEquals(1, seen.size());
-    assertEquals("error", Events.kindOf(seen.get(0)));
+    assertEquals("error", Events.eventKind(seen.get(0)));
     AssistantMessage result = events.result().get();
     assertSame(message, result);
     assertSame(result, events.partial());
@@ -166,7 +167,7 @@ class EventStreamTest {
   private static AssistantMessage partialAfter(
       Iterator<ModelEvent> iterator, AssistantMessageEventStream events, String kind) {
     ModelEvent event = iterator.next();
-    assertEquals(kind, Events.kindOf(event));
+    assertEquals(kind, Events.eventKind(event));
     assertFalse(event.hasPartial());
     return events.partial();
   }
@@ -220,7 +221,7 @@ class EventStreamTest {
     List<ModelEvent> seen = drain(events);
     assertEquals(
         List.of("start", "text_start", "text_delta", "error"),
-        seen.stream().map(Events::kindOf).toList());
+        seen.stream().map(Events::eventKind).toList());
     AssistantMessage message = events.result().get();
     assertEquals(StopReason.STOP_REASON_ABORTED, message.getStopReason());
     assertEquals(StopReason.STOP_REASON_ABORTED, seen.get(3).getError().getReason());
@@ -248,7 +249,7 @@ class EventStreamTest {
     assertEquals("kept", Messages.textOf(message));
     StreamProtocolException rule = events.failure().orElseThrow().rule().orElseThrow();
     assertEquals(3, rule.eventIndex());
-    assertEquals("terminal-missing", rule.ruleId());
+    assertEquals(StreamRule.STREAM_RULE_TERMINAL_MISSING, rule.rule());
   }
 
   @Test
@@ -260,7 +261,7 @@ class EventStreamTest {
           stream.send(start());
           throw new IllegalStateException("boom");
         });
-    assertEquals(List.of("start", "error"), drain(events).stream().map(Events::kindOf).toList());
+    assertEquals(List.of("start", "error"), drain(events).stream().map(Events::eventKind).toList());
     assertEquals("IllegalStateException: boom", events.result().get().getErrorMessage());
 
     AssistantMessageEventStream misplaced = new AssistantMessageEventStream();
@@ -269,7 +270,8 @@ class EventStreamTest {
           stream.send(start());
           stream.send(textDelta(4, "x"));
         });
-    assertEquals(List.of("start", "error"), drain(misplaced).stream().map(Events::kindOf).toList());
+    assertEquals(
+        List.of("start", "error"), drain(misplaced).stream().map(Events::eventKind).toList());
     StreamProtocolException rule = misplaced.failure().orElseThrow().rule().orElseThrow();
     assertEquals(1, rule.eventIndex());
     assertEquals("block-exists", rule.ruleId());
@@ -294,13 +296,13 @@ class EventStreamTest {
           }
         });
     Iterator<ModelEvent> iterator = events.iterator();
-    assertEquals("start", Events.kindOf(iterator.next()));
+    assertEquals("start", Events.eventKind(iterator.next()));
     events.cancel();
     stopped.await();
 
     List<ModelEvent> rest = new ArrayList<>();
     iterator.forEachRemaining(rest::add);
-    assertEquals("error", Events.kindOf(rest.get(rest.size() - 1)));
+    assertEquals("error", Events.eventKind(rest.get(rest.size() - 1)));
     assertEquals(StopReason.STOP_REASON_ABORTED, events.result().get().getStopReason());
     assertEquals("cancelled", events.result().get().getErrorMessage());
   }
@@ -356,7 +358,7 @@ class EventStreamTest {
     consumer.join();
 
     assertEquals(List.of(), thrown);
-    assertEquals(List.of("start", "error"), seen.stream().map(Events::kindOf).toList());
+    assertEquals(List.of("start", "error"), seen.stream().map(Events::eventKind).toList());
     assertEquals(StopReason.STOP_REASON_ABORTED, seen.get(1).getError().getReason());
     assertEquals(StopReason.STOP_REASON_ABORTED, events.result().get().getStopReason());
     assertTrue(events.failure().isEmpty());
@@ -368,7 +370,7 @@ class EventStreamTest {
     AssistantMessageEventStream events = new AssistantMessageEventStream();
     events.push(start());
     Iterator<ModelEvent> iterator = events.iterator();
-    assertEquals("start", Events.kindOf(iterator.next()));
+    assertEquals("start", Events.eventKind(iterator.next()));
     Thread.currentThread().interrupt();
     assertTrue(iterator.hasNext()); // no exception: the wait ends with the ABORTED event
     assertTrue(Thread.interrupted()); // and the interrupt is kept

@@ -1,10 +1,12 @@
 package io.github.piproto;
 
+import com.google.protobuf.ByteString;
 import io.github.piproto.ai.v1.GetModelResponse;
 import io.github.piproto.ai.v1.ListModelsResponse;
 import io.github.piproto.ai.v1.Model;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.ModelServiceGrpc;
+import io.github.piproto.ai.v1.StreamBatchedView;
 import io.github.piproto.ai.v1.StreamRequest;
 import io.grpc.Contexts;
 import io.grpc.InsecureServerCredentials;
@@ -20,7 +22,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -90,19 +91,11 @@ final class FakeModelServer implements AutoCloseable {
         }
         return;
       }
-      ByteArrayOutputStream batch = new ByteArrayOutputStream();
+      StreamBatchedView.Builder batch = StreamBatchedView.newBuilder();
       for (byte[] event : events) {
-        batch.write(0x0A); // field 1, length-delimited
-        for (int size = event.length; ; size >>>= 7) {
-          if (size < 0x80) {
-            batch.write(size);
-            break;
-          }
-          batch.write(size & 0x7F | 0x80);
-        }
-        batch.writeBytes(event);
+        batch.addEvents(ByteString.copyFrom(event));
       }
-      sendMessage(batch.toByteArray());
+      sendMessage(batch.build().toByteArray());
     }
 
     /** Send these bytes as one message of the call as they are, whatever they hold. */

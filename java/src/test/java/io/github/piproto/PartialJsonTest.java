@@ -20,7 +20,7 @@ class PartialJsonTest {
   private static String completed(String text) {
     PartialJson growing = new PartialJson();
     text.codePoints().forEach(point -> growing.append(Character.toString(point)));
-    String atOnce = PartialJson.complete(text);
+    String atOnce = PartialJson.completeJson(text);
     assertEquals(atOnce, growing.completed(), "read one character at a time: " + text);
     assertEquals(text, growing.text());
     return atOnce;
@@ -42,6 +42,13 @@ class PartialJsonTest {
     assertEquals("{\"a\":[1,{\"b\":[]}]}", completed("{\"a\":[1,{\"b\":["));
     assertEquals("{\"a\":[1]}", completed("{\"a\":[1,"));
     assertEquals("{\"a\":1} ", completed("{\"a\":1} "));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  @SuppressWarnings("deprecation")
+  void theOldNameStillCompletes() {
+    assertEquals("{\"n\":12}", PartialJson.complete("{\"n\":12."));
   }
 
   @Test

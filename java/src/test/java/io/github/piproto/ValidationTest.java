@@ -112,11 +112,27 @@ class ValidationTest {
     assertEquals(Optional.of("json.object"), rule("[1]"));
   }
 
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  @SuppressWarnings("deprecation")
+  void theOldJsonTextClassesStillAnswer() {
+    AgentMessage empty =
+        AgentMessage.newBuilder()
+            .setToolResult(
+                ToolResultMessage.newBuilder().setToolCallId("call_1").setDetailsJson(""))
+            .build();
+    assertEquals(JsonText.violations(empty), JsonTextRules.violations(empty));
+    assertEquals(
+        Optional.of(new StrictJson.Problem("json.object", "must hold a JSON object, got an array")),
+        StrictJson.problem("[1]", true));
+    assertEquals(JsonText.MAX_DEPTH, StrictJson.MAX_DEPTH);
+  }
+
   private static Optional<String> rule(String text) {
     return rule(text, true);
   }
 
   private static Optional<String> rule(String text, boolean objectRequired) {
-    return StrictJson.problem(text, objectRequired).map(StrictJson.Problem::ruleId);
+    return JsonText.problem(text, objectRequired).map(JsonText.Problem::ruleId);
   }
 }
