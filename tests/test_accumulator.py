@@ -81,7 +81,7 @@ def test_rebuilding_any_message_from_its_events_gives_its_content_back() -> None
 
 
 def test_a_broken_rule_is_a_value_with_the_event_index_and_the_rule_id() -> None:
-    # Which rule each sequence breaks is pinned by tests/conformance/stream.json for every runtime.
+    # Which rule each sequence breaks is pinned by tests/conformance/stream.yaml for every runtime.
     accumulator = Accumulator()
     accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1))))
     with pytest.raises(StreamProtocolError) as caught:

@@ -19,10 +19,10 @@ from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto._gen.types.pi.ai import v1 as types
 
-from .conformance import executor, generate, harness, mutate
+from .conformance import corpus, executor, generate, harness, mutate
 from .conformance import reference as conformance
 
-CASES = conformance.load_cases(generate.HERE)
+CASES = corpus.load_cases(generate.HERE)
 CLIENT_CASES = [case for case in CASES if case.WhichOneof("kind") == "client"]
 
 
@@ -100,6 +100,8 @@ def test_the_corpus_covers_every_stream_rule_and_client_failure() -> None:
 
 
 def test_a_corpus_file_that_is_not_a_regular_file_is_refused_without_waiting(tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / "cases.json")  # the reference server would wait on it for ever
-    with pytest.raises(ValueError, match=r"cases\.json: not a pi\.conformance\.v1\.Suite in ProtoJSON: not a regular"):
-        conformance.load_cases(tmp_path)
+    os.mkfifo(tmp_path / "cases.yaml")  # the reference server would wait on it for ever
+    with pytest.raises(
+        ValueError, match=r"cases\.yaml: not a pi\.conformance\.v1\.Suite in YAML ProtoJSON: not a regular"
+    ):
+        corpus.load_cases(tmp_path)

@@ -1,6 +1,6 @@
 """calculate_cost: prompt-size tiers and one-hour cache writes, to the bit as pi computes them.
 
-The corpus's cost cases (tests/conformance/cost.json) pin the same values in every runtime.
+The corpus's cost cases (tests/conformance/cost.yaml) pin the same values in every runtime.
 """
 
 from __future__ import annotations

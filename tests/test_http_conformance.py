@@ -15,11 +15,11 @@ from pi_proto.web import HttpModelClient
 from pi_proto.wire import codec as wire
 
 from . import helpers
-from .conformance import executor, generate, harness
+from .conformance import corpus, executor, generate, harness
 from .conformance import reference as conformance
 from .conformance.reference_http import HttpConformanceServer
 
-CLIENT_CASES = [case for case in conformance.load_cases(generate.HERE) if case.WhichOneof("kind") == "client"]
+CLIENT_CASES = [case for case in corpus.load_cases(generate.HERE) if case.WhichOneof("kind") == "client"]
 WAYS = [("connect", True), ("connect", False), ("grpc-web", True), ("grpc-web", False)]
 
 

@@ -1,6 +1,6 @@
 """The validation API: violations are structured, cover both message forms, and real data passes.
 
-Which rules exist and what each one refuses is pinned by tests/conformance/validate.json, for
+Which rules exist and what each one refuses is pinned by tests/conformance/validate.yaml, for
 every runtime; these tests cover what is Python's own.
 """
 

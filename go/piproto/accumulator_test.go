@@ -1,6 +1,6 @@
 // The accumulator rebuilds the partial message exactly as the seed's event table describes, and
 // refuses events that do not fit the stream with a structured error. Every rule is pinned by the
-// conformance corpus (tests/conformance/stream.json); these tests show the API.
+// conformance corpus (tests/conformance/stream.yaml); these tests show the API.
 
 package piproto_test
 

@@ -1,5 +1,5 @@
 // Validation: the schema's rules through protovalidate, then the JSON text rules. Every rule is
-// pinned by the conformance corpus (tests/conformance/validate.json); these tests show the API.
+// pinned by the conformance corpus (tests/conformance/validate.yaml); these tests show the API.
 
 package piproto_test
 

@@ -6,7 +6,6 @@ corpus are written by hand.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,15 @@ import pi_proto as pp
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto.wire import codec as wire
 
+from . import corpus
 from .wire_cases import CASES, LARGE, Case
 
 HERE = Path(__file__).resolve().parent
-SUITES = {"wire.json": CASES, "wire-large.json": LARGE}
+SUITES = {"wire.yaml": CASES, "wire-large.yaml": LARGE}
+HEADER = """Wire cases, written by `python -m tests.conformance.generate` from wire_cases.py: do not edit.
+Each is one message: its encoding in field-number order (unknown fields after the known ones),
+which a runtime decodes and encodes back to the same bytes; its ProtoJSON, compared as a JSON
+value; and the bytes that ProtoJSON parses back to (json_binary, when not the same)."""
 
 
 def wire_case(case: Case) -> pb.Case:
@@ -40,7 +44,7 @@ def suite_text(cases: list[Case]) -> str:
     suite = json_format.MessageToDict(pb.Suite(cases=[wire_case(case) for case in cases]))
     for case in suite["cases"]:
         case["wire"]["json"] = _sorted(case["wire"]["json"])  # a Struct's keys come in no fixed order
-    return json.dumps(suite, indent=2, ensure_ascii=False) + "\n"
+    return corpus.suite_text(suite, HEADER)
 
 
 def _sorted(value: Any) -> Any:

@@ -35,8 +35,7 @@ from pi_proto._gen.pb2.pi.ai.v1 import message_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto.wire.varint import read_delimited, write_delimited
 
-from . import mutate
-from . import reference as conformance
+from . import corpus, mutate
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -257,14 +256,14 @@ def case_request(case: pb.Case, servers: dict[str, str], protocol: str = "") -> 
     request = pb.CaseRequest(case=case, protocol=protocol)
     if case.WhichOneof("kind") == "client":
         request.server = servers["http" if protocol else "grpc"]
-        request.case.client.request.CopyFrom(conformance.client_request(case.client))
+        request.case.client.request.CopyFrom(corpus.client_request(case.client))
     return request
 
 
 def run_row(row: str, cases: list[pb.Case], servers: dict[str, str], *, mutated: bool = False) -> Report:
     """Run one row (a runtime, and for client cases a protocol) over the cases."""
     runtime, _, protocol = row.partition("/")
-    known = conformance.read_known_failures(KNOWN / f"{runtime}.json")
+    known = corpus.read_known_failures(KNOWN / f"{runtime}.json")
     expected_to_fail = {item.case: item.reason for item in known.failures}
     unsupported = {item.kind: item.reason for item in known.unsupported}
     report = Report(row)
@@ -331,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if row.partition("/")[0] not in RUNTIMES:
             parser.error(f"no runtime {row!r}: the rows are {MATRIX}")
-    cases = conformance.load_cases(args.corpus)
+    cases = corpus.load_cases(args.corpus)
     changed = copy.deepcopy(cases)
     for case in changed:
         mutate.mutate(case)

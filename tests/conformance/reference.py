@@ -1,7 +1,6 @@
-"""The reference server of the conformance corpus over gRPC, and the corpus's files.
+"""The reference server of the conformance corpus over gRPC.
 
-The corpus (this folder) is a set of ProtoJSON files, each a `pi.conformance.v1.Suite`. The
-reference server plays the server side of its client cases, so every client in every language
+The reference server plays the server side of its client cases, so every client in every language
 meets the same misbehaving server; `python -m tests.conformance.server DIR` runs it over gRPC and
 HTTP. A client names the case it runs in the metadata `pi-conformance-case`.
 """
@@ -11,71 +10,25 @@ from __future__ import annotations
 import asyncio
 import base64
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from pathlib import Path
 
 import grpc
-from google.protobuf import json_format
 
-from pi_proto._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
 from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView, StreamRequest
 from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Case,
     ClientCase,
-    KnownFailures,
     Metadata,
     ServerAction,
     Status,
-    Suite,
 )
 from pi_proto.grpc.methods import SERVICE
 from pi_proto.grpc.requests import Refused
-from pi_proto.wire.files import read_regular_file
+
+from .corpus import client_request
 
 CASE_HEADER = "pi-conformance-case"
-MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024  # one file of cases, read whole
 # What a server does for an action other than sending a message: headers, a pause, the status.
 Act = Callable[[ServerAction], Awaitable[None]]
-
-
-def load_cases(directory: Path) -> list[Case]:
-    """Every case of the corpus in `directory`, file by file in name order; names must be unique."""
-    cases: list[Case] = []
-    seen: dict[str, Path] = {}
-    files = sorted(directory.glob("*.json"))
-    if not files:
-        raise ValueError(f"{directory}: no corpus files (*.json) here")
-    for path in files:
-        for case in read_suite(path).cases:
-            if case.name in seen:
-                raise ValueError(f"{path}: case {case.name!r} is also in {seen[case.name]}")
-            seen[case.name] = path
-            cases.append(case)
-    return cases
-
-
-def read_suite(path: Path) -> Suite:
-    """One corpus file; raises ValueError naming the file when it is not a Suite in ProtoJSON."""
-    try:
-        return json_format.Parse(read_regular_file(path, MAX_CORPUS_FILE_BYTES), Suite())
-    except (ValueError, json_format.ParseError) as error:
-        raise ValueError(f"{path}: not a pi.conformance.v1.Suite in ProtoJSON: {error}") from None
-
-
-def read_known_failures(path: Path) -> KnownFailures:
-    """A runtime's known failures and unsupported case kinds."""
-    try:
-        return json_format.Parse(read_regular_file(path, MAX_CORPUS_FILE_BYTES), KnownFailures())
-    except (ValueError, json_format.ParseError) as error:
-        raise ValueError(f"{path}: not a pi.conformance.v1.KnownFailures in ProtoJSON: {error}") from None
-
-
-def client_request(case: ClientCase) -> StreamRequest:
-    """The request a client sends for a client case: the case's own, or a one-message context."""
-    if case.HasField("request"):
-        return case.request
-    request = StreamRequest(context=AgentContext())
-    request.context.messages.add().user.content.add().text.text = "hi"
-    return request
 
 
 def metadata_pairs(metadata: Metadata) -> Iterator[tuple[str, str | bytes]]:

@@ -13,7 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
-from .reference import ConformanceServer, load_cases
+from .corpus import load_cases
+from .reference import ConformanceServer
 from .reference_http import HttpConformanceServer
 
 HERE = Path(__file__).resolve().parent

@@ -2,7 +2,7 @@
 
 Every case a provider's test module lists in `CASES` is played once through the real provider
 code; the events our server sent become the server side of a client case in
-tests/conformance/providers.json, and its final message the outcome. So the TypeScript, Go, Rust
+tests/conformance/providers.yaml, and its final message the outcome. So the TypeScript, Go, Rust
 and Java clients read the same provider-backed streams the Python tests check event by event.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -22,10 +21,14 @@ from pi_proto._gen.pb2.pi.ai.v1 import event_pb2, message_pb2, service_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto.models.providers import call
 
+from ..conformance import corpus
 from .harness import ProviderCase, final_message, play
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent / "conformance" / "providers.json"
+CORPUS = HERE.parent / "conformance" / "providers.yaml"
+HEADER = """Provider cases, written by `python -m tests.providers.corpus`: do not edit. Each is a recorded
+stream of a provider's API played through our provider code, as a client case, so every runtime's
+client reads the events our server sends for real provider streams."""
 
 
 def provider_modules() -> list[ModuleType]:
@@ -61,7 +64,7 @@ def _wire(event: pp.ModelEvent) -> event_pb2.ModelEvent:
 
 async def corpus_text() -> str:
     cases = [await client_case(case, module.INFO) for module in provider_modules() for case in module.CASES]
-    return json.dumps(json_format.MessageToDict(pb.Suite(cases=cases)), indent=2, ensure_ascii=False) + "\n"
+    return corpus.suite_text(json_format.MessageToDict(pb.Suite(cases=cases)), HEADER)
 
 
 def main() -> int:

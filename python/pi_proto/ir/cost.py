@@ -16,7 +16,7 @@ def calculate_cost(rates: Model | ModelCost, usage: Usage) -> Cost:
     the cache write rate: (cache_write rate * the rest + input rate * 2 * one-hour) / 1,000,000.
     The total adds the four parts in that order, and `total_from_provider` is false: the same
     operations in the same order as pi, so the doubles are pi's to the bit
-    (tests/conformance/cost.json). A model without rates costs nothing.
+    (tests/conformance/cost.yaml). A model without rates costs nothing.
     """
     base = rates.cost if isinstance(rates, Model) else rates
     if base is None:

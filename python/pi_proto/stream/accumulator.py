@@ -13,7 +13,7 @@ encoding, copying or comparing the call), once per delta at most, and not for a 
 reads: a stream of many tool-call deltas costs linear time. An event that carries `usage` sets
 the partial's usage.
 
-The conformance corpus (tests/conformance/stream.json) pins each rule for every runtime.
+The conformance corpus (tests/conformance/stream.yaml) pins each rule for every runtime.
 """
 
 from __future__ import annotations
