@@ -1,4 +1,5 @@
-"""The top-level README shows each language's streaming example as that language's tests run it."""
+"""docs/install.md shows each language's streaming example as that language's tests run it, and the
+install commands its consumer run types."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
 EXAMPLES = {  # language fence: the test file holding the example between its markers
     "ts": ROOT / "typescript" / "test" / "client.test.ts",
     "go": ROOT / "go" / "piproto" / "client_test.go",

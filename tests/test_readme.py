@@ -1,4 +1,4 @@
-"""Every Python example in the README runs as written and prints exactly what the README shows."""
+"""Every Python example in the README and in docs/ runs as written and prints exactly what it shows."""
 
 from __future__ import annotations
 
@@ -7,20 +7,31 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-# A python block, and the text block the README says it prints right after it.
-EXAMPLES = re.findall(r"```python\n(.*?)```\n\nIt prints:\n\n```text\n(.*?)```", README.read_text("utf-8"), re.S)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# A python block, and the text block the page says it prints right after it.
+EXAMPLE = r"```python\n(.*?)```\n\nIt prints:\n\n```text\n(.*?)```"
+EXAMPLES = [
+    (page, code, output) for page in PAGES for code, output in re.findall(EXAMPLE, page.read_text("utf-8"), re.S)
+]
 
 
-def test_every_python_example_shows_its_output() -> None:
-    blocks = re.findall(r"```python\n", README.read_text(encoding="utf-8"))
-    assert len(EXAMPLES) == len(blocks) >= 2
+@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
+def test_every_python_example_shows_its_output(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert len(re.findall(EXAMPLE, text, re.S)) == len(re.findall(r"```python\n", text))
+
+
+def test_the_readme_and_the_python_page_have_examples() -> None:
+    assert {page.name for page, _, _ in EXAMPLES} >= {"README.md", "python.md"}
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize(("code", "output"), EXAMPLES, ids=[f"example-{i}" for i in range(len(EXAMPLES))])
-def test_readme_example_prints_what_the_readme_shows(
-    code: str, output: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("page", "code", "output"), EXAMPLES, ids=[f"{page.name}-{i}" for i, (page, _, _) in enumerate(EXAMPLES)]
+)
+def test_the_example_prints_what_the_page_shows(
+    page: Path, code: str, output: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    exec(compile(code, f"{README}:example", "exec"), {"__name__": "readme_example"})
+    exec(compile(code, f"{page}:example", "exec"), {"__name__": "readme_example"})
     assert capsys.readouterr().out == output

@@ -319,12 +319,18 @@ def reference_server(corpus: Path) -> Iterator[dict[str, str]]:
         process.wait(10)
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The harness's command line."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=HERE, help="the corpus folder (default: %(default)s)")
     parser.add_argument("--runtime", action="append", metavar="NAME[/PROTOCOL]", help=f"a row of {MATRIX}")
     parser.add_argument("--no-mutations", action="store_true", help="skip the run with changed expectations")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments()
     args = parser.parse_args(argv)
     rows = args.runtime or MATRIX
     for row in rows:
