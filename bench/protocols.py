@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 import grpc
 
 import pi_proto as pp
+from pi_proto._gen.pb2.pi.ai.v1 import service_pb2
 from pi_proto.grpc.methods import BATCHED_METHOD, STREAM_METHOD
 
 from .workloads import our_server, serving, text_turn
@@ -134,25 +135,8 @@ async def _raw_bytes(target: str, method: str) -> int:
 
 
 def batch_events(batch: bytes) -> int:
-    """The events in a StreamBatchedResponse (field 1, length-delimited, repeated), unparsed."""
-    count, position = 0, 0
-    while position < len(batch):
-        key, position = _varint(batch, position)
-        size, position = _varint(batch, position)
-        position += size
-        count += key == 0x0A
-    return count
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
+    """The events in a StreamBatchedResponse, read through StreamBatchedView: none is decoded."""
+    return len(service_pb2.StreamBatchedView.FromString(batch).events)
 
 
 # --- ours: `pi-proto serve` and ModelClient ------------------------------------------------------------
