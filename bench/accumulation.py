@@ -18,6 +18,10 @@ import argparse
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import partial_json_parser
+import yaml
 
 import pi_proto as pp
 from pi_proto.ir.events import events_of
@@ -26,7 +30,7 @@ from .timing import timed
 from .workloads import ROOT
 
 DELTA_BYTES = 20
-PARTIAL_JSON = ROOT / "tests" / "conformance" / "partial_json.json"
+PARTIAL_JSON = ROOT / "tests" / "conformance" / "partial_json.yaml"
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def partial_json_cases(rounds: int = 100, runs: int = 3) -> tuple[float, float, 
     """(tool call, text, characters): seconds to stream every partial-JSON case of the corpus one
     character per delta, `rounds` times, reading each case's completion once at its end; and the
     same characters as text deltas, reading the text."""
-    cases = [case["partialJson"] for case in json.loads(PARTIAL_JSON.read_text(encoding="utf-8"))["cases"]]
+    cases = [case["partialJson"] for case in yaml.safe_load(PARTIAL_JSON.read_text(encoding="utf-8"))["cases"]]
     start = pp.ModelEvent(start=pp.StartEvent(header=pp.AssistantMessage()))
 
     def streamed(opening: pp.ModelEvent, delta: Callable[[str], pp.ModelEvent]) -> list[list[pp.ModelEvent]]:
@@ -116,6 +120,45 @@ def partial_json_cases(rounds: int = 100, runs: int = 3) -> tuple[float, float, 
     as_calls = timed(lambda: [completions() for _ in range(rounds)], runs)
     as_text = timed(lambda: [text() for _ in range(rounds)], runs)
     return as_calls, as_text, characters
+
+
+def versus_library(size: int = 50_000, runs: int = 3) -> tuple[float, float]:
+    """(ours, the library): seconds to show a tool call's arguments of `size` bytes completed after
+    each 20-byte delta, as a client rendering every partial does: ours through the Accumulator,
+    reading the partial's arguments_json at each delta; partial-json-parser (the PyPI library that
+    completes every corpus case to the same JSON value, refusing NaN) parsing the text so far each
+    time. A library cannot resume where it stopped, so its time grows with the square of the size."""
+    text = arguments_of(size)
+    pieces = [text[at : at + DELTA_BYTES] for at in range(0, len(text), DELTA_BYTES)]
+
+    def ours() -> str:
+        accumulator = pp.Accumulator()
+        accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.AssistantMessage())))
+        accumulator.apply(pp.ModelEvent(toolcall_start=pp.ToolCallStartEvent(id="c", name="n")))
+        shown = ""
+        for piece in pieces:
+            accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta=piece)))
+            call = accumulator.partial.content[0].tool_call
+            assert call is not None
+            shown = call.arguments_json
+        return shown
+
+    def library() -> str:
+        so_far, shown = "", ""
+        for piece in pieces:
+            so_far += piece
+            shown = json.dumps(partial_json_parser.loads(so_far, parser=_no_constants))
+        return shown
+
+    assert json.loads(ours()) == json.loads(library()) == json.loads(text)
+    return timed(ours, runs), timed(library, 1)  # seconds each: one run is plenty
+
+
+def _no_constants(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 def main() -> None:
