@@ -18,7 +18,7 @@ import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { field as fieldRules, Ignore } from "./gen/buf/validate/validate_pb.js";
 import { JsonShape, json as jsonOption } from "./gen/pi/ai/v1/json_pb.js";
-import type { Violation } from "./validate.js";
+import type { Violation } from "./violation.js";
 
 /** Objects and arrays in JSON text nest at most this deep. */
 export const MAX_JSON_DEPTH = 64;

@@ -13,22 +13,9 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { Path } from "@bufbuild/protobuf/reflect";
 import { createValidator } from "@bufbuild/protovalidate";
 import { jsonViolations, mapKey } from "./json-text.js";
+import type { Violation } from "./violation.js";
 
-/** One broken rule: where, which rule, and what is wrong. */
-export interface Violation {
-  /**
-   * The path of the field from the checked message, e.g. "context.messages[0].user.content[1].block";
-   * "" for the message itself.
-   */
-  readonly fieldPath: string;
-  /**
-   * The rule's id: a protovalidate rule ("string.min_len", "required"), a CEL rule of the schema
-   * ("done.reason_matches_message") or a JSON text rule ("json.syntax").
-   */
-  readonly ruleId: string;
-  /** What is wrong, in words. */
-  readonly detail: string;
-}
+export type { Violation } from "./violation.js";
 
 /** A message that breaks one or more rules; `violations` lists every one. */
 export class ValidationError extends Error {
