@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 
 import pi_proto as pp
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_user_message_turns_strings_into_text_blocks_and_stamps_now() -> None:
@@ -55,12 +61,28 @@ def test_blocks_a_role_does_not_admit_are_refused() -> None:
 
 
 def test_tool_call_arguments_keep_integers_and_floats_apart() -> None:
-    call = pp.tool_call("call_1", "read", {"offset": 10, "ratio": 1.0, "path": "é"})
-    assert call.arguments_json == '{"offset":10,"ratio":1.0,"path":"é"}'
+    call = pp.tool_call("call_1", "read", {"offset": 10, "ratio": 1.5, "path": "é"})
+    assert call.arguments_json == '{"offset":10,"ratio":1.5,"path":"é"}'
     arguments = pp.tool_call_arguments(call)
-    assert arguments == {"offset": 10, "ratio": 1.0, "path": "é"}
+    assert arguments == {"offset": 10, "ratio": 1.5, "path": "é"}
     assert isinstance(arguments["offset"], int)
     assert isinstance(arguments["ratio"], float)
+
+
+# JSON numbers at the edges of JavaScript's: integral doubles, negative zero, the exponent
+# thresholds, the smallest subnormal, integers beyond 2^53 (read as the nearest double).
+EDGES = (
+    "[1.0,-0,-0.0,1e21,1e20,999999999999999900000,5e-324,1.5e-6,1e-7,0.1,9007199254740993,2e53,"
+    "1152921504606846976,-1152921504606846976,123456789012345678901234567890,1.7976931348623157e308]"
+)
+
+
+def test_json_text_writes_numbers_as_javascript_does() -> None:
+    script = "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1])))"
+    node = ROOT / "tests" / "pi" / "node_modules" / ".bin" / "node"
+    assert node.exists(), "`make pi-setup` installs Node 22"
+    javascript = subprocess.run([str(node), "-e", script, EDGES], capture_output=True, text=True, check=True)
+    assert pp.dump_json(json.loads(EDGES)) == javascript.stdout
 
 
 @pytest.mark.parametrize(

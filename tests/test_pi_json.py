@@ -25,7 +25,7 @@ from pi_proto.transcripts.pi_json import (
 )
 
 from .conformance.wire_cases import ASSISTANT
-from .jsonstrict import same_json
+from .jsonstrict import same_in_javascript, same_json
 
 M = TypeVar("M", pp.AgentMessage, pp.TranscriptEntry)
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi-sessions"
@@ -84,7 +84,7 @@ def assistant(**fields: Any) -> dict[str, Any]:
             "cacheRead": 0,
             "cacheWrite": 0,
             "totalTokens": 3,
-            "cost": {"input": 0, "output": 0.5, "cacheRead": 1.0, "cacheWrite": 2, "total": 1.5},
+            "cost": {"input": 0, "output": 0.5, "cacheRead": 1, "cacheWrite": 2, "total": 1.5},
         },
         "stopReason": "stop",
         "timestamp": 1765233665294,
@@ -92,14 +92,19 @@ def assistant(**fields: Any) -> dict[str, Any]:
     return {**base, **fields}
 
 
-def test_number_types_survive() -> None:
+def test_numbers_are_written_as_javascript_writes_them() -> None:
     original = assistant()
+    original["usage"]["cost"]["cacheRead"] = 1.0  # not what pi writes: JSON.stringify gives 1
     back = round_trip(original)
-    assert same_json(back, original)
+    assert same_in_javascript(back, original)  # 1.0 and 1 are one value
     cost = back["usage"]["cost"]
     assert isinstance(cost["input"], int)
-    assert isinstance(cost["cacheRead"], float)  # written 1.0, stays 1.0
+    assert isinstance(cost["cacheRead"], int)
     assert isinstance(cost["output"], float)
+    message = message_from_pi(original)
+    assert message.assistant is not None
+    assert message.assistant.usage is not None
+    assert message.assistant.usage.extra_json == ""  # nothing kept aside for the number's form
 
 
 def test_absent_optional_fields_stay_absent_and_present_ones_stay() -> None:
@@ -117,7 +122,7 @@ def test_absent_optional_fields_stay_absent_and_present_ones_stay() -> None:
     }
     assert "details" not in round_trip(no_details)
     details: Any
-    for details in (None, {}, [1, 2.0], "x", 0):
+    for details in (None, {}, [1, 2.5], "x", 0):
         with_details = {**no_details, "details": details}
         assert same_json(round_trip(with_details), with_details)
 
@@ -136,7 +141,7 @@ def test_unmodelled_fields_survive_at_every_level() -> None:
     original = assistant(
         responseId="resp_1",
         content=[
-            {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"n": 1, "f": 1.0}, "partialJson": '{"n": 1'},
+            {"type": "toolCall", "id": "c1", "name": "edit", "arguments": {"n": 1, "f": 1.5}, "partialJson": '{"n": 1'},
             {"type": "thinking", "thinking": "", "thinkingSignature": "sig", "redacted": True, "future": [1]},
             {"type": "text", "text": "t", "textSignature": "s", "annotations": []},
         ],

@@ -11,7 +11,6 @@ in process.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -118,7 +117,7 @@ async def client_with(model_client: Any, case: pb.ClientCase, name: str) -> pb.C
 def pi_json(case: pb.PiJsonCase) -> pb.PiJsonResult:
     as_context = case.WhichOneof("expect") == "context"
     try:
-        text = json.loads(case.text)
+        text = pp.load_json(case.text)
         if as_context:
             context = context_from_pi(text, "")
             return pb.PiJsonResult(context=_upb(context), written=pp.dump_json(context_to_pi(context)))

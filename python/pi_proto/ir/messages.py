@@ -53,21 +53,45 @@ def now_ms() -> int:
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # Python writes a float with an exponent below 1e-4 and from 1e16, JavaScript below 1e-6 and from
-# 1e21, and Python pads the exponent to two digits: only such numbers are written differently.
-_PYTHON_EXPONENT = re.compile(r"[0-9]e[+-]")
+# 1e21, and Python pads the exponent to two digits; Python writes an integral float as `1.0` and
+# negative zero as `-0.0`, JavaScript as `1` and `0`: only such numbers are written differently
+# (the pattern may also match inside a string, which costs only the slower path).
+# So does an integer beyond 2^53, which JavaScript reads as the nearest double (16 digits or more).
+_PYTHON_FLOAT = re.compile(r"[0-9]e[+-]|(?<![0-9.])[0-9]+\.0(?![0-9])|[0-9]{16}")
+_SAFE_INTEGER = 2**53
 
 
 def dump_json(value: Any) -> str:
     """Compact JSON text, as JavaScript's JSON.stringify writes it; the form of every `*_json` field.
 
-    Numbers are written as JavaScript writes them (`0.000005`, not Python's `5e-06`), except that
-    a float with an integral value read as `1.0` stays `1.0`, so text read from a file comes back
-    the same.
+    Numbers are written as JavaScript writes them (`0.000005`, not Python's `5e-06`; `1`, not
+    `1.0`; `0` for negative zero; an integer beyond 2^53 as the double JavaScript reads it), so
+    what pi wrote comes back byte for byte, and anything else comes back equal under JavaScript's
+    number semantics (proto/pi/ai/v1/json.proto).
     """
     text = _COMPACT.encode(value)
-    if _PYTHON_EXPONENT.search(text) is None:
+    if _PYTHON_FLOAT.search(text) is None:
         return text
     return _with_js_numbers(value)
+
+
+def load_json(text: str | bytes) -> Any:
+    """JSON text as JavaScript's JSON.parse reads it, in Python's types: `-0` is negative zero
+    (Python reads it as the integer 0), and NaN or Infinity is refused (ValueError), as they are not
+    JSON. Every other number reads as Python reads it; dump_json writes it back as JavaScript would."""
+    return JS_DECODER.decode(text.decode() if isinstance(text, bytes) else text)
+
+
+def _js_integer(text: str) -> int | float:
+    return -0.0 if text == "-0" else int(text)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# The decoder of load_json, for readers that take values from the front of a longer text (raw_decode).
+JS_DECODER = json.JSONDecoder(parse_int=_js_integer, parse_constant=_not_json)
 
 
 def js_number(value: float) -> str:
@@ -96,7 +120,9 @@ def _with_js_numbers(value: Any) -> str:
     nonce = uuid.uuid4().hex
 
     def mark(item: Any) -> Any:
-        if isinstance(item, float) and "e" in repr(item):
+        if type(item) is int and abs(item) > _SAFE_INTEGER:
+            item = float(item)  # the double JavaScript would read
+        if isinstance(item, float) and ("e" in repr(item) or item.is_integer()):
             key = f"\x00{nonce}{len(marks)}\x00"
             marks[json.dumps(key)] = js_number(item)
             return key

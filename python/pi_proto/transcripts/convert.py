@@ -32,7 +32,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from .._gen.types.pi.ai.v1 import TranscriptEntry
 from ..ir.events import utf8_size
-from ..ir.messages import dump_json, role_of
+from ..ir.messages import JS_DECODER, dump_json, load_json, role_of
 from ..wire.codec import DecodeError, EncodeError, decode_json, to_json
 from .binpb import delimited, read_transcript
 from .pi_json import PiJsonError, entry_from_pi, entry_to_pi
@@ -134,17 +134,13 @@ def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) ->
 def _json_value(text: str | bytes, where: str) -> Any:
     """One JSON value; ConvertError naming `where` for anything that is not one we can hold."""
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return load_json(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ConvertError(f"{where}: not valid JSON: {error}") from None
     except RecursionError:
         raise ConvertError(f"{where}: JSON nested too deep to read") from None
     except ValueError as error:  # NaN/Infinity, or an integer too long for int()
         raise ConvertError(f"{where}: {error}") from None
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
@@ -191,7 +187,7 @@ class _Streamed:
         self.items = 0
         self.ended = False
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._json = json.JSONDecoder(parse_constant=_not_json)
+        self._json = JS_DECODER
 
     def unread(self) -> int:
         """The bytes read and not yet taken (those of the item being parsed)."""

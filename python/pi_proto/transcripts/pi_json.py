@@ -1,12 +1,12 @@
 """pi-JSON: the transcript shape pi writes (`role`/`type` discriminators, camelCase, "toolUse").
 
 The codec is lossless on what pi writes: reading and writing back gives the same text, numbers
-written as JavaScript writes them. Keys the schema does not model go to the object's
-`extra_json`, and so do values whose JSON form the schema would not reproduce (a double written
-as `1.0`, an empty `tools` list, a diagnostic with a key the schema does not model); a key the
-writer always writes but the object lacked (an older pi's assistant message without
-`totalTokens`, the course's without `api`) is listed under `"$absent"` in `extra_json`, so it
-stays absent. The writer writes each object's keys in the order pi usually does; an object whose
+read as JSON.parse reads them (load_json) and written as JSON.stringify writes them (dump_json).
+Keys the schema does not model go to the object's `extra_json`, and so do values whose JSON form
+the schema would not reproduce (an empty `tools` list, a diagnostic with a key the schema does
+not model); a key the writer always writes but the object lacked (an older pi's assistant
+message without `totalTokens`, the course's without `api`) is listed under `"$absent"` in
+`extra_json`, so it stays absent. The writer writes each object's keys in the order pi usually does; an object whose
 keys came in another order (pi adds some keys as a response goes on, in an order that differs by
 provider) lists its keys under `"$order"` in `extra_json`, and is written in that order.
 Messages of roles the schema does not model become CustomMessage. A line of a pi session file is
@@ -289,6 +289,8 @@ class _Reader:
 
     def integer(self, key: str) -> int:
         value = self.obj.get(key, _MISSING)
+        if type(value) is float and value.is_integer():  # JavaScript has numbers only: 1.0 and -0 are integers
+            value = int(value)
         if type(value) is int and -(2**63) <= value < 2**63:
             return value
         if value is _MISSING:
@@ -308,8 +310,6 @@ class _Reader:
             return float(value)
         if type(value) is not float:
             raise self._fail(key, "a number", value)
-        if value.is_integer():
-            self.extra[key] = value  # written back as 1.0, not as the 1 JSON.stringify would give
         return value
 
     def choice(self, key: str, choices: Mapping[str, E]) -> E:
@@ -1055,9 +1055,10 @@ def _name(names: Mapping[Any, str], value: Any, where: str) -> str:
 
 
 def _json_number(value: float) -> int | float:
-    """A double as JSON.stringify writes it: integral values without a fraction."""
+    """A double as the value dump_json writes as JSON.stringify does: an integral one below 1e21
+    as an integer (JavaScript writes 1e21 and beyond with an exponent, as dump_json does a float)."""
     value = float(value)  # a Python int may sit in a double field
-    return int(value) if value.is_integer() else value
+    return int(value) if value.is_integer() and abs(value) < 1e21 else value
 
 
 def _with_extra(out: JsonObject, extra_json: str, where: str, keys: tuple[str, ...]) -> JsonObject:

@@ -82,6 +82,13 @@ func (JsonShape) EnumDescriptor() ([]byte, []int) {
 // a double; objects and arrays nest at most 64 deep; duplicate keys are allowed, the last one
 // wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth" and
 // "json.object".
+//
+// Numbers have JavaScript's semantics, in this text and in pi-JSON alike: a number is a double,
+// read as JSON.parse reads it (`-0` is negative zero; an integer beyond 2^53 is the nearest double)
+// and written as JSON.stringify writes it (`1`, not `1.0`; `0` for negative zero; `1e+21`,
+// `0.0000015`, `1e-7`). So text that pi wrote comes back byte for byte, and any other text comes
+// back equal as a JSON value under those semantics. Every runtime writes these fields, and pi-JSON,
+// this way (the conformance corpus's `pi_json/number-*` cases pin it).
 type JsonText struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What the text holds.
