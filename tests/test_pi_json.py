@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pi_proto as pp
 from pi_proto._gen.types.pi.ai import v1
+from pi_proto.transcripts import surrogates
 from pi_proto.transcripts.convert import kind_of
 from pi_proto.transcripts.pi_json import (
     context_from_pi,
@@ -688,3 +691,18 @@ def test_a_request_field_path_of_a_pi_1_6_field() -> None:
     assert context_path("context.messages[2].tool_result.nested_calls.calls[0].arguments_json") == (
         "messages[2].nestedCalls.calls[0].arguments"
     )
+
+
+# Text made of what the mapping touches: lone surrogates, the range they map to, and plain text.
+_TOUCHED = st.sampled_from(["\ud83d", "\udc00", "\udbff", "\U0010f7ff", "\U0010f800", "\U0010ffff", "a", "😀"])
+
+
+@given(st.lists(_TOUCHED).map("".join))
+def test_lone_surrogates_map_to_text_protobuf_holds_and_back(text: str) -> None:
+    mapped = surrogates.to_proto(text)
+    mapped.encode("utf-8")  # a protobuf string holds it
+    assert surrogates.from_proto(mapped) == text
+    message = {"role": "user", "content": text, "timestamp": 1}
+    written = pp.dump_json(message_to_pi(pp.decode(pp.AgentMessage, pp.encode(message_from_pi(message)))))
+    assert written == pp.dump_json(message)
+    written.encode("utf-8")  # a lone surrogate is written as its escape

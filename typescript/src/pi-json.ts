@@ -85,6 +85,7 @@ import {
   ToolSchema,
 } from "./gen/pi/ai/v1/tool_pb.js";
 import { type TranscriptEntry, TranscriptEntrySchema } from "./gen/pi/ai/v1/transcript_pb.js";
+import { fromProto, mapStrings, toProto } from "./surrogates.js";
 
 /** pi-JSON that does not describe a valid message: the `path` of the bad value, and what is wrong. */
 export class PiJsonError extends Error {
@@ -228,6 +229,34 @@ const SHAPES = {
 } as const;
 
 /** The keys of `extraJson` that list the keys an object lacked, which the writer leaves out. */
+// Whether a call of this module is already in the mapped text (surrogates.ts): the public readers
+// and writers map once, at the outermost call, and call one another inside it.
+let mapping = false;
+
+function reads<A extends unknown[], R>(read: (value: unknown, ...rest: A) => R): (value: unknown, ...rest: A) => R {
+  return (value, ...rest) => {
+    if (mapping) return read(value, ...rest);
+    mapping = true;
+    try {
+      return read(mapStrings(value, toProto), ...rest);
+    } finally {
+      mapping = false;
+    }
+  };
+}
+
+function writes<A extends unknown[]>(write: (...args: A) => JsonObject): (...args: A) => JsonObject {
+  return (...args) => {
+    if (mapping) return write(...args);
+    mapping = true;
+    try {
+      return mapStrings(write(...args), fromProto) as JsonObject;
+    } finally {
+      mapping = false;
+    }
+  };
+}
+
 export const ABSENT_KEY = "$absent";
 /** The key of `extraJson` that lists an object's keys when their order differs from the writer's. */
 export const ORDER_KEY = "$order";
@@ -424,7 +453,7 @@ function list<T>(value: unknown, where: string, read: Read<T>): T[] {
 }
 
 /** Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept as is). */
-export function messageFromPi(value: unknown, where = ""): AgentMessage {
+export const messageFromPi = reads(function messageFromPi(value: unknown, where: string = ""): AgentMessage {
   if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
   const role = value.role;
   if (role === "user") return create(AgentMessageSchema, { role: { case: "user", value: userFromPi(value, where) } });
@@ -443,10 +472,10 @@ export function messageFromPi(value: unknown, where = ""): AgentMessage {
   }
   const roles = '"system", "user", "assistant" or "toolResult"';
   throw new PiJsonError(at(where, "role"), `expected a role such as ${roles}, got ${describe(role)}`);
-}
+});
 
 /** Convert one pi-JSON assistant message. */
-export function assistantFromPi(value: unknown, where = ""): AssistantMessage {
+export const assistantFromPi = reads(function assistantFromPi(value: unknown, where: string = ""): AssistantMessage {
   const read = new Reader(value, where, SHAPES.assistant);
   read.string("role");
   // One statement per field, in pi's key order: the first bad value is the one named.
@@ -488,13 +517,13 @@ export function assistantFromPi(value: unknown, where = ""): AssistantMessage {
     thinkingLevel,
     extraJson: read.extraJson(),
   });
-}
+});
 
 /**
  * Convert a pi-JSON context: pi's Context (systemPrompt, messages, tools) or its TranscriptContext
  * (messages only, the prompt and tools in system messages), kept as given.
  */
-export function contextFromPi(value: unknown, where = ""): AgentContext {
+export const contextFromPi = reads(function contextFromPi(value: unknown, where: string = ""): AgentContext {
   const read = new Reader(value, where, SHAPES.context);
   const systemPrompt = read.optionalString("systemPrompt");
   const messages = read.items("messages", messageFromPi);
@@ -504,10 +533,10 @@ export function contextFromPi(value: unknown, where = ""): AgentContext {
     read.extra.set("tools", []); // an explicit empty list, which the repeated field cannot tell from none
   }
   return create(AgentContextSchema, { systemPrompt, messages, tools, extraJson: read.extraJson() });
-}
+});
 
 /** Convert one line of a pi session file, or one bare pi-JSON message. */
-export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
+export const entryFromPi = reads(function entryFromPi(value: unknown, where: string = ""): TranscriptEntry {
   if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
   if (Object.hasOwn(value, "role")) {
     return create(TranscriptEntrySchema, { entry: { case: "message", value: messageFromPi(value, where) } });
@@ -523,7 +552,7 @@ export function entryFromPi(value: unknown, where = ""): TranscriptEntry {
     return create(TranscriptEntrySchema, { entry: { case: "sessionEntry", value: { type: kind, fieldsJson } } });
   }
   throw new PiJsonError(where, 'neither a message (it has no "role") nor a session entry (it has no "type")');
-}
+});
 
 function systemFromPi(value: JsonRecord, where: string): SystemMessage {
   const read = new Reader(value, where, SHAPES.system);
@@ -831,7 +860,7 @@ function nestedCallFromPi(value: unknown, where: string): NestedToolCall {
 // --- writing -------------------------------------------------------------------------------------
 
 /** Convert a message to its pi-JSON object. */
-export function messageToPi(
+export const messageToPi = writes(function messageToPi(
   message: AgentMessage | SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
 ): JsonObject {
   switch (message.$typeName) {
@@ -858,10 +887,10 @@ export function messageToPi(
       return { role: role.value.role, ...jsonObject(role.value.fieldsJson, "CustomMessage.fields_json") };
   }
   throw new PiJsonError("AgentMessage.role", "no role is set");
-}
+});
 
 /** Convert a transcript entry back to its line: a session file's entry if it came from one. */
-export function entryToPi(entry: TranscriptEntry): JsonObject {
+export const entryToPi = writes(function entryToPi(entry: TranscriptEntry): JsonObject {
   const body = entry.entry;
   if (body.case === "sessionEntry") {
     return { type: body.value.type, ...jsonObject(body.value.fieldsJson, "SessionEntry.fields_json") };
@@ -870,10 +899,10 @@ export function entryToPi(entry: TranscriptEntry): JsonObject {
   const out = messageToPi(body.value);
   if (entry.sessionJson) return { ...jsonObject(entry.sessionJson, "TranscriptEntry.session_json"), message: out };
   return out;
-}
+});
 
 /** Convert an assistant message to its pi-JSON object. */
-export function assistantToPi(message: AssistantMessage): JsonObject {
+export const assistantToPi = writes(function assistantToPi(message: AssistantMessage): JsonObject {
   const out: JsonObject = {
     role: "assistant",
     content: message.content.map(assistantBlockToPi),
@@ -895,16 +924,16 @@ export function assistantToPi(message: AssistantMessage): JsonObject {
   put(out, "durationMs", optionalInt64ToPi(message.durationMs, "AssistantMessage.duration_ms"));
   put(out, "thinkingLevel", THINKING_LEVELS.names.get(message.thinkingLevel));
   return withExtra(out, message.extraJson, "AssistantMessage", SHAPES.assistant);
-}
+});
 
 /** Convert a context to its pi-JSON object. */
-export function contextToPi(context: AgentContext): JsonObject {
+export const contextToPi = writes(function contextToPi(context: AgentContext): JsonObject {
   const out: JsonObject = {};
   if (context.systemPrompt !== undefined) out.systemPrompt = context.systemPrompt;
   out.messages = context.messages.map((message) => messageToPi(message));
   if (context.tools.length > 0) out.tools = context.tools.map(toolToPi);
   return withExtra(out, context.extraJson, "AgentContext", SHAPES.context);
-}
+});
 
 /** Write an optional key: undefined leaves it out. */
 function put(out: JsonObject, key: string, value: JsonValue | undefined): void {
@@ -1228,7 +1257,7 @@ type Family = keyof typeof FAMILIES;
 type EventInit = MessageInitShape<typeof ModelEventSchema>["event"];
 
 /** Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial. */
-export function eventFromPi(value: unknown, where = ""): ModelEvent {
+export const eventFromPi = reads(function eventFromPi(value: unknown, where: string = ""): ModelEvent {
   const read = new Reader(value, where);
   const kind = read.string("type");
   if (kind === "done" || kind === "error") {
@@ -1272,7 +1301,7 @@ export function eventFromPi(value: unknown, where = ""): ModelEvent {
   const event = blockEvent(read, family, step, block, contentIndex);
   noExtra(read);
   return create(ModelEventSchema, { event, partial });
-}
+});
 
 /** The body of a block event, from the keys of the pi event and the block of its partial. */
 function blockEvent(
@@ -1311,7 +1340,7 @@ function blockEvent(
 }
 
 /** Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`. */
-export function eventToPi(event: ModelEvent): JsonObject {
+export const eventToPi = writes(function eventToPi(event: ModelEvent): JsonObject {
   const kind = eventKind(event);
   const body = event.event;
   if (body.case === "done" || body.case === "error") {
@@ -1350,7 +1379,7 @@ export function eventToPi(event: ModelEvent): JsonObject {
   }
   out.partial = assistantToPi(partial);
   return out;
-}
+});
 
 /** `text_end`/`thinking_end` repeat the block's content, which must be what the partial holds. */
 function endContent(read: Reader, held: string, index: number): void {

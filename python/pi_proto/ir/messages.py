@@ -59,20 +59,24 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 # So does an integer beyond 2^53, which JavaScript reads as the nearest double (16 digits or more).
 _PYTHON_FLOAT = re.compile(r"[0-9]e[+-]|(?<![0-9.])[0-9]+\.0(?![0-9])|[0-9]{16}")
 _SAFE_INTEGER = 2**53
+# A lone surrogate: Python writes it raw (text no UTF-8 file can hold), JavaScript as `\ud83d`.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dump_json(value: Any) -> str:
     """Compact JSON text, as JavaScript's JSON.stringify writes it; the form of every `*_json` field.
 
     Numbers are written as JavaScript writes them (`0.000005`, not Python's `5e-06`; `1`, not
-    `1.0`; `0` for negative zero; an integer beyond 2^53 as the double JavaScript reads it), so
-    what pi wrote comes back byte for byte, and anything else comes back equal under JavaScript's
-    number semantics (proto/pi/ai/v1/json.proto).
+    `1.0`; `0` for negative zero; an integer beyond 2^53 as the double JavaScript reads it), and a
+    lone surrogate as its escape (`\\ud83d`), so what pi wrote comes back byte for byte, and
+    anything else comes back equal under JavaScript's number semantics (proto/pi/ai/v1/json.proto).
     """
     text = _COMPACT.encode(value)
-    if _PYTHON_FLOAT.search(text) is None:
-        return text
-    return _with_js_numbers(value)
+    if _PYTHON_FLOAT.search(text) is not None:
+        text = _with_js_numbers(value)
+    if _LONE_SURROGATE.search(text) is not None:  # only in a string: escaped, as JavaScript does
+        text = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return text
 
 
 def load_json(text: str | bytes) -> Any:

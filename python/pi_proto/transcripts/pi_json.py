@@ -25,8 +25,9 @@ import binascii
 import functools
 import json
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
@@ -82,6 +83,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..ir.events import event_kind
 from ..ir.messages import dump_json
+from . import surrogates
 
 _Enum = TypeVar("_Enum")
 
@@ -389,6 +391,47 @@ def _list(value: Any, where: str, read: Callable[[Any, str], T]) -> list[T]:
     return [read(item, f"{where}[{i}]") for i, item in enumerate(value)]
 
 
+_STATE = threading.local()  # whether a call of this module is already in the mapped text
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reads(read: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """A public reader: the value's strings mapped to what protobuf strings hold (surrogates.py)
+    once, at the outermost call."""
+
+    @functools.wraps(read)
+    def outermost(value: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        if getattr(_STATE, "mapped", False):
+            return read(value, *args, **kwargs)
+        _STATE.mapped = True
+        try:
+            return read(surrogates.to_proto_value(value), *args, **kwargs)
+        finally:
+            _STATE.mapped = False
+
+    return outermost
+
+
+def _writes(write: Callable[P, JsonObject]) -> Callable[P, JsonObject]:
+    """A public writer: what it writes mapped back to pi's text (surrogates.py) once, at the
+    outermost call."""
+
+    @functools.wraps(write)
+    def outermost(*args: P.args, **kwargs: P.kwargs) -> JsonObject:
+        if getattr(_STATE, "mapped", False):
+            return write(*args, **kwargs)
+        _STATE.mapped = True
+        try:
+            written: JsonObject = surrogates.from_proto_value(write(*args, **kwargs))
+            return written
+        finally:
+            _STATE.mapped = False
+
+    return outermost
+
+
+@_reads
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     """Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept
     as is)."""
@@ -411,6 +454,7 @@ def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     )
 
 
+@_reads
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
     read = _Reader(value, where, _KEYS["assistant"])
@@ -438,6 +482,7 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     )
 
 
+@_reads
 def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     """Convert a pi-JSON context: pi's Context (systemPrompt, messages, tools) or its
     TranscriptContext (messages only, the prompt and tools in system messages), kept as given."""
@@ -453,6 +498,7 @@ def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     return context
 
 
+@_reads
 def entry_from_pi(value: Any, where: str = "entry") -> TranscriptEntry:
     """Convert one line of a pi session file, or one bare pi-JSON message."""
     if not isinstance(value, Mapping):
@@ -767,6 +813,7 @@ def _nested_call(value: Any, where: str) -> NestedToolCall:
 # --- writing -------------------------------------------------------------------------------------
 
 
+@_writes
 def message_to_pi(
     message: AgentMessage | SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
 ) -> JsonObject:
@@ -793,6 +840,7 @@ def message_to_pi(
     raise PiJsonError("AgentMessage", "no role is set")
 
 
+@_writes
 def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
     """Convert a transcript entry back to its line: a session file's entry if it came from one."""
     if (session_entry := entry.session_entry) is not None:
@@ -805,6 +853,7 @@ def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
     return out
 
 
+@_writes
 def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     """Convert an assistant message to its pi-JSON object."""
     out: JsonObject = {
@@ -833,6 +882,7 @@ def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     return _with_extra(out, message.extra_json, "AssistantMessage", _KEYS["assistant"])
 
 
+@_writes
 def context_to_pi(context: AgentContext) -> JsonObject:
     """Convert a context to its pi-JSON object."""
     out: JsonObject = {}
@@ -1105,6 +1155,7 @@ def _describe(value: Any) -> str:
 _BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
 
+@_reads
 def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     """Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial."""
     read = _Reader(value, where)
@@ -1170,6 +1221,7 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     return ModelEvent(**{kind: body}, partial=partial)
 
 
+@_writes
 def event_to_pi(event: ModelEvent) -> JsonObject:
     """Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`."""
     kind, body = event_kind(event)
