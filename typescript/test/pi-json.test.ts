@@ -2,7 +2,7 @@
 // names the path of the bad value. (The corpus's pi_json cases pin the codec across runtimes.)
 
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -90,6 +90,13 @@ test("the fixtures are present", { timeout: TEST_TIMEOUT }, async () => {
 test("every line of a real session converts back to the same text", { timeout: TEST_TIMEOUT }, async () => {
   const kinds = await sameText(SESSION);
   assert.deepStrictEqual(kinds, { user: 55, assistant: 484, toolResult: 448, custom: 3, sessionEntry: 13 });
+});
+
+test("every session file pi 1.6 wrote converts back to the same text", { timeout: TEST_TIMEOUT }, async () => {
+  const folder = `${FIXTURES}pi-1.6-sessions/`;
+  const files = (await readdir(folder)).filter((name) => name.endsWith(".jsonl") && name !== "events-json-mode.jsonl");
+  assert.ok(files.length >= 14);
+  for (const name of files) await sameText(folder + name);
 });
 
 test("older pi's lines convert back to the same text", { timeout: TEST_TIMEOUT }, async () => {
