@@ -251,11 +251,16 @@ def test_events_convert_to_pi_events_and_back() -> None:
         assert same_json(event_to_pi(back), pi_event)
 
 
-def test_pi_events_need_their_partial() -> None:
+def test_pi_events_carry_their_partial_or_are_delta_only() -> None:
     with pytest.raises(pp.PiJsonError, match="apply the event with an Accumulator"):
         event_to_pi(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x")))
-    with pytest.raises(pp.PiJsonError, match=r"event\.partial: required"):
-        event_from_pi({"type": "text_delta", "contentIndex": 0, "delta": "x"})
+    delta = event_from_pi({"type": "text_delta", "contentIndex": 0, "delta": "x"})  # pi 1.6's json mode
+    assert delta == pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="x"))
+    assert event_to_pi(delta, delta_only=True) == {"type": "text_delta", "contentIndex": 0, "delta": "x"}
+    start = event_from_pi({"type": "toolcall_start", "contentIndex": 2, "id": "c", "toolName": "read"})
+    assert start.toolcall_start == pp.ToolCallStartEvent(content_index=2, id="c", name="read")
+    with pytest.raises(pp.PiJsonError, match="unknown field 'partialJson'"):
+        event_from_pi({"type": "toolcall_delta", "contentIndex": 0, "delta": "{", "partialJson": "{"})
     partial = message_to_pi(pp.assistant_message("abc", timestamp=1))
     with pytest.raises(pp.PiJsonError, match="differs from block 0"):
         event_from_pi({"type": "text_end", "contentIndex": 0, "content": "abd", "partial": partial})

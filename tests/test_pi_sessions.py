@@ -11,6 +11,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.transcripts.convert import convert
+from pi_proto.transcripts.pi_json import event_from_pi, event_to_pi
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi-1.6-sessions"
 SESSIONS = sorted(path for path in FIXTURES.glob("*.jsonl") if path.name != "events-json-mode.jsonl")
@@ -44,3 +45,22 @@ def test_convert_to_binary_and_back_is_byte_for_byte(path: Path, tmp_path: Path)
     convert(path, binary)
     convert(binary, back)
     assert back.read_bytes() == path.read_bytes()
+
+
+def test_pi_1_6_delta_only_events_read_and_write_back_byte_for_byte() -> None:
+    """pi's json mode: each `message_update` carries an AssistantMessageEvent without `partial`;
+    read, applied (so an `*_end` event's `content` can be written) and written back as pi wrote it."""
+    accumulator, updates = pp.Accumulator(), 0
+    for line in (FIXTURES / "events-json-mode.jsonl").read_text(encoding="utf-8").splitlines():
+        event = pp.load_json(line)
+        if event["type"] == "message_start" and event["message"]["role"] == "assistant":
+            accumulator = pp.Accumulator()
+            accumulator.apply(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_from_pi(event["message"]))))
+        if event["type"] == "message_update":
+            update = event["assistantMessageEvent"]
+            model_event = event_from_pi(update)
+            accumulator.apply(model_event)
+            assert pp.dump_json(event_to_pi(model_event, delta_only=True)) == pp.dump_json(update)
+            updates += 1
+    assert updates == 25
+    assert pp.text_of(accumulator.partial) == "README 的标题就是项目名：tiny-pi。"

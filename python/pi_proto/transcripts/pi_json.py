@@ -1177,7 +1177,7 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
 
     partial = read.child("partial", assistant_from_pi)
     if partial is None:
-        raise PiJsonError(_at(where, "partial"), "required (pi sends the partial message with every event)")
+        return _delta_only_event(read, kind)
     if kind == "start":
         _no_extra(read)
         return ModelEvent(start=StartEvent(header=partial), partial=partial)
@@ -1221,10 +1221,68 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     return ModelEvent(**{kind: body}, partial=partial)
 
 
+def _delta_only_event(read: _Reader, kind: str) -> ModelEvent:
+    """An event as pi 1.6 writes it in its json and RPC modes (and pi-messages): no `partial`;
+    `toolcall_start` names the call (`id`, `toolName`), and an `*_end` event carries the block's
+    text (`content`, which a receiver rebuilds anyway) and its signature (`contentSignature`)."""
+    read.known = _DELTA_ONLY_KEYS.get(kind, frozenset({"type"}))
+    family, _, step = kind.partition("_")
+    if kind == "start":
+        _no_extra(read)
+        return ModelEvent(start=StartEvent(header=AssistantMessage()))
+    if family not in _BLOCK_KINDS or step not in ("start", "delta", "end"):
+        raise PiJsonError(_at(read.where, "type"), f"not a pi event type: {kind!r}")
+    index = read.integer("contentIndex")
+    if index < 0:
+        raise PiJsonError(_at(read.where, "contentIndex"), f"{index} is not a block index")
+    body: Any
+    if kind == "toolcall_start":
+        body = ToolCallStartEvent(content_index=index, id=read.string("id"), name=read.string("toolName"))
+    elif step == "start":
+        body = (TextStartEvent if family == "text" else ThinkingStartEvent)(content_index=index)
+    elif step == "delta":
+        delta_class = {"text": TextDeltaEvent, "thinking": ThinkingDeltaEvent, "toolcall": ToolCallDeltaEvent}[family]
+        body = delta_class(content_index=index, delta=read.string("delta"))
+    elif kind == "toolcall_end":
+        call = read.child("toolCall", _assistant_block)
+        if call is None or call.tool_call is None:
+            raise PiJsonError(_at(read.where, "toolCall"), "required, a toolCall block")
+        body = ToolCallEndEvent(content_index=index, tool_call=call.tool_call)
+    else:
+        read.optional_string("content")  # the block's text, which the receiver has rebuilt
+        signature = read.optional_string("contentSignature")
+        if family == "text":
+            body = TextEndEvent(content_index=index, text_signature=signature)
+        else:
+            redacted = read.optional_boolean("redacted")
+            body = ThinkingEndEvent(content_index=index, thinking_signature=signature, redacted=redacted)
+    _no_extra(read)
+    return ModelEvent(**{kind: body})
+
+
+_DELTA_ONLY_KEYS = {
+    "start": frozenset({"type"}),
+    "text_start": frozenset({"type", "contentIndex"}),
+    "thinking_start": frozenset({"type", "contentIndex"}),
+    "toolcall_start": frozenset({"type", "contentIndex", "id", "toolName"}),
+    "text_delta": frozenset({"type", "contentIndex", "delta"}),
+    "thinking_delta": frozenset({"type", "contentIndex", "delta"}),
+    "toolcall_delta": frozenset({"type", "contentIndex", "delta"}),
+    "text_end": frozenset({"type", "contentIndex", "content", "contentSignature"}),
+    "thinking_end": frozenset({"type", "contentIndex", "content", "contentSignature", "redacted"}),
+    "toolcall_end": frozenset({"type", "contentIndex", "toolCall"}),
+}
+
+
 @_writes
-def event_to_pi(event: ModelEvent) -> JsonObject:
-    """Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`."""
+def event_to_pi(event: ModelEvent, *, delta_only: bool = False) -> JsonObject:
+    """Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`.
+
+    With `delta_only`, in the form pi 1.6 writes in its json and RPC modes: without `partial`
+    (an `*_end` event's `content` is still taken from it, when the event has one)."""
     kind, body = event_kind(event)
+    if delta_only and kind not in ("done", "error"):
+        return _delta_only_to_pi(event, kind, body)
     if kind == "done":
         return {"type": "done", "reason": STOP_REASON_NAMES[body.reason], "message": assistant_to_pi(body.message)}
     if kind == "error":
@@ -1245,6 +1303,31 @@ def event_to_pi(event: ModelEvent) -> JsonObject:
         block = event.partial.content[body.content_index]
         out["content"] = block.text.text if block.text is not None else (block.thinking or ThinkingContent()).thinking
     out["partial"] = assistant_to_pi(event.partial)
+    return out
+
+
+def _delta_only_to_pi(event: ModelEvent, kind: str, body: Any) -> JsonObject:
+    if not kind:
+        raise PiJsonError("ModelEvent", "no event kind is set")
+    if kind == "start":
+        return {"type": "start"}
+    out: JsonObject = {"type": kind, "contentIndex": body.content_index}
+    if kind == "toolcall_start":
+        out |= {"id": body.id, "toolName": body.name}
+    elif kind.endswith("_delta"):
+        out["delta"] = body.delta
+    elif kind == "toolcall_end":
+        out["toolCall"] = _assistant_block_to_pi(AssistantContent(tool_call=body.tool_call))
+    elif kind.endswith("_end"):
+        partial = event.partial
+        if partial is not None and body.content_index < len(partial.content):
+            block = partial.content[body.content_index]
+            text = block.text.text if block.text is not None else (block.thinking or ThinkingContent()).thinking
+            out["content"] = text
+        signature = body.text_signature if kind == "text_end" else body.thinking_signature
+        _put(out, "contentSignature", signature)
+        if kind == "thinking_end":
+            _put(out, "redacted", body.redacted)
     return out
 
 
