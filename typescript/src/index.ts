@@ -43,6 +43,7 @@ export {
   assistantToPi,
   contextFromPi,
   contextToPi,
+  type EventToPiOptions,
   entryFromPi,
   entryToPi,
   eventFromPi,

@@ -1275,9 +1275,7 @@ export const eventFromPi = reads(function eventFromPi(value: unknown, where: str
   }
 
   const partial = read.child("partial", assistantFromPi);
-  if (partial === undefined) {
-    throw new PiJsonError(at(where, "partial"), "required (pi sends the partial message with every event)");
-  }
+  if (partial === undefined) return deltaOnlyEvent(read, kind);
   if (kind === "start") {
     noExtra(read);
     const header = clone(AssistantMessageSchema, partial); // its own copy: an Accumulator changes the partial
@@ -1339,10 +1337,102 @@ function blockEvent(
   throw new PiJsonError(at(read.where, "contentIndex"), `block ${contentIndex} of the partial has no block set`);
 }
 
+/**
+ * An event as pi 1.6 writes it in its json and RPC modes (and pi-messages): no `partial`;
+ * `toolcall_start` names the call (`id`, `toolName`), and an `*_end` event carries the block's text
+ * (`content`, which a receiver rebuilds anyway) and its signature (`contentSignature`).
+ */
+function deltaOnlyEvent(read: Reader, kind: string): ModelEvent {
+  if (kind === "start") {
+    noExtra(read);
+    return create(ModelEventSchema, { event: { case: "start", value: { header: {} } } });
+  }
+  const split = kind.indexOf("_");
+  const family = (split < 0 ? kind : kind.slice(0, split)) as Family;
+  const step = split < 0 ? "" : kind.slice(split + 1);
+  if (!Object.hasOwn(FAMILIES, family) || !["start", "delta", "end"].includes(step)) {
+    throw new PiJsonError(at(read.where, "type"), `not a pi event type: ${JSON.stringify(kind)}`);
+  }
+  const index = read.integer("contentIndex");
+  if (index < 0n) throw new PiJsonError(at(read.where, "contentIndex"), `${index} is not a block index`);
+  const contentIndex = Number(index);
+  let event: EventInit;
+  if (step === "delta") {
+    const value = { contentIndex, delta: read.string("delta") };
+    event =
+      family === "text"
+        ? { case: "textDelta", value }
+        : family === "thinking"
+          ? { case: "thinkingDelta", value }
+          : { case: "toolcallDelta", value };
+  } else if (family === "toolcall" && step === "start") {
+    event = { case: "toolcallStart", value: { contentIndex, id: read.string("id"), name: read.string("toolName") } };
+  } else if (step === "start") {
+    event =
+      family === "text"
+        ? { case: "textStart", value: { contentIndex } }
+        : { case: "thinkingStart", value: { contentIndex } };
+  } else if (family === "toolcall") {
+    const call = read.child("toolCall", assistantBlock);
+    if (call?.block.case !== "toolCall")
+      throw new PiJsonError(at(read.where, "toolCall"), "required, a toolCall block");
+    event = { case: "toolcallEnd", value: { contentIndex, toolCall: call.block.value } };
+  } else {
+    read.optionalString("content"); // the block's text, which the receiver has rebuilt
+    const signature = read.optionalString("contentSignature");
+    event =
+      family === "text"
+        ? { case: "textEnd", value: { contentIndex, textSignature: signature } }
+        : {
+            case: "thinkingEnd",
+            value: { contentIndex, thinkingSignature: signature, redacted: read.optionalBoolean("redacted") },
+          };
+  }
+  noExtra(read);
+  return create(ModelEventSchema, { event });
+}
+
+/** pi 1.6's delta-only form of a non-terminal event (see deltaOnlyEvent). */
+function deltaOnlyToPi(event: ModelEvent): JsonObject {
+  const body = event.event;
+  if (body.case === undefined) throw new PiJsonError("ModelEvent.event", "no event kind is set");
+  if (body.case === "start") return { type: "start" };
+  if (body.case === "done" || body.case === "error") throw new PiJsonError(eventKind(event), "a terminal event");
+  const contentIndex = body.value.contentIndex;
+  const out: JsonObject = { type: eventKind(event), contentIndex };
+  if (body.case === "toolcallStart") {
+    out.id = body.value.id;
+    out.toolName = body.value.name;
+  } else if (body.case === "textDelta" || body.case === "thinkingDelta" || body.case === "toolcallDelta") {
+    out.delta = body.value.delta;
+  } else if (body.case === "toolcallEnd") {
+    out.toolCall = assistantBlockToPi(
+      create(AssistantContentSchema, {
+        block: body.value.toolCall === undefined ? undefined : { case: "toolCall", value: body.value.toolCall },
+      }),
+    );
+  } else if (body.case === "textEnd" || body.case === "thinkingEnd") {
+    const block = event.partial?.content[contentIndex]?.block;
+    if (block?.case === "text") out.content = block.value.text;
+    if (block?.case === "thinking") out.content = block.value.thinking;
+    const signature = body.case === "textEnd" ? body.value.textSignature : body.value.thinkingSignature;
+    if (signature !== undefined) out.contentSignature = signature;
+    if (body.case === "thinkingEnd" && body.value.redacted !== undefined) out.redacted = body.value.redacted;
+  }
+  return out;
+}
+
+/** What eventToPi writes. */
+export interface EventToPiOptions {
+  /** pi 1.6's json and RPC form: no `partial` (an `*_end` event's `content` comes from it when set). */
+  readonly deltaOnly?: boolean;
+}
+
 /** Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`. */
-export const eventToPi = writes(function eventToPi(event: ModelEvent): JsonObject {
+export const eventToPi = writes(function eventToPi(event: ModelEvent, options: EventToPiOptions = {}): JsonObject {
   const kind = eventKind(event);
   const body = event.event;
+  if (options.deltaOnly && body.case !== "done" && body.case !== "error") return deltaOnlyToPi(event);
   if (body.case === "done" || body.case === "error") {
     const reason = STOP_REASONS.names.get(body.value.reason);
     if (reason === undefined) throw new PiJsonError(`${kind}.reason`, "must be set");

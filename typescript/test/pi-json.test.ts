@@ -13,6 +13,7 @@ import {
   AgentMessageSchema,
   type AssistantMessage,
   AssistantMessageSchema,
+  assistantFromPi,
   assistantToPi,
   CostSchema,
   contextFromPi,
@@ -25,6 +26,7 @@ import {
   GrammarSamplingSchema,
   isTerminal,
   JsonSchemaSamplingSchema,
+  ModelEventSchema,
   ModelThinkingLevel,
   messageFromPi,
   messageToPi,
@@ -352,7 +354,8 @@ const BAD: Array<["message" | "entry" | "event", string, string]> = [
     '{"type":"message","message":{"role":"user","content":[{"type":"text"}],"timestamp":1}}',
     "message.content[0].text",
   ],
-  ["event", '{"type":"text_delta","contentIndex":0,"delta":"x"}', "partial"],
+  ["event", '{"type":"text_delta","contentIndex":0,"delta":"x","partialJson":"{"}', "partialJson"],
+  ["event", '{"type":"toolcall_start","contentIndex":0,"id":"c"}', "toolName"],
   ["event", `{"type":"text_end","contentIndex":0,"content":"abd","partial":${PARTIAL}}`, "content"],
   ["event", `{"type":"text_delta","contentIndex":3,"delta":"x","partial":${PARTIAL}}`, "contentIndex"],
   ["event", `{"type":"text_blink","partial":${PARTIAL}}`, "type"],
@@ -420,6 +423,32 @@ test("events convert to pi events and back", { timeout: TEST_TIMEOUT }, () => {
     }
     assert.deepStrictEqual(eventToPi(back), piEvent);
   }
+});
+
+test("pi 1.6's delta-only events read and write back byte for byte", { timeout: TEST_TIMEOUT }, async () => {
+  // pi's json mode: each message_update carries an AssistantMessageEvent without `partial`.
+  let accumulator = new Accumulator();
+  let updates = 0;
+  for (const line of await lines(`${FIXTURES}pi-1.6-sessions/events-json-mode.jsonl`)) {
+    const event = JSON.parse(line) as { type: string; message?: { role: string }; assistantMessageEvent?: unknown };
+    if (event.type === "message_start" && event.message?.role === "assistant") {
+      accumulator = new Accumulator();
+      accumulator.apply(
+        create(ModelEventSchema, { event: { case: "start", value: { header: assistantFromPi(event.message) } } }),
+      );
+    }
+    if (event.type === "message_update") {
+      const modelEvent = eventFromPi(event.assistantMessageEvent);
+      accumulator.apply(modelEvent);
+      assert.equal(
+        JSON.stringify(eventToPi(modelEvent, { deltaOnly: true })),
+        JSON.stringify(event.assistantMessageEvent),
+      );
+      updates += 1;
+    }
+  }
+  assert.equal(updates, 25);
+  assert.equal(textOf(accumulator.partial), "README 的标题就是项目名：tiny-pi。");
 });
 
 test("pi events need their partial", { timeout: TEST_TIMEOUT }, () => {
