@@ -711,3 +711,33 @@ def test_lone_surrogates_map_to_text_protobuf_holds_and_back(text: str) -> None:
     written = pp.dump_json(message_to_pi(pp.decode(pp.AgentMessage, pp.encode(message_from_pi(message)))))
     assert written == pp.dump_json(message)
     written.encode("utf-8")  # a lone surrogate is written as its escape
+
+
+def test_an_edited_message_writes_what_the_user_set() -> None:
+    older = assistant()
+    del older["usage"]["cacheRead"]  # an older pi's usage, without the key
+    older["usage"]["cost"]["input"] = 1.0
+    message = message_from_pi(older)
+    assert message.assistant is not None
+    usage = message.assistant.usage
+    assert usage is not None
+    assert usage.cost is not None
+    assert "cacheRead" not in message_to_pi(message)["usage"]  # unedited, it stays absent
+    usage.cache_read, usage.cost.input = 100, 2.5
+    written = message_to_pi(message)["usage"]
+    assert (written["cacheRead"], written["cost"]["input"]) == (100, 2.5)
+
+
+def test_the_default_script_writes_usage_as_pi_does() -> None:
+    for turn in pp.ScriptedModel.readme().turns:
+        usage = turn.usage
+        assert usage is not None
+        assert usage.extra_json == ""  # no key pi's Usage has is missing, so nothing is kept aside
+        assert set(message_to_pi(turn)["usage"]) == {
+            "input",
+            "output",
+            "cacheRead",
+            "cacheWrite",
+            "totalTokens",
+            "cost",
+        }

@@ -1119,9 +1119,15 @@ def _with_extra(out: JsonObject, extra_json: str, where: str, keys: tuple[str, .
     extra = _json_object(extra_json, _at(where, "extra_json"))
     order = _key_list(extra.pop(ORDER_KEY, keys), where)
     for key in _key_list(extra.pop(ABSENT_KEY, ()), where):
-        out.pop(key, None)
+        if out.get(key) in _READ_DEFAULTS:  # still what the reader put for the missing key: an edit wins
+            out.pop(key, None)
     out.update(extra)
     return _in_order(out, order)
+
+
+# What the reader puts in a field whose key was missing (0, "", false, an empty object): a writer
+# leaves the key out only while the field still holds it.
+_READ_DEFAULTS: tuple[Any, ...] = (0, "", {})
 
 
 def _key_list(value: Any, where: str) -> Sequence[str]:
