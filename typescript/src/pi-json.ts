@@ -1176,10 +1176,18 @@ function withExtra(out: JsonObject, extraJson: string, where: string, shape: Sha
   if (!extraJson) return out;
   const extra = jsonObject(extraJson, `${where}.extra_json`);
   const order = keyList(extra, ORDER_KEY, where) ?? shape.keys;
-  for (const key of keyList(extra, ABSENT_KEY, where) ?? []) delete out[key];
+  for (const key of keyList(extra, ABSENT_KEY, where) ?? []) {
+    if (isReadDefault(out[key])) delete out[key]; // still what the reader put for the missing key: an edit wins
+  }
   // Spreading defines each key as an own property ("__proto__" included); a key already written
   // takes the extra's value.
   return inOrder({ ...out, ...extra }, order);
+}
+
+/** What the reader puts in a field whose key was missing: 0, "", false, or an empty object. */
+function isReadDefault(value: unknown): boolean {
+  if (value === 0 || value === 0n || value === "" || value === false) return true;
+  return isObject(value) && Object.keys(value).length === 0;
 }
 
 /** The list of keys `extra` holds under `marker`, taken out of it; undefined when it has none. */

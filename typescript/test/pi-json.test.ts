@@ -828,3 +828,17 @@ test("the writer refuses what pi-JSON cannot hold", { timeout: TEST_TIMEOUT }, (
     (error) => error instanceof PiJsonError && /\$order/.test(error.detail),
   );
 });
+
+test("an edited message writes what the user set", { timeout: TEST_TIMEOUT }, () => {
+  const older = assistant();
+  const usage = older.usage as Record<string, unknown>;
+  delete usage.cacheRead; // an older pi's usage, without the key
+  const message = messageFromPi(older);
+  assert.ok(!("cacheRead" in (messageToPi(message).usage as Record<string, unknown>))); // unedited: stays absent
+  assert.equal(message.role.case, "assistant");
+  const read = message.role.value.usage!;
+  read.cacheRead = 100n;
+  read.cost!.input = 2.5;
+  const written = messageToPi(message).usage as { cacheRead: number; cost: { input: number } };
+  assert.deepStrictEqual([written.cacheRead, written.cost.input], [100, 2.5]);
+});
