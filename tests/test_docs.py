@@ -25,10 +25,10 @@ PAGES = [README, CONFORMANCE, ROOT / "bench" / "README.md", ROOT / "proto" / "RE
 PAGES += sorted((ROOT / "docs").glob("*.md"))
 RUNTIME_READMES = [ROOT / name / "README.md" for name in ("typescript", "go", "rust", "java")]
 NUMBERS = {"five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-# Flags of other tools the docs show (curl, protoc, buf, cargo, pkg-config, mypy).
+# Flags of other tools the docs show (curl, protoc, buf, cargo, pkg-config, mypy, pi).
 OTHER_TOOLS = {
     "--cflags", "--cpp", "--data-binary", "--descriptor", "--features", "--http2", "--http2-prior-knowledge",
-    "--libs", "--path", "--protocol", "--strict", "--template",
+    "--libs", "--mode", "--path", "--protocol", "--strict", "--template",
 }  # fmt: skip
 KINDS = [field.name for field in pb.Case.DESCRIPTOR.oneofs_by_name["kind"].fields]
 RULES = {pp.stream_rule_id(rule) for rule in pp.StreamRule if rule != pp.StreamRule.UNSPECIFIED}
