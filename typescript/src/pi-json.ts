@@ -35,6 +35,7 @@ import {
   ImageContentSchema,
   type TextContent,
   TextContentSchema,
+  type ToolCall,
   type ToolResultContent,
   ToolResultContentSchema,
   type UserContent,
@@ -1400,6 +1401,13 @@ function deltaOnlyEvent(read: Reader, kind: string): ModelEvent {
   return create(ModelEventSchema, { event });
 }
 
+/** The toolCall block of a `toolcall_end` event. */
+function toolCallToPi(call: ToolCall | undefined): JsonObject {
+  return assistantBlockToPi(
+    create(AssistantContentSchema, { block: call === undefined ? undefined : { case: "toolCall", value: call } }),
+  );
+}
+
 /** pi 1.6's delta-only form of a non-terminal event (see deltaOnlyEvent). */
 function deltaOnlyToPi(event: ModelEvent): JsonObject {
   const body = event.event;
@@ -1414,11 +1422,7 @@ function deltaOnlyToPi(event: ModelEvent): JsonObject {
   } else if (body.case === "textDelta" || body.case === "thinkingDelta" || body.case === "toolcallDelta") {
     out.delta = body.value.delta;
   } else if (body.case === "toolcallEnd") {
-    out.toolCall = assistantBlockToPi(
-      create(AssistantContentSchema, {
-        block: body.value.toolCall === undefined ? undefined : { case: "toolCall", value: body.value.toolCall },
-      }),
-    );
+    out.toolCall = toolCallToPi(body.value.toolCall);
   } else if (body.case === "textEnd" || body.case === "thinkingEnd") {
     const block = event.partial?.content[contentIndex]?.block;
     if (block?.case === "text") out.content = block.value.text;
@@ -1463,11 +1467,7 @@ export const eventToPi = writes(function eventToPi(event: ModelEvent, options: E
   if (body.case === "textDelta" || body.case === "thinkingDelta" || body.case === "toolcallDelta") {
     out.delta = body.value.delta;
   } else if (body.case === "toolcallEnd") {
-    out.toolCall = assistantBlockToPi(
-      create(AssistantContentSchema, {
-        block: body.value.toolCall === undefined ? undefined : { case: "toolCall", value: body.value.toolCall },
-      }),
-    );
+    out.toolCall = toolCallToPi(body.value.toolCall);
   } else if (body.case === "textEnd" || body.case === "thinkingEnd") {
     const block = partial.content[contentIndex]?.block;
     if (block === undefined) {
