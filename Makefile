@@ -307,4 +307,4 @@ demo: setup ## Play the README round trip over gRPC as a tiny agent loop.
 
 .PHONY: clean
 clean: ## Remove the venv, node_modules, built artifacts and caches.
-	rm -rf $(VENV) $(TS)/node_modules $(TS)/dist $(TS)/LICENSE dist build .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(TS)/node_modules $(TS)/dist $(TS)/LICENSE $(TS)/.bin dist build .mypy_cache .ruff_cache .pytest_cache

@@ -41,7 +41,7 @@ class ConformanceServer:
     """A grpc.aio server of pi.ai.v1.ModelService that plays the server side of client cases.
 
     It answers NOT_FOUND for a call that names no known case, and INVALID_ARGUMENT when the
-    request differs from the one the case expects, so a runner that builds its calls wrong fails.
+    request differs from the one the case expects, so an executor that builds its calls wrong fails.
     """
 
     def __init__(self, cases: list[Case], *, host: str = "127.0.0.1", port: int = 0) -> None:

@@ -2,10 +2,9 @@
 
 Server-side models, the client and the tests share this one implementation, so a partial rebuilt
 from the wire is the partial the sender had (the stream contract in service.proto, rule 4). It
-also enforces the stream rules; an event that breaks one raises StreamProtocolError with the
-event's index and the rule's id:
-
-the rules are the values of pi.ai.v1.StreamRule, stated in proto/pi/ai/v1/event.proto.
+also enforces the stream rules (the values of pi.ai.v1.StreamRule, stated in
+proto/pi/ai/v1/event.proto): an event that breaks one raises StreamProtocolError with the
+event's index and the rule.
 
 While a tool call streams, its `arguments_json` is the text so far completed into a JSON object
 (partial_json.py). The completion copies the text, so it is built when read (by attribute, by
