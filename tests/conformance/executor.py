@@ -18,11 +18,11 @@ from typing import Any, BinaryIO
 from google.protobuf import json_format
 
 import pi_proto as pp
-from pi_proto._gen.pb2.pi.ai.v1 import context_pb2, message_pb2, transcript_pb2
+from pi_proto._gen.pb2.pi.ai.v1 import context_pb2, event_pb2, message_pb2, transcript_pb2
 from pi_proto._gen.pb2.pi.conformance.v1 import conformance_pb2 as pb
 from pi_proto._gen.types.pi.ai import v1 as types
 from pi_proto.stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
-from pi_proto.transcripts.pi_json import context_from_pi, context_to_pi
+from pi_proto.transcripts.pi_json import context_from_pi, context_to_pi, event_from_pi, event_to_pi
 from pi_proto.wire.varint import read_delimited, write_delimited
 
 CASE_HEADER = "pi-conformance-case"
@@ -115,10 +115,15 @@ async def client_with(model_client: Any, case: pb.ClientCase, name: str) -> pb.C
 
 
 def pi_json(case: pb.PiJsonCase) -> pb.PiJsonResult:
-    as_context = case.WhichOneof("expect") == "context"
+    want = case.WhichOneof("expect")
     try:
         text = pp.load_json(case.text)
-        if as_context:
+        if want == "event":
+            event = event_from_pi(text, "")
+            # An event without its partial is pi 1.6's delta-only form, written back in it.
+            written = pp.dump_json(event_to_pi(event, delta_only=event.partial is None))
+            return pb.PiJsonResult(event=event_pb2.ModelEvent.FromString(pp.encode(event)), written=written)
+        if want == "context":
             context = context_from_pi(text, "")
             return pb.PiJsonResult(context=_upb(context), written=pp.dump_json(context_to_pi(context)))
         entry = pp.entry_from_pi(text, "")

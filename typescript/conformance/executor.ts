@@ -178,6 +178,11 @@ function runPiJson(piJson: conformance.PiJsonCase): Result {
       const context = pi.contextFromPi(value);
       result.read = { case: "context", value: context };
       result.written = JSON.stringify(pi.contextToPi(context));
+    } else if (piJson.expect.case === "event") {
+      const event = pi.eventFromPi(value);
+      result.read = { case: "event", value: event };
+      // An event without its partial is pi 1.6's delta-only form, written back in it.
+      result.written = JSON.stringify(pi.eventToPi(event, { deltaOnly: event.partial === undefined }));
     } else {
       const entry = pi.entryFromPi(value);
       result.read = { case: "entry", value: entry };

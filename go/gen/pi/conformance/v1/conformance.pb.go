@@ -1348,6 +1348,7 @@ type PiJsonCase struct {
 	//	*PiJsonCase_Entry
 	//	*PiJsonCase_Context
 	//	*PiJsonCase_ErrorPath
+	//	*PiJsonCase_Event
 	Expect isPiJsonCase_Expect `protobuf_oneof:"expect"`
 	// The text the codec writes back from the expected value; empty when it is `text` itself.
 	Written       string `protobuf:"bytes,5,opt,name=written,proto3" json:"written,omitempty"`
@@ -1426,6 +1427,15 @@ func (x *PiJsonCase) GetErrorPath() string {
 	return ""
 }
 
+func (x *PiJsonCase) GetEvent() *v1.ModelEvent {
+	if x != nil {
+		if x, ok := x.Expect.(*PiJsonCase_Event); ok {
+			return x.Event
+		}
+	}
+	return nil
+}
+
 func (x *PiJsonCase) GetWritten() string {
 	if x != nil {
 		return x.Written
@@ -1453,11 +1463,20 @@ type PiJsonCase_ErrorPath struct {
 	ErrorPath string `protobuf:"bytes,4,opt,name=error_path,json=errorPath,proto3,oneof"`
 }
 
+type PiJsonCase_Event struct {
+	// The text is a pi AssistantMessageEvent: reading it gives this event. One without a
+	// `partial` is pi 1.6's delta-only form, and is written back in that form, from the event
+	// alone (so an `*_end` event is written without its `content`, which only a partial holds).
+	Event *v1.ModelEvent `protobuf:"bytes,6,opt,name=event,proto3,oneof"`
+}
+
 func (*PiJsonCase_Entry) isPiJsonCase_Expect() {}
 
 func (*PiJsonCase_Context) isPiJsonCase_Expect() {}
 
 func (*PiJsonCase_ErrorPath) isPiJsonCase_Expect() {}
+
+func (*PiJsonCase_Event) isPiJsonCase_Expect() {}
 
 // CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
 // calculateCost computes it. The rates are those of the tier with the largest threshold the
@@ -2195,7 +2214,7 @@ func (x *StreamResult) GetFailure() *StreamFailure {
 }
 
 // PiJsonResult is what a runtime's pi-JSON codec made of a PiJsonCase's text: read as an entry,
-// or as a context when the case expects one.
+// or as a context or an event when the case expects one.
 type PiJsonResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// What reading gave; exactly one member is set.
@@ -2205,6 +2224,7 @@ type PiJsonResult struct {
 	//	*PiJsonResult_Entry
 	//	*PiJsonResult_Context
 	//	*PiJsonResult_ErrorPath
+	//	*PiJsonResult_Event
 	Read isPiJsonResult_Read `protobuf_oneof:"read"`
 	// What the codec writes back from what it read; empty when it refused the text.
 	Written       string `protobuf:"bytes,4,opt,name=written,proto3" json:"written,omitempty"`
@@ -2276,6 +2296,15 @@ func (x *PiJsonResult) GetErrorPath() string {
 	return ""
 }
 
+func (x *PiJsonResult) GetEvent() *v1.ModelEvent {
+	if x != nil {
+		if x, ok := x.Read.(*PiJsonResult_Event); ok {
+			return x.Event
+		}
+	}
+	return nil
+}
+
 func (x *PiJsonResult) GetWritten() string {
 	if x != nil {
 		return x.Written
@@ -2302,11 +2331,18 @@ type PiJsonResult_ErrorPath struct {
 	ErrorPath string `protobuf:"bytes,3,opt,name=error_path,json=errorPath,proto3,oneof"`
 }
 
+type PiJsonResult_Event struct {
+	// The event read.
+	Event *v1.ModelEvent `protobuf:"bytes,5,opt,name=event,proto3,oneof"`
+}
+
 func (*PiJsonResult_Entry) isPiJsonResult_Read() {}
 
 func (*PiJsonResult_Context) isPiJsonResult_Read() {}
 
 func (*PiJsonResult_ErrorPath) isPiJsonResult_Read() {}
+
+func (*PiJsonResult_Event) isPiJsonResult_Read() {}
 
 // PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
 // the case's text.
@@ -2457,14 +2493,15 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"statusCode\x126\n" +
 	"\x04rule\x18\x04 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x122\n" +
 	"\x06result\x18\x05 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n" +
-	"\afailure\"\xcc\x01\n" +
+	"\afailure\"\xfa\x01\n" +
 	"\n" +
 	"PiJsonCase\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
 	"\x05entry\x18\x02 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
 	"\acontext\x18\x03 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
-	"error_path\x18\x04 \x01(\tH\x00R\terrorPath\x12\x18\n" +
+	"error_path\x18\x04 \x01(\tH\x00R\terrorPath\x12,\n" +
+	"\x05event\x18\x06 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
 	"\awritten\x18\x05 \x01(\tR\awrittenB\b\n" +
 	"\x06expect\"\x80\x01\n" +
 	"\bCostCase\x12)\n" +
@@ -2512,12 +2549,13 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\fStreamResult\x126\n" +
 	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +
 	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\x12:\n" +
-	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\xb8\x01\n" +
+	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\xe6\x01\n" +
 	"\fPiJsonResult\x121\n" +
 	"\x05entry\x18\x01 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
-	"error_path\x18\x03 \x01(\tH\x00R\terrorPath\x12\x18\n" +
+	"error_path\x18\x03 \x01(\tH\x00R\terrorPath\x12,\n" +
+	"\x05event\x18\x05 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
 	"\awritten\x18\x04 \x01(\tR\awrittenB\x06\n" +
 	"\x04read\"L\n" +
 	"\x11PartialJsonResult\x12\x14\n" +
@@ -2617,30 +2655,32 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	35, // 33: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
 	33, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
 	30, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
-	37, // 36: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
-	38, // 37: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
-	39, // 38: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
-	18, // 39: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
-	19, // 40: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	1,  // 41: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
-	22, // 42: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
-	23, // 43: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
-	24, // 44: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
-	13, // 45: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
-	25, // 46: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
-	39, // 47: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
-	26, // 48: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
-	3,  // 49: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
-	35, // 50: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
-	35, // 51: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
-	5,  // 52: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
-	33, // 53: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
-	30, // 54: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	32, // 36: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
+	37, // 37: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	38, // 38: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	39, // 39: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	18, // 40: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
+	19, // 41: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
+	1,  // 42: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
+	22, // 43: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
+	23, // 44: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
+	24, // 45: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
+	13, // 46: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
+	25, // 47: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
+	39, // 48: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
+	26, // 49: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
+	3,  // 50: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
+	35, // 51: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
+	35, // 52: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
+	5,  // 53: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
+	33, // 54: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
+	30, // 55: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
+	32, // 56: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }
@@ -2685,6 +2725,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*PiJsonCase_Entry)(nil),
 		(*PiJsonCase_Context)(nil),
 		(*PiJsonCase_ErrorPath)(nil),
+		(*PiJsonCase_Event)(nil),
 	}
 	file_pi_conformance_v1_conformance_proto_msgTypes[21].OneofWrappers = []any{
 		(*CaseResult_Wire)(nil),
@@ -2700,6 +2741,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*PiJsonResult_Entry)(nil),
 		(*PiJsonResult_Context)(nil),
 		(*PiJsonResult_ErrorPath)(nil),
+		(*PiJsonResult_Event)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
