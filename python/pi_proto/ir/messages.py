@@ -61,6 +61,8 @@ _PYTHON_FLOAT = re.compile(r"[0-9]e[+-]|(?<![0-9.])[0-9]+\.0(?![0-9])|[0-9]{16}"
 _SAFE_INTEGER = 2**53
 # A lone surrogate: Python writes it raw (text no UTF-8 file can hold), JavaScript as `\ud83d`.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Either of the two: what the fast path of dump_json looks for.
+_NOT_JAVASCRIPTS = re.compile(f"{_PYTHON_FLOAT.pattern}|{_LONE_SURROGATE.pattern}")
 
 
 def dump_json(value: Any) -> str:
@@ -72,6 +74,8 @@ def dump_json(value: Any) -> str:
     anything else comes back equal under JavaScript's number semantics (proto/pi/ai/v1/json.proto).
     """
     text = _COMPACT.encode(value)
+    if _NOT_JAVASCRIPTS.search(text) is None:  # the common case: one scan of the text
+        return text
     if _PYTHON_FLOAT.search(text) is not None:
         text = _with_js_numbers(value)
     if _LONE_SURROGATE.search(text) is not None:  # only in a string: escaped, as JavaScript does

@@ -1204,8 +1204,7 @@ def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     elif kind == "toolcall_start":
         body = ToolCallStartEvent(content_index=index, id=block.id, name=block.name)
     elif step == "delta":
-        delta_class = {"text": TextDeltaEvent, "thinking": ThinkingDeltaEvent, "toolcall": ToolCallDeltaEvent}[family]
-        body = delta_class(content_index=index, delta=read.string("delta"))
+        body = _DELTA_EVENTS[family](content_index=index, delta=read.string("delta"))
     elif kind == "toolcall_end":
         call = read.child("toolCall", _assistant_block)
         if call is None or call.tool_call is None:
@@ -1247,8 +1246,7 @@ def _delta_only_event(read: _Reader, kind: str) -> ModelEvent:
     elif step == "start":
         body = (TextStartEvent if family == "text" else ThinkingStartEvent)(content_index=index)
     elif step == "delta":
-        delta_class = {"text": TextDeltaEvent, "thinking": ThinkingDeltaEvent, "toolcall": ToolCallDeltaEvent}[family]
-        body = delta_class(content_index=index, delta=read.string("delta"))
+        body = _DELTA_EVENTS[family](content_index=index, delta=read.string("delta"))
     elif kind == "toolcall_end":
         call = read.child("toolCall", _assistant_block)
         if call is None or call.tool_call is None:
@@ -1266,6 +1264,7 @@ def _delta_only_event(read: _Reader, kind: str) -> ModelEvent:
     return ModelEvent(**{kind: body})
 
 
+_DELTA_EVENTS = {"text": TextDeltaEvent, "thinking": ThinkingDeltaEvent, "toolcall": ToolCallDeltaEvent}
 _DELTA_ONLY_KEYS = {
     "start": frozenset({"type"}),
     "text_start": frozenset({"type", "contentIndex"}),
