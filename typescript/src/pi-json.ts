@@ -1311,6 +1311,13 @@ export const eventFromPi = reads(function eventFromPi(value: unknown, where: str
 });
 
 /** The body of a block event, from the keys of the pi event and the block of its partial. */
+/** A `*_delta` event of a block family. */
+function deltaEvent(read: Reader, family: Family, contentIndex: number): EventInit {
+  const value = { contentIndex, delta: read.string("delta") };
+  if (family === "text") return { case: "textDelta", value };
+  return family === "thinking" ? { case: "thinkingDelta", value } : { case: "toolcallDelta", value };
+}
+
 function blockEvent(
   read: Reader,
   family: Family,
@@ -1318,11 +1325,7 @@ function blockEvent(
   block: AssistantContent["block"],
   contentIndex: number,
 ): EventInit {
-  if (step === "delta") {
-    const value = { contentIndex, delta: read.string("delta") };
-    if (family === "text") return { case: "textDelta", value };
-    return family === "thinking" ? { case: "thinkingDelta", value } : { case: "toolcallDelta", value };
-  }
+  if (step === "delta") return deltaEvent(read, family, contentIndex);
   if (block.case === "text") {
     if (step === "start") return { case: "textStart", value: { contentIndex } };
     endContent(read, block.value.text, contentIndex);
@@ -1367,13 +1370,7 @@ function deltaOnlyEvent(read: Reader, kind: string): ModelEvent {
   const contentIndex = Number(index);
   let event: EventInit;
   if (step === "delta") {
-    const value = { contentIndex, delta: read.string("delta") };
-    event =
-      family === "text"
-        ? { case: "textDelta", value }
-        : family === "thinking"
-          ? { case: "thinkingDelta", value }
-          : { case: "toolcallDelta", value };
+    event = deltaEvent(read, family, contentIndex);
   } else if (family === "toolcall" && step === "start") {
     event = { case: "toolcallStart", value: { contentIndex, id: read.string("id"), name: read.string("toolName") } };
   } else if (step === "start") {
