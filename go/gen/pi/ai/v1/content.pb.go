@@ -237,8 +237,8 @@ type ToolCall struct {
 	// The name of the tool to run, as declared in the context's tools.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// The arguments as the text of a JSON object; JSON text keeps integers and floats apart, which
-	// google.protobuf.Struct cannot.
-	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// google.protobuf.Struct cannot. Absent where a pi-JSON object left them out.
+	ArgumentsJson *string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3,oneof" json:"arguments_json,omitempty"`
 	// The argument text exactly as the provider streamed it; while a call is still streaming this
 	// holds the text so far, and after a LENGTH stop it may be cut short. Absent when not kept.
 	RawArguments *string `protobuf:"bytes,4,opt,name=raw_arguments,json=rawArguments,proto3,oneof" json:"raw_arguments,omitempty"`
@@ -302,8 +302,8 @@ func (x *ToolCall) GetName() string {
 }
 
 func (x *ToolCall) GetArgumentsJson() string {
-	if x != nil {
-		return x.ArgumentsJson
+	if x != nil && x.ArgumentsJson != nil {
+		return *x.ArgumentsJson
 	}
 	return ""
 }
@@ -625,39 +625,40 @@ var File_pi_ai_v1_content_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_content_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/content.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x93\x01\n" +
+	"\x16pi/ai/v1/content.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\xae\x01\n" +
 	"\vTextContent\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x12*\n" +
-	"\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x121\n" +
+	"\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12L\n" +
 	"\n" +
-	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x11\n" +
-	"\x0f_text_signature\"\xd9\x01\n" +
+	"extra_json\x18\x03 \x01(\tB-\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1f\b\x02\x10\x01\x1a\x04type\x1a\x04text\x1a\rtextSignatureR\textraJsonB\x11\n" +
+	"\x0f_text_signature\"\x86\x02\n" +
 	"\x0fThinkingContent\x12\x1a\n" +
 	"\bthinking\x18\x01 \x01(\tR\bthinking\x122\n" +
 	"\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n" +
-	"\bredacted\x18\x03 \x01(\bH\x01R\bredacted\x88\x01\x01\x121\n" +
+	"\bredacted\x18\x03 \x01(\bH\x01R\bredacted\x88\x01\x01\x12^\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x15\n" +
+	"extra_json\x18\x04 \x01(\tB?\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x181\b\x02\x10\x01\x1a\x04type\x1a\bthinking\x1a\x11thinkingSignature\x1a\bredactedR\textraJsonB\x15\n" +
 	"\x13_thinking_signatureB\v\n" +
-	"\t_redacted\"\x81\x01\n" +
+	"\t_redacted\"\x97\x01\n" +
 	"\fImageContent\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12*\n" +
 	"\tmime_type\x18\x02 \x01(\tB\r\xbaH\n" +
-	"r\b:\x06image/R\bmimeType\x121\n" +
+	"r\b:\x06image/R\bmimeType\x12G\n" +
 	"\n" +
-	"extra_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbb\x03\n" +
+	"extra_json\x18\x03 \x01(\tB(\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1a\b\x02\x10\x01\x1a\x04type\x1a\x04data\x1a\bmimeTypeR\textraJson\"\xaa\x04\n" +
 	"\bToolCall\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n" +
-	"\x04name\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x127\n" +
-	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\rargumentsJson\x124\n" +
+	"\x04name\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12<\n" +
+	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\rargumentsJson\x88\x01\x01\x124\n" +
 	"\rraw_arguments\x18\x04 \x01(\tB\n" +
-	"\xbaH\ar\x05(\x80\x80\x80\x02H\x00R\frawArguments\x88\x01\x01\x120\n" +
-	"\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12!\n" +
-	"\tnamespace\x18\a \x01(\tH\x02R\tnamespace\x88\x01\x01\x128\n" +
+	"\xbaH\ar\x05(\x80\x80\x80\x02H\x01R\frawArguments\x88\x01\x01\x120\n" +
+	"\x11thought_signature\x18\x05 \x01(\tH\x02R\x10thoughtSignature\x88\x01\x01\x12!\n" +
+	"\tnamespace\x18\a \x01(\tH\x03R\tnamespace\x88\x01\x01\x128\n" +
 	"\x0farguments_error\x18\b \x01(\tB\n" +
-	"\xbaH\ar\x05(\x80\x80\x80\x02H\x03R\x0eargumentsError\x88\x01\x01\x121\n" +
+	"\xbaH\ar\x05(\x80\x80\x80\x02H\x04R\x0eargumentsError\x88\x01\x01\x12\x87\x01\n" +
 	"\n" +
-	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
+	"extra_json\x18\x06 \x01(\tBh\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18Z\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\x04name\x1a\targuments\x1a\frawArguments\x1a\x10thoughtSignature\x1a\tnamespace\x1a\x0eargumentsErrorR\textraJsonB\x11\n" +
+	"\x0f_arguments_jsonB\x10\n" +
 	"\x0e_raw_argumentsB\x14\n" +
 	"\x12_thought_signatureB\f\n" +
 	"\n" +

@@ -100,13 +100,13 @@ var File_pi_ai_v1_context_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_context_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xd7\x01\n" +
+	"\x16pi/ai/v1/context.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xf6\x01\n" +
 	"\fAgentContext\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x122\n" +
 	"\bmessages\x18\x02 \x03(\v2\x16.pi.ai.v1.AgentMessageR\bmessages\x12$\n" +
-	"\x05tools\x18\x03 \x03(\v2\x0e.pi.ai.v1.ToolR\x05tools\x121\n" +
+	"\x05tools\x18\x03 \x03(\v2\x0e.pi.ai.v1.ToolR\x05tools\x12P\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
+	"extra_json\x18\x04 \x01(\tB1\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18#\b\x02\x10\x01\x1a\fsystemPrompt\x1a\bmessages\x1a\x05toolsR\textraJsonB\x10\n" +
 	"\x0e_system_promptBN\n" +
 	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1P\x03b\x06proto3"
 

@@ -80,8 +80,8 @@ func (JsonShape) EnumDescriptor() ([]byte, []int) {
 // walker of its own, after the message has passed its protovalidate rules. The text is RFC 8259
 // JSON, as JavaScript's JSON.parse reads it: NaN and Infinity are not JSON; a number must fit in
 // a double; objects and arrays nest at most 64 deep; duplicate keys are allowed, the last one
-// wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth" and
-// "json.object".
+// wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth",
+// "json.object" and "json.extra".
 //
 // Numbers have JavaScript's semantics, in this text and in pi-JSON alike: a number is a double,
 // read as JSON.parse reads it (`-0` is negative zero; an integer beyond 2^53 is the nearest double)
@@ -94,7 +94,12 @@ type JsonText struct {
 	// What the text holds.
 	Shape JsonShape `protobuf:"varint,1,opt,name=shape,proto3,enum=pi.ai.v1.JsonShape" json:"shape,omitempty"`
 	// Whether the empty string is allowed; it then means "no value".
-	EmptyAllowed  bool `protobuf:"varint,2,opt,name=empty_allowed,json=emptyAllowed,proto3" json:"empty_allowed,omitempty"`
+	EmptyAllowed bool `protobuf:"varint,2,opt,name=empty_allowed,json=emptyAllowed,proto3" json:"empty_allowed,omitempty"`
+	// On an `extra_json` field: the keys of pi's object that its message models, which the text
+	// therefore must not hold (rule id "json.extra"), so that what the message's fields say is what
+	// gets written. The one exception is an empty array or object under the key of a repeated field,
+	// which the field cannot tell from none: it is kept there while the field is empty.
+	ModelledKeys  []string `protobuf:"bytes,3,rep,name=modelled_keys,json=modelledKeys,proto3" json:"modelled_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -143,6 +148,13 @@ func (x *JsonText) GetEmptyAllowed() bool {
 	return false
 }
 
+func (x *JsonText) GetModelledKeys() []string {
+	if x != nil {
+		return x.ModelledKeys
+	}
+	return nil
+}
+
 var file_pi_ai_v1_json_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
@@ -166,10 +178,11 @@ var File_pi_ai_v1_json_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_json_proto_rawDesc = "" +
 	"\n" +
-	"\x13pi/ai/v1/json.proto\x12\bpi.ai.v1\x1a google/protobuf/descriptor.proto\"Z\n" +
+	"\x13pi/ai/v1/json.proto\x12\bpi.ai.v1\x1a google/protobuf/descriptor.proto\"\x7f\n" +
 	"\bJsonText\x12)\n" +
 	"\x05shape\x18\x01 \x01(\x0e2\x13.pi.ai.v1.JsonShapeR\x05shape\x12#\n" +
-	"\rempty_allowed\x18\x02 \x01(\bR\femptyAllowed*T\n" +
+	"\rempty_allowed\x18\x02 \x01(\bR\femptyAllowed\x12#\n" +
+	"\rmodelled_keys\x18\x03 \x03(\tR\fmodelledKeys*T\n" +
 	"\tJsonShape\x12\x1a\n" +
 	"\x16JSON_SHAPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JSON_SHAPE_VALUE\x10\x01\x12\x15\n" +

@@ -229,20 +229,21 @@ func (NestedCallStatus) EnumDescriptor() ([]byte, []int) {
 	return file_pi_ai_v1_message_proto_rawDescGZIP(), []int{2}
 }
 
-// Cost is what a model call cost, in US dollars, split the same way as the token counts.
+// Cost is what a model call cost, in US dollars, split the same way as the token counts. Each
+// amount is absent only where a pi-JSON object left it out; a model call sets them all.
 type Cost struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cost of the input tokens.
-	Input float64 `protobuf:"fixed64,1,opt,name=input,proto3" json:"input,omitempty"`
+	Input *float64 `protobuf:"fixed64,1,opt,name=input,proto3,oneof" json:"input,omitempty"`
 	// The cost of the output tokens.
-	Output float64 `protobuf:"fixed64,2,opt,name=output,proto3" json:"output,omitempty"`
+	Output *float64 `protobuf:"fixed64,2,opt,name=output,proto3,oneof" json:"output,omitempty"`
 	// The cost of the tokens read from the prompt cache.
-	CacheRead float64 `protobuf:"fixed64,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheRead *float64 `protobuf:"fixed64,3,opt,name=cache_read,json=cacheRead,proto3,oneof" json:"cache_read,omitempty"`
 	// The cost of the tokens written to the prompt cache.
-	CacheWrite float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite *float64 `protobuf:"fixed64,4,opt,name=cache_write,json=cacheWrite,proto3,oneof" json:"cache_write,omitempty"`
 	// The total cost of the call: the provider's billed cost when it reports one
 	// (total_from_provider), otherwise the sum of the catalog rates.
-	Total float64 `protobuf:"fixed64,5,opt,name=total,proto3" json:"total,omitempty"`
+	Total *float64 `protobuf:"fixed64,5,opt,name=total,proto3,oneof" json:"total,omitempty"`
 	// Whether `total` is the cost the provider billed rather than an estimate from the catalog;
 	// absent means an estimate, as false does, and stays absent.
 	TotalFromProvider *bool `protobuf:"varint,7,opt,name=total_from_provider,json=totalFromProvider,proto3,oneof" json:"total_from_provider,omitempty"`
@@ -284,36 +285,36 @@ func (*Cost) Descriptor() ([]byte, []int) {
 }
 
 func (x *Cost) GetInput() float64 {
-	if x != nil {
-		return x.Input
+	if x != nil && x.Input != nil {
+		return *x.Input
 	}
 	return 0
 }
 
 func (x *Cost) GetOutput() float64 {
-	if x != nil {
-		return x.Output
+	if x != nil && x.Output != nil {
+		return *x.Output
 	}
 	return 0
 }
 
 func (x *Cost) GetCacheRead() float64 {
-	if x != nil {
-		return x.CacheRead
+	if x != nil && x.CacheRead != nil {
+		return *x.CacheRead
 	}
 	return 0
 }
 
 func (x *Cost) GetCacheWrite() float64 {
-	if x != nil {
-		return x.CacheWrite
+	if x != nil && x.CacheWrite != nil {
+		return *x.CacheWrite
 	}
 	return 0
 }
 
 func (x *Cost) GetTotal() float64 {
-	if x != nil {
-		return x.Total
+	if x != nil && x.Total != nil {
+		return *x.Total
 	}
 	return 0
 }
@@ -332,19 +333,21 @@ func (x *Cost) GetExtraJson() string {
 	return ""
 }
 
-// Usage counts the tokens a model call consumed and what they cost.
+// Usage counts the tokens a model call consumed and what they cost. Each count is absent only
+// where a pi-JSON object left it out (an older pi wrote no `totalTokens`); a model call sets them
+// all, as pi's Usage requires.
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The number of input tokens.
-	Input int64 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
+	Input *int64 `protobuf:"varint,1,opt,name=input,proto3,oneof" json:"input,omitempty"`
 	// The number of output tokens.
-	Output int64 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
+	Output *int64 `protobuf:"varint,2,opt,name=output,proto3,oneof" json:"output,omitempty"`
 	// The number of input tokens read from the prompt cache.
-	CacheRead int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheRead *int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3,oneof" json:"cache_read,omitempty"`
 	// The number of input tokens written to the prompt cache.
-	CacheWrite int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite *int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3,oneof" json:"cache_write,omitempty"`
 	// The total number of tokens.
-	TotalTokens int64 `protobuf:"varint,5,opt,name=total_tokens,json=totalTokens,proto3" json:"total_tokens,omitempty"`
+	TotalTokens *int64 `protobuf:"varint,5,opt,name=total_tokens,json=totalTokens,proto3,oneof" json:"total_tokens,omitempty"`
 	// The cost of the call; absent when it is not known.
 	Cost *Cost `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
 	// The part of cache_write written with one-hour retention; absent when the provider does not
@@ -391,36 +394,36 @@ func (*Usage) Descriptor() ([]byte, []int) {
 }
 
 func (x *Usage) GetInput() int64 {
-	if x != nil {
-		return x.Input
+	if x != nil && x.Input != nil {
+		return *x.Input
 	}
 	return 0
 }
 
 func (x *Usage) GetOutput() int64 {
-	if x != nil {
-		return x.Output
+	if x != nil && x.Output != nil {
+		return *x.Output
 	}
 	return 0
 }
 
 func (x *Usage) GetCacheRead() int64 {
-	if x != nil {
-		return x.CacheRead
+	if x != nil && x.CacheRead != nil {
+		return *x.CacheRead
 	}
 	return 0
 }
 
 func (x *Usage) GetCacheWrite() int64 {
-	if x != nil {
-		return x.CacheWrite
+	if x != nil && x.CacheWrite != nil {
+		return *x.CacheWrite
 	}
 	return 0
 }
 
 func (x *Usage) GetTotalTokens() int64 {
-	if x != nil {
-		return x.TotalTokens
+	if x != nil && x.TotalTokens != nil {
+		return *x.TotalTokens
 	}
 	return 0
 }
@@ -458,8 +461,8 @@ type UserMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The blocks of the message, in order.
 	Content []*UserContent `protobuf:"bytes,1,rep,name=content,proto3" json:"content,omitempty"`
-	// When the message was created, in Unix milliseconds.
-	Timestamp int64 `protobuf:"varint,2,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
+	Timestamp *int64 `protobuf:"varint,2,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	// Whether pi-JSON gives this message's content as one plain string rather than a list of
 	// blocks; the content then holds exactly one text block.
 	StringContent bool `protobuf:"varint,3,opt,name=string_content,json=stringContent,proto3" json:"string_content,omitempty"`
@@ -508,8 +511,8 @@ func (x *UserMessage) GetContent() []*UserContent {
 }
 
 func (x *UserMessage) GetTimestamp() int64 {
-	if x != nil {
-		return x.Timestamp
+	if x != nil && x.Timestamp != nil {
+		return *x.Timestamp
 	}
 	return 0
 }
@@ -533,20 +536,21 @@ type AssistantMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The blocks of the message in the order the model produced them.
 	Content []*AssistantContent `protobuf:"bytes,1,rep,name=content,proto3" json:"content,omitempty"`
-	// The provider API that served the call, for example "anthropic-messages".
-	Api string `protobuf:"bytes,2,opt,name=api,proto3" json:"api,omitempty"`
+	// The provider API that served the call, for example "anthropic-messages"; absent only where a
+	// pi-JSON object left it out, as api, provider, model and timestamp may be in hand-written files.
+	Api *string `protobuf:"bytes,2,opt,name=api,proto3,oneof" json:"api,omitempty"`
 	// The provider that served the call, for example "anthropic".
-	Provider string `protobuf:"bytes,3,opt,name=provider,proto3" json:"provider,omitempty"`
+	Provider *string `protobuf:"bytes,3,opt,name=provider,proto3,oneof" json:"provider,omitempty"`
 	// The model id that served the call.
-	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	Model *string `protobuf:"bytes,4,opt,name=model,proto3,oneof" json:"model,omitempty"`
 	// The tokens the call consumed; absent only while a stream has not reported them.
 	Usage *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
 	// Why the call ended.
 	StopReason StopReason `protobuf:"varint,6,opt,name=stop_reason,json=stopReason,proto3,enum=pi.ai.v1.StopReason" json:"stop_reason,omitempty"`
 	// A diagnostic message, set when the call ended with ERROR or ABORTED; absent otherwise.
 	ErrorMessage *string `protobuf:"bytes,7,opt,name=error_message,json=errorMessage,proto3,oneof" json:"error_message,omitempty"`
-	// When the call started, in Unix milliseconds.
-	Timestamp int64 `protobuf:"varint,8,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// When the call started, in Unix milliseconds; absent where a pi-JSON object left it out.
+	Timestamp *int64 `protobuf:"varint,8,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	// The id the provider gave its response; absent when it gave none.
 	ResponseId *string `protobuf:"bytes,10,opt,name=response_id,json=responseId,proto3,oneof" json:"response_id,omitempty"`
 	// The model the provider says answered, when it differs from or refines `model` (a router's
@@ -614,22 +618,22 @@ func (x *AssistantMessage) GetContent() []*AssistantContent {
 }
 
 func (x *AssistantMessage) GetApi() string {
-	if x != nil {
-		return x.Api
+	if x != nil && x.Api != nil {
+		return *x.Api
 	}
 	return ""
 }
 
 func (x *AssistantMessage) GetProvider() string {
-	if x != nil {
-		return x.Provider
+	if x != nil && x.Provider != nil {
+		return *x.Provider
 	}
 	return ""
 }
 
 func (x *AssistantMessage) GetModel() string {
-	if x != nil {
-		return x.Model
+	if x != nil && x.Model != nil {
+		return *x.Model
 	}
 	return ""
 }
@@ -656,8 +660,8 @@ func (x *AssistantMessage) GetErrorMessage() string {
 }
 
 func (x *AssistantMessage) GetTimestamp() int64 {
-	if x != nil {
-		return x.Timestamp
+	if x != nil && x.Timestamp != nil {
+		return *x.Timestamp
 	}
 	return 0
 }
@@ -737,16 +741,18 @@ type ToolResultMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The id of the ToolCall this result answers; it pairs the result with its request.
 	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// The name of the tool that ran, for readers checking where the result came from.
-	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The name of the tool that ran, for readers checking where the result came from; absent where
+	// a pi-JSON object left it out.
+	ToolName *string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3,oneof" json:"tool_name,omitempty"`
 	// The blocks of the result, in order.
 	Content []*ToolResultContent `protobuf:"bytes,3,rep,name=content,proto3" json:"content,omitempty"`
 	// Tool-specific structured details as the text of a JSON value; absent when the tool gave none.
 	DetailsJson *string `protobuf:"bytes,4,opt,name=details_json,json=detailsJson,proto3,oneof" json:"details_json,omitempty"`
-	// Whether the tool failed; the content then describes the failure.
-	IsError bool `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
-	// When the result was created, in Unix milliseconds.
-	Timestamp int64 `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// Whether the tool failed; the content then describes the failure. Absent, which reads as
+	// false, where a pi-JSON object left it out.
+	IsError *bool `protobuf:"varint,5,opt,name=is_error,json=isError,proto3,oneof" json:"is_error,omitempty"`
+	// When the result was created, in Unix milliseconds; absent where a pi-JSON object left it out.
+	Timestamp *int64 `protobuf:"varint,6,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	// What running the tool itself consumed, when it called a model; not part of the context's
 	// accounting. Absent when there was none.
 	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
@@ -800,8 +806,8 @@ func (x *ToolResultMessage) GetToolCallId() string {
 }
 
 func (x *ToolResultMessage) GetToolName() string {
-	if x != nil {
-		return x.ToolName
+	if x != nil && x.ToolName != nil {
+		return *x.ToolName
 	}
 	return ""
 }
@@ -821,15 +827,15 @@ func (x *ToolResultMessage) GetDetailsJson() string {
 }
 
 func (x *ToolResultMessage) GetIsError() bool {
-	if x != nil {
-		return x.IsError
+	if x != nil && x.IsError != nil {
+		return *x.IsError
 	}
 	return false
 }
 
 func (x *ToolResultMessage) GetTimestamp() int64 {
-	if x != nil {
-		return x.Timestamp
+	if x != nil && x.Timestamp != nil {
+		return *x.Timestamp
 	}
 	return 0
 }
@@ -1077,8 +1083,8 @@ type SystemMessage struct {
 	ToolsAdded []*Tool `protobuf:"bytes,4,rep,name=tools_added,json=toolsAdded,proto3" json:"tools_added,omitempty"`
 	// The names of the tools that stop being available here.
 	ToolsRemoved []*ToolReference `protobuf:"bytes,5,rep,name=tools_removed,json=toolsRemoved,proto3" json:"tools_removed,omitempty"`
-	// When the message was created, in Unix milliseconds.
-	Timestamp int64 `protobuf:"varint,6,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
+	Timestamp *int64 `protobuf:"varint,6,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
 	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
 	ExtraJson     string `protobuf:"bytes,7,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
@@ -1152,8 +1158,8 @@ func (x *SystemMessage) GetToolsRemoved() []*ToolReference {
 }
 
 func (x *SystemMessage) GetTimestamp() int64 {
-	if x != nil {
-		return x.Timestamp
+	if x != nil && x.Timestamp != nil {
+		return *x.Timestamp
 	}
 	return 0
 }
@@ -1231,7 +1237,10 @@ type Diagnostic struct {
 	// The error it records; absent when it records none.
 	Error *DiagnosticError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// Details as the text of a JSON object; absent when there are none.
-	DetailsJson   *string `protobuf:"bytes,4,opt,name=details_json,json=detailsJson,proto3,oneof" json:"details_json,omitempty"`
+	DetailsJson *string `protobuf:"bytes,4,opt,name=details_json,json=detailsJson,proto3,oneof" json:"details_json,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,5,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1294,6 +1303,13 @@ func (x *Diagnostic) GetDetailsJson() string {
 	return ""
 }
 
+func (x *Diagnostic) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 // DiagnosticError is the error a Diagnostic records.
 type DiagnosticError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1309,7 +1325,10 @@ type DiagnosticError struct {
 	//
 	//	*DiagnosticError_CodeText
 	//	*DiagnosticError_CodeNumber
-	Code          isDiagnosticError_Code `protobuf_oneof:"code"`
+	Code isDiagnosticError_Code `protobuf_oneof:"code"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1390,6 +1409,13 @@ func (x *DiagnosticError) GetCodeNumber() float64 {
 	return 0
 }
 
+func (x *DiagnosticError) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 type isDiagnosticError_Code interface {
 	isDiagnosticError_Code()
 }
@@ -1425,7 +1451,10 @@ type DeferredHandle struct {
 	// How long to wait before asking, in milliseconds; absent when not said.
 	PollAfterMs *int64 `protobuf:"varint,6,opt,name=poll_after_ms,json=pollAfterMs,proto3,oneof" json:"poll_after_ms,omitempty"`
 	// What rebuilding the final message needs, as the text of a JSON value; absent when nothing.
-	DataJson      *string `protobuf:"bytes,7,opt,name=data_json,json=dataJson,proto3,oneof" json:"data_json,omitempty"`
+	DataJson *string `protobuf:"bytes,7,opt,name=data_json,json=dataJson,proto3,oneof" json:"data_json,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,8,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1509,6 +1538,13 @@ func (x *DeferredHandle) GetDataJson() string {
 	return ""
 }
 
+func (x *DeferredHandle) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 // NestedToolCalls is the bounded record of the calls a tool made to other tools, as pi's
 // NestedToolCalls; their results are not kept.
 type NestedToolCalls struct {
@@ -1516,7 +1552,10 @@ type NestedToolCalls struct {
 	// The calls, in the order they were made.
 	Calls []*NestedToolCall `protobuf:"bytes,1,rep,name=calls,proto3" json:"calls,omitempty"`
 	// False when calls were dropped, arguments left out, or calls had not finished.
-	Complete      bool `protobuf:"varint,2,opt,name=complete,proto3" json:"complete,omitempty"`
+	Complete bool `protobuf:"varint,2,opt,name=complete,proto3" json:"complete,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1565,6 +1604,13 @@ func (x *NestedToolCalls) GetComplete() bool {
 	return false
 }
 
+func (x *NestedToolCalls) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 // NestedToolCall is one call a tool made to another tool.
 type NestedToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1581,7 +1627,10 @@ type NestedToolCall struct {
 	// Milliseconds the call took; absent when not measured.
 	DurationMs *int64 `protobuf:"varint,6,opt,name=duration_ms,json=durationMs,proto3,oneof" json:"duration_ms,omitempty"`
 	// The error text, cut short; absent when the call did not fail.
-	Error         *string `protobuf:"bytes,7,opt,name=error,proto3,oneof" json:"error,omitempty"`
+	Error *string `protobuf:"bytes,7,opt,name=error,proto3,oneof" json:"error,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,8,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1665,93 +1714,130 @@ func (x *NestedToolCall) GetError() string {
 	return ""
 }
 
+func (x *NestedToolCall) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 var File_pi_ai_v1_message_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\n" +
-	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x13pi/ai/v1/tool.proto\"\xe4\x02\n" +
-	"\x04Cost\x12&\n" +
-	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05input\x12(\n" +
-	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x06output\x12/\n" +
+	"\x16pi/ai/v1/message.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x13pi/ai/v1/tool.proto\"\xfb\x03\n" +
+	"\x04Cost\x12+\n" +
+	"\x05input\x18\x01 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00H\x00R\x05input\x88\x01\x01\x12-\n" +
+	"\x06output\x18\x02 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00H\x01R\x06output\x88\x01\x01\x124\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\tcacheRead\x121\n" +
-	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\n" +
-	"cacheWrite\x12&\n" +
-	"\x05total\x18\x05 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00R\x05total\x123\n" +
-	"\x13total_from_provider\x18\a \x01(\bH\x00R\x11totalFromProvider\x88\x01\x01\x121\n" +
+	"cache_read\x18\x03 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00H\x02R\tcacheRead\x88\x01\x01\x126\n" +
+	"\vcache_write\x18\x04 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00H\x03R\n" +
+	"cacheWrite\x88\x01\x01\x12+\n" +
+	"\x05total\x18\x05 \x01(\x01B\x10\xbaH\r\x12\v@\x01)\x00\x00\x00\x00\x00\x00\x00\x00H\x04R\x05total\x88\x01\x01\x123\n" +
+	"\x13total_from_provider\x18\a \x01(\bH\x05R\x11totalFromProvider\x88\x01\x01\x12q\n" +
 	"\n" +
-	"extra_json\x18\x06 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x16\n" +
-	"\x14_total_from_provider\"\x9d\x03\n" +
-	"\x05Usage\x12\x1d\n" +
-	"\x05input\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05input\x12\x1f\n" +
-	"\x06output\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06output\x12&\n" +
+	"extra_json\x18\x06 \x01(\tBR\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18D\b\x02\x10\x01\x1a\x05input\x1a\x06output\x1a\tcacheRead\x1a\n" +
+	"cacheWrite\x1a\x05total\x1a\x11totalFromProviderR\textraJsonB\b\n" +
+	"\x06_inputB\t\n" +
+	"\a_outputB\r\n" +
+	"\v_cache_readB\x0e\n" +
+	"\f_cache_writeB\b\n" +
+	"\x06_totalB\x16\n" +
+	"\x14_total_from_provider\"\xce\x04\n" +
+	"\x05Usage\x12\"\n" +
+	"\x05input\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\x05input\x88\x01\x01\x12$\n" +
+	"\x06output\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\x06output\x88\x01\x01\x12+\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tcacheRead\x12(\n" +
-	"\vcache_write\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
-	"cacheWrite\x12*\n" +
-	"\ftotal_tokens\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vtotalTokens\x12\"\n" +
+	"cache_read\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\tcacheRead\x88\x01\x01\x12-\n" +
+	"\vcache_write\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x03R\n" +
+	"cacheWrite\x88\x01\x01\x12/\n" +
+	"\ftotal_tokens\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x04R\vtotalTokens\x88\x01\x01\x12\"\n" +
 	"\x04cost\x18\x06 \x01(\v2\x0e.pi.ai.v1.CostR\x04cost\x122\n" +
-	"\x0ecache_write_1h\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\fcacheWrite1h\x88\x01\x01\x12*\n" +
-	"\treasoning\x18\t \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\treasoning\x88\x01\x01\x121\n" +
+	"\x0ecache_write_1h\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x05R\fcacheWrite1h\x88\x01\x01\x12*\n" +
+	"\treasoning\x18\t \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x06R\treasoning\x88\x01\x01\x12\x83\x01\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x11\n" +
+	"extra_json\x18\a \x01(\tBd\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18V\b\x02\x10\x01\x1a\x05input\x1a\x06output\x1a\tcacheRead\x1a\n" +
+	"cacheWrite\x1a\treasoning\x1a\vtotalTokens\x1a\x04cost\x1a\fcacheWrite1hR\textraJsonB\b\n" +
+	"\x06_inputB\t\n" +
+	"\a_outputB\r\n" +
+	"\v_cache_readB\x0e\n" +
+	"\f_cache_writeB\x0f\n" +
+	"\r_total_tokensB\x11\n" +
 	"\x0f_cache_write_1hB\f\n" +
 	"\n" +
-	"_reasoning\"\xbf\x01\n" +
+	"_reasoning\"\xec\x01\n" +
 	"\vUserMessage\x12/\n" +
-	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12%\n" +
-	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n" +
-	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x121\n" +
+	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12*\n" +
+	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\ttimestamp\x88\x01\x01\x12%\n" +
+	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x12K\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xcf\a\n" +
+	"extra_json\x18\x04 \x01(\tB,\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1e\b\x02\x10\x01\x1a\x04role\x1a\acontent\x1a\ttimestampR\textraJsonB\f\n" +
+	"\n" +
+	"_timestamp\"\xe0\t\n" +
 	"\x10AssistantMessage\x124\n" +
-	"\acontent\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantContentR\acontent\x12\x10\n" +
-	"\x03api\x18\x02 \x01(\tR\x03api\x12\x1a\n" +
-	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x14\n" +
-	"\x05model\x18\x04 \x01(\tR\x05model\x12%\n" +
+	"\acontent\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantContentR\acontent\x12\x15\n" +
+	"\x03api\x18\x02 \x01(\tH\x00R\x03api\x88\x01\x01\x12\x1f\n" +
+	"\bprovider\x18\x03 \x01(\tH\x01R\bprovider\x88\x01\x01\x12\x19\n" +
+	"\x05model\x18\x04 \x01(\tH\x02R\x05model\x88\x01\x01\x12%\n" +
 	"\x05usage\x18\x05 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12A\n" +
 	"\vstop_reason\x18\x06 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\n" +
 	"stopReason\x12(\n" +
-	"\rerror_message\x18\a \x01(\tH\x00R\ferrorMessage\x88\x01\x01\x12%\n" +
-	"\ttimestamp\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12$\n" +
+	"\rerror_message\x18\a \x01(\tH\x03R\ferrorMessage\x88\x01\x01\x12*\n" +
+	"\ttimestamp\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x04R\ttimestamp\x88\x01\x01\x12$\n" +
 	"\vresponse_id\x18\n" +
-	" \x01(\tH\x01R\n" +
+	" \x01(\tH\x05R\n" +
 	"responseId\x88\x01\x01\x12*\n" +
-	"\x0eresponse_model\x18\v \x01(\tH\x02R\rresponseModel\x88\x01\x01\x12;\n" +
-	"\x17provider_thinking_level\x18\f \x01(\tH\x03R\x15providerThinkingLevel\x88\x01\x01\x12M\n" +
+	"\x0eresponse_model\x18\v \x01(\tH\x06R\rresponseModel\x88\x01\x01\x12;\n" +
+	"\x17provider_thinking_level\x18\f \x01(\tH\aR\x15providerThinkingLevel\x88\x01\x01\x12M\n" +
 	"\x0ethinking_level\x18\r \x01(\x0e2\x1c.pi.ai.v1.ModelThinkingLevelB\b\xbaH\x05\x82\x01\x02\x10\x01R\rthinkingLevel\x12A\n" +
 	"\vdiagnostics\x18\x0e \x03(\v2\x14.pi.ai.v1.DiagnosticB\t\xbaH\x06\x92\x01\x03\x10\x80\bR\vdiagnostics\x124\n" +
 	"\bdeferred\x18\x0f \x01(\v2\x18.pi.ai.v1.DeferredHandleR\bdeferred\x12+\n" +
-	"\x0fraw_stop_reason\x18\x10 \x01(\tH\x04R\rrawStopReason\x88\x01\x01\x12\x1e\n" +
-	"\bend_turn\x18\x11 \x01(\bH\x05R\aendTurn\x88\x01\x01\x12-\n" +
-	"\vduration_ms\x18\x12 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x06R\n" +
-	"durationMs\x88\x01\x01\x121\n" +
+	"\x0fraw_stop_reason\x18\x10 \x01(\tH\bR\rrawStopReason\x88\x01\x01\x12\x1e\n" +
+	"\bend_turn\x18\x11 \x01(\bH\tR\aendTurn\x88\x01\x01\x12-\n" +
+	"\vduration_ms\x18\x12 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\n" +
+	"R\n" +
+	"durationMs\x88\x01\x01\x12\x80\x02\n" +
 	"\n" +
-	"extra_json\x18\t \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x10\n" +
-	"\x0e_error_messageB\x0e\n" +
+	"extra_json\x18\t \x01(\tB\xe0\x01\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\xd1\x01\b\x02\x10\x01\x1a\x04role\x1a\acontent\x1a\x03api\x1a\bprovider\x1a\x05model\x1a\x05usage\x1a\n" +
+	"stopReason\x1a\bdeferred\x1a\ttimestamp\x1a\x15providerThinkingLevel\x1a\n" +
+	"responseId\x1a\rresponseModel\x1a\rrawStopReason\x1a\aendTurn\x1a\ferrorMessage\x1a\vdiagnostics\x1a\n" +
+	"durationMs\x1a\rthinkingLevelR\textraJsonB\x06\n" +
+	"\x04_apiB\v\n" +
+	"\t_providerB\b\n" +
+	"\x06_modelB\x10\n" +
+	"\x0e_error_messageB\f\n" +
+	"\n" +
+	"_timestampB\x0e\n" +
 	"\f_response_idB\x11\n" +
 	"\x0f_response_modelB\x1a\n" +
 	"\x18_provider_thinking_levelB\x12\n" +
 	"\x10_raw_stop_reasonB\v\n" +
 	"\t_end_turnB\x0e\n" +
-	"\f_duration_ms\"\xf6\x03\n" +
+	"\f_duration_ms\"\x91\x05\n" +
 	"\x11ToolResultMessage\x12)\n" +
 	"\ftool_call_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\n" +
-	"toolCallId\x12\x1b\n" +
-	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
+	"toolCallId\x12 \n" +
+	"\ttool_name\x18\x02 \x01(\tH\x00R\btoolName\x88\x01\x01\x125\n" +
 	"\acontent\x18\x03 \x03(\v2\x1b.pi.ai.v1.ToolResultContentR\acontent\x128\n" +
-	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x00R\vdetailsJson\x88\x01\x01\x12\x19\n" +
-	"\bis_error\x18\x05 \x01(\bR\aisError\x12%\n" +
-	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12%\n" +
+	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x01R\vdetailsJson\x88\x01\x01\x12\x1e\n" +
+	"\bis_error\x18\x05 \x01(\bH\x02R\aisError\x88\x01\x01\x12*\n" +
+	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x03R\ttimestamp\x88\x01\x01\x12%\n" +
 	"\x05usage\x18\b \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12<\n" +
 	"\fnested_calls\x18\t \x01(\v2\x19.pi.ai.v1.NestedToolCallsR\vnestedCalls\x12-\n" +
 	"\vduration_ms\x18\n" +
-	" \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\n" +
-	"durationMs\x88\x01\x01\x121\n" +
+	" \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x04R\n" +
+	"durationMs\x88\x01\x01\x12\x93\x01\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJsonB\x0f\n" +
-	"\r_details_jsonB\x0e\n" +
+	"extra_json\x18\a \x01(\tBt\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18f\b\x02\x10\x01\x1a\x04role\x1a\n" +
+	"toolCallId\x1a\btoolName\x1a\acontent\x1a\adetails\x1a\x05usage\x1a\vnestedCalls\x1a\aisError\x1a\n" +
+	"durationMs\x1a\ttimestampR\textraJsonB\f\n" +
+	"\n" +
+	"_tool_nameB\x0f\n" +
+	"\r_details_jsonB\v\n" +
+	"\t_is_errorB\f\n" +
+	"\n" +
+	"_timestampB\x0e\n" +
 	"\f_duration_ms\"\x84\x01\n" +
 	"\rCustomMessage\x12@\n" +
 	"\x04role\x18\x01 \x01(\tB,\xbaH)r'\x10\x01Z\x06systemZ\x04userZ\tassistantZ\n" +
@@ -1765,38 +1851,45 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"toolResult\x121\n" +
 	"\x06custom\x18\x04 \x01(\v2\x17.pi.ai.v1.CustomMessageH\x00R\x06custom\x121\n" +
 	"\x06system\x18\a \x01(\v2\x17.pi.ai.v1.SystemMessageH\x00R\x06systemB\r\n" +
-	"\x04role\x12\x05\xbaH\x02\b\x01J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\rsession_entryR\fsession_json\"\x86\x03\n" +
+	"\x04role\x12\x05\xbaH\x02\b\x01J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\rsession_entryR\fsession_json\"\xd7\x03\n" +
 	"\rSystemMessage\x12/\n" +
 	"\acontent\x18\x01 \x03(\v2\x15.pi.ai.v1.TextContentR\acontent\x12%\n" +
 	"\x0estring_content\x18\x02 \x01(\bR\rstringContent\x12>\n" +
 	"\bsections\x18\x03 \x03(\v2\x17.pi.ai.v1.SystemSectionB\t\xbaH\x06\x92\x01\x03\x10\x80\bR\bsections\x12:\n" +
 	"\vtools_added\x18\x04 \x03(\v2\x0e.pi.ai.v1.ToolB\t\xbaH\x06\x92\x01\x03\x10\x80 R\n" +
 	"toolsAdded\x12G\n" +
-	"\rtools_removed\x18\x05 \x03(\v2\x17.pi.ai.v1.ToolReferenceB\t\xbaH\x06\x92\x01\x03\x10\x80 R\ftoolsRemoved\x12%\n" +
-	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x121\n" +
+	"\rtools_removed\x18\x05 \x03(\v2\x17.pi.ai.v1.ToolReferenceB\t\xbaH\x06\x92\x01\x03\x10\x80 R\ftoolsRemoved\x12*\n" +
+	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\ttimestamp\x88\x01\x01\x12o\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"N\n" +
+	"extra_json\x18\a \x01(\tBP\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18B\b\x02\x10\x01\x1a\x04role\x1a\acontent\x1a\bsections\x1a\n" +
+	"toolsAdded\x1a\ftoolsRemoved\x1a\ttimestampR\textraJsonB\f\n" +
+	"\n" +
+	"_timestamp\"N\n" +
 	"\rSystemSection\x12\x1b\n" +
 	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12\x17\n" +
 	"\x04text\x18\x02 \x01(\tH\x00R\x04text\x88\x01\x01B\a\n" +
-	"\x05_text\"\xcc\x01\n" +
+	"\x05_text\"\xa0\x02\n" +
 	"\n" +
 	"Diagnostic\x12\x1b\n" +
 	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x12%\n" +
 	"\ttimestamp\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\ttimestamp\x12/\n" +
 	"\x05error\x18\x03 \x01(\v2\x19.pi.ai.v1.DiagnosticErrorR\x05error\x128\n" +
-	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\vdetailsJson\x88\x01\x01B\x0f\n" +
-	"\r_details_json\"\xc5\x01\n" +
+	"\fdetails_json\x18\x04 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\vdetailsJson\x88\x01\x01\x12R\n" +
+	"\n" +
+	"extra_json\x18\x05 \x01(\tB3\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18%\b\x02\x10\x01\x1a\x04type\x1a\ttimestamp\x1a\x05error\x1a\adetailsR\textraJsonB\x0f\n" +
+	"\r_details_json\"\x94\x02\n" +
 	"\x0fDiagnosticError\x12\x17\n" +
 	"\x04name\x18\x01 \x01(\tH\x01R\x04name\x88\x01\x01\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x19\n" +
 	"\x05stack\x18\x03 \x01(\tH\x02R\x05stack\x88\x01\x01\x12\x1d\n" +
 	"\tcode_text\x18\x04 \x01(\tH\x00R\bcodeText\x12*\n" +
 	"\vcode_number\x18\x05 \x01(\x01B\a\xbaH\x04\x12\x02@\x01H\x00R\n" +
-	"codeNumberB\x06\n" +
+	"codeNumber\x12M\n" +
+	"\n" +
+	"extra_json\x18\x06 \x01(\tB.\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18 \b\x02\x10\x01\x1a\x04name\x1a\amessage\x1a\x05stack\x1a\x04codeR\textraJsonB\x06\n" +
 	"\x04codeB\a\n" +
 	"\x05_nameB\b\n" +
-	"\x06_stack\"\xbd\x02\n" +
+	"\x06_stack\"\xaa\x03\n" +
 	"\x0eDeferredHandle\x12#\n" +
 	"\bprovider\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x10\n" +
@@ -1805,14 +1898,18 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x05 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\texpiresAt\x88\x01\x01\x120\n" +
 	"\rpoll_after_ms\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\vpollAfterMs\x88\x01\x01\x122\n" +
-	"\tdata_json\x18\a \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x02R\bdataJson\x88\x01\x01B\r\n" +
+	"\tdata_json\x18\a \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x01H\x02R\bdataJson\x88\x01\x01\x12k\n" +
+	"\n" +
+	"extra_json\x18\b \x01(\tBL\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18>\b\x02\x10\x01\x1a\bprovider\x1a\amodelId\x1a\x03api\x1a\x02id\x1a\texpiresAt\x1a\vpollAfterMs\x1a\x04dataR\textraJsonB\r\n" +
 	"\v_expires_atB\x10\n" +
 	"\x0e_poll_after_msB\f\n" +
 	"\n" +
-	"_data_json\"h\n" +
+	"_data_json\"\xac\x01\n" +
 	"\x0fNestedToolCalls\x129\n" +
 	"\x05calls\x18\x01 \x03(\v2\x18.pi.ai.v1.NestedToolCallB\t\xbaH\x06\x92\x01\x03\x10\x80 R\x05calls\x12\x1a\n" +
-	"\bcomplete\x18\x02 \x01(\bR\bcomplete\"\xf4\x02\n" +
+	"\bcomplete\x18\x02 \x01(\bR\bcomplete\x12B\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tB#\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x15\b\x02\x10\x01\x1a\x05calls\x1a\bcompleteR\textraJson\"\xe7\x03\n" +
 	"\x0eNestedToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12<\n" +
@@ -1822,7 +1919,10 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06status\x12-\n" +
 	"\vduration_ms\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\n" +
 	"durationMs\x88\x01\x01\x12\x19\n" +
-	"\x05error\x18\a \x01(\tH\x03R\x05error\x88\x01\x01B\x11\n" +
+	"\x05error\x18\a \x01(\tH\x03R\x05error\x88\x01\x01\x12q\n" +
+	"\n" +
+	"extra_json\x18\b \x01(\tBR\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18D\b\x02\x10\x01\x1a\x02id\x1a\x04name\x1a\targuments\x1a\x0eargumentsBytes\x1a\x06status\x1a\n" +
+	"durationMs\x1a\x05errorR\textraJsonB\x11\n" +
 	"\x0f_arguments_jsonB\x12\n" +
 	"\x10_arguments_bytesB\x0e\n" +
 	"\f_duration_msB\b\n" +
@@ -1933,6 +2033,7 @@ func file_pi_ai_v1_message_proto_init() {
 	file_pi_ai_v1_tool_proto_init()
 	file_pi_ai_v1_message_proto_msgTypes[0].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[1].OneofWrappers = []any{}
+	file_pi_ai_v1_message_proto_msgTypes[2].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[3].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[4].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[6].OneofWrappers = []any{
@@ -1942,6 +2043,7 @@ func file_pi_ai_v1_message_proto_init() {
 		(*AgentMessage_Custom)(nil),
 		(*AgentMessage_System)(nil),
 	}
+	file_pi_ai_v1_message_proto_msgTypes[7].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[8].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[9].OneofWrappers = []any{}
 	file_pi_ai_v1_message_proto_msgTypes[10].OneofWrappers = []any{

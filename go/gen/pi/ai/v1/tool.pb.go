@@ -80,10 +80,11 @@ type Tool struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The name the model uses to call the tool.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// What the tool does, written for the model.
-	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	// The tool's parameters as the text of a JSON Schema object.
-	ParametersJson string `protobuf:"bytes,3,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
+	// What the tool does, written for the model; absent where a pi-JSON object left it out.
+	Description *string `protobuf:"bytes,2,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	// The tool's parameters as the text of a JSON Schema object; absent where a pi-JSON object left
+	// them out.
+	ParametersJson *string `protobuf:"bytes,3,opt,name=parameters_json,json=parametersJson,proto3,oneof" json:"parameters_json,omitempty"`
 	// How the provider may constrain sampling of the tool's arguments; absent for the provider's
 	// default.
 	ConstrainedSampling *ConstrainedSampling `protobuf:"bytes,5,opt,name=constrained_sampling,json=constrainedSampling,proto3" json:"constrained_sampling,omitempty"`
@@ -132,15 +133,15 @@ func (x *Tool) GetName() string {
 }
 
 func (x *Tool) GetDescription() string {
-	if x != nil {
-		return x.Description
+	if x != nil && x.Description != nil {
+		return *x.Description
 	}
 	return ""
 }
 
 func (x *Tool) GetParametersJson() string {
-	if x != nil {
-		return x.ParametersJson
+	if x != nil && x.ParametersJson != nil {
+		return *x.ParametersJson
 	}
 	return ""
 }
@@ -268,7 +269,10 @@ func (*ConstrainedSampling_Grammar) isConstrainedSampling_Config() {}
 type JsonSchemaSampling struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Whether the provider must constrain, or may fall back when it cannot.
-	Strict        Strictness `protobuf:"varint,1,opt,name=strict,proto3,enum=pi.ai.v1.Strictness" json:"strict,omitempty"`
+	Strict Strictness `protobuf:"varint,1,opt,name=strict,proto3,enum=pi.ai.v1.Strictness" json:"strict,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,2,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,15 +314,28 @@ func (x *JsonSchemaSampling) GetStrict() Strictness {
 	return Strictness_STRICTNESS_UNSPECIFIED
 }
 
+func (x *JsonSchemaSampling) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 // GrammarSampling constrains arguments to a grammar, given in each provider format it has.
 type GrammarSampling struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The grammar in OpenAI's Lark format; absent when not given.
 	OpenaiLark *string `protobuf:"bytes,1,opt,name=openai_lark,json=openaiLark,proto3,oneof" json:"openai_lark,omitempty"`
 	// The grammar as an OpenAI regular expression; absent when not given.
-	OpenaiRegex   *string `protobuf:"bytes,2,opt,name=openai_regex,json=openaiRegex,proto3,oneof" json:"openai_regex,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OpenaiRegex *string `protobuf:"bytes,2,opt,name=openai_regex,json=openaiRegex,proto3,oneof" json:"openai_regex,omitempty"`
+	// Fields of pi's grammar object beside `type` and `variants`, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	// Formats of pi's `variants` object that this schema does not model, as the text of a JSON
+	// object; kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	VariantsExtraJson string `protobuf:"bytes,4,opt,name=variants_extra_json,json=variantsExtraJson,proto3" json:"variants_extra_json,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *GrammarSampling) Reset() {
@@ -365,11 +382,28 @@ func (x *GrammarSampling) GetOpenaiRegex() string {
 	return ""
 }
 
+func (x *GrammarSampling) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+func (x *GrammarSampling) GetVariantsExtraJson() string {
+	if x != nil {
+		return x.VariantsExtraJson
+	}
+	return ""
+}
+
 // ToolReference names a tool, for a SystemMessage that removes it.
 type ToolReference struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool's name.
-	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,2,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -411,35 +445,53 @@ func (x *ToolReference) GetName() string {
 	return ""
 }
 
+func (x *ToolReference) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 var File_pi_ai_v1_tool_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x13pi/ai/v1/tool.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x85\x02\n" +
+	"\x13pi/ai/v1/tool.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\xe7\x02\n" +
 	"\x04Tool\x12\x1b\n" +
-	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x129\n" +
-	"\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\x0eparametersJson\x12P\n" +
-	"\x14constrained_sampling\x18\x05 \x01(\v2\x1d.pi.ai.v1.ConstrainedSamplingR\x13constrainedSampling\x121\n" +
+	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x12%\n" +
+	"\vdescription\x18\x02 \x01(\tH\x00R\vdescription\x88\x01\x01\x12>\n" +
+	"\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x01R\x0eparametersJson\x88\x01\x01\x12P\n" +
+	"\x14constrained_sampling\x18\x05 \x01(\v2\x1d.pi.ai.v1.ConstrainedSamplingR\x13constrainedSampling\x12e\n" +
 	"\n" +
-	"extra_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\textraJson\"\xbb\x01\n" +
+	"extra_json\x18\x04 \x01(\tBF\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x188\b\x02\x10\x01\x1a\x04name\x1a\vdescription\x1a\n" +
+	"parameters\x1a\x13constrainedSamplingR\textraJsonB\x0e\n" +
+	"\f_descriptionB\x12\n" +
+	"\x10_parameters_json\"\xbb\x01\n" +
 	"\x13ConstrainedSampling\x12\x1b\n" +
 	"\x03off\x18\x01 \x01(\bB\a\xbaH\x04j\x02\b\x01H\x00R\x03off\x12?\n" +
 	"\vjson_schema\x18\x02 \x01(\v2\x1c.pi.ai.v1.JsonSchemaSamplingH\x00R\n" +
 	"jsonSchema\x125\n" +
 	"\agrammar\x18\x03 \x01(\v2\x19.pi.ai.v1.GrammarSamplingH\x00R\agrammarB\x0f\n" +
-	"\x06config\x12\x05\xbaH\x02\b\x01\"N\n" +
+	"\x06config\x12\x05\xbaH\x02\b\x01\"\x8f\x01\n" +
 	"\x12JsonSchemaSampling\x128\n" +
 	"\x06strict\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StrictnessB\n" +
-	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06strict\"\x80\x01\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06strict\x12?\n" +
+	"\n" +
+	"extra_json\x18\x02 \x01(\tB \xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x12\b\x02\x10\x01\x1a\x04type\x1a\x06strictR\textraJson\"\xa2\x02\n" +
 	"\x0fGrammarSampling\x12$\n" +
 	"\vopenai_lark\x18\x01 \x01(\tH\x00R\n" +
 	"openaiLark\x88\x01\x01\x12&\n" +
-	"\fopenai_regex\x18\x02 \x01(\tH\x01R\vopenaiRegex\x88\x01\x01B\x0e\n" +
+	"\fopenai_regex\x18\x02 \x01(\tH\x01R\vopenaiRegex\x88\x01\x01\x12A\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tB\"\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x14\b\x02\x10\x01\x1a\x04type\x1a\bvariantsR\textraJson\x12]\n" +
+	"\x13variants_extra_json\x18\x04 \x01(\tB-\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1f\b\x02\x10\x01\x1a\vopenai_lark\x1a\fopenai_regexR\x11variantsExtraJsonB\x0e\n" +
 	"\f_openai_larkB\x0f\n" +
-	"\r_openai_regex\",\n" +
+	"\r_openai_regex\"e\n" +
 	"\rToolReference\x12\x1b\n" +
-	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name*W\n" +
+	"\x04name\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04name\x127\n" +
+	"\n" +
+	"extra_json\x18\x02 \x01(\tB\x18\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\n" +
+	"\b\x02\x10\x01\x1a\x04nameR\textraJson*W\n" +
 	"\n" +
 	"Strictness\x12\x1a\n" +
 	"\x16STRICTNESS_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -487,6 +539,7 @@ func file_pi_ai_v1_tool_proto_init() {
 		return
 	}
 	file_pi_ai_v1_json_proto_init()
+	file_pi_ai_v1_tool_proto_msgTypes[0].OneofWrappers = []any{}
 	file_pi_ai_v1_tool_proto_msgTypes[1].OneofWrappers = []any{
 		(*ConstrainedSampling_Off)(nil),
 		(*ConstrainedSampling_JsonSchema)(nil),

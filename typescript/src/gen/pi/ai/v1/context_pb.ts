@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/context.proto.
  */
 export const file_pi_ai_v1_context: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSKtAQoMQWdlbnRDb250ZXh0EhoKDXN5c3RlbV9wcm9tcHQYASABKAlIAIgBARIoCghtZXNzYWdlcxgCIAMoCzIWLnBpLmFpLnYxLkFnZW50TWVzc2FnZRIdCgV0b29scxgDIAMoCzIOLnBpLmFpLnYxLlRvb2wSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABQhAKDl9zeXN0ZW1fcHJvbXB0QhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFQA2IGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message, file_pi_ai_v1_tool]);
+  fileDesc("ChZwaS9haS92MS9jb250ZXh0LnByb3RvEghwaS5haS52MSLMAQoMQWdlbnRDb250ZXh0EhoKDXN5c3RlbV9wcm9tcHQYASABKAlIAIgBARIoCghtZXNzYWdlcxgCIAMoCzIWLnBpLmFpLnYxLkFnZW50TWVzc2FnZRIdCgV0b29scxgDIAMoCzIOLnBpLmFpLnYxLlRvb2wSRQoKZXh0cmFfanNvbhgEIAEoCUIxukgHcgUogICAAoriGCMIAhABGgxzeXN0ZW1Qcm9tcHQaCG1lc3NhZ2VzGgV0b29sc0IQCg5fc3lzdGVtX3Byb21wdEIbChdpby5naXRodWIucGlwcm90by5haS52MVABUANiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message, file_pi_ai_v1_tool]);
 
 /**
  * AgentContext is everything a model call sees: the system prompt, the transcript and the tools.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/json.proto.
  */
 export const file_pi_ai_v1_json: GenFile = /*@__PURE__*/
-  fileDesc("ChNwaS9haS92MS9qc29uLnByb3RvEghwaS5haS52MSJFCghKc29uVGV4dBIiCgVzaGFwZRgBIAEoDjITLnBpLmFpLnYxLkpzb25TaGFwZRIVCg1lbXB0eV9hbGxvd2VkGAIgASgIKlQKCUpzb25TaGFwZRIaChZKU09OX1NIQVBFX1VOU1BFQ0lGSUVEEAASFAoQSlNPTl9TSEFQRV9WQUxVRRABEhUKEUpTT05fU0hBUEVfT0JKRUNUEAI6RwoEanNvbhIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYoYwDIAEoCzISLnBpLmFpLnYxLkpzb25UZXh0UgRqc29uQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChNwaS9haS92MS9qc29uLnByb3RvEghwaS5haS52MSJcCghKc29uVGV4dBIiCgVzaGFwZRgBIAEoDjITLnBpLmFpLnYxLkpzb25TaGFwZRIVCg1lbXB0eV9hbGxvd2VkGAIgASgIEhUKDW1vZGVsbGVkX2tleXMYAyADKAkqVAoJSnNvblNoYXBlEhoKFkpTT05fU0hBUEVfVU5TUEVDSUZJRUQQABIUChBKU09OX1NIQVBFX1ZBTFVFEAESFQoRSlNPTl9TSEFQRV9PQkpFQ1QQAjpHCgRqc29uEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxihjAMgASgLMhIucGkuYWkudjEuSnNvblRleHRSBGpzb25CGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * JsonText marks a string field that holds JSON text, and says what the text must be. A
@@ -20,8 +20,8 @@ export const file_pi_ai_v1_json: GenFile = /*@__PURE__*/
  * walker of its own, after the message has passed its protovalidate rules. The text is RFC 8259
  * JSON, as JavaScript's JSON.parse reads it: NaN and Infinity are not JSON; a number must fit in
  * a double; objects and arrays nest at most 64 deep; duplicate keys are allowed, the last one
- * wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth" and
- * "json.object".
+ * wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth",
+ * "json.object" and "json.extra".
  *
  * Numbers have JavaScript's semantics, in this text and in pi-JSON alike: a number is a double,
  * read as JSON.parse reads it (`-0` is negative zero; an integer beyond 2^53 is the nearest double)
@@ -46,6 +46,16 @@ export type JsonText = Message<"pi.ai.v1.JsonText"> & {
    * @generated from field: bool empty_allowed = 2;
    */
   emptyAllowed: boolean;
+
+  /**
+   * On an `extra_json` field: the keys of pi's object that its message models, which the text
+   * therefore must not hold (rule id "json.extra"), so that what the message's fields say is what
+   * gets written. The one exception is an empty array or object under the key of a repeated field,
+   * which the field cannot tell from none: it is kept there while the field is empty.
+   *
+   * @generated from field: repeated string modelled_keys = 3;
+   */
+  modelledKeys: string[];
 };
 
 /**

@@ -16,10 +16,11 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/message.proto.
  */
 export const file_pi_ai_v1_message: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSKZAgoEQ29zdBIfCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAABIgCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAAASJAoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAABIlCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAABIfCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAABIgChN0b3RhbF9mcm9tX3Byb3ZpZGVyGAcgASgISACIAQESJgoKZXh0cmFfanNvbhgGIAEoCUISukgHcgUogICAAoriGAQIAhABQhYKFF90b3RhbF9mcm9tX3Byb3ZpZGVyIsACCgVVc2FnZRIWCgVpbnB1dBgBIAEoA0IHukgEIgIoABIXCgZvdXRwdXQYAiABKANCB7pIBCICKAASGwoKY2FjaGVfcmVhZBgDIAEoA0IHukgEIgIoABIcCgtjYWNoZV93cml0ZRgEIAEoA0IHukgEIgIoABIdCgx0b3RhbF90b2tlbnMYBSABKANCB7pIBCICKAASHAoEY29zdBgGIAEoCzIOLnBpLmFpLnYxLkNvc3QSJAoOY2FjaGVfd3JpdGVfMWgYCCABKANCB7pIBCICKABIAIgBARIfCglyZWFzb25pbmcYCSABKANCB7pIBCICKABIAYgBARImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCEQoPX2NhY2hlX3dyaXRlXzFoQgwKCl9yZWFzb25pbmcikQEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIaCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKAASFgoOc3RyaW5nX2NvbnRlbnQYAyABKAgSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIv0FChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EgsKA2FwaRgCIAEoCRIQCghwcm92aWRlchgDIAEoCRINCgVtb2RlbBgEIAEoCRIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSACIAQESGgoJdGltZXN0YW1wGAggASgDQge6SAQiAigAEhgKC3Jlc3BvbnNlX2lkGAogASgJSAGIAQESGwoOcmVzcG9uc2VfbW9kZWwYCyABKAlIAogBARIkChdwcm92aWRlcl90aGlua2luZ19sZXZlbBgMIAEoCUgDiAEBEj4KDnRoaW5raW5nX2xldmVsGA0gASgOMhwucGkuYWkudjEuTW9kZWxUaGlua2luZ0xldmVsQgi6SAWCAQIQARI0CgtkaWFnbm9zdGljcxgOIAMoCzIULnBpLmFpLnYxLkRpYWdub3N0aWNCCbpIBpIBAxCACBIqCghkZWZlcnJlZBgPIAEoCzIYLnBpLmFpLnYxLkRlZmVycmVkSGFuZGxlEhwKD3Jhd19zdG9wX3JlYXNvbhgQIAEoCUgEiAEBEhUKCGVuZF90dXJuGBEgASgISAWIAQESIQoLZHVyYXRpb25fbXMYEiABKANCB7pIBCICKABIBogBARImCgpleHRyYV9qc29uGAkgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCEAoOX2Vycm9yX21lc3NhZ2VCDgoMX3Jlc3BvbnNlX2lkQhEKD19yZXNwb25zZV9tb2RlbEIaChhfcHJvdmlkZXJfdGhpbmtpbmdfbGV2ZWxCEgoQX3Jhd19zdG9wX3JlYXNvbkILCglfZW5kX3R1cm5CDgoMX2R1cmF0aW9uX21zIosDChFUb29sUmVzdWx0TWVzc2FnZRIdCgx0b29sX2NhbGxfaWQYASABKAlCB7pIBHICEAESEQoJdG9vbF9uYW1lGAIgASgJEiwKB2NvbnRlbnQYAyADKAsyGy5waS5haS52MS5Ub29sUmVzdWx0Q29udGVudBIrCgxkZXRhaWxzX2pzb24YBCABKAlCELpIB3IFKICAgAKK4hgCCAFIAIgBARIQCghpc19lcnJvchgFIAEoCBIaCgl0aW1lc3RhbXAYBiABKANCB7pIBCICKAASHgoFdXNhZ2UYCCABKAsyDy5waS5haS52MS5Vc2FnZRIvCgxuZXN0ZWRfY2FsbHMYCSABKAsyGS5waS5haS52MS5OZXN0ZWRUb29sQ2FsbHMSIQoLZHVyYXRpb25fbXMYCiABKANCB7pIBCICKABIAYgBARImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCDwoNX2RldGFpbHNfanNvbkIOCgxfZHVyYXRpb25fbXMicgoNQ3VzdG9tTWVzc2FnZRI6CgRyb2xlGAEgASgJQiy6SClyJxABWgZzeXN0ZW1aBHVzZXJaCWFzc2lzdGFudFoKdG9vbFJlc3VsdBIlCgtmaWVsZHNfanNvbhgCIAEoCUIQukgHcgUogICAAoriGAIIAiKoAgoMQWdlbnRNZXNzYWdlEiUKBHVzZXIYASABKAsyFS5waS5haS52MS5Vc2VyTWVzc2FnZUgAEi8KCWFzc2lzdGFudBgCIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VIABIyCgt0b29sX3Jlc3VsdBgDIAEoCzIbLnBpLmFpLnYxLlRvb2xSZXN1bHRNZXNzYWdlSAASKQoGY3VzdG9tGAQgASgLMhcucGkuYWkudjEuQ3VzdG9tTWVzc2FnZUgAEikKBnN5c3RlbRgHIAEoCzIXLnBpLmFpLnYxLlN5c3RlbU1lc3NhZ2VIAEINCgRyb2xlEgW6SAIIAUoECAUQBkoECAYQB1INc2Vzc2lvbl9lbnRyeVIMc2Vzc2lvbl9qc29uIrQCCg1TeXN0ZW1NZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5UZXh0Q29udGVudBIWCg5zdHJpbmdfY29udGVudBgCIAEoCBI0CghzZWN0aW9ucxgDIAMoCzIXLnBpLmFpLnYxLlN5c3RlbVNlY3Rpb25CCbpIBpIBAxCACBIuCgt0b29sc19hZGRlZBgEIAMoCzIOLnBpLmFpLnYxLlRvb2xCCbpIBpIBAxCAIBI5Cg10b29sc19yZW1vdmVkGAUgAygLMhcucGkuYWkudjEuVG9vbFJlZmVyZW5jZUIJukgGkgEDEIAgEhoKCXRpbWVzdGFtcBgGIAEoA0IHukgEIgIoABImCgpleHRyYV9qc29uGAcgASgJQhK6SAdyBSiAgIACiuIYBAgCEAEiQgoNU3lzdGVtU2VjdGlvbhIVCgRuYW1lGAEgASgJQge6SARyAhABEhEKBHRleHQYAiABKAlIAIgBAUIHCgVfdGV4dCKnAQoKRGlhZ25vc3RpYxIVCgR0eXBlGAEgASgJQge6SARyAhABEhoKCXRpbWVzdGFtcBgCIAEoA0IHukgEIgIoABIoCgVlcnJvchgDIAEoCzIZLnBpLmFpLnYxLkRpYWdub3N0aWNFcnJvchIrCgxkZXRhaWxzX2pzb24YBCABKAlCELpIB3IFKICAgAKK4hgCCAJIAIgBAUIPCg1fZGV0YWlsc19qc29uIpkBCg9EaWFnbm9zdGljRXJyb3ISEQoEbmFtZRgBIAEoCUgBiAEBEg8KB21lc3NhZ2UYAiABKAkSEgoFc3RhY2sYAyABKAlIAogBARITCgljb2RlX3RleHQYBCABKAlIABIeCgtjb2RlX251bWJlchgFIAEoAUIHukgEEgJAAUgAQgYKBGNvZGVCBwoFX25hbWVCCAoGX3N0YWNrIv8BCg5EZWZlcnJlZEhhbmRsZRIZCghwcm92aWRlchgBIAEoCUIHukgEcgIQARIQCghtb2RlbF9pZBgCIAEoCRILCgNhcGkYAyABKAkSEwoCaWQYBCABKAlCB7pIBHICEAESIAoKZXhwaXJlc19hdBgFIAEoA0IHukgEIgIoAEgAiAEBEiMKDXBvbGxfYWZ0ZXJfbXMYBiABKANCB7pIBCICKABIAYgBARIoCglkYXRhX2pzb24YByABKAlCELpIB3IFKICAgAKK4hgCCAFIAogBAUINCgtfZXhwaXJlc19hdEIQCg5fcG9sbF9hZnRlcl9tc0IMCgpfZGF0YV9qc29uIlcKD05lc3RlZFRvb2xDYWxscxIyCgVjYWxscxgBIAMoCzIYLnBpLmFpLnYxLk5lc3RlZFRvb2xDYWxsQgm6SAaSAQMQgCASEAoIY29tcGxldGUYAiABKAgisAIKDk5lc3RlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSLQoOYXJndW1lbnRzX2pzb24YAyABKAlCELpIB3IFKICAgAKK4hgCCAJIAIgBARIlCg9hcmd1bWVudHNfYnl0ZXMYBCABKANCB7pIBCICKABIAYgBARI2CgZzdGF0dXMYBSABKA4yGi5waS5haS52MS5OZXN0ZWRDYWxsU3RhdHVzQgq6SAeCAQQQASAAEiEKC2R1cmF0aW9uX21zGAYgASgDQge6SAQiAigASAKIAQESEgoFZXJyb3IYByABKAlIA4gBAUIRCg9fYXJndW1lbnRzX2pzb25CEgoQX2FyZ3VtZW50c19ieXRlc0IOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yKtQBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASFAoQU1RPUF9SRUFTT05fU1RPUBABEhYKElNUT1BfUkVBU09OX0xFTkdUSBACEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAMSFQoRU1RPUF9SRUFTT05fRVJST1IQBBIXChNTVE9QX1JFQVNPTl9BQk9SVEVEEAUSFwoTU1RPUF9SRUFTT05fUEVORElORxAGEhgKFFNUT1BfUkVBU09OX0RFRkVSUkVEEAcqlgIKEk1vZGVsVGhpbmtpbmdMZXZlbBIkCiBNT0RFTF9USElOS0lOR19MRVZFTF9VTlNQRUNJRklFRBAAEhwKGE1PREVMX1RISU5LSU5HX0xFVkVMX09GRhABEiAKHE1PREVMX1RISU5LSU5HX0xFVkVMX01JTklNQUwQAhIcChhNT0RFTF9USElOS0lOR19MRVZFTF9MT1cQAxIfChtNT0RFTF9USElOS0lOR19MRVZFTF9NRURJVU0QBBIdChlNT0RFTF9USElOS0lOR19MRVZFTF9ISUdIEAUSHgoaTU9ERUxfVEhJTktJTkdfTEVWRUxfWEhJR0gQBhIcChhNT0RFTF9USElOS0lOR19MRVZFTF9NQVgQByqSAQoQTmVzdGVkQ2FsbFN0YXR1cxIiCh5ORVNURURfQ0FMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVORVNURURfQ0FMTF9TVEFUVVNfT0sQARIcChhORVNURURfQ0FMTF9TVEFUVVNfRVJST1IQAhIhCh1ORVNURURfQ0FMTF9TVEFUVVNfVU5GSU5JU0hFRBADQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json, file_pi_ai_v1_tool]);
+  fileDesc("ChZwaS9haS92MS9tZXNzYWdlLnByb3RvEghwaS5haS52MSKwAwoEQ29zdBIkCgVpbnB1dBgBIAEoAUIQukgNEgtAASkAAAAAAAAAAEgAiAEBEiUKBm91dHB1dBgCIAEoAUIQukgNEgtAASkAAAAAAAAAAEgBiAEBEikKCmNhY2hlX3JlYWQYAyABKAFCELpIDRILQAEpAAAAAAAAAABIAogBARIqCgtjYWNoZV93cml0ZRgEIAEoAUIQukgNEgtAASkAAAAAAAAAAEgDiAEBEiQKBXRvdGFsGAUgASgBQhC6SA0SC0ABKQAAAAAAAAAASASIAQESIAoTdG90YWxfZnJvbV9wcm92aWRlchgHIAEoCEgFiAEBEmYKCmV4dHJhX2pzb24YBiABKAlCUrpIB3IFKICAgAKK4hhECAIQARoFaW5wdXQaBm91dHB1dBoJY2FjaGVSZWFkGgpjYWNoZVdyaXRlGgV0b3RhbBoRdG90YWxGcm9tUHJvdmlkZXJCCAoGX2lucHV0QgkKB19vdXRwdXRCDQoLX2NhY2hlX3JlYWRCDgoMX2NhY2hlX3dyaXRlQggKBl90b3RhbEIWChRfdG90YWxfZnJvbV9wcm92aWRlciLwAwoFVXNhZ2USGwoFaW5wdXQYASABKANCB7pIBCICKABIAIgBARIcCgZvdXRwdXQYAiABKANCB7pIBCICKABIAYgBARIgCgpjYWNoZV9yZWFkGAMgASgDQge6SAQiAigASAKIAQESIQoLY2FjaGVfd3JpdGUYBCABKANCB7pIBCICKABIA4gBARIiCgx0b3RhbF90b2tlbnMYBSABKANCB7pIBCICKABIBIgBARIcCgRjb3N0GAYgASgLMg4ucGkuYWkudjEuQ29zdBIkCg5jYWNoZV93cml0ZV8xaBgIIAEoA0IHukgEIgIoAEgFiAEBEh8KCXJlYXNvbmluZxgJIAEoA0IHukgEIgIoAEgGiAEBEngKCmV4dHJhX2pzb24YByABKAlCZLpIB3IFKICAgAKK4hhWCAIQARoFaW5wdXQaBm91dHB1dBoJY2FjaGVSZWFkGgpjYWNoZVdyaXRlGglyZWFzb25pbmcaC3RvdGFsVG9rZW5zGgRjb3N0GgxjYWNoZVdyaXRlMWhCCAoGX2lucHV0QgkKB19vdXRwdXRCDQoLX2NhY2hlX3JlYWRCDgoMX2NhY2hlX3dyaXRlQg8KDV90b3RhbF90b2tlbnNCEQoPX2NhY2hlX3dyaXRlXzFoQgwKCl9yZWFzb25pbmcivgEKC1VzZXJNZXNzYWdlEiYKB2NvbnRlbnQYASADKAsyFS5waS5haS52MS5Vc2VyQ29udGVudBIfCgl0aW1lc3RhbXAYAiABKANCB7pIBCICKABIAIgBARIWCg5zdHJpbmdfY29udGVudBgDIAEoCBJACgpleHRyYV9qc29uGAQgASgJQiy6SAdyBSiAgIACiuIYHggCEAEaBHJvbGUaB2NvbnRlbnQaCXRpbWVzdGFtcEIMCgpfdGltZXN0YW1wIo4IChBBc3Npc3RhbnRNZXNzYWdlEisKB2NvbnRlbnQYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRDb250ZW50EhAKA2FwaRgCIAEoCUgAiAEBEhUKCHByb3ZpZGVyGAMgASgJSAGIAQESEgoFbW9kZWwYBCABKAlIAogBARIeCgV1c2FnZRgFIAEoCzIPLnBpLmFpLnYxLlVzYWdlEjUKC3N0b3BfcmVhc29uGAYgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEEAEgABIaCg1lcnJvcl9tZXNzYWdlGAcgASgJSAOIAQESHwoJdGltZXN0YW1wGAggASgDQge6SAQiAigASASIAQESGAoLcmVzcG9uc2VfaWQYCiABKAlIBYgBARIbCg5yZXNwb25zZV9tb2RlbBgLIAEoCUgGiAEBEiQKF3Byb3ZpZGVyX3RoaW5raW5nX2xldmVsGAwgASgJSAeIAQESPgoOdGhpbmtpbmdfbGV2ZWwYDSABKA4yHC5waS5haS52MS5Nb2RlbFRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjQKC2RpYWdub3N0aWNzGA4gAygLMhQucGkuYWkudjEuRGlhZ25vc3RpY0IJukgGkgEDEIAIEioKCGRlZmVycmVkGA8gASgLMhgucGkuYWkudjEuRGVmZXJyZWRIYW5kbGUSHAoPcmF3X3N0b3BfcmVhc29uGBAgASgJSAiIAQESFQoIZW5kX3R1cm4YESABKAhICYgBARIhCgtkdXJhdGlvbl9tcxgSIAEoA0IHukgEIgIoAEgKiAEBEvUBCgpleHRyYV9qc29uGAkgASgJQuABukgHcgUogICAAoriGNEBCAIQARoEcm9sZRoHY29udGVudBoDYXBpGghwcm92aWRlchoFbW9kZWwaBXVzYWdlGgpzdG9wUmVhc29uGghkZWZlcnJlZBoJdGltZXN0YW1wGhVwcm92aWRlclRoaW5raW5nTGV2ZWwaCnJlc3BvbnNlSWQaDXJlc3BvbnNlTW9kZWwaDXJhd1N0b3BSZWFzb24aB2VuZFR1cm4aDGVycm9yTWVzc2FnZRoLZGlhZ25vc3RpY3MaCmR1cmF0aW9uTXMaDXRoaW5raW5nTGV2ZWxCBgoEX2FwaUILCglfcHJvdmlkZXJCCAoGX21vZGVsQhAKDl9lcnJvcl9tZXNzYWdlQgwKCl90aW1lc3RhbXBCDgoMX3Jlc3BvbnNlX2lkQhEKD19yZXNwb25zZV9tb2RlbEIaChhfcHJvdmlkZXJfdGhpbmtpbmdfbGV2ZWxCEgoQX3Jhd19zdG9wX3JlYXNvbkILCglfZW5kX3R1cm5CDgoMX2R1cmF0aW9uX21zIqYEChFUb29sUmVzdWx0TWVzc2FnZRIdCgx0b29sX2NhbGxfaWQYASABKAlCB7pIBHICEAESFgoJdG9vbF9uYW1lGAIgASgJSACIAQESLAoHY29udGVudBgDIAMoCzIbLnBpLmFpLnYxLlRvb2xSZXN1bHRDb250ZW50EisKDGRldGFpbHNfanNvbhgEIAEoCUIQukgHcgUogICAAoriGAIIAUgBiAEBEhUKCGlzX2Vycm9yGAUgASgISAKIAQESHwoJdGltZXN0YW1wGAYgASgDQge6SAQiAigASAOIAQESHgoFdXNhZ2UYCCABKAsyDy5waS5haS52MS5Vc2FnZRIvCgxuZXN0ZWRfY2FsbHMYCSABKAsyGS5waS5haS52MS5OZXN0ZWRUb29sQ2FsbHMSIQoLZHVyYXRpb25fbXMYCiABKANCB7pIBCICKABIBIgBARKIAQoKZXh0cmFfanNvbhgHIAEoCUJ0ukgHcgUogICAAoriGGYIAhABGgRyb2xlGgp0b29sQ2FsbElkGgh0b29sTmFtZRoHY29udGVudBoHZGV0YWlscxoFdXNhZ2UaC25lc3RlZENhbGxzGgdpc0Vycm9yGgpkdXJhdGlvbk1zGgl0aW1lc3RhbXBCDAoKX3Rvb2xfbmFtZUIPCg1fZGV0YWlsc19qc29uQgsKCV9pc19lcnJvckIMCgpfdGltZXN0YW1wQg4KDF9kdXJhdGlvbl9tcyJyCg1DdXN0b21NZXNzYWdlEjoKBHJvbGUYASABKAlCLLpIKXInEAFaBnN5c3RlbVoEdXNlcloJYXNzaXN0YW50Wgp0b29sUmVzdWx0EiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCIqgCCgxBZ2VudE1lc3NhZ2USJQoEdXNlchgBIAEoCzIVLnBpLmFpLnYxLlVzZXJNZXNzYWdlSAASLwoJYXNzaXN0YW50GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUgAEjIKC3Rvb2xfcmVzdWx0GAMgASgLMhsucGkuYWkudjEuVG9vbFJlc3VsdE1lc3NhZ2VIABIpCgZjdXN0b20YBCABKAsyFy5waS5haS52MS5DdXN0b21NZXNzYWdlSAASKQoGc3lzdGVtGAcgASgLMhcucGkuYWkudjEuU3lzdGVtTWVzc2FnZUgAQg0KBHJvbGUSBbpIAggBSgQIBRAGSgQIBhAHUg1zZXNzaW9uX2VudHJ5UgxzZXNzaW9uX2pzb24ihQMKDVN5c3RlbU1lc3NhZ2USJgoHY29udGVudBgBIAMoCzIVLnBpLmFpLnYxLlRleHRDb250ZW50EhYKDnN0cmluZ19jb250ZW50GAIgASgIEjQKCHNlY3Rpb25zGAMgAygLMhcucGkuYWkudjEuU3lzdGVtU2VjdGlvbkIJukgGkgEDEIAIEi4KC3Rvb2xzX2FkZGVkGAQgAygLMg4ucGkuYWkudjEuVG9vbEIJukgGkgEDEIAgEjkKDXRvb2xzX3JlbW92ZWQYBSADKAsyFy5waS5haS52MS5Ub29sUmVmZXJlbmNlQgm6SAaSAQMQgCASHwoJdGltZXN0YW1wGAYgASgDQge6SAQiAigASACIAQESZAoKZXh0cmFfanNvbhgHIAEoCUJQukgHcgUogICAAoriGEIIAhABGgRyb2xlGgdjb250ZW50GghzZWN0aW9ucxoKdG9vbHNBZGRlZBoMdG9vbHNSZW1vdmVkGgl0aW1lc3RhbXBCDAoKX3RpbWVzdGFtcCJCCg1TeXN0ZW1TZWN0aW9uEhUKBG5hbWUYASABKAlCB7pIBHICEAESEQoEdGV4dBgCIAEoCUgAiAEBQgcKBV90ZXh0IvABCgpEaWFnbm9zdGljEhUKBHR5cGUYASABKAlCB7pIBHICEAESGgoJdGltZXN0YW1wGAIgASgDQge6SAQiAigAEigKBWVycm9yGAMgASgLMhkucGkuYWkudjEuRGlhZ25vc3RpY0Vycm9yEisKDGRldGFpbHNfanNvbhgEIAEoCUIQukgHcgUogICAAoriGAIIAkgAiAEBEkcKCmV4dHJhX2pzb24YBSABKAlCM7pIB3IFKICAgAKK4hglCAIQARoEdHlwZRoJdGltZXN0YW1wGgVlcnJvchoHZGV0YWlsc0IPCg1fZGV0YWlsc19qc29uIt0BCg9EaWFnbm9zdGljRXJyb3ISEQoEbmFtZRgBIAEoCUgBiAEBEg8KB21lc3NhZ2UYAiABKAkSEgoFc3RhY2sYAyABKAlIAogBARITCgljb2RlX3RleHQYBCABKAlIABIeCgtjb2RlX251bWJlchgFIAEoAUIHukgEEgJAAUgAEkIKCmV4dHJhX2pzb24YBiABKAlCLrpIB3IFKICAgAKK4hggCAIQARoEbmFtZRoHbWVzc2FnZRoFc3RhY2saBGNvZGVCBgoEY29kZUIHCgVfbmFtZUIICgZfc3RhY2si4QIKDkRlZmVycmVkSGFuZGxlEhkKCHByb3ZpZGVyGAEgASgJQge6SARyAhABEhAKCG1vZGVsX2lkGAIgASgJEgsKA2FwaRgDIAEoCRITCgJpZBgEIAEoCUIHukgEcgIQARIgCgpleHBpcmVzX2F0GAUgASgDQge6SAQiAigASACIAQESIwoNcG9sbF9hZnRlcl9tcxgGIAEoA0IHukgEIgIoAEgBiAEBEigKCWRhdGFfanNvbhgHIAEoCUIQukgHcgUogICAAoriGAIIAUgCiAEBEmAKCmV4dHJhX2pzb24YCCABKAlCTLpIB3IFKICAgAKK4hg+CAIQARoIcHJvdmlkZXIaB21vZGVsSWQaA2FwaRoCaWQaCWV4cGlyZXNBdBoLcG9sbEFmdGVyTXMaBGRhdGFCDQoLX2V4cGlyZXNfYXRCEAoOX3BvbGxfYWZ0ZXJfbXNCDAoKX2RhdGFfanNvbiKQAQoPTmVzdGVkVG9vbENhbGxzEjIKBWNhbGxzGAEgAygLMhgucGkuYWkudjEuTmVzdGVkVG9vbENhbGxCCbpIBpIBAxCAIBIQCghjb21wbGV0ZRgCIAEoCBI3CgpleHRyYV9qc29uGAMgASgJQiO6SAdyBSiAgIACiuIYFQgCEAEaBWNhbGxzGghjb21wbGV0ZSKYAwoOTmVzdGVkVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRItCg5hcmd1bWVudHNfanNvbhgDIAEoCUIQukgHcgUogICAAoriGAIIAkgAiAEBEiUKD2FyZ3VtZW50c19ieXRlcxgEIAEoA0IHukgEIgIoAEgBiAEBEjYKBnN0YXR1cxgFIAEoDjIaLnBpLmFpLnYxLk5lc3RlZENhbGxTdGF0dXNCCrpIB4IBBBABIAASIQoLZHVyYXRpb25fbXMYBiABKANCB7pIBCICKABIAogBARISCgVlcnJvchgHIAEoCUgDiAEBEmYKCmV4dHJhX2pzb24YCCABKAlCUrpIB3IFKICAgAKK4hhECAIQARoCaWQaBG5hbWUaCWFyZ3VtZW50cxoOYXJndW1lbnRzQnl0ZXMaBnN0YXR1cxoKZHVyYXRpb25NcxoFZXJyb3JCEQoPX2FyZ3VtZW50c19qc29uQhIKEF9hcmd1bWVudHNfYnl0ZXNCDgoMX2R1cmF0aW9uX21zQggKBl9lcnJvcirUAQoKU3RvcFJlYXNvbhIbChdTVE9QX1JFQVNPTl9VTlNQRUNJRklFRBAAEhQKEFNUT1BfUkVBU09OX1NUT1AQARIWChJTVE9QX1JFQVNPTl9MRU5HVEgQAhIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRADEhUKEVNUT1BfUkVBU09OX0VSUk9SEAQSFwoTU1RPUF9SRUFTT05fQUJPUlRFRBAFEhcKE1NUT1BfUkVBU09OX1BFTkRJTkcQBhIYChRTVE9QX1JFQVNPTl9ERUZFUlJFRBAHKpYCChJNb2RlbFRoaW5raW5nTGV2ZWwSJAogTU9ERUxfVEhJTktJTkdfTEVWRUxfVU5TUEVDSUZJRUQQABIcChhNT0RFTF9USElOS0lOR19MRVZFTF9PRkYQARIgChxNT0RFTF9USElOS0lOR19MRVZFTF9NSU5JTUFMEAISHAoYTU9ERUxfVEhJTktJTkdfTEVWRUxfTE9XEAMSHwobTU9ERUxfVEhJTktJTkdfTEVWRUxfTUVESVVNEAQSHQoZTU9ERUxfVEhJTktJTkdfTEVWRUxfSElHSBAFEh4KGk1PREVMX1RISU5LSU5HX0xFVkVMX1hISUdIEAYSHAoYTU9ERUxfVEhJTktJTkdfTEVWRUxfTUFYEAcqkgEKEE5lc3RlZENhbGxTdGF0dXMSIgoeTkVTVEVEX0NBTExfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVTkVTVEVEX0NBTExfU1RBVFVTX09LEAESHAoYTkVTVEVEX0NBTExfU1RBVFVTX0VSUk9SEAISIQodTkVTVEVEX0NBTExfU1RBVFVTX1VORklOSVNIRUQQA0IbChdpby5naXRodWIucGlwcm90by5haS52MVABYgZwcm90bzM", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_json, file_pi_ai_v1_tool]);
 
 /**
- * Cost is what a model call cost, in US dollars, split the same way as the token counts.
+ * Cost is what a model call cost, in US dollars, split the same way as the token counts. Each
+ * amount is absent only where a pi-JSON object left it out; a model call sets them all.
  *
  * @generated from message pi.ai.v1.Cost
  */
@@ -27,38 +28,38 @@ export type Cost = Message<"pi.ai.v1.Cost"> & {
   /**
    * The cost of the input tokens.
    *
-   * @generated from field: double input = 1;
+   * @generated from field: optional double input = 1;
    */
-  input: number;
+  input?: number | undefined;
 
   /**
    * The cost of the output tokens.
    *
-   * @generated from field: double output = 2;
+   * @generated from field: optional double output = 2;
    */
-  output: number;
+  output?: number | undefined;
 
   /**
    * The cost of the tokens read from the prompt cache.
    *
-   * @generated from field: double cache_read = 3;
+   * @generated from field: optional double cache_read = 3;
    */
-  cacheRead: number;
+  cacheRead?: number | undefined;
 
   /**
    * The cost of the tokens written to the prompt cache.
    *
-   * @generated from field: double cache_write = 4;
+   * @generated from field: optional double cache_write = 4;
    */
-  cacheWrite: number;
+  cacheWrite?: number | undefined;
 
   /**
    * The total cost of the call: the provider's billed cost when it reports one
    * (total_from_provider), otherwise the sum of the catalog rates.
    *
-   * @generated from field: double total = 5;
+   * @generated from field: optional double total = 5;
    */
-  total: number;
+  total?: number | undefined;
 
   /**
    * Whether `total` is the cost the provider billed rather than an estimate from the catalog;
@@ -85,7 +86,9 @@ export const CostSchema: GenMessage<Cost> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_message, 0);
 
 /**
- * Usage counts the tokens a model call consumed and what they cost.
+ * Usage counts the tokens a model call consumed and what they cost. Each count is absent only
+ * where a pi-JSON object left it out (an older pi wrote no `totalTokens`); a model call sets them
+ * all, as pi's Usage requires.
  *
  * @generated from message pi.ai.v1.Usage
  */
@@ -93,37 +96,37 @@ export type Usage = Message<"pi.ai.v1.Usage"> & {
   /**
    * The number of input tokens.
    *
-   * @generated from field: int64 input = 1;
+   * @generated from field: optional int64 input = 1;
    */
-  input: bigint;
+  input?: bigint | undefined;
 
   /**
    * The number of output tokens.
    *
-   * @generated from field: int64 output = 2;
+   * @generated from field: optional int64 output = 2;
    */
-  output: bigint;
+  output?: bigint | undefined;
 
   /**
    * The number of input tokens read from the prompt cache.
    *
-   * @generated from field: int64 cache_read = 3;
+   * @generated from field: optional int64 cache_read = 3;
    */
-  cacheRead: bigint;
+  cacheRead?: bigint | undefined;
 
   /**
    * The number of input tokens written to the prompt cache.
    *
-   * @generated from field: int64 cache_write = 4;
+   * @generated from field: optional int64 cache_write = 4;
    */
-  cacheWrite: bigint;
+  cacheWrite?: bigint | undefined;
 
   /**
    * The total number of tokens.
    *
-   * @generated from field: int64 total_tokens = 5;
+   * @generated from field: optional int64 total_tokens = 5;
    */
-  totalTokens: bigint;
+  totalTokens?: bigint | undefined;
 
   /**
    * The cost of the call; absent when it is not known.
@@ -178,11 +181,11 @@ export type UserMessage = Message<"pi.ai.v1.UserMessage"> & {
   content: UserContent[];
 
   /**
-   * When the message was created, in Unix milliseconds.
+   * When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
    *
-   * @generated from field: int64 timestamp = 2;
+   * @generated from field: optional int64 timestamp = 2;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * Whether pi-JSON gives this message's content as one plain string rather than a list of
@@ -222,25 +225,26 @@ export type AssistantMessage = Message<"pi.ai.v1.AssistantMessage"> & {
   content: AssistantContent[];
 
   /**
-   * The provider API that served the call, for example "anthropic-messages".
+   * The provider API that served the call, for example "anthropic-messages"; absent only where a
+   * pi-JSON object left it out, as api, provider, model and timestamp may be in hand-written files.
    *
-   * @generated from field: string api = 2;
+   * @generated from field: optional string api = 2;
    */
-  api: string;
+  api?: string | undefined;
 
   /**
    * The provider that served the call, for example "anthropic".
    *
-   * @generated from field: string provider = 3;
+   * @generated from field: optional string provider = 3;
    */
-  provider: string;
+  provider?: string | undefined;
 
   /**
    * The model id that served the call.
    *
-   * @generated from field: string model = 4;
+   * @generated from field: optional string model = 4;
    */
-  model: string;
+  model?: string | undefined;
 
   /**
    * The tokens the call consumed; absent only while a stream has not reported them.
@@ -264,11 +268,11 @@ export type AssistantMessage = Message<"pi.ai.v1.AssistantMessage"> & {
   errorMessage?: string | undefined;
 
   /**
-   * When the call started, in Unix milliseconds.
+   * When the call started, in Unix milliseconds; absent where a pi-JSON object left it out.
    *
-   * @generated from field: int64 timestamp = 8;
+   * @generated from field: optional int64 timestamp = 8;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * The id the provider gave its response; absent when it gave none.
@@ -367,11 +371,12 @@ export type ToolResultMessage = Message<"pi.ai.v1.ToolResultMessage"> & {
   toolCallId: string;
 
   /**
-   * The name of the tool that ran, for readers checking where the result came from.
+   * The name of the tool that ran, for readers checking where the result came from; absent where
+   * a pi-JSON object left it out.
    *
-   * @generated from field: string tool_name = 2;
+   * @generated from field: optional string tool_name = 2;
    */
-  toolName: string;
+  toolName?: string | undefined;
 
   /**
    * The blocks of the result, in order.
@@ -388,18 +393,19 @@ export type ToolResultMessage = Message<"pi.ai.v1.ToolResultMessage"> & {
   detailsJson?: string | undefined;
 
   /**
-   * Whether the tool failed; the content then describes the failure.
+   * Whether the tool failed; the content then describes the failure. Absent, which reads as
+   * false, where a pi-JSON object left it out.
    *
-   * @generated from field: bool is_error = 5;
+   * @generated from field: optional bool is_error = 5;
    */
-  isError: boolean;
+  isError?: boolean | undefined;
 
   /**
-   * When the result was created, in Unix milliseconds.
+   * When the result was created, in Unix milliseconds; absent where a pi-JSON object left it out.
    *
-   * @generated from field: int64 timestamp = 6;
+   * @generated from field: optional int64 timestamp = 6;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * What running the tool itself consumed, when it called a model; not part of the context's
@@ -580,11 +586,11 @@ export type SystemMessage = Message<"pi.ai.v1.SystemMessage"> & {
   toolsRemoved: ToolReference[];
 
   /**
-   * When the message was created, in Unix milliseconds.
+   * When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
    *
-   * @generated from field: int64 timestamp = 6;
+   * @generated from field: optional int64 timestamp = 6;
    */
-  timestamp: bigint;
+  timestamp?: bigint | undefined;
 
   /**
    * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
@@ -664,6 +670,14 @@ export type Diagnostic = Message<"pi.ai.v1.Diagnostic"> & {
    * @generated from field: optional string details_json = 4;
    */
   detailsJson?: string | undefined;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 5;
+   */
+  extraJson: string;
 };
 
 /**
@@ -722,6 +736,14 @@ export type DiagnosticError = Message<"pi.ai.v1.DiagnosticError"> & {
     value: number;
     case: "codeNumber";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 6;
+   */
+  extraJson: string;
 };
 
 /**
@@ -786,6 +808,14 @@ export type DeferredHandle = Message<"pi.ai.v1.DeferredHandle"> & {
    * @generated from field: optional string data_json = 7;
    */
   dataJson?: string | undefined;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 8;
+   */
+  extraJson: string;
 };
 
 /**
@@ -815,6 +845,14 @@ export type NestedToolCalls = Message<"pi.ai.v1.NestedToolCalls"> & {
    * @generated from field: bool complete = 2;
    */
   complete: boolean;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
 };
 
 /**
@@ -878,6 +916,14 @@ export type NestedToolCall = Message<"pi.ai.v1.NestedToolCall"> & {
    * @generated from field: optional string error = 7;
    */
   error?: string | undefined;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 8;
+   */
+  extraJson: string;
 };
 
 /**

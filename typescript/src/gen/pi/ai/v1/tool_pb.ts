@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/tool.proto.
  */
 export const file_pi_ai_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChNwaS9haS92MS90b29sLnByb3RvEghwaS5haS52MSLCAQoEVG9vbBIVCgRuYW1lGAEgASgJQge6SARyAhABEhMKC2Rlc2NyaXB0aW9uGAIgASgJEikKD3BhcmFtZXRlcnNfanNvbhgDIAEoCUIQukgHcgUogICAAoriGAIIAhI7ChRjb25zdHJhaW5lZF9zYW1wbGluZxgFIAEoCzIdLnBpLmFpLnYxLkNvbnN0cmFpbmVkU2FtcGxpbmcSJgoKZXh0cmFfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIAhABIqEBChNDb25zdHJhaW5lZFNhbXBsaW5nEhYKA29mZhgBIAEoCEIHukgEagIIAUgAEjMKC2pzb25fc2NoZW1hGAIgASgLMhwucGkuYWkudjEuSnNvblNjaGVtYVNhbXBsaW5nSAASLAoHZ3JhbW1hchgDIAEoCzIZLnBpLmFpLnYxLkdyYW1tYXJTYW1wbGluZ0gAQg8KBmNvbmZpZxIFukgCCAEiRgoSSnNvblNjaGVtYVNhbXBsaW5nEjAKBnN0cmljdBgBIAEoDjIULnBpLmFpLnYxLlN0cmljdG5lc3NCCrpIB4IBBBABIAAiZwoPR3JhbW1hclNhbXBsaW5nEhgKC29wZW5haV9sYXJrGAEgASgJSACIAQESGQoMb3BlbmFpX3JlZ2V4GAIgASgJSAGIAQFCDgoMX29wZW5haV9sYXJrQg8KDV9vcGVuYWlfcmVnZXgiJgoNVG9vbFJlZmVyZW5jZRIVCgRuYW1lGAEgASgJQge6SARyAhABKlcKClN0cmljdG5lc3MSGgoWU1RSSUNUTkVTU19VTlNQRUNJRklFRBAAEhUKEVNUUklDVE5FU1NfUFJFRkVSEAESFgoSU1RSSUNUTkVTU19SRVFVSVJFEAJCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_json]);
+  fileDesc("ChNwaS9haS92MS90b29sLnByb3RvEghwaS5haS52MSKkAgoEVG9vbBIVCgRuYW1lGAEgASgJQge6SARyAhABEhgKC2Rlc2NyaXB0aW9uGAIgASgJSACIAQESLgoPcGFyYW1ldGVyc19qc29uGAMgASgJQhC6SAdyBSiAgIACiuIYAggCSAGIAQESOwoUY29uc3RyYWluZWRfc2FtcGxpbmcYBSABKAsyHS5waS5haS52MS5Db25zdHJhaW5lZFNhbXBsaW5nEloKCmV4dHJhX2pzb24YBCABKAlCRrpIB3IFKICAgAKK4hg4CAIQARoEbmFtZRoLZGVzY3JpcHRpb24aCnBhcmFtZXRlcnMaE2NvbnN0cmFpbmVkU2FtcGxpbmdCDgoMX2Rlc2NyaXB0aW9uQhIKEF9wYXJhbWV0ZXJzX2pzb24ioQEKE0NvbnN0cmFpbmVkU2FtcGxpbmcSFgoDb2ZmGAEgASgIQge6SARqAggBSAASMwoLanNvbl9zY2hlbWEYAiABKAsyHC5waS5haS52MS5Kc29uU2NoZW1hU2FtcGxpbmdIABIsCgdncmFtbWFyGAMgASgLMhkucGkuYWkudjEuR3JhbW1hclNhbXBsaW5nSABCDwoGY29uZmlnEgW6SAIIASJ8ChJKc29uU2NoZW1hU2FtcGxpbmcSMAoGc3RyaWN0GAEgASgOMhQucGkuYWkudjEuU3RyaWN0bmVzc0IKukgHggEEEAEgABI0CgpleHRyYV9qc29uGAIgASgJQiC6SAdyBSiAgIACiuIYEggCEAEaBHR5cGUaBnN0cmljdCLrAQoPR3JhbW1hclNhbXBsaW5nEhgKC29wZW5haV9sYXJrGAEgASgJSACIAQESGQoMb3BlbmFpX3JlZ2V4GAIgASgJSAGIAQESNgoKZXh0cmFfanNvbhgDIAEoCUIiukgHcgUogICAAoriGBQIAhABGgR0eXBlGgh2YXJpYW50cxJKChN2YXJpYW50c19leHRyYV9qc29uGAQgASgJQi26SAdyBSiAgIACiuIYHwgCEAEaC29wZW5haV9sYXJrGgxvcGVuYWlfcmVnZXhCDgoMX29wZW5haV9sYXJrQg8KDV9vcGVuYWlfcmVnZXgiVAoNVG9vbFJlZmVyZW5jZRIVCgRuYW1lGAEgASgJQge6SARyAhABEiwKCmV4dHJhX2pzb24YAiABKAlCGLpIB3IFKICAgAKK4hgKCAIQARoEbmFtZSpXCgpTdHJpY3RuZXNzEhoKFlNUUklDVE5FU1NfVU5TUEVDSUZJRUQQABIVChFTVFJJQ1RORVNTX1BSRUZFUhABEhYKElNUUklDVE5FU1NfUkVRVUlSRRACQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_json]);
 
 /**
  * Tool declares a tool the model may call.
@@ -28,18 +28,19 @@ export type Tool = Message<"pi.ai.v1.Tool"> & {
   name: string;
 
   /**
-   * What the tool does, written for the model.
+   * What the tool does, written for the model; absent where a pi-JSON object left it out.
    *
-   * @generated from field: string description = 2;
+   * @generated from field: optional string description = 2;
    */
-  description: string;
+  description?: string | undefined;
 
   /**
-   * The tool's parameters as the text of a JSON Schema object.
+   * The tool's parameters as the text of a JSON Schema object; absent where a pi-JSON object left
+   * them out.
    *
-   * @generated from field: string parameters_json = 3;
+   * @generated from field: optional string parameters_json = 3;
    */
-  parametersJson: string;
+  parametersJson?: string | undefined;
 
   /**
    * How the provider may constrain sampling of the tool's arguments; absent for the provider's
@@ -123,6 +124,14 @@ export type JsonSchemaSampling = Message<"pi.ai.v1.JsonSchemaSampling"> & {
    * @generated from field: pi.ai.v1.Strictness strict = 1;
    */
   strict: Strictness;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 2;
+   */
+  extraJson: string;
 };
 
 /**
@@ -151,6 +160,22 @@ export type GrammarSampling = Message<"pi.ai.v1.GrammarSampling"> & {
    * @generated from field: optional string openai_regex = 2;
    */
   openaiRegex?: string | undefined;
+
+  /**
+   * Fields of pi's grammar object beside `type` and `variants`, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+
+  /**
+   * Formats of pi's `variants` object that this schema does not model, as the text of a JSON
+   * object; kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string variants_extra_json = 4;
+   */
+  variantsExtraJson: string;
 };
 
 /**
@@ -172,6 +197,14 @@ export type ToolReference = Message<"pi.ai.v1.ToolReference"> & {
    * @generated from field: string name = 1;
    */
   name: string;
+
+  /**
+   * Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+   * kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 2;
+   */
+  extraJson: string;
 };
 
 /**

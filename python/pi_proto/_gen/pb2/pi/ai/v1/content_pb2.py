@@ -26,7 +26,7 @@ from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/content.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x93\x01\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12\x31\n\nextra_json\x18\x03 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x11\n\x0f_text_signature\"\xd9\x01\n\x0fThinkingContent\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"\x81\x01\n\x0cImageContent\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12*\n\tmime_type\x18\x02 \x01(\tB\r\xbaH\nr\x08:\x06image/R\x08mimeType\x12\x31\n\nextra_json\x18\x03 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\xbb\x03\n\x08ToolCall\x12\x17\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n\x04name\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12\x37\n\x0e\x61rguments_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\rargumentsJson\x12\x34\n\rraw_arguments\x18\x04 \x01(\tB\n\xbaH\x07r\x05(\x80\x80\x80\x02H\x00R\x0crawArguments\x88\x01\x01\x12\x30\n\x11thought_signature\x18\x05 \x01(\tH\x01R\x10thoughtSignature\x88\x01\x01\x12!\n\tnamespace\x18\x07 \x01(\tH\x02R\tnamespace\x88\x01\x01\x12\x38\n\x0f\x61rguments_error\x18\x08 \x01(\tB\n\xbaH\x07r\x05(\x80\x80\x80\x02H\x03R\x0e\x61rgumentsError\x88\x01\x01\x12\x31\n\nextra_json\x18\x06 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_raw_argumentsB\x14\n\x12_thought_signatureB\x0c\n\n_namespaceB\x12\n\x10_arguments_error\"z\n\x0bUserContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\xbb\x01\n\x10\x41ssistantContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingContentH\x00R\x08thinking\x12\x31\n\ttool_call\x18\x03 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallH\x00R\x08toolCallB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\x80\x01\n\x11ToolResultContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/content.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\xae\x01\n\x0bTextContent\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x12L\n\nextra_json\x18\x03 \x01(\tB-\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1f\x08\x02\x10\x01\x1a\x04type\x1a\x04text\x1a\rtextSignatureR\textraJsonB\x11\n\x0f_text_signature\"\x86\x02\n\x0fThinkingContent\x12\x1a\n\x08thinking\x18\x01 \x01(\tR\x08thinking\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x12^\n\nextra_json\x18\x04 \x01(\tB?\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x31\x08\x02\x10\x01\x1a\x04type\x1a\x08thinking\x1a\x11thinkingSignature\x1a\x08redactedR\textraJsonB\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"\x97\x01\n\x0cImageContent\x12\x12\n\x04\x64\x61ta\x18\x01 \x01(\x0cR\x04\x64\x61ta\x12*\n\tmime_type\x18\x02 \x01(\tB\r\xbaH\nr\x08:\x06image/R\x08mimeType\x12G\n\nextra_json\x18\x03 \x01(\tB(\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1a\x08\x02\x10\x01\x1a\x04type\x1a\x04\x64\x61ta\x1a\x08mimeTypeR\textraJson\"\xaa\x04\n\x08ToolCall\x12\x17\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x02id\x12\x1b\n\x04name\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12<\n\x0e\x61rguments_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02H\x00R\rargumentsJson\x88\x01\x01\x12\x34\n\rraw_arguments\x18\x04 \x01(\tB\n\xbaH\x07r\x05(\x80\x80\x80\x02H\x01R\x0crawArguments\x88\x01\x01\x12\x30\n\x11thought_signature\x18\x05 \x01(\tH\x02R\x10thoughtSignature\x88\x01\x01\x12!\n\tnamespace\x18\x07 \x01(\tH\x03R\tnamespace\x88\x01\x01\x12\x38\n\x0f\x61rguments_error\x18\x08 \x01(\tB\n\xbaH\x07r\x05(\x80\x80\x80\x02H\x04R\x0e\x61rgumentsError\x88\x01\x01\x12\x87\x01\n\nextra_json\x18\x06 \x01(\tBh\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18Z\x08\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\x04name\x1a\targuments\x1a\x0crawArguments\x1a\x10thoughtSignature\x1a\tnamespace\x1a\x0e\x61rgumentsErrorR\textraJsonB\x11\n\x0f_arguments_jsonB\x10\n\x0e_raw_argumentsB\x14\n\x12_thought_signatureB\x0c\n\n_namespaceB\x12\n\x10_arguments_error\"z\n\x0bUserContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\xbb\x01\n\x10\x41ssistantContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12\x37\n\x08thinking\x18\x02 \x01(\x0b\x32\x19.pi.ai.v1.ThinkingContentH\x00R\x08thinking\x12\x31\n\ttool_call\x18\x03 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallH\x00R\x08toolCallB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\"\x80\x01\n\x11ToolResultContent\x12+\n\x04text\x18\x01 \x01(\x0b\x32\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n\x05image\x18\x02 \x01(\x0b\x32\x16.pi.ai.v1.ImageContentH\x00R\x05imageB\x0e\n\x05\x62lock\x12\x05\xbaH\x02\x08\x01\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,13 +35,13 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\027io.github.piproto.ai.v1P\001'
   _globals['_TEXTCONTENT'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_TEXTCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_TEXTCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\037\010\002\020\001\032\004type\032\004text\032\rtextSignature'
   _globals['_THINKINGCONTENT'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_THINKINGCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_THINKINGCONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\0301\010\002\020\001\032\004type\032\010thinking\032\021thinkingSignature\032\010redacted'
   _globals['_IMAGECONTENT'].fields_by_name['mime_type']._loaded_options = None
   _globals['_IMAGECONTENT'].fields_by_name['mime_type']._serialized_options = b'\272H\nr\010:\006image/'
   _globals['_IMAGECONTENT'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_IMAGECONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_IMAGECONTENT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\032\010\002\020\001\032\004type\032\004data\032\010mimeType'
   _globals['_TOOLCALL'].fields_by_name['id']._loaded_options = None
   _globals['_TOOLCALL'].fields_by_name['id']._serialized_options = b'\272H\004r\002\020\001'
   _globals['_TOOLCALL'].fields_by_name['name']._loaded_options = None
@@ -53,7 +53,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOOLCALL'].fields_by_name['arguments_error']._loaded_options = None
   _globals['_TOOLCALL'].fields_by_name['arguments_error']._serialized_options = b'\272H\007r\005(\200\200\200\002'
   _globals['_TOOLCALL'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_TOOLCALL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_TOOLCALL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030Z\010\002\020\001\032\004type\032\002id\032\004name\032\targuments\032\014rawArguments\032\020thoughtSignature\032\tnamespace\032\016argumentsError'
   _globals['_USERCONTENT'].oneofs_by_name['block']._loaded_options = None
   _globals['_USERCONTENT'].oneofs_by_name['block']._serialized_options = b'\272H\002\010\001'
   _globals['_ASSISTANTCONTENT'].oneofs_by_name['block']._loaded_options = None
@@ -61,17 +61,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOOLRESULTCONTENT'].oneofs_by_name['block']._loaded_options = None
   _globals['_TOOLRESULTCONTENT'].oneofs_by_name['block']._serialized_options = b'\272H\002\010\001'
   _globals['_TEXTCONTENT']._serialized_start=87
-  _globals['_TEXTCONTENT']._serialized_end=234
-  _globals['_THINKINGCONTENT']._serialized_start=237
-  _globals['_THINKINGCONTENT']._serialized_end=454
-  _globals['_IMAGECONTENT']._serialized_start=457
-  _globals['_IMAGECONTENT']._serialized_end=586
-  _globals['_TOOLCALL']._serialized_start=589
-  _globals['_TOOLCALL']._serialized_end=1032
-  _globals['_USERCONTENT']._serialized_start=1034
-  _globals['_USERCONTENT']._serialized_end=1156
-  _globals['_ASSISTANTCONTENT']._serialized_start=1159
-  _globals['_ASSISTANTCONTENT']._serialized_end=1346
-  _globals['_TOOLRESULTCONTENT']._serialized_start=1349
-  _globals['_TOOLRESULTCONTENT']._serialized_end=1477
+  _globals['_TEXTCONTENT']._serialized_end=261
+  _globals['_THINKINGCONTENT']._serialized_start=264
+  _globals['_THINKINGCONTENT']._serialized_end=526
+  _globals['_IMAGECONTENT']._serialized_start=529
+  _globals['_IMAGECONTENT']._serialized_end=680
+  _globals['_TOOLCALL']._serialized_start=683
+  _globals['_TOOLCALL']._serialized_end=1237
+  _globals['_USERCONTENT']._serialized_start=1239
+  _globals['_USERCONTENT']._serialized_end=1361
+  _globals['_ASSISTANTCONTENT']._serialized_start=1364
+  _globals['_ASSISTANTCONTENT']._serialized_end=1551
+  _globals['_TOOLRESULTCONTENT']._serialized_start=1554
+  _globals['_TOOLRESULTCONTENT']._serialized_end=1682
 # @@protoc_insertion_point(module_scope)

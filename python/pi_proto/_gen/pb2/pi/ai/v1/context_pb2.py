@@ -29,7 +29,7 @@ from . import tool_pb2 as pi_dot_ai_dot_v1_dot_tool__pb2
 
 from .tool_pb2 import *
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/context.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xd7\x01\n\x0c\x41gentContext\x12(\n\rsystem_prompt\x18\x01 \x01(\tH\x00R\x0csystemPrompt\x88\x01\x01\x12\x32\n\x08messages\x18\x02 \x03(\x0b\x32\x16.pi.ai.v1.AgentMessageR\x08messages\x12$\n\x05tools\x18\x03 \x03(\x0b\x32\x0e.pi.ai.v1.ToolR\x05tools\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJsonB\x10\n\x0e_system_promptB\x1b\n\x17io.github.piproto.ai.v1P\x01P\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16pi/ai/v1/context.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\x1a\x13pi/ai/v1/tool.proto\"\xf6\x01\n\x0c\x41gentContext\x12(\n\rsystem_prompt\x18\x01 \x01(\tH\x00R\x0csystemPrompt\x88\x01\x01\x12\x32\n\x08messages\x18\x02 \x03(\x0b\x32\x16.pi.ai.v1.AgentMessageR\x08messages\x12$\n\x05tools\x18\x03 \x03(\x0b\x32\x0e.pi.ai.v1.ToolR\x05tools\x12P\n\nextra_json\x18\x04 \x01(\tB1\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18#\x08\x02\x10\x01\x1a\x0csystemPrompt\x1a\x08messages\x1a\x05toolsR\textraJsonB\x10\n\x0e_system_promptB\x1b\n\x17io.github.piproto.ai.v1P\x01P\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,7 +38,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\027io.github.piproto.ai.v1P\001'
   _globals['_AGENTCONTEXT'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_AGENTCONTEXT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_AGENTCONTEXT'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030#\010\002\020\001\032\014systemPrompt\032\010messages\032\005tools'
   _globals['_AGENTCONTEXT']._serialized_start=132
-  _globals['_AGENTCONTEXT']._serialized_end=347
+  _globals['_AGENTCONTEXT']._serialized_end=378
 # @@protoc_insertion_point(module_scope)

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pi/ai/v1/json.proto\x12\x08pi.ai.v1\x1a google/protobuf/descriptor.proto\"Z\n\x08JsonText\x12)\n\x05shape\x18\x01 \x01(\x0e\x32\x13.pi.ai.v1.JsonShapeR\x05shape\x12#\n\rempty_allowed\x18\x02 \x01(\x08R\x0c\x65mptyAllowed*T\n\tJsonShape\x12\x1a\n\x16JSON_SHAPE_UNSPECIFIED\x10\x00\x12\x14\n\x10JSON_SHAPE_VALUE\x10\x01\x12\x15\n\x11JSON_SHAPE_OBJECT\x10\x02:G\n\x04json\x12\x1d.google.protobuf.FieldOptions\x18\xa1\x8c\x03 \x01(\x0b\x32\x12.pi.ai.v1.JsonTextR\x04jsonB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pi/ai/v1/json.proto\x12\x08pi.ai.v1\x1a google/protobuf/descriptor.proto\"\x7f\n\x08JsonText\x12)\n\x05shape\x18\x01 \x01(\x0e\x32\x13.pi.ai.v1.JsonShapeR\x05shape\x12#\n\rempty_allowed\x18\x02 \x01(\x08R\x0c\x65mptyAllowed\x12#\n\rmodelled_keys\x18\x03 \x03(\tR\x0cmodelledKeys*T\n\tJsonShape\x12\x1a\n\x16JSON_SHAPE_UNSPECIFIED\x10\x00\x12\x14\n\x10JSON_SHAPE_VALUE\x10\x01\x12\x15\n\x11JSON_SHAPE_OBJECT\x10\x02:G\n\x04json\x12\x1d.google.protobuf.FieldOptions\x18\xa1\x8c\x03 \x01(\x0b\x32\x12.pi.ai.v1.JsonTextR\x04jsonB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,8 +33,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pi.ai.v1.json_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\027io.github.piproto.ai.v1P\001'
-  _globals['_JSONSHAPE']._serialized_start=159
-  _globals['_JSONSHAPE']._serialized_end=243
+  _globals['_JSONSHAPE']._serialized_start=196
+  _globals['_JSONSHAPE']._serialized_end=280
   _globals['_JSONTEXT']._serialized_start=67
-  _globals['_JSONTEXT']._serialized_end=157
+  _globals['_JSONTEXT']._serialized_end=194
 # @@protoc_insertion_point(module_scope)

@@ -225,33 +225,37 @@ class SystemSection(_message.Message):
     def __init__(self, name: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
 
 class Diagnostic(_message.Message):
-    __slots__ = ("type", "timestamp", "error", "details_json")
+    __slots__ = ("type", "timestamp", "error", "details_json", "extra_json")
     TYPE_FIELD_NUMBER: _ClassVar[int]
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     type: str
     timestamp: int
     error: DiagnosticError
     details_json: str
-    def __init__(self, type: _Optional[str] = ..., timestamp: _Optional[int] = ..., error: _Optional[_Union[DiagnosticError, _Mapping]] = ..., details_json: _Optional[str] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, type: _Optional[str] = ..., timestamp: _Optional[int] = ..., error: _Optional[_Union[DiagnosticError, _Mapping]] = ..., details_json: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class DiagnosticError(_message.Message):
-    __slots__ = ("name", "message", "stack", "code_text", "code_number")
+    __slots__ = ("name", "message", "stack", "code_text", "code_number", "extra_json")
     NAME_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     STACK_FIELD_NUMBER: _ClassVar[int]
     CODE_TEXT_FIELD_NUMBER: _ClassVar[int]
     CODE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     name: str
     message: str
     stack: str
     code_text: str
     code_number: float
-    def __init__(self, name: _Optional[str] = ..., message: _Optional[str] = ..., stack: _Optional[str] = ..., code_text: _Optional[str] = ..., code_number: _Optional[float] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, name: _Optional[str] = ..., message: _Optional[str] = ..., stack: _Optional[str] = ..., code_text: _Optional[str] = ..., code_number: _Optional[float] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class DeferredHandle(_message.Message):
-    __slots__ = ("provider", "model_id", "api", "id", "expires_at", "poll_after_ms", "data_json")
+    __slots__ = ("provider", "model_id", "api", "id", "expires_at", "poll_after_ms", "data_json", "extra_json")
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     API_FIELD_NUMBER: _ClassVar[int]
@@ -259,6 +263,7 @@ class DeferredHandle(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     POLL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     DATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     provider: str
     model_id: str
     api: str
@@ -266,18 +271,21 @@ class DeferredHandle(_message.Message):
     expires_at: int
     poll_after_ms: int
     data_json: str
-    def __init__(self, provider: _Optional[str] = ..., model_id: _Optional[str] = ..., api: _Optional[str] = ..., id: _Optional[str] = ..., expires_at: _Optional[int] = ..., poll_after_ms: _Optional[int] = ..., data_json: _Optional[str] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, provider: _Optional[str] = ..., model_id: _Optional[str] = ..., api: _Optional[str] = ..., id: _Optional[str] = ..., expires_at: _Optional[int] = ..., poll_after_ms: _Optional[int] = ..., data_json: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class NestedToolCalls(_message.Message):
-    __slots__ = ("calls", "complete")
+    __slots__ = ("calls", "complete", "extra_json")
     CALLS_FIELD_NUMBER: _ClassVar[int]
     COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     calls: _containers.RepeatedCompositeFieldContainer[NestedToolCall]
     complete: bool
-    def __init__(self, calls: _Optional[_Iterable[_Union[NestedToolCall, _Mapping]]] = ..., complete: _Optional[bool] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, calls: _Optional[_Iterable[_Union[NestedToolCall, _Mapping]]] = ..., complete: _Optional[bool] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class NestedToolCall(_message.Message):
-    __slots__ = ("id", "name", "arguments_json", "arguments_bytes", "status", "duration_ms", "error")
+    __slots__ = ("id", "name", "arguments_json", "arguments_bytes", "status", "duration_ms", "error", "extra_json")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -285,6 +293,7 @@ class NestedToolCall(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     arguments_json: str
@@ -292,4 +301,5 @@ class NestedToolCall(_message.Message):
     status: NestedCallStatus
     duration_ms: int
     error: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., arguments_bytes: _Optional[int] = ..., status: _Optional[_Union[NestedCallStatus, str]] = ..., duration_ms: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., arguments_bytes: _Optional[int] = ..., status: _Optional[_Union[NestedCallStatus, str]] = ..., duration_ms: _Optional[int] = ..., error: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...

@@ -26,7 +26,7 @@ from ....buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from . import json_pb2 as pi_dot_ai_dot_v1_dot_json__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pi/ai/v1/tool.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\x85\x02\n\x04Tool\x12\x1b\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x39\n\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02R\x0eparametersJson\x12P\n\x14\x63onstrained_sampling\x18\x05 \x01(\x0b\x32\x1d.pi.ai.v1.ConstrainedSamplingR\x13\x63onstrainedSampling\x12\x31\n\nextra_json\x18\x04 \x01(\tB\x12\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\x08\x02\x10\x01R\textraJson\"\xbb\x01\n\x13\x43onstrainedSampling\x12\x1b\n\x03off\x18\x01 \x01(\x08\x42\x07\xbaH\x04j\x02\x08\x01H\x00R\x03off\x12?\n\x0bjson_schema\x18\x02 \x01(\x0b\x32\x1c.pi.ai.v1.JsonSchemaSamplingH\x00R\njsonSchema\x12\x35\n\x07grammar\x18\x03 \x01(\x0b\x32\x19.pi.ai.v1.GrammarSamplingH\x00R\x07grammarB\x0f\n\x06\x63onfig\x12\x05\xbaH\x02\x08\x01\"N\n\x12JsonSchemaSampling\x12\x38\n\x06strict\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StrictnessB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\x06strict\"\x80\x01\n\x0fGrammarSampling\x12$\n\x0bopenai_lark\x18\x01 \x01(\tH\x00R\nopenaiLark\x88\x01\x01\x12&\n\x0copenai_regex\x18\x02 \x01(\tH\x01R\x0bopenaiRegex\x88\x01\x01\x42\x0e\n\x0c_openai_larkB\x0f\n\r_openai_regex\",\n\rToolReference\x12\x1b\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name*W\n\nStrictness\x12\x1a\n\x16STRICTNESS_UNSPECIFIED\x10\x00\x12\x15\n\x11STRICTNESS_PREFER\x10\x01\x12\x16\n\x12STRICTNESS_REQUIRE\x10\x02\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pi/ai/v1/tool.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\"\xe7\x02\n\x04Tool\x12\x1b\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12%\n\x0b\x64\x65scription\x18\x02 \x01(\tH\x00R\x0b\x64\x65scription\x88\x01\x01\x12>\n\x0fparameters_json\x18\x03 \x01(\tB\x10\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\x08\x02H\x01R\x0eparametersJson\x88\x01\x01\x12P\n\x14\x63onstrained_sampling\x18\x05 \x01(\x0b\x32\x1d.pi.ai.v1.ConstrainedSamplingR\x13\x63onstrainedSampling\x12\x65\n\nextra_json\x18\x04 \x01(\tBF\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x38\x08\x02\x10\x01\x1a\x04name\x1a\x0b\x64\x65scription\x1a\nparameters\x1a\x13\x63onstrainedSamplingR\textraJsonB\x0e\n\x0c_descriptionB\x12\n\x10_parameters_json\"\xbb\x01\n\x13\x43onstrainedSampling\x12\x1b\n\x03off\x18\x01 \x01(\x08\x42\x07\xbaH\x04j\x02\x08\x01H\x00R\x03off\x12?\n\x0bjson_schema\x18\x02 \x01(\x0b\x32\x1c.pi.ai.v1.JsonSchemaSamplingH\x00R\njsonSchema\x12\x35\n\x07grammar\x18\x03 \x01(\x0b\x32\x19.pi.ai.v1.GrammarSamplingH\x00R\x07grammarB\x0f\n\x06\x63onfig\x12\x05\xbaH\x02\x08\x01\"\x8f\x01\n\x12JsonSchemaSampling\x12\x38\n\x06strict\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StrictnessB\n\xbaH\x07\x82\x01\x04\x10\x01 \x00R\x06strict\x12?\n\nextra_json\x18\x02 \x01(\tB \xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x12\x08\x02\x10\x01\x1a\x04type\x1a\x06strictR\textraJson\"\xa2\x02\n\x0fGrammarSampling\x12$\n\x0bopenai_lark\x18\x01 \x01(\tH\x00R\nopenaiLark\x88\x01\x01\x12&\n\x0copenai_regex\x18\x02 \x01(\tH\x01R\x0bopenaiRegex\x88\x01\x01\x12\x41\n\nextra_json\x18\x03 \x01(\tB\"\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x14\x08\x02\x10\x01\x1a\x04type\x1a\x08variantsR\textraJson\x12]\n\x13variants_extra_json\x18\x04 \x01(\tB-\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\x1f\x08\x02\x10\x01\x1a\x0bopenai_lark\x1a\x0copenai_regexR\x11variantsExtraJsonB\x0e\n\x0c_openai_larkB\x0f\n\r_openai_regex\"e\n\rToolReference\x12\x1b\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01R\x04name\x12\x37\n\nextra_json\x18\x02 \x01(\tB\x18\xbaH\x07r\x05(\x80\x80\x80\x02\x8a\xe2\x18\n\x08\x02\x10\x01\x1a\x04nameR\textraJson*W\n\nStrictness\x12\x1a\n\x16STRICTNESS_UNSPECIFIED\x10\x00\x12\x15\n\x11STRICTNESS_PREFER\x10\x01\x12\x16\n\x12STRICTNESS_REQUIRE\x10\x02\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,25 +39,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOOL'].fields_by_name['parameters_json']._loaded_options = None
   _globals['_TOOL'].fields_by_name['parameters_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\002\010\002'
   _globals['_TOOL'].fields_by_name['extra_json']._loaded_options = None
-  _globals['_TOOL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\004\010\002\020\001'
+  _globals['_TOOL'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\0308\010\002\020\001\032\004name\032\013description\032\nparameters\032\023constrainedSampling'
   _globals['_CONSTRAINEDSAMPLING'].oneofs_by_name['config']._loaded_options = None
   _globals['_CONSTRAINEDSAMPLING'].oneofs_by_name['config']._serialized_options = b'\272H\002\010\001'
   _globals['_CONSTRAINEDSAMPLING'].fields_by_name['off']._loaded_options = None
   _globals['_CONSTRAINEDSAMPLING'].fields_by_name['off']._serialized_options = b'\272H\004j\002\010\001'
   _globals['_JSONSCHEMASAMPLING'].fields_by_name['strict']._loaded_options = None
   _globals['_JSONSCHEMASAMPLING'].fields_by_name['strict']._serialized_options = b'\272H\007\202\001\004\020\001 \000'
+  _globals['_JSONSCHEMASAMPLING'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_JSONSCHEMASAMPLING'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\022\010\002\020\001\032\004type\032\006strict'
+  _globals['_GRAMMARSAMPLING'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_GRAMMARSAMPLING'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\024\010\002\020\001\032\004type\032\010variants'
+  _globals['_GRAMMARSAMPLING'].fields_by_name['variants_extra_json']._loaded_options = None
+  _globals['_GRAMMARSAMPLING'].fields_by_name['variants_extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\037\010\002\020\001\032\013openai_lark\032\014openai_regex'
   _globals['_TOOLREFERENCE'].fields_by_name['name']._loaded_options = None
   _globals['_TOOLREFERENCE'].fields_by_name['name']._serialized_options = b'\272H\004r\002\020\001'
-  _globals['_STRICTNESS']._serialized_start=794
-  _globals['_STRICTNESS']._serialized_end=881
+  _globals['_TOOLREFERENCE'].fields_by_name['extra_json']._loaded_options = None
+  _globals['_TOOLREFERENCE'].fields_by_name['extra_json']._serialized_options = b'\272H\007r\005(\200\200\200\002\212\342\030\n\010\002\020\001\032\004name'
+  _globals['_STRICTNESS']._serialized_start=1177
+  _globals['_STRICTNESS']._serialized_end=1264
   _globals['_TOOL']._serialized_start=84
-  _globals['_TOOL']._serialized_end=345
-  _globals['_CONSTRAINEDSAMPLING']._serialized_start=348
-  _globals['_CONSTRAINEDSAMPLING']._serialized_end=535
-  _globals['_JSONSCHEMASAMPLING']._serialized_start=537
-  _globals['_JSONSCHEMASAMPLING']._serialized_end=615
-  _globals['_GRAMMARSAMPLING']._serialized_start=618
-  _globals['_GRAMMARSAMPLING']._serialized_end=746
-  _globals['_TOOLREFERENCE']._serialized_start=748
-  _globals['_TOOLREFERENCE']._serialized_end=792
+  _globals['_TOOL']._serialized_end=443
+  _globals['_CONSTRAINEDSAMPLING']._serialized_start=446
+  _globals['_CONSTRAINEDSAMPLING']._serialized_end=633
+  _globals['_JSONSCHEMASAMPLING']._serialized_start=636
+  _globals['_JSONSCHEMASAMPLING']._serialized_end=779
+  _globals['_GRAMMARSAMPLING']._serialized_start=782
+  _globals['_GRAMMARSAMPLING']._serialized_end=1072
+  _globals['_TOOLREFERENCE']._serialized_start=1074
+  _globals['_TOOLREFERENCE']._serialized_end=1175
 # @@protoc_insertion_point(module_scope)

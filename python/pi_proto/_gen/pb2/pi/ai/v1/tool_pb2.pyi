@@ -42,21 +42,29 @@ class ConstrainedSampling(_message.Message):
     def __init__(self, off: _Optional[bool] = ..., json_schema: _Optional[_Union[JsonSchemaSampling, _Mapping]] = ..., grammar: _Optional[_Union[GrammarSampling, _Mapping]] = ...) -> None: ...
 
 class JsonSchemaSampling(_message.Message):
-    __slots__ = ("strict",)
+    __slots__ = ("strict", "extra_json")
     STRICT_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     strict: Strictness
-    def __init__(self, strict: _Optional[_Union[Strictness, str]] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, strict: _Optional[_Union[Strictness, str]] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class GrammarSampling(_message.Message):
-    __slots__ = ("openai_lark", "openai_regex")
+    __slots__ = ("openai_lark", "openai_regex", "extra_json", "variants_extra_json")
     OPENAI_LARK_FIELD_NUMBER: _ClassVar[int]
     OPENAI_REGEX_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     openai_lark: str
     openai_regex: str
-    def __init__(self, openai_lark: _Optional[str] = ..., openai_regex: _Optional[str] = ...) -> None: ...
+    extra_json: str
+    variants_extra_json: str
+    def __init__(self, openai_lark: _Optional[str] = ..., openai_regex: _Optional[str] = ..., extra_json: _Optional[str] = ..., variants_extra_json: _Optional[str] = ...) -> None: ...
 
 class ToolReference(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "extra_json")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, name: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...

@@ -886,17 +886,18 @@ class AssistantMessage(betterproto2.Message):
     The blocks of the message in the order the model produced them.
     """
 
-    api: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    api: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
     """
-    The provider API that served the call, for example "anthropic-messages".
+    The provider API that served the call, for example "anthropic-messages"; absent only where a
+    pi-JSON object left it out, as api, provider, model and timestamp may be in hand-written files.
     """
 
-    provider: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    provider: "str | None" = betterproto2.field(3, betterproto2.TYPE_STRING, optional=True)
     """
     The provider that served the call, for example "anthropic".
     """
 
-    model: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    model: "str | None" = betterproto2.field(4, betterproto2.TYPE_STRING, optional=True)
     """
     The model id that served the call.
     """
@@ -916,9 +917,9 @@ class AssistantMessage(betterproto2.Message):
     A diagnostic message, set when the call ended with ERROR or ABORTED; absent otherwise.
     """
 
-    timestamp: "int" = betterproto2.field(8, betterproto2.TYPE_INT64)
+    timestamp: "int | None" = betterproto2.field(8, betterproto2.TYPE_INT64, optional=True)
     """
-    When the call started, in Unix milliseconds.
+    When the call started, in Unix milliseconds; absent where a pi-JSON object left it out.
     """
 
     response_id: "str | None" = betterproto2.field(10, betterproto2.TYPE_STRING, optional=True)
@@ -1016,30 +1017,31 @@ default_message_pool.register_message("pi.ai.v1", "ConstrainedSampling", Constra
 @dataclass(eq=False, repr=False)
 class Cost(betterproto2.Message):
     """
-    Cost is what a model call cost, in US dollars, split the same way as the token counts.
+    Cost is what a model call cost, in US dollars, split the same way as the token counts. Each
+    amount is absent only where a pi-JSON object left it out; a model call sets them all.
     """
 
-    input: "float" = betterproto2.field(1, betterproto2.TYPE_DOUBLE)
+    input: "float | None" = betterproto2.field(1, betterproto2.TYPE_DOUBLE, optional=True)
     """
     The cost of the input tokens.
     """
 
-    output: "float" = betterproto2.field(2, betterproto2.TYPE_DOUBLE)
+    output: "float | None" = betterproto2.field(2, betterproto2.TYPE_DOUBLE, optional=True)
     """
     The cost of the output tokens.
     """
 
-    cache_read: "float" = betterproto2.field(3, betterproto2.TYPE_DOUBLE)
+    cache_read: "float | None" = betterproto2.field(3, betterproto2.TYPE_DOUBLE, optional=True)
     """
     The cost of the tokens read from the prompt cache.
     """
 
-    cache_write: "float" = betterproto2.field(4, betterproto2.TYPE_DOUBLE)
+    cache_write: "float | None" = betterproto2.field(4, betterproto2.TYPE_DOUBLE, optional=True)
     """
     The cost of the tokens written to the prompt cache.
     """
 
-    total: "float" = betterproto2.field(5, betterproto2.TYPE_DOUBLE)
+    total: "float | None" = betterproto2.field(5, betterproto2.TYPE_DOUBLE, optional=True)
     """
     The total cost of the call: the provider's billed cost when it reports one
     (total_from_provider), otherwise the sum of the catalog rates.
@@ -1124,6 +1126,12 @@ class DeferredHandle(betterproto2.Message):
     What rebuilding the final message needs, as the text of a JSON value; absent when nothing.
     """
 
+    extra_json: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "DeferredHandle", DeferredHandle)
 
@@ -1170,6 +1178,12 @@ class Diagnostic(betterproto2.Message):
     Details as the text of a JSON object; absent when there are none.
     """
 
+    extra_json: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "Diagnostic", Diagnostic)
 
@@ -1206,6 +1220,12 @@ class DiagnosticError(betterproto2.Message):
     code_number: "float | None" = betterproto2.field(5, betterproto2.TYPE_DOUBLE, optional=True, group="code")
     """
     A code written as a number, e.g. an HTTP status.
+    """
+
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -1412,6 +1432,18 @@ class GrammarSampling(betterproto2.Message):
     The grammar as an OpenAI regular expression; absent when not given.
     """
 
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Fields of pi's grammar object beside `type` and `variants`, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
+    variants_extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Formats of pi's `variants` object that this schema does not model, as the text of a JSON
+    object; kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "GrammarSampling", GrammarSampling)
 
@@ -1453,6 +1485,12 @@ class JsonSchemaSampling(betterproto2.Message):
     Whether the provider must constrain, or may fall back when it cannot.
     """
 
+    extra_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "JsonSchemaSampling", JsonSchemaSampling)
 
@@ -1465,8 +1503,8 @@ class JsonText(betterproto2.Message):
     walker of its own, after the message has passed its protovalidate rules. The text is RFC 8259
     JSON, as JavaScript's JSON.parse reads it: NaN and Infinity are not JSON; a number must fit in
     a double; objects and arrays nest at most 64 deep; duplicate keys are allowed, the last one
-    wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth" and
-    "json.object".
+    wins. The rule ids of a broken rule are "json.syntax", "json.number", "json.depth",
+    "json.object" and "json.extra".
 
     Numbers have JavaScript's semantics, in this text and in pi-JSON alike: a number is a double,
     read as JSON.parse reads it (`-0` is negative zero; an integer beyond 2^53 is the nearest double)
@@ -1484,6 +1522,14 @@ class JsonText(betterproto2.Message):
     empty_allowed: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
     """
     Whether the empty string is allowed; it then means "no value".
+    """
+
+    modelled_keys: "list[str]" = betterproto2.field(3, betterproto2.TYPE_STRING, repeated=True)
+    """
+    On an `extra_json` field: the keys of pi's object that its message models, which the text
+    therefore must not hold (rule id "json.extra"), so that what the message's fields say is what
+    gets written. The one exception is an empty array or object under the key of a repeated field,
+    which the field cannot tell from none: it is kept there while the field is empty.
     """
 
 
@@ -1911,6 +1957,12 @@ class NestedToolCall(betterproto2.Message):
     The error text, cut short; absent when the call did not fail.
     """
 
+    extra_json: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "NestedToolCall", NestedToolCall)
 
@@ -1930,6 +1982,12 @@ class NestedToolCalls(betterproto2.Message):
     complete: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
     """
     False when calls were dropped, arguments left out, or calls had not finished.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
@@ -2083,9 +2141,9 @@ class SystemMessage(betterproto2.Message):
     The names of the tools that stop being available here.
     """
 
-    timestamp: "int" = betterproto2.field(6, betterproto2.TYPE_INT64)
+    timestamp: "int | None" = betterproto2.field(6, betterproto2.TYPE_INT64, optional=True)
     """
-    When the message was created, in Unix milliseconds.
+    When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
     """
 
     extra_json: "str" = betterproto2.field(7, betterproto2.TYPE_STRING)
@@ -2360,14 +2418,15 @@ class Tool(betterproto2.Message):
     The name the model uses to call the tool.
     """
 
-    description: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    description: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
     """
-    What the tool does, written for the model.
+    What the tool does, written for the model; absent where a pi-JSON object left it out.
     """
 
-    parameters_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    parameters_json: "str | None" = betterproto2.field(3, betterproto2.TYPE_STRING, optional=True)
     """
-    The tool's parameters as the text of a JSON Schema object.
+    The tool's parameters as the text of a JSON Schema object; absent where a pi-JSON object left
+    them out.
     """
 
     constrained_sampling: "ConstrainedSampling | None" = betterproto2.field(5, betterproto2.TYPE_MESSAGE, optional=True)
@@ -2402,10 +2461,10 @@ class ToolCall(betterproto2.Message):
     The name of the tool to run, as declared in the context's tools.
     """
 
-    arguments_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    arguments_json: "str | None" = betterproto2.field(3, betterproto2.TYPE_STRING, optional=True)
     """
     The arguments as the text of a JSON object; JSON text keeps integers and floats apart, which
-    google.protobuf.Struct cannot.
+    google.protobuf.Struct cannot. Absent where a pi-JSON object left them out.
     """
 
     raw_arguments: "str | None" = betterproto2.field(4, betterproto2.TYPE_STRING, optional=True)
@@ -2543,6 +2602,12 @@ class ToolReference(betterproto2.Message):
     The tool's name.
     """
 
+    extra_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "ToolReference", ToolReference)
 
@@ -2581,9 +2646,10 @@ class ToolResultMessage(betterproto2.Message):
     The id of the ToolCall this result answers; it pairs the result with its request.
     """
 
-    tool_name: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    tool_name: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
     """
-    The name of the tool that ran, for readers checking where the result came from.
+    The name of the tool that ran, for readers checking where the result came from; absent where
+    a pi-JSON object left it out.
     """
 
     content: "list[ToolResultContent]" = betterproto2.field(3, betterproto2.TYPE_MESSAGE, repeated=True)
@@ -2596,14 +2662,15 @@ class ToolResultMessage(betterproto2.Message):
     Tool-specific structured details as the text of a JSON value; absent when the tool gave none.
     """
 
-    is_error: "bool" = betterproto2.field(5, betterproto2.TYPE_BOOL)
+    is_error: "bool | None" = betterproto2.field(5, betterproto2.TYPE_BOOL, optional=True)
     """
-    Whether the tool failed; the content then describes the failure.
+    Whether the tool failed; the content then describes the failure. Absent, which reads as
+    false, where a pi-JSON object left it out.
     """
 
-    timestamp: "int" = betterproto2.field(6, betterproto2.TYPE_INT64)
+    timestamp: "int | None" = betterproto2.field(6, betterproto2.TYPE_INT64, optional=True)
     """
-    When the result was created, in Unix milliseconds.
+    When the result was created, in Unix milliseconds; absent where a pi-JSON object left it out.
     """
 
     usage: "Usage | None" = betterproto2.field(8, betterproto2.TYPE_MESSAGE, optional=True)
@@ -2669,30 +2736,32 @@ default_message_pool.register_message("pi.ai.v1", "TranscriptEntry", TranscriptE
 @dataclass(eq=False, repr=False)
 class Usage(betterproto2.Message):
     """
-    Usage counts the tokens a model call consumed and what they cost.
+    Usage counts the tokens a model call consumed and what they cost. Each count is absent only
+    where a pi-JSON object left it out (an older pi wrote no `totalTokens`); a model call sets them
+    all, as pi's Usage requires.
     """
 
-    input: "int" = betterproto2.field(1, betterproto2.TYPE_INT64)
+    input: "int | None" = betterproto2.field(1, betterproto2.TYPE_INT64, optional=True)
     """
     The number of input tokens.
     """
 
-    output: "int" = betterproto2.field(2, betterproto2.TYPE_INT64)
+    output: "int | None" = betterproto2.field(2, betterproto2.TYPE_INT64, optional=True)
     """
     The number of output tokens.
     """
 
-    cache_read: "int" = betterproto2.field(3, betterproto2.TYPE_INT64)
+    cache_read: "int | None" = betterproto2.field(3, betterproto2.TYPE_INT64, optional=True)
     """
     The number of input tokens read from the prompt cache.
     """
 
-    cache_write: "int" = betterproto2.field(4, betterproto2.TYPE_INT64)
+    cache_write: "int | None" = betterproto2.field(4, betterproto2.TYPE_INT64, optional=True)
     """
     The number of input tokens written to the prompt cache.
     """
 
-    total_tokens: "int" = betterproto2.field(5, betterproto2.TYPE_INT64)
+    total_tokens: "int | None" = betterproto2.field(5, betterproto2.TYPE_INT64, optional=True)
     """
     The total number of tokens.
     """
@@ -2758,9 +2827,9 @@ class UserMessage(betterproto2.Message):
     The blocks of the message, in order.
     """
 
-    timestamp: "int" = betterproto2.field(2, betterproto2.TYPE_INT64)
+    timestamp: "int | None" = betterproto2.field(2, betterproto2.TYPE_INT64, optional=True)
     """
-    When the message was created, in Unix milliseconds.
+    When the message was created, in Unix milliseconds; absent where a pi-JSON object left it out.
     """
 
     string_content: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
