@@ -103,7 +103,7 @@ def partial_json_cases(rounds: int = 100, runs: int = 3) -> tuple[float, float, 
                 accumulator.apply(event)
             call = accumulator.partial.content[0].tool_call
             assert call is not None
-            read.append(call.arguments_json)
+            read.append(call.arguments_json or "")
         return read
 
     def text() -> list[str]:
@@ -140,7 +140,7 @@ def versus_library(size: int = 50_000, runs: int = 3) -> tuple[float, float]:
             accumulator.apply(pp.ModelEvent(toolcall_delta=pp.ToolCallDeltaEvent(delta=piece)))
             call = accumulator.partial.content[0].tool_call
             assert call is not None
-            shown = call.arguments_json
+            shown = call.arguments_json or ""
         return shown
 
     def library() -> str:

@@ -59,4 +59,6 @@ def test_the_cache_write_part_adds_both_products_before_dividing() -> None:
 def test_the_cost_is_an_estimate_never_the_providers() -> None:
     assert pp.calculate_cost(BASE, pp.Usage(input=1)).total_from_provider is False
     free = pp.Model(id="free", provider="local")
-    assert pp.calculate_cost(free, pp.Usage(input=1)) == pp.Cost(total_from_provider=False)
+    assert pp.calculate_cost(free, pp.Usage(input=1)) == pp.Cost(
+        input=0, output=0, cache_read=0, cache_write=0, total=0, total_from_provider=False
+    )

@@ -107,7 +107,8 @@ async def test_sse_events_are_pis_assistant_message_events(servers: tuple[ModelS
     assert status == 200
     message = assistant_to_pi(await rebuilt(objects).result())
     header = {key: value for key, value in message.items() if key not in ("stopReason", "errorMessage")}
-    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    amounts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": amounts}
     assert objects == [
         {"type": "start", "partial": {**header, "content": [], "usage": zero}},
         {"type": "text_start", "contentIndex": 0},

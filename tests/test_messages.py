@@ -20,6 +20,7 @@ def test_user_message_turns_strings_into_text_blocks_and_stamps_now() -> None:
         pp.text("hi"),
         pp.image(b"\x00", "image/png"),
     ]
+    assert message.timestamp is not None
     assert before <= message.timestamp <= pp.now_ms()
 
 
@@ -31,7 +32,7 @@ def test_assistant_message_defaults_and_overrides() -> None:
         pp.StopReason.STOP,
     )
     assert default.error_message is None
-    assert default.usage == pp.Usage()
+    assert default.usage == pp.zero_usage()
 
     usage = pp.Usage(input=18, output=12, total_tokens=30)
     failed = pp.assistant_message(

@@ -115,7 +115,7 @@ def test_every_field_of_pi_s_messages_is_typed(session: tuple[str, Path]) -> Non
         message = entry_from_pi(line).message
         assert message is not None
         assert pp.role_of(message) != "custom", f"line {number}"
-        # The codec's own bookkeeping ($order, $absent) is no field of pi's.
+        # The codec's own key order ($order) is no field of pi's.
         untyped = [key for extra in _extras(pp.unwrap(message)) for key in json.loads(extra or "{}")]
         assert [key for key in untyped if not key.startswith("$")] == [], f"line {number}"
 

@@ -196,7 +196,7 @@ def test_contexts_convert_back_unchanged() -> None:
         assert same_json(context_to_pi(context), original)
 
 
-def test_the_course_shape_reads_and_keeps_what_it_lacks_absent() -> None:
+def test_the_course_shape_reads_and_keeps_what_it_lacks_absent_as_unset_fields() -> None:
     seed = {
         "role": "assistant",
         "content": [{"type": "text", "text": "我先读取项目说明。"}],
@@ -208,11 +208,31 @@ def test_the_course_shape_reads_and_keeps_what_it_lacks_absent() -> None:
     }
     message = message_from_pi(seed)
     assert message.assistant is not None
-    assert message.assistant.api == ""
+    assert message.assistant.api is None
     assert message.assistant.usage is not None
-    assert (message.assistant.usage.cache_read, message.assistant.usage.cache_write) == (0, 0)
-    assert json.loads(message.assistant.extra_json) == {"$absent": ["api"]}
+    assert (message.assistant.usage.cache_read, message.assistant.usage.cache_write) == (None, None)
+    assert message.assistant.extra_json == ""  # presence is the fields' own, with no bookkeeping
     assert pp.dump_json(round_trip(seed)) == pp.dump_json(seed)
+
+
+def test_an_edit_of_a_read_message_is_what_gets_written() -> None:
+    seed = {
+        "role": "assistant",
+        "content": [],
+        "usage": {"input": 1, "output": 2, "totalTokens": 3, "cost": {"input": 1.0, "total": 1}},
+        "stopReason": "stop",
+    }
+    message = message_from_pi(seed).assistant
+    assert message is not None
+    assert message.usage is not None
+    assert message.usage.cost is not None
+    message.usage.cache_read = 100
+    message.usage.cost.input = 2.5
+    message.api = "anthropic-messages"
+    written = pp.message_to_pi(message)
+    assert written["api"] == "anthropic-messages"
+    assert written["usage"]["cacheRead"] == 100
+    assert written["usage"]["cost"] == {"input": 2.5, "total": 1}
 
 
 @pytest.mark.parametrize(
@@ -282,10 +302,7 @@ def test_blocks_with_only_default_values_convert_back() -> None:
     ):
         assert same_json(round_trip(original), original)
     empty_start = pp.ModelEvent(start=pp.StartEvent(header=pp.AssistantMessage()))
-    assert event_to_pi(empty_start) == {
-        "type": "start",
-        "partial": {"role": "assistant", "content": [], "api": "", "provider": "", "model": "", "timestamp": 0},
-    }
+    assert event_to_pi(empty_start) == {"type": "start", "partial": {"role": "assistant", "content": []}}
 
 
 @pytest.mark.parametrize(
@@ -547,9 +564,10 @@ def test_the_writer_writes_pi_1_6_keys_in_pis_order() -> None:
     assert list(message_to_pi(message))[-3:] == ["diagnostics", "durationMs", "thinkingLevel"]
 
 
-def test_values_the_writer_would_change_are_kept_whole() -> None:
-    # Diagnostics, deferred handles, nested calls and constrained sampling have no extra_json: such a
-    # value with a key the schema does not model, or in another order, is kept in its holder's.
+def test_nested_objects_keep_their_own_extras_and_order() -> None:
+    # Diagnostics, deferred handles, nested calls, tool references and constrained sampling keep
+    # the keys the schema does not model in their own extra_json, so the holder's never shadows a
+    # field.
     odd_diagnostic = {"timestamp": 1, "type": "x", "error": {"message": "m", "errno": -104, "code": 500.0}}
     odd_handle = {"id": "x", "provider": "p", "modelId": "m", "api": "a"}
     for original in (
@@ -558,14 +576,23 @@ def test_values_the_writer_would_change_are_kept_whole() -> None:
         {**TOOL_RESULT_16, "nestedCalls": {"complete": True, "calls": [], "dropped": 2}},
         {**SYSTEM, "toolsAdded": [{**READ_TOOL, "constrainedSampling": {"strict": "prefer", "type": "json_schema"}}]},
         {**SYSTEM, "toolsRemoved": [{"name": "grep", "namespace": "ns"}]},
+        {
+            **SYSTEM,
+            "toolsAdded": [
+                {**READ_TOOL, "constrainedSampling": {"type": "grammar", "variants": {"lark": "x"}, "note": 1}}
+            ],
+        },
     ):
         assert text_round_trip(original) == pp.dump_json(original)
     message = message_from_pi(assistant(stopReason="error", errorMessage="m", diagnostics=[odd_diagnostic]))
     assert message.assistant is not None
-    assert json.loads(message.assistant.extra_json) == {"diagnostics": [odd_diagnostic]}
+    assert message.assistant.extra_json == ""
     error = message.assistant.diagnostics[0].error
     assert error is not None
-    assert error.code_number == 500.0  # still read
+    assert error.code_number == 500.0
+    assert json.loads(error.extra_json)["errno"] == -104
+    error.message = "edited"
+    assert pp.message_to_pi(message)["diagnostics"][0]["error"]["message"] == "edited"
 
 
 def test_transcript_contexts_carry_their_system_messages() -> None:
@@ -599,15 +626,18 @@ def test_terminal_events_take_pi_1_6_stop_reasons() -> None:
         (assistant(diagnostics={}), "message.diagnostics"),
         (assistant(diagnostics=[{"timestamp": 1}]), "message.diagnostics[0].type"),
         (
-            assistant(diagnostics=[{"type": "x", "error": {"message": "m", "code": True}}]),
+            assistant(diagnostics=[{"type": "x", "timestamp": 1, "error": {"message": "m", "code": True}}]),
             "message.diagnostics[0].error.code",
         ),
         (
-            assistant(diagnostics=[{"type": "x", "error": {"message": "m", "code": 2**60}}]),
+            assistant(diagnostics=[{"type": "x", "timestamp": 1, "error": {"message": "m", "code": 2**60}}]),
             "message.diagnostics[0].error.code",
         ),
-        (assistant(diagnostics=[{"type": "x", "error": {"code": "E"}}]), "message.diagnostics[0].error.message"),
-        (assistant(diagnostics=[{"type": "x", "details": [1]}]), "message.diagnostics[0].details"),
+        (
+            assistant(diagnostics=[{"type": "x", "timestamp": 1, "error": {"code": "E"}}]),
+            "message.diagnostics[0].error.message",
+        ),
+        (assistant(diagnostics=[{"type": "x", "timestamp": 1, "details": [1]}]), "message.diagnostics[0].details"),
         (assistant(deferred={"provider": "p", "modelId": "m", "api": "a"}), "message.deferred.id"),
         (
             assistant(deferred={"provider": "p", "modelId": "m", "api": "a", "id": "x", "pollAfterMs": "1s"}),
@@ -686,7 +716,7 @@ def test_the_writer_refuses_what_pi_json_cannot_hold() -> None:
     result = pp.ToolResultMessage(tool_call_id="c", nested_calls=v1.NestedToolCalls(calls=[call]))
     with pytest.raises(pp.PiJsonError, match=r"NestedToolCall\.status: must be one of ok, error, unfinished"):
         message_to_pi(result)
-    with pytest.raises(pp.PiJsonError, match=r"extra_json: \$absent and \$order are lists of keys"):
+    with pytest.raises(pp.PiJsonError, match=r"extra_json: \$order is a list of keys"):
         message_to_pi(pp.UserMessage(extra_json='{"$order":"role"}'))
 
 

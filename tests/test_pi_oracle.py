@@ -309,7 +309,7 @@ def untyped(message: betterproto2.Message, path: str) -> Iterator[str]:
     for field in dataclasses.fields(message):  # type: ignore[arg-type]
         value = getattr(message, field.name)
         if field.name == "extra_json" and value:
-            # Keys of the codec's own ($absent, $order) say how to write the object, not what pi set.
+            # The codec's own key ($order) says how to write the object, not what pi set.
             keys = sorted(key for key in json.loads(value) if not key.startswith("$"))
             if keys:
                 yield f"{path} ({type(message).__name__}): {keys}"

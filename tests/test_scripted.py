@@ -76,6 +76,7 @@ async def test_a_scripted_error_turn_ends_with_an_error_event() -> None:
 async def test_turns_without_a_timestamp_are_stamped_now() -> None:
     before = pp.now_ms()
     _, result = await play(ScriptedModel([pp.assistant_message("x", timestamp=0)]), context_after())
+    assert result.timestamp is not None
     assert result.timestamp >= before
 
 

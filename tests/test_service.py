@@ -216,7 +216,10 @@ class UsageModel:
     def stream(
         self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
     ) -> pp.AssistantMessageEventStream:
-        first, last = pp.Usage(input=2000, total_tokens=2000), pp.Usage(input=2000, output=2, total_tokens=2002)
+        first, last = (
+            pp.Usage(input=2000, output=0, total_tokens=2000),
+            pp.Usage(input=2000, output=2, total_tokens=2002),
+        )
         final = pp.assistant_message("Hi", usage=last, timestamp=1)
         events = pp.AssistantMessageEventStream()
         events.push(pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1)), usage=first))

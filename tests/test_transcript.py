@@ -42,6 +42,7 @@ def official_transcript() -> list[message_pb2.AgentMessage]:
                 tool_call_id="call_1",
                 tool_name="read",
                 content=[content_pb2.ToolResultContent(text=text(text="# tiny-pi\nA small agent runtime."))],
+                is_error=False,
                 timestamp=1020,
             )
         ),

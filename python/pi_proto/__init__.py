@@ -103,6 +103,7 @@ from .ir.messages import (
     tool_result_message,
     unwrap,
     user_message,
+    zero_usage,
 )
 from .models.scripted import ScriptedModel
 from .stream.accumulator import Accumulator, StreamProtocolError, stream_rule_id
@@ -249,4 +250,5 @@ __all__ = [
     "user_message",
     "violations",
     "without_partial",
+    "zero_usage",
 ]

@@ -14,7 +14,7 @@ from .harness import CLOCK_MS, DURATION_MS
 
 # The usage of a call whose provider reported none, as pi's createEmptyUsage: zeros, and a cost
 # never computed (so not marked as an estimate either).
-NO_USAGE = pp.Usage(cost=pp.Cost())
+NO_USAGE = pp.zero_usage()  # pi counts nothing before the provider does
 
 
 @dataclass(frozen=True)

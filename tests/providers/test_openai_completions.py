@@ -765,8 +765,10 @@ async def test_the_compat_switches_of_models_json_shape_the_request_for_a_local_
     assert not leaks(events)
     assert outline(events)[-1] == "done STOP"
     final = final_message(events)
-    free = pp.Cost(total_from_provider=False)  # an estimate at no rates
-    assert final.usage == pp.Usage(input=40, output=61, total_tokens=101, cost=free, reasoning=0)
+    free = pp.Cost(input=0, output=0, cache_read=0, cache_write=0, total=0, total_from_provider=False)  # no rates
+    assert final.usage == pp.Usage(
+        input=40, output=61, cache_read=0, cache_write=0, total_tokens=101, cost=free, reasoning=0
+    )
     assert final.response_model is None  # the server names the model asked for
     assert replay.requests[0].body == {
         "model": "qwen3-8b",

@@ -260,7 +260,9 @@ async def test_cached_tokens_are_the_cache_read_and_not_input() -> None:
 async def test_a_flex_response_costs_half() -> None:
     _, final = await run(BY_NAME["flex-tier"], INFO)
     assert final.usage == usage(1000, 100, factor=0.5)
-    assert final.usage.cost == pp.Cost(input=0.000875, output=0.0007, total=0.001575, total_from_provider=False)
+    assert final.usage.cost == pp.Cost(
+        input=0.000875, output=0.0007, cache_read=0, cache_write=0, total=0.001575, total_from_provider=False
+    )
 
 
 async def test_incomplete_for_max_output_tokens_is_a_length_stop() -> None:

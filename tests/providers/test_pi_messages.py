@@ -84,9 +84,11 @@ def usage(input: int, output: int, cost: tuple[float, float, float], reasoning: 
     return pp.Usage(
         input=input,
         output=output,
+        cache_read=0,
+        cache_write=0,
         total_tokens=input + output,
         reasoning=reasoning,
-        cost=pp.Cost(input=cost[0], output=cost[1], total=cost[2]),
+        cost=pp.Cost(input=cost[0], output=cost[1], cache_read=0, cache_write=0, total=cost[2]),
     )
 
 
@@ -210,7 +212,7 @@ async def test_a_stream_cut_short_or_broken_is_an_error_that_keeps_what_came_bef
 ) -> None:
     events, final = await run(BY_NAME[name], INFO)
     assert outline(events)[-1] == "error ERROR"
-    assert final == message(*content, usage=pp.Usage(cost=pp.Cost()), stop=pp.StopReason.ERROR, error=error)
+    assert final == message(*content, usage=pp.zero_usage(), stop=pp.StopReason.ERROR, error=error)
 
 
 @pytest.mark.parametrize(
@@ -228,7 +230,7 @@ async def test_an_http_error_is_one_error_event_and_is_not_retried(name: str, er
     events, replay = await play(BY_NAME[name], INFO)
     assert outline(events) == ["start", "error ERROR"]
     assert events[-1].error is not None
-    assert events[-1].error.message == message(usage=pp.Usage(cost=pp.Cost()), stop=pp.StopReason.ERROR, error=error)
+    assert events[-1].error.message == message(usage=pp.zero_usage(), stop=pp.StopReason.ERROR, error=error)
     assert len(replay.requests) == 1
 
 
@@ -535,7 +537,7 @@ async def test_pi_proto_fronts_another_pi_proto_over_pi_messages(tmp_path: Path)
         assert (message.api, message.provider, message.model) == (API, "backend", "scripted-v1")
     call = final_message(first).content[1].tool_call
     assert call is not None
-    assert (call.name, json.loads(call.arguments_json)) == ("read", {"path": "README.md"})
+    assert (call.name, json.loads(call.arguments_json or "")) == ("read", {"path": "README.md"})
 
 
 def _delta(event: pp.ModelEvent) -> str | None:

@@ -64,7 +64,9 @@ async def test_serve_models_lists_the_catalog_and_streams_each_api(tmp_path: Pat
                     assert usage.cost is not None
                     # A pi-messages backend prices its own calls (its recording at $3 and $15 per million).
                     rates = (3, 15) if api == "pi-messages" else (1, 2)
-                    assert usage.cost.total == pytest.approx((usage.input * rates[0] + usage.output * rates[1]) / 1e6)
+                    assert usage.cost.total == pytest.approx(
+                        ((usage.input or 0) * rates[0] + (usage.output or 0) * rates[1]) / 1e6
+                    )
                 with pytest.raises(CallError) as unknown:
                     await client.get_model("no-such-model")
             process.terminate()

@@ -70,7 +70,7 @@ def describe_model(model: Model) -> str:
 def summary(message: AssistantMessage) -> str:
     """One line: stop reason and token usage."""
     usage = message.usage
-    tokens = f"{usage.input} in / {usage.output} out" if usage is not None else "usage unknown"
+    tokens = f"{usage.input or 0} in / {usage.output or 0} out" if usage is not None else "usage unknown"
     return f"[{STOP_REASON_NAMES.get(message.stop_reason, 'unspecified')}] {message.model} · {tokens}"
 
 

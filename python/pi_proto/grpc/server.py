@@ -26,10 +26,9 @@ from .._gen.types.pi.ai.v1 import (
     StartEvent,
     StopReason,
     StreamRequest,
-    Usage,
 )
 from ..ir.events import is_terminal
-from ..ir.messages import now_ms
+from ..ir.messages import now_ms, zero_usage
 from ..stream.event_stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from ..wire.codec import DecodeError, M, encode, from_upb, parse
 from ..wire.files import read_regular_file
@@ -361,7 +360,7 @@ class ModelServer:
         not answered yet gets its `start` sent for it first, so the error still names the model."""
         if not events.started and not events.done:
             header = AssistantMessage(
-                api=info.api, provider=info.provider, model=info.id, usage=Usage(), timestamp=now_ms()
+                api=info.api, provider=info.provider, model=info.id, usage=zero_usage(), timestamp=now_ms()
             )
             events.push(ModelEvent(start=StartEvent(header=header)))
         events.cancel(

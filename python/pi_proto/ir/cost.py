@@ -20,10 +20,10 @@ def calculate_cost(rates: Model | ModelCost, usage: Usage) -> Cost:
     """
     base = rates.cost if isinstance(rates, Model) else rates
     if base is None:
-        return Cost(total_from_provider=False)
+        return Cost(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0, total=0.0, total_from_provider=False)
     # Token counts are doubles in pi; converting first keeps every operation a double's.
-    input, output = float(usage.input), float(usage.output)
-    cache_read, cache_write = float(usage.cache_read), float(usage.cache_write)
+    input, output = float(usage.input or 0), float(usage.output or 0)  # absent counts nothing
+    cache_read, cache_write = float(usage.cache_read or 0), float(usage.cache_write or 0)
     prompt = input + cache_read + cache_write
     chosen: ModelCost | ModelCostTier = base
     threshold = -1.0
@@ -34,12 +34,19 @@ def calculate_cost(rates: Model | ModelCost, usage: Usage) -> Cost:
             chosen, threshold = tier, above
     long_write = float(usage.cache_write_1h or 0)
     short_write = cache_write - long_write
-    parts = Cost(
-        input=chosen.input / 1_000_000 * input,
-        output=chosen.output / 1_000_000 * output,
-        cache_read=chosen.cache_read / 1_000_000 * cache_read,
-        cache_write=(chosen.cache_write * short_write + chosen.input * 2 * long_write) / 1_000_000,
+    parts = (
+        chosen.input / 1_000_000 * input,
+        chosen.output / 1_000_000 * output,
+        chosen.cache_read / 1_000_000 * cache_read,
+        (chosen.cache_write * short_write + chosen.input * 2 * long_write) / 1_000_000,
+    )
+    total = parts[0] + parts[1] + parts[2] + parts[3]
+    input_cost, output_cost, read_cost, write_cost = parts
+    return Cost(
+        input=input_cost,
+        output=output_cost,
+        cache_read=read_cost,
+        cache_write=write_cost,
+        total=total,
         total_from_provider=False,
     )
-    parts.total = parts.input + parts.output + parts.cache_read + parts.cache_write
-    return parts

@@ -23,8 +23,8 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
     ToolCallStartEvent,
-    Usage,
 )
+from .messages import zero_usage
 
 FAILED = (StopReason.ERROR, StopReason.ABORTED)
 
@@ -82,7 +82,7 @@ def events_of(message: AssistantMessage, delta_size: int = 8) -> Iterator[ModelE
     if delta_size < 1:
         raise ValueError(f"delta_size must be at least 1, got {delta_size}")
     header = AssistantMessage(
-        api=message.api, provider=message.provider, model=message.model, usage=Usage(), timestamp=message.timestamp
+        api=message.api, provider=message.provider, model=message.model, usage=zero_usage(), timestamp=message.timestamp
     )
     yield ModelEvent(start=StartEvent(header=header))
     for index, content in enumerate(message.content):
@@ -107,7 +107,7 @@ def _block_events(index: int, content: AssistantContent, size: int) -> Iterator[
         )
     elif (call := content.tool_call) is not None:
         yield ModelEvent(toolcall_start=ToolCallStartEvent(content_index=index, id=call.id, name=call.name))
-        raw = call.raw_arguments if call.raw_arguments is not None else call.arguments_json
+        raw = call.raw_arguments if call.raw_arguments is not None else call.arguments_json or "{}"
         yield from _deltas(_toolcall_delta, index, raw, size)
         yield ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index, tool_call=copy.copy(call)))
     else:

@@ -16,6 +16,7 @@ from .._gen.types.pi.ai.v1 import (
     AgentMessage,
     AssistantContent,
     AssistantMessage,
+    Cost,
     CustomMessage,
     ImageContent,
     StopReason,
@@ -183,7 +184,9 @@ def tool_call_arguments(call: ToolCall) -> dict[str, Any]:
     """The parsed arguments of a tool call; raises ValueError unless they are a JSON object."""
     where = f"tool call {call.id!r} ({call.name})"
     try:
-        arguments = json.loads(call.arguments_json)
+        arguments = json.loads(
+            "{}" if call.arguments_json is None else call.arguments_json
+        )  # absent: pi's arguments default to {}
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}: arguments_json is not valid JSON: {error}") from None
     if not isinstance(arguments, dict):
@@ -206,6 +209,12 @@ def user_message(*content: str | MediaBlock, timestamp: int | None = None) -> Us
     )
 
 
+def zero_usage() -> Usage:
+    """pi's usage before anything is counted: every count and amount 0, as pi's Usage has them all."""
+    cost = Cost(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0, total=0.0)
+    return Usage(input=0, output=0, cache_read=0, cache_write=0, total_tokens=0, cost=cost)
+
+
 def assistant_message(
     *content: str | AssistantBlock,
     api: str = "scripted",
@@ -222,7 +231,7 @@ def assistant_message(
         api=api,
         provider=provider,
         model=model,
-        usage=Usage() if usage is None else usage,
+        usage=zero_usage() if usage is None else usage,
         stop_reason=stop_reason,
         error_message=error_message,
         timestamp=now_ms() if timestamp is None else timestamp,

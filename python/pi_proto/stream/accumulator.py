@@ -290,7 +290,7 @@ def _new_block(member: str) -> AssistantContent:
 def _call_size(call: ToolCall) -> int:
     """The bytes a tool call holds: the UTF-8 of its strings, and any fields the schema does not know."""
     optional = (call.raw_arguments or "", call.thought_signature or "")
-    strings = (call.id, call.name, call.arguments_json, call.extra_json, *optional)
+    strings = (call.id, call.name, call.arguments_json or "", call.extra_json, *optional)
     return sum(map(utf8_size, strings)) + len(call.__dict__.get("_unknown_fields") or b"")
 
 

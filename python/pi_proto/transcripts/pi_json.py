@@ -2,11 +2,13 @@
 
 The codec is lossless on what pi writes: reading and writing back gives the same text, numbers
 read as JSON.parse reads them (load_json) and written as JSON.stringify writes them (dump_json).
-Keys the schema does not model go to the object's `extra_json`, and so do values whose JSON form
-the schema would not reproduce (an empty `tools` list, a diagnostic with a key the schema does
-not model); a key the writer always writes but the object lacked (an older pi's assistant
-message without `totalTokens`, the course's without `api`) is listed under `"$absent"` in
-`extra_json`, so it stays absent. The writer writes each object's keys in the order pi usually does; an object whose
+Keys the schema does not model go to the object's `extra_json`, and only those (the JSON-text
+rule "json.extra" refuses a modelled key there), so what a message's fields say is what is
+written: an edit is never undone by a kept value. A key the object lacked leaves its field unset
+(the fields pi may leave out are proto3 `optional`), and the writer leaves it out again. The one
+value a field cannot hold is an empty list or object under a key the writer leaves out when
+empty (a context's `tools: []`): it stays in `extra_json`, written while the field is empty.
+The writer writes each object's keys in the order pi usually does; an object whose
 keys came in another order (pi adds some keys as a response goes on, in an order that differs by
 provider) lists its keys under `"$order"` in `extra_json`, and is written in that order.
 Messages of roles the schema does not model become CustomMessage. A line of a pi session file is
@@ -221,11 +223,19 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "cost": ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"),
     "context": ("systemPrompt", "messages", "tools"),
     "tool": ("name", "description", "parameters", "constrainedSampling"),
+    "toolReference": ("name",),
+    "jsonSchema": ("type", "strict"),
+    "grammar": ("type", "variants"),
+    "variants": ("openai_lark", "openai_regex"),
+    "diagnostic": ("type", "timestamp", "error", "details"),
+    "diagnosticError": ("name", "message", "stack", "code"),
+    "deferred": ("provider", "modelId", "api", "id", "expiresAt", "pollAfterMs", "data"),
+    "nestedCalls": ("calls", "complete"),
+    "nestedCall": ("id", "name", "arguments", "argumentsBytes", "status", "durationMs", "error"),
 }
 
-# The keys of `extra_json` that list the keys an object lacked, which the writer leaves out, and
-# the keys of an object whose order differs from the writer's, which it then follows.
-ABSENT_KEY = "$absent"
+# The key of `extra_json` that lists the keys of an object whose order differs from the writer's,
+# which it then follows.
 ORDER_KEY = "$order"
 
 
@@ -260,30 +270,23 @@ class _Reader:
         self.keys = keys  # the keys this object's type models, in the writer's order
         self.known = _known(keys)  # the others become extras
         self.extra: JsonObject = {}
-        self.absent: list[str] = []  # keys the writer writes that this object lacks
 
     def _fail(self, key: str, expected: str, value: Any) -> PiJsonError:
         return PiJsonError(_at(self.where, key), f"expected {expected}, got {_describe(value)}")
 
-    def string(self, key: str, default: str | None = None) -> str:
+    def string(self, key: str) -> str:
         value = self.obj.get(key, _MISSING)
         if type(value) is str:
             return value
-        if value is _MISSING and default is not None:
-            self.absent.append(key)
-            return default
         raise self._fail(key, "a string", value)
 
     def optional_string(self, key: str) -> str | None:
         return None if key not in self.obj else self.string(key)
 
-    def boolean(self, key: str, default: bool | None = None) -> bool:
+    def boolean(self, key: str) -> bool:
         value = self.obj.get(key, _MISSING)
         if type(value) is bool:
             return value
-        if value is _MISSING and default is not None:
-            self.absent.append(key)
-            return default
         raise self._fail(key, "a boolean", value)
 
     def optional_boolean(self, key: str) -> bool | None:
@@ -295,19 +298,15 @@ class _Reader:
             value = int(value)
         if type(value) is int and -(2**63) <= value < 2**63:
             return value
-        if value is _MISSING:
-            self.absent.append(key)
-            return 0
         raise self._fail(key, "a 64-bit integer", value)
 
     def optional_integer(self, key: str) -> int | None:
         return None if key not in self.obj else self.integer(key)
 
-    def number(self, key: str) -> float:
+    def optional_number(self, key: str) -> float | None:
         value = self.obj.get(key, _MISSING)
         if value is _MISSING:
-            self.absent.append(key)
-            return 0.0
+            return None
         if type(value) is int:
             return float(value)
         if type(value) is not float:
@@ -334,15 +333,17 @@ class _Reader:
         value = self.obj.get(key, _MISSING)
         return None if value is _MISSING else read(value, _at(self.where, key))
 
-    def kept(self, key: str, read: Callable[[Any, str], T], write: Callable[[T], Any]) -> T | None:
-        """A value whose type keeps no extras (or an empty one the writer leaves out): read, and
-        kept verbatim as an extra when `write`, the writer of the key, would not give it back."""
-        result = self.child(key, read)
-        if result is not None:
-            written = write(result)
-            if written is None or dump_json(written) != dump_json(self.obj[key]):
-                self.extra[key] = self.obj[key]
-        return result
+    def omitted_when_empty(self, key: str, read: Callable[[Any, str], list[T]], empty: type = list) -> list[T]:
+        """A repeated field the writer leaves out when empty: an empty list or object given under
+        its key, which the field cannot tell from none, is kept as an extra; `empty` is dict for
+        one pi writes as an object."""
+        value = self.obj.get(key, _MISSING)
+        if value is _MISSING:
+            return []
+        if type(value) is empty and not value:
+            self.extra[key] = value
+            return []
+        return read(value, _at(self.where, key))
 
     def json_text(self, key: str, *, object_only: bool = False) -> str | None:
         """A value kept as JSON text; absent stays absent."""
@@ -353,21 +354,11 @@ class _Reader:
             raise self._fail(key, "an object", value)
         return dump_json(value)
 
-    def json_object_text(self, key: str) -> str:
-        """An object kept as JSON text, "{}" when absent (and the writer leaves it out again)."""
-        text = self.json_text(key, object_only=True)
-        if text is None:
-            self.absent.append(key)
-            return "{}"
-        return text
-
     def extra_json(self) -> str:
-        """The keys the type does not model, the values kept verbatim, the keys that were absent
-        and the keys' order when the writer's differs, as JSON object text."""
+        """The keys the type does not model (and the empty values omitted_when_empty kept), and
+        the keys' order when the writer's differs, as JSON object text."""
         if not self.known.issuperset(self.obj):
             self.extra.update((key, value) for key, value in self.obj.items() if key not in self.known)
-        if self.absent:
-            self.extra[ABSENT_KEY] = self.absent
         if self.keys and not self._in_writer_order():
             self.extra[ORDER_KEY] = list(self.obj)
         return dump_json(self.extra) if self.extra else ""
@@ -461,21 +452,21 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     read.string("role")
     return AssistantMessage(
         content=read.items("content", _assistant_block),
-        api=read.string("api", default=""),
-        provider=read.string("provider", default=""),
-        model=read.string("model", default=""),
+        api=read.optional_string("api"),
+        provider=read.optional_string("provider"),
+        model=read.optional_string("model"),
         usage=read.child("usage", _usage),
         # Absent only on a partial from an older pi, still streaming; written only when set.
         stop_reason=read.optional_choice("stopReason", STOP_REASONS) or StopReason.UNSPECIFIED,
-        deferred=read.kept("deferred", _deferred, _deferred_to_pi),
-        timestamp=read.integer("timestamp"),
+        deferred=read.child("deferred", _deferred),
+        timestamp=read.optional_integer("timestamp"),
         provider_thinking_level=read.optional_string("providerThinkingLevel"),
         response_id=read.optional_string("responseId"),
         response_model=read.optional_string("responseModel"),
         raw_stop_reason=read.optional_string("rawStopReason"),
         end_turn=read.optional_boolean("endTurn"),
         error_message=read.optional_string("errorMessage"),
-        diagnostics=read.kept("diagnostics", _diagnostics, _diagnostics_to_pi) or [],
+        diagnostics=read.omitted_when_empty("diagnostics", _diagnostics),
         duration_ms=read.optional_integer("durationMs"),
         thinking_level=read.optional_choice("thinkingLevel", THINKING_LEVELS) or ModelThinkingLevel.UNSPECIFIED,
         extra_json=read.extra_json(),
@@ -490,10 +481,8 @@ def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     context = AgentContext(
         system_prompt=read.optional_string("systemPrompt"),
         messages=read.items("messages", message_from_pi),
-        tools=read.items("tools", _tool, default=[]),
+        tools=read.omitted_when_empty("tools", _tools),
     )
-    if value.get("tools") == []:
-        read.extra["tools"] = []  # an explicit empty list, which the repeated field cannot tell from none
     context.extra_json = read.extra_json()
     return context
 
@@ -527,10 +516,10 @@ def _system_from_pi(value: Mapping[str, Any], where: str) -> SystemMessage:
     return SystemMessage(
         content=blocks,
         string_content=isinstance(content, str),
-        sections=read.kept("sections", _sections, _sections_to_pi) or [],
-        tools_added=read.kept("toolsAdded", _tools, _tools_to_pi) or [],
-        tools_removed=read.kept("toolsRemoved", _tool_references, _tool_references_to_pi) or [],
-        timestamp=read.integer("timestamp"),
+        sections=read.omitted_when_empty("sections", _sections, empty=dict),
+        tools_added=read.omitted_when_empty("toolsAdded", _tools),
+        tools_removed=read.omitted_when_empty("toolsRemoved", _tool_references),
+        timestamp=read.optional_integer("timestamp"),
         extra_json=read.extra_json(),
     )
 
@@ -546,7 +535,7 @@ def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
         blocks = [_user_block(block) for block in read.items("content", _media_block)]
     return UserMessage(
         content=blocks,
-        timestamp=read.integer("timestamp"),
+        timestamp=read.optional_integer("timestamp"),
         string_content=isinstance(content, str),
         extra_json=read.extra_json(),
     )
@@ -557,14 +546,14 @@ def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMess
     read.string("role")
     return ToolResultMessage(
         tool_call_id=read.string("toolCallId"),
-        tool_name=read.string("toolName", default=""),
+        tool_name=read.optional_string("toolName"),
         content=[_tool_result_block(block) for block in read.items("content", _media_block)],
         details_json=read.json_text("details"),
         usage=read.child("usage", _usage),
-        nested_calls=read.kept("nestedCalls", _nested_calls, _nested_calls_to_pi),
-        is_error=read.boolean("isError", default=False),
+        nested_calls=read.child("nestedCalls", _nested_calls),
+        is_error=read.optional_boolean("isError"),
         duration_ms=read.optional_integer("durationMs"),
-        timestamp=read.integer("timestamp"),
+        timestamp=read.optional_integer("timestamp"),
         extra_json=read.extra_json(),
     )
 
@@ -597,7 +586,7 @@ def _assistant_block(value: Any, where: str) -> AssistantContent:
             tool_call=ToolCall(
                 id=read.string("id"),
                 name=read.string("name"),
-                arguments_json=read.json_object_text("arguments"),
+                arguments_json=read.json_text("arguments", object_only=True),
                 raw_arguments=read.optional_string("rawArguments"),
                 thought_signature=read.optional_string("thoughtSignature"),
                 namespace=read.optional_string("namespace"),
@@ -654,12 +643,12 @@ def _tool_result_block(block: TextContent | ImageContent) -> ToolResultContent:
 def _usage(value: Any, where: str) -> Usage:
     read = _Reader(value, where, _KEYS["usage"])
     return Usage(
-        input=read.integer("input"),
-        output=read.integer("output"),
-        cache_read=read.integer("cacheRead"),
-        cache_write=read.integer("cacheWrite"),
+        input=read.optional_integer("input"),
+        output=read.optional_integer("output"),
+        cache_read=read.optional_integer("cacheRead"),
+        cache_write=read.optional_integer("cacheWrite"),
         reasoning=read.optional_integer("reasoning"),  # absent is not 0: the provider did not say
-        total_tokens=read.integer("totalTokens"),
+        total_tokens=read.optional_integer("totalTokens"),
         cost=read.child("cost", _cost),
         cache_write_1h=read.optional_integer("cacheWrite1h"),
         extra_json=read.extra_json(),
@@ -669,11 +658,11 @@ def _usage(value: Any, where: str) -> Usage:
 def _cost(value: Any, where: str) -> Cost:
     read = _Reader(value, where, _KEYS["cost"])
     return Cost(
-        input=read.number("input"),
-        output=read.number("output"),
-        cache_read=read.number("cacheRead"),
-        cache_write=read.number("cacheWrite"),
-        total=read.number("total"),
+        input=read.optional_number("input"),
+        output=read.optional_number("output"),
+        cache_read=read.optional_number("cacheRead"),
+        cache_write=read.optional_number("cacheWrite"),
+        total=read.optional_number("total"),
         total_from_provider=read.optional_boolean("totalFromProvider"),
         extra_json=read.extra_json(),
     )
@@ -683,9 +672,9 @@ def _tool(value: Any, where: str) -> Tool:
     read = _Reader(value, where, _KEYS["tool"])
     return Tool(
         name=read.string("name"),
-        description=read.string("description", default=""),
-        parameters_json=read.json_object_text("parameters"),
-        constrained_sampling=read.kept("constrainedSampling", _constrained_sampling, _constrained_sampling_to_pi),
+        description=read.optional_string("description"),
+        parameters_json=read.json_text("parameters", object_only=True),
+        constrained_sampling=read.child("constrainedSampling", _constrained_sampling),
         extra_json=read.extra_json(),
     )
 
@@ -694,16 +683,13 @@ def _tools(value: Any, where: str) -> list[Tool]:
     return _list(value, where, _tool)
 
 
-# The readers below are of objects without extra_json: a value of theirs that the writer would not
-# give back the same is kept whole in the extra_json of the object that holds it (_Reader.kept).
-
-
 def _tool_references(value: Any, where: str) -> list[ToolReference]:
     return _list(value, where, _tool_reference)
 
 
 def _tool_reference(value: Any, where: str) -> ToolReference:
-    return ToolReference(name=_Reader(value, where).string("name"))
+    read = _Reader(value, where, _KEYS["toolReference"])
+    return ToolReference(name=read.string("name"), extra_json=read.extra_json())
 
 
 def _sections(value: Any, where: str) -> list[SystemSection]:
@@ -724,23 +710,24 @@ def _constrained_sampling(value: Any, where: str) -> ConstrainedSampling:
         return ConstrainedSampling(off=True)
     if not isinstance(value, Mapping):
         raise PiJsonError(where, f"expected false or an object, got {_describe(value)}")
-    read = _Reader(value, where)
-    kind = read.string("type")
+    kind = value.get("type")
     if kind == "json_schema":
-        return ConstrainedSampling(json_schema=JsonSchemaSampling(strict=read.choice("strict", STRICTNESS)))
+        read = _Reader(value, where, _KEYS["jsonSchema"])
+        strict = read.choice("strict", STRICTNESS)
+        return ConstrainedSampling(json_schema=JsonSchemaSampling(strict=strict, extra_json=read.extra_json()))
     if kind == "grammar":
-        grammar = read.child("variants", _grammar)
-        if grammar is None:
+        read = _Reader(value, where, _KEYS["grammar"])
+        if "variants" not in value:
             raise PiJsonError(_at(where, "variants"), "required, an object of grammars by format")
+        variants = _Reader(value["variants"], _at(where, "variants"), _KEYS["variants"])
+        grammar = GrammarSampling(
+            openai_lark=variants.optional_string("openai_lark"),
+            openai_regex=variants.optional_string("openai_regex"),
+            variants_extra_json=variants.extra_json(),
+            extra_json=read.extra_json(),
+        )
         return ConstrainedSampling(grammar=grammar)
     raise PiJsonError(_at(where, "type"), f"expected 'json_schema' or 'grammar', got {kind!r}")
-
-
-def _grammar(value: Any, where: str) -> GrammarSampling:
-    read = _Reader(value, where)
-    return GrammarSampling(
-        openai_lark=read.optional_string("openai_lark"), openai_regex=read.optional_string("openai_regex")
-    )
 
 
 def _diagnostics(value: Any, where: str) -> list[Diagnostic]:
@@ -748,17 +735,18 @@ def _diagnostics(value: Any, where: str) -> list[Diagnostic]:
 
 
 def _diagnostic(value: Any, where: str) -> Diagnostic:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KEYS["diagnostic"])
     return Diagnostic(
         type=read.string("type"),
         timestamp=read.integer("timestamp"),
         error=read.child("error", _diagnostic_error),
         details_json=read.json_text("details", object_only=True),
+        extra_json=read.extra_json(),
     )
 
 
 def _diagnostic_error(value: Any, where: str) -> DiagnosticError:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KEYS["diagnosticError"])
     error = DiagnosticError(
         name=read.optional_string("name"), message=read.string("message"), stack=read.optional_string("stack")
     )
@@ -769,6 +757,7 @@ def _diagnostic_error(value: Any, where: str) -> DiagnosticError:
         error.code_number = float(code)
     elif code is not _MISSING:
         raise read._fail("code", "a string or a number (a safe integer when integral)", code)
+    error.extra_json = read.extra_json()
     return error
 
 
@@ -780,7 +769,7 @@ def _exact_in_javascript(number: float) -> bool:
 
 
 def _deferred(value: Any, where: str) -> DeferredHandle:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KEYS["deferred"])
     return DeferredHandle(
         provider=read.string("provider"),
         model_id=read.string("modelId"),
@@ -789,16 +778,18 @@ def _deferred(value: Any, where: str) -> DeferredHandle:
         expires_at=read.optional_integer("expiresAt"),
         poll_after_ms=read.optional_integer("pollAfterMs"),
         data_json=read.json_text("data"),
+        extra_json=read.extra_json(),
     )
 
 
 def _nested_calls(value: Any, where: str) -> NestedToolCalls:
-    read = _Reader(value, where)
-    return NestedToolCalls(calls=read.items("calls", _nested_call), complete=read.boolean("complete"))
+    read = _Reader(value, where, _KEYS["nestedCalls"])
+    calls = read.items("calls", _nested_call)
+    return NestedToolCalls(calls=calls, complete=read.boolean("complete"), extra_json=read.extra_json())
 
 
 def _nested_call(value: Any, where: str) -> NestedToolCall:
-    read = _Reader(value, where)
+    read = _Reader(value, where, _KEYS["nestedCall"])
     return NestedToolCall(
         id=read.string("id"),
         name=read.string("name"),
@@ -807,6 +798,7 @@ def _nested_call(value: Any, where: str) -> NestedToolCall:
         status=read.choice("status", NESTED_CALL_STATUSES),
         duration_ms=read.optional_integer("durationMs"),
         error=read.optional_string("error"),
+        extra_json=read.extra_json(),
     )
 
 
@@ -856,20 +848,17 @@ def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
 @_writes
 def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     """Convert an assistant message to its pi-JSON object."""
-    out: JsonObject = {
-        "role": "assistant",
-        "content": [_assistant_block_to_pi(content) for content in message.content],
-        "api": message.api,
-        "provider": message.provider,
-        "model": message.model,
-    }
+    out: JsonObject = {"role": "assistant", "content": [_assistant_block_to_pi(content) for content in message.content]}
+    _put(out, "api", message.api)
+    _put(out, "provider", message.provider)
+    _put(out, "model", message.model)
     if message.usage is not None:
         out["usage"] = _usage_to_pi(message.usage)
     if message.stop_reason in STOP_REASON_NAMES:
         out["stopReason"] = STOP_REASON_NAMES[message.stop_reason]
     if message.deferred is not None:
         out["deferred"] = _deferred_to_pi(message.deferred)
-    out["timestamp"] = message.timestamp
+    _put(out, "timestamp", message.timestamp)
     _put(out, "providerThinkingLevel", message.provider_thinking_level)
     _put(out, "responseId", message.response_id)
     _put(out, "responseModel", message.response_model)
@@ -910,7 +899,7 @@ def _system_to_pi(message: SystemMessage) -> JsonObject:
     _put(out, "sections", _sections_to_pi(message.sections))
     _put(out, "toolsAdded", _tools_to_pi(message.tools_added))
     _put(out, "toolsRemoved", _tool_references_to_pi(message.tools_removed))
-    out["timestamp"] = message.timestamp
+    _put(out, "timestamp", message.timestamp)
     return _with_extra(out, message.extra_json, "SystemMessage", _KEYS["system"])
 
 
@@ -920,26 +909,26 @@ def _user_to_pi(message: UserMessage) -> JsonObject:
         content = message.content[0].text.text
     else:
         content = [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content]
-    out = {"role": "user", "content": content, "timestamp": message.timestamp}
+    out = {"role": "user", "content": content}
+    _put(out, "timestamp", message.timestamp)
     return _with_extra(out, message.extra_json, "UserMessage", _KEYS["user"])
 
 
 def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:
-    out: JsonObject = {
-        "role": "toolResult",
-        "toolCallId": message.tool_call_id,
-        "toolName": message.tool_name,
-        "content": [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content],
-    }
+    out: JsonObject = {"role": "toolResult", "toolCallId": message.tool_call_id}
+    _put(out, "toolName", message.tool_name)
+    out["content"] = [
+        _media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content
+    ]
     if message.details_json is not None:
         out["details"] = json.loads(message.details_json)
     if message.usage is not None:
         out["usage"] = _usage_to_pi(message.usage)
     if message.nested_calls is not None:
         out["nestedCalls"] = _nested_calls_to_pi(message.nested_calls)
-    out["isError"] = message.is_error
+    _put(out, "isError", message.is_error)
     _put(out, "durationMs", message.duration_ms)
-    out["timestamp"] = message.timestamp
+    _put(out, "timestamp", message.timestamp)
     return _with_extra(out, message.extra_json, "ToolResultMessage", _KEYS["toolResult"])
 
 
@@ -954,7 +943,9 @@ def _assistant_block_to_pi(content: AssistantContent) -> JsonObject:
             out["redacted"] = thinking.redacted
         return _with_extra(out, thinking.extra_json, "ThinkingContent", _KEYS["thinking"])
     if (call := content.tool_call) is not None:
-        out = {"type": "toolCall", "id": call.id, "name": call.name, "arguments": json.loads(call.arguments_json)}
+        out = {"type": "toolCall", "id": call.id, "name": call.name}
+        if call.arguments_json is not None:
+            out["arguments"] = json.loads(call.arguments_json)
         if call.raw_arguments is not None:
             out["rawArguments"] = call.raw_arguments
         if call.thought_signature is not None:
@@ -984,14 +975,13 @@ def _text_to_pi(block: TextContent) -> JsonObject:
 
 
 def _usage_to_pi(usage: Usage) -> JsonObject:
-    out: JsonObject = {
-        "input": usage.input,
-        "output": usage.output,
-        "cacheRead": usage.cache_read,
-        "cacheWrite": usage.cache_write,
-    }
+    out: JsonObject = {}
+    _put(out, "input", usage.input)
+    _put(out, "output", usage.output)
+    _put(out, "cacheRead", usage.cache_read)
+    _put(out, "cacheWrite", usage.cache_write)
     _put(out, "reasoning", usage.reasoning)
-    out["totalTokens"] = usage.total_tokens
+    _put(out, "totalTokens", usage.total_tokens)
     if (cost := usage.cost) is not None:
         out["cost"] = _cost_to_pi(cost)
     _put(out, "cacheWrite1h", usage.cache_write_1h)
@@ -999,19 +989,25 @@ def _usage_to_pi(usage: Usage) -> JsonObject:
 
 
 def _cost_to_pi(cost: Cost) -> JsonObject:
-    out: JsonObject = {
-        "input": _json_number(cost.input),
-        "output": _json_number(cost.output),
-        "cacheRead": _json_number(cost.cache_read),
-        "cacheWrite": _json_number(cost.cache_write),
-        "total": _json_number(cost.total),
-    }
+    out: JsonObject = {}
+    for key, amount in (
+        ("input", cost.input),
+        ("output", cost.output),
+        ("cacheRead", cost.cache_read),
+        ("cacheWrite", cost.cache_write),
+        ("total", cost.total),
+    ):
+        if amount is not None:
+            out[key] = _json_number(amount)
     _put(out, "totalFromProvider", cost.total_from_provider)
     return _with_extra(out, cost.extra_json, "Cost", _KEYS["cost"])
 
 
 def _tool_to_pi(tool: Tool) -> JsonObject:
-    out = {"name": tool.name, "description": tool.description, "parameters": json.loads(tool.parameters_json)}
+    out: JsonObject = {"name": tool.name}
+    _put(out, "description", tool.description)
+    if tool.parameters_json is not None:
+        out["parameters"] = json.loads(tool.parameters_json)
     if tool.constrained_sampling is not None:
         out["constrainedSampling"] = _constrained_sampling_to_pi(tool.constrained_sampling)
     return _with_extra(out, tool.extra_json, "Tool", _KEYS["tool"])
@@ -1022,7 +1018,11 @@ def _tools_to_pi(tools: list[Tool]) -> list[JsonObject] | None:
 
 
 def _tool_references_to_pi(references: list[ToolReference]) -> list[JsonObject] | None:
-    return [{"name": reference.name} for reference in references] if references else None
+    return [_tool_reference_to_pi(reference) for reference in references] if references else None
+
+
+def _tool_reference_to_pi(reference: ToolReference) -> JsonObject:
+    return _with_extra({"name": reference.name}, reference.extra_json, "ToolReference", _KEYS["toolReference"])
 
 
 def _sections_to_pi(sections: list[SystemSection]) -> JsonObject | None:
@@ -1039,12 +1039,15 @@ def _constrained_sampling_to_pi(sampling: ConstrainedSampling) -> Any:
     if sampling.off is not None:
         return False
     if (schema := sampling.json_schema) is not None:
-        return {"type": "json_schema", "strict": _name(STRICTNESS_NAMES, schema.strict, "JsonSchemaSampling.strict")}
+        out = {"type": "json_schema", "strict": _name(STRICTNESS_NAMES, schema.strict, "JsonSchemaSampling.strict")}
+        return _with_extra(out, schema.extra_json, "JsonSchemaSampling", _KEYS["jsonSchema"])
     if (grammar := sampling.grammar) is not None:
         variants: JsonObject = {}
         _put(variants, "openai_lark", grammar.openai_lark)
         _put(variants, "openai_regex", grammar.openai_regex)
-        return {"type": "grammar", "variants": variants}
+        variants = _with_extra(variants, grammar.variants_extra_json, "GrammarSampling.variants", _KEYS["variants"])
+        grammar_out: JsonObject = {"type": "grammar", "variants": variants}
+        return _with_extra(grammar_out, grammar.extra_json, "GrammarSampling", _KEYS["grammar"])
     raise PiJsonError("ConstrainedSampling", "no choice is set")
 
 
@@ -1058,7 +1061,7 @@ def _diagnostic_to_pi(diagnostic: Diagnostic) -> JsonObject:
         out["error"] = _diagnostic_error_to_pi(error)
     if diagnostic.details_json is not None:
         out["details"] = json.loads(diagnostic.details_json)
-    return out
+    return _with_extra(out, diagnostic.extra_json, "Diagnostic", _KEYS["diagnostic"])
 
 
 def _diagnostic_error_to_pi(error: DiagnosticError) -> JsonObject:
@@ -1070,7 +1073,7 @@ def _diagnostic_error_to_pi(error: DiagnosticError) -> JsonObject:
         out["code"] = error.code_text
     elif error.code_number is not None:
         out["code"] = _json_number(error.code_number)
-    return out
+    return _with_extra(out, error.extra_json, "DiagnosticError", _KEYS["diagnosticError"])
 
 
 def _deferred_to_pi(handle: DeferredHandle) -> JsonObject:
@@ -1079,11 +1082,12 @@ def _deferred_to_pi(handle: DeferredHandle) -> JsonObject:
     _put(out, "pollAfterMs", handle.poll_after_ms)
     if handle.data_json is not None:
         out["data"] = json.loads(handle.data_json)
-    return out
+    return _with_extra(out, handle.extra_json, "DeferredHandle", _KEYS["deferred"])
 
 
 def _nested_calls_to_pi(nested: NestedToolCalls) -> JsonObject:
-    return {"calls": [_nested_call_to_pi(call) for call in nested.calls], "complete": nested.complete}
+    out = {"calls": [_nested_call_to_pi(call) for call in nested.calls], "complete": nested.complete}
+    return _with_extra(out, nested.extra_json, "NestedToolCalls", _KEYS["nestedCalls"])
 
 
 def _nested_call_to_pi(call: NestedToolCall) -> JsonObject:
@@ -1094,7 +1098,7 @@ def _nested_call_to_pi(call: NestedToolCall) -> JsonObject:
     out["status"] = _name(NESTED_CALL_STATUS_NAMES, call.status, "NestedToolCall.status")
     _put(out, "durationMs", call.duration_ms)
     _put(out, "error", call.error)
-    return out
+    return _with_extra(out, call.extra_json, "NestedToolCall", _KEYS["nestedCall"])
 
 
 def _name(names: Mapping[Any, str], value: Any, where: str) -> str:
@@ -1112,27 +1116,21 @@ def _json_number(value: float) -> int | float:
 
 
 def _with_extra(out: JsonObject, extra_json: str, where: str, keys: tuple[str, ...]) -> JsonObject:
-    """`out` with the object's extras: the keys it kept, without the keys it lacked, and in the
-    order it had them (`keys`, the writer's, when it had them in that)."""
+    """`out` with the object's extras, in the order it had its keys (`keys`, the writer's, when it
+    had them in that). A key the fields wrote wins over the same key in the extras, which only an
+    empty list or object may be (_Reader.omitted_when_empty)."""
     if not extra_json:
         return out
     extra = _json_object(extra_json, _at(where, "extra_json"))
     order = _key_list(extra.pop(ORDER_KEY, keys), where)
-    for key in _key_list(extra.pop(ABSENT_KEY, ()), where):
-        if out.get(key) in _READ_DEFAULTS:  # still what the reader put for the missing key: an edit wins
-            out.pop(key, None)
-    out.update(extra)
+    for key, value in extra.items():
+        out.setdefault(key, value)
     return _in_order(out, order)
-
-
-# What the reader puts in a field whose key was missing (0, "", false, an empty object): a writer
-# leaves the key out only while the field still holds it.
-_READ_DEFAULTS: tuple[Any, ...] = (0, "", {})
 
 
 def _key_list(value: Any, where: str) -> Sequence[str]:
     if not isinstance(value, (list, tuple)) or not all(type(key) is str for key in value):
-        raise PiJsonError(_at(where, "extra_json"), f"{ABSENT_KEY} and {ORDER_KEY} are lists of keys")
+        raise PiJsonError(_at(where, "extra_json"), f"{ORDER_KEY} is a list of keys")
     return value
 
 

@@ -33,15 +33,24 @@ _FIELD_RULES: Any = validate_pb2.field
 
 
 @dataclass(frozen=True)
+class _Text:
+    field: str
+    object_required: bool
+    empty_allowed: bool
+    has_presence: bool
+    modelled_keys: frozenset[str]  # keys an extra_json text must not hold
+
+
+@dataclass(frozen=True)
 class _Plan:
-    texts: tuple[tuple[str, bool, bool, bool], ...]  # (field, object required, empty allowed, has presence)
+    texts: tuple[_Text, ...]
     singles: tuple[str, ...]  # message fields that hold JSON text somewhere inside
     lists: tuple[str, ...]  # repeated message fields that do
 
 
 @functools.cache
 def _plan(descriptor: Descriptor) -> _Plan:
-    texts: list[tuple[str, bool, bool, bool]] = []
+    texts: list[_Text] = []
     singles: list[str] = []
     lists: list[str] = []
     for field in descriptor.fields:
@@ -51,7 +60,8 @@ def _plan(descriptor: Descriptor) -> _Plan:
         if options.HasExtension(_JSON_OPTION):
             rule: json_pb2.JsonText = options.Extensions[_JSON_OPTION]
             shape_is_object = rule.shape == json_pb2.JSON_SHAPE_OBJECT
-            texts.append((field.name, shape_is_object, rule.empty_allowed, field.has_presence))
+            keys = frozenset(rule.modelled_keys)
+            texts.append(_Text(field.name, shape_is_object, rule.empty_allowed, field.has_presence, keys))
         elif field.message_type is not None and _holds_json(field.message_type):
             (lists if field.is_repeated else singles).append(field.name)
     return _Plan(tuple(texts), tuple(singles), tuple(lists))
@@ -65,15 +75,17 @@ def _holds_json(descriptor: Descriptor) -> bool:
 
 def _walk(message: UpbMessage, path: list[str]) -> Iterator[Violation]:
     plan = _plan(message.DESCRIPTOR)
-    for name, object_required, empty_allowed, has_presence in plan.texts:
-        if has_presence and not message.HasField(name):
+    for rule in plan.texts:
+        if rule.has_presence and not message.HasField(rule.field):
             continue
-        text = getattr(message, name)
-        if not text and empty_allowed:
+        text = getattr(message, rule.field)
+        if not text and rule.empty_allowed:
             continue
-        problem = json_text_problem(text, object_required=object_required)
+        problem = json_text_problem(text, object_required=rule.object_required)
+        if problem is None and rule.modelled_keys:
+            problem = _modelled_key_problem(text, rule.modelled_keys)
         if problem is not None:
-            yield Violation(".".join([*path, name]), *problem)
+            yield Violation(".".join([*path, rule.field]), *problem)
     for name in plan.singles:
         if message.HasField(name):
             yield from _walk(getattr(message, name), [*path, name])
@@ -107,6 +119,15 @@ def json_text_problem(text: str, *, object_required: bool = False) -> tuple[str,
         return "json.number", "holds a number beyond the range of a double"
     if object_required and not isinstance(value, dict):
         return "json.object", f"must hold a JSON object, got {json_type(value)}"
+    return None
+
+
+def _modelled_key_problem(text: str, modelled: frozenset[str]) -> tuple[str, str] | None:
+    """The first key of an extra_json object that its message models, unless it holds an empty
+    array or object (which a repeated field cannot tell from none)."""
+    for key, value in json.loads(text).items():
+        if key in modelled and value not in ([], {}):
+            return "json.extra", f"holds {key!r}, a key the message models as a field"
     return None
 
 

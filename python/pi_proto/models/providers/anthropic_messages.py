@@ -254,9 +254,9 @@ def _usage(call: Call, usage: Any, *, starting: bool = False) -> None:
     value. The one-hour cache writes are 0 from message_start on, as pi counts them, unless a
     count says otherwise; the reasoning tokens stay absent until a count gives them."""
 
-    def count(name: str, previous: int) -> int:
+    def count(name: str, previous: int | None) -> int:
         value = _count(usage, name)
-        return previous if value is None else value
+        return (previous or 0) if value is None else value
 
     before = call.usage
     one_hour = _count(_field(usage, "cache_creation"), "ephemeral_1h_input_tokens")
@@ -362,10 +362,10 @@ def _tools(call: Call, switches: Compat, cache: dict[str, str] | None) -> list[d
     the cache breakpoint on the last one."""
     out = []
     for tool in call.resolved.tools:
-        definition: dict[str, Any] = {"name": tool.name, "description": tool.description}
+        definition: dict[str, Any] = {"name": tool.name, "description": tool.description or ""}
         if switches.supports_eager_tool_input_streaming:
             definition["eager_input_streaming"] = True
-        definition["input_schema"] = {"type": "object", **_schema(tool.parameters_json)}
+        definition["input_schema"] = {"type": "object", **_schema(tool.parameters_json or "{}")}
         out.append(definition)
     if cache and out:
         out[-1]["cache_control"] = cache

@@ -27,7 +27,6 @@ from ..._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
     CacheRetention,
-    Cost,
     Diagnostic,
     DoneEvent,
     GenerationOptions,
@@ -51,7 +50,7 @@ from ..._gen.types.pi.ai.v1 import (
 )
 from ...ir.cost import calculate_cost
 from ...ir.events import utf8_size
-from ...ir.messages import now_ms
+from ...ir.messages import now_ms, zero_usage
 from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ...stream.event_stream import AssistantMessageEventStream, StreamFailure
 from ...stream.partial_json import complete_json
@@ -187,7 +186,7 @@ class TimedStream(AssistantMessageEventStream):
         super().fail(reason, error_message, failure)
 
     def _time(self, message: AssistantMessage) -> None:
-        if self.done or message.duration_ms is not None or message.timestamp < self._created_ms:
+        if self.done or message.duration_ms is not None or (message.timestamp or 0) < self._created_ms:
             return
         elapsed_ms = (self._monotonic() - self._created) * 1000
         message.duration_ms = max(0, math.floor(elapsed_ms + 0.5))  # rounded as JavaScript's Math.round
@@ -211,7 +210,7 @@ class Call:
         self.resolved: Resolved = resolve(context)  # the prompt, tools and messages a provider sends
         self.events = events
         self.stop_reason = StopReason.STOP
-        self.usage = Usage(cost=Cost())
+        self.usage = zero_usage()
         self._usage_changed = False
         self.started = False  # the provider answered and the stream opened
         self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
@@ -225,7 +224,7 @@ class Call:
         """The provider answered: the stream opens."""
         info = self.model.info
         header = AssistantMessage(
-            api=info.api, provider=info.provider, model=info.id, usage=Usage(), timestamp=self.clock()
+            api=info.api, provider=info.provider, model=info.id, usage=zero_usage(), timestamp=self.clock()
         )
         self.started = True
         await self._send(ModelEvent(start=StartEvent(header=header)))

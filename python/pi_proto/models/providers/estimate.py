@@ -56,9 +56,9 @@ def last_usage(messages: Sequence[Sent]) -> tuple[int, int] | None:
         if isinstance(message, AssistantMessage):
             tokens = usage_tokens(message.usage)
             failed = message.stop_reason in (StopReason.ERROR, StopReason.ABORTED)
-            if message.timestamp >= newest and not failed and tokens > 0:
+            if (message.timestamp or 0) >= newest and not failed and tokens > 0:
                 found = (index, tokens)
-        newest = max(newest, message.timestamp)
+        newest = max(newest, message.timestamp or 0)
     return found
 
 
@@ -66,7 +66,8 @@ def usage_tokens(usage: Usage | None) -> int:
     """pi's calculateContextTokens: the total, or the sum of the parts where the total is 0."""
     if usage is None:
         return 0
-    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+    parts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+    return usage.total_tokens or sum(part or 0 for part in parts)
 
 
 def message_tokens(message: Sent) -> int:

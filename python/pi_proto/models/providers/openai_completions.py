@@ -421,7 +421,8 @@ def body(call: Call) -> dict[str, Any]:
         out["temperature"] = options.temperature
     if call.resolved.tools:
         out["tools"] = [
-            _tool(tool.name, tool.description, tool.parameters_json, switches) for tool in call.resolved.tools
+            _tool(tool.name, tool.description or "", tool.parameters_json or "{}", switches)
+            for tool in call.resolved.tools
         ]
     elif _has_tool_history(call.resolved.messages):
         out["tools"] = []  # proxies in front of Anthropic refuse tool history without tools

@@ -232,7 +232,7 @@ def _price_tier(call: Call, tier: str | None) -> None:
     cost = call.usage.cost
     if factor is None or cost is None:
         return
-    parts = [part * factor for part in (cost.input, cost.output, cost.cache_read, cost.cache_write)]
+    parts = [(part or 0) * factor for part in (cost.input, cost.output, cost.cache_read, cost.cache_write)]
     call.usage.cost = Cost(
         input=parts[0],
         output=parts[1],
