@@ -38,7 +38,6 @@ export { type JsonTextProblem, jsonTextProblem, jsonViolations, MAX_JSON_DEPTH }
 export { type AnyMessage, textOf, unwrap } from "./messages.js";
 export { ArgumentsCompletion, completeArguments, completeJson, EMPTY_ARGUMENTS } from "./partial-json.js";
 export {
-  ABSENT_KEY,
   assistantFromPi,
   assistantToPi,
   contextFromPi,

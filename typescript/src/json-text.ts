@@ -6,7 +6,10 @@
  * The text is RFC 8259 JSON as JSON.parse reads it (duplicate keys and escaped lone surrogates are
  * fine), every number fits in a double, objects and arrays nest at most 64 deep, and a field of
  * shape JSON_SHAPE_OBJECT holds an object. The rule ids, in the order they are checked:
- * "json.syntax", "json.depth", "json.number", "json.object".
+ * "json.syntax", "json.depth", "json.number", "json.object". Then, on a field whose option lists
+ * `modelled_keys` (every `extra_json`), "json.extra": the object holds none of those keys, so what
+ * the message's fields say is what gets written; an empty array or object is let through, as a
+ * repeated field cannot tell it from none.
  *
  * The text is read by a small scanner of our own, not JSON.parse: JSON.parse turns 1e999 into
  * Infinity without a word, and cannot say how deep a text nests before it recurses into it. The
@@ -25,7 +28,7 @@ export const MAX_JSON_DEPTH = 64;
 
 /** What is wrong with one JSON text: the rule it breaks and why. */
 export interface JsonTextProblem {
-  readonly ruleId: "json.syntax" | "json.depth" | "json.number" | "json.object";
+  readonly ruleId: "json.syntax" | "json.depth" | "json.number" | "json.object" | "json.extra";
   readonly detail: string;
 }
 
@@ -46,6 +49,21 @@ export function jsonTextProblem(text: string, shape: JsonShape = JsonShape.VALUE
 }
 
 /**
+ * The first key of the object in `text` that is in `modelled`, as a "json.extra" problem, unless
+ * it holds an empty array or object (which a repeated field cannot tell from none). `text` must
+ * have passed the other rules as an object, so JSON.parse reads it as the scanner did.
+ */
+function modelledKeyProblem(text: string, modelled: ReadonlySet<string>): JsonTextProblem | undefined {
+  for (const [key, value] of Object.entries(JSON.parse(text) as Record<string, unknown>)) {
+    const empty = typeof value === "object" && value !== null && Object.keys(value).length === 0;
+    if (modelled.has(key) && !empty) {
+      return { ruleId: "json.extra", detail: `holds '${key}', a key the message models as a field` };
+    }
+  }
+  return undefined;
+}
+
+/**
  * The JSON text rules of every marked field in `message` and the messages inside it, with paths
  * from `message`. Fields whose schema rules are ignored (a ModelEvent's partial, a start header)
  * are skipped: they hold unfinished messages.
@@ -60,7 +78,13 @@ export function jsonViolations<Desc extends DescMessage>(schema: Desc, message: 
 
 interface Plan {
   /** The fields holding JSON text, with their rule. */
-  readonly texts: ReadonlyArray<{ field: DescField; shape: JsonShape; emptyAllowed: boolean }>;
+  readonly texts: ReadonlyArray<{
+    field: DescField;
+    shape: JsonShape;
+    emptyAllowed: boolean;
+    /** The keys an `extra_json` object must not hold (json.extra); empty elsewhere. */
+    modelledKeys: ReadonlySet<string>;
+  }>;
   /** The message, list and map fields whose messages hold JSON text somewhere inside. */
   readonly nested: readonly DescField[];
 }
@@ -77,7 +101,8 @@ function planOf(schema: DescMessage, visiting = new Set<DescMessage>()): Plan {
     if (ignored(field)) continue;
     if (field.fieldKind === "scalar" && hasOption(field, jsonOption)) {
       const rule = getOption(field, jsonOption);
-      texts.push({ field, shape: rule.shape, emptyAllowed: rule.emptyAllowed });
+      const modelledKeys = new Set(rule.modelledKeys);
+      texts.push({ field, shape: rule.shape, emptyAllowed: rule.emptyAllowed, modelledKeys });
       continue;
     }
     const inner = messageOf(field);
@@ -107,12 +132,13 @@ function ignored(field: DescField): boolean {
 
 function walk(message: ReflectMessage, path: string, found: Violation[]): void {
   const plan = planOf(message.desc);
-  for (const { field, shape, emptyAllowed } of plan.texts) {
+  for (const { field, shape, emptyAllowed, modelledKeys } of plan.texts) {
     const tracksPresence = field.presence === FeatureSet_FieldPresence.EXPLICIT || field.oneof !== undefined;
     if (tracksPresence && !message.isSet(field)) continue;
     const text = message.get(field) as string;
     if (text === "" && emptyAllowed) continue;
-    const problem = jsonTextProblem(text, shape);
+    let problem = jsonTextProblem(text, shape);
+    if (problem === undefined && modelledKeys.size > 0) problem = modelledKeyProblem(text, modelledKeys);
     if (problem !== undefined) found.push({ fieldPath: join(path, field.name), ...problem });
   }
   for (const field of plan.nested) {

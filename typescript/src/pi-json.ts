@@ -3,12 +3,13 @@
  *
  * It is lossless on what pi writes: reading and writing back with JSON.stringify gives the same
  * text. Keys the schema does not model go to the object's `extraJson` (JSON object text) and are
- * written back from it, and so do values the schema would not write back the same: an explicit
- * empty `tools` list, a diagnostic with a key the schema does not model. A key the writer always
- * writes but the object lacked (an older pi's usage without `totalTokens`, a tool result without
- * `toolName`, the course's reduced shape without `api` or cache counts) is listed in `extraJson`
- * under "$absent", and the writer leaves it out again. The writer writes each object's keys in the
- * order pi usually does; an object whose keys came in another order (pi adds some keys as a
+ * written back from it, and only those (the JSON-text rule "json.extra" refuses a modelled key
+ * there), so what the fields say is what is written: an edit is never undone by a kept value. A
+ * key the object lacked leaves its field unset (the fields pi may leave out are proto3 `optional`),
+ * and the writer leaves it out again. The one value a field cannot hold is an empty list or object
+ * under a key the writer leaves out when empty (a context's `tools: []`): it stays in `extraJson`,
+ * written while the field is empty. The writer writes each object's keys in the order pi usually
+ * does; an object whose keys came in another order (pi adds some keys as a
  * response goes on, in an order that differs by provider) lists its keys under "$order" in
  * `extraJson`, and is written in that order. Messages of roles the schema does not model become
  * CustomMessage. A line of a pi session file is a TranscriptEntry: a message keeps its entry's
@@ -77,7 +78,6 @@ import {
 import {
   type ConstrainedSampling,
   ConstrainedSamplingSchema,
-  type GrammarSampling,
   GrammarSamplingSchema,
   Strictness,
   type Tool,
@@ -227,9 +227,17 @@ const SHAPES = {
   cost: new Shape(["input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"]),
   context: new Shape(["systemPrompt", "messages", "tools"]),
   tool: new Shape(["name", "description", "parameters", "constrainedSampling"]),
+  toolReference: new Shape(["name"]),
+  jsonSchema: new Shape(["type", "strict"]),
+  grammar: new Shape(["type", "variants"]),
+  variants: new Shape(["openai_lark", "openai_regex"]),
+  diagnostic: new Shape(["type", "timestamp", "error", "details"]),
+  diagnosticError: new Shape(["name", "message", "stack", "code"]),
+  deferred: new Shape(["provider", "modelId", "api", "id", "expiresAt", "pollAfterMs", "data"]),
+  nestedCalls: new Shape(["calls", "complete"]),
+  nestedCall: new Shape(["id", "name", "arguments", "argumentsBytes", "status", "durationMs", "error"]),
 } as const;
 
-/** The keys of `extraJson` that list the keys an object lacked, which the writer leaves out. */
 // Whether a call of this module is already in the mapped text (surrogates.ts): the public readers
 // and writers map once, at the outermost call, and call one another inside it.
 let mapping = false;
@@ -258,7 +266,6 @@ function writes<A extends unknown[]>(write: (...args: A) => JsonObject): (...arg
   };
 }
 
-export const ABSENT_KEY = "$absent";
 /** The key of `extraJson` that lists an object's keys when their order differs from the writer's. */
 export const ORDER_KEY = "$order";
 
@@ -285,8 +292,6 @@ const MISSING = Symbol("missing");
 class Reader {
   readonly obj: JsonRecord;
   readonly extra = new Map<string, unknown>();
-  /** The keys the writer writes that this object lacks, in the order they were read. */
-  private readonly absent: string[] = [];
   private readonly seen = new Set<string>();
 
   constructor(
@@ -308,21 +313,14 @@ class Reader {
     return new PiJsonError(at(this.where, key), `expected ${expected}, got ${describe(value)}${note}`);
   }
 
-  /** The value that stands for a missing key, which is then listed as absent. */
-  private lacking<T>(key: string, fallback: T): T {
-    this.absent.push(key);
-    return fallback;
-  }
-
   /** The value of `key`, read by the caller; undefined when absent. */
   value(key: string): unknown {
     const value = this.take(key);
     return value === MISSING ? undefined : value;
   }
 
-  string(key: string, fallback?: string): string {
+  string(key: string): string {
     const value = this.take(key);
-    if (value === MISSING && fallback !== undefined) return this.lacking(key, fallback);
     if (typeof value !== "string") throw this.fail(key, "a string", value);
     return value;
   }
@@ -331,9 +329,8 @@ class Reader {
     return has(this.obj, key) ? this.string(key) : undefined;
   }
 
-  boolean(key: string, fallback?: boolean): boolean {
+  boolean(key: string): boolean {
     const value = this.take(key);
-    if (value === MISSING && fallback !== undefined) return this.lacking(key, fallback);
     if (typeof value !== "boolean") throw this.fail(key, "a boolean", value);
     return value;
   }
@@ -344,7 +341,6 @@ class Reader {
 
   integer(key: string): bigint {
     const value = this.take(key);
-    if (value === MISSING) return this.lacking(key, 0n);
     if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
     if (typeof value === "bigint" && value >= INT64_MIN && value <= INT64_MAX) return value;
     if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 2 ** 63) {
@@ -358,9 +354,9 @@ class Reader {
     return has(this.obj, key) ? this.integer(key) : undefined;
   }
 
-  number(key: string): number {
+  optionalNumber(key: string): number | undefined {
     const value = this.take(key);
-    if (value === MISSING) return this.lacking(key, 0);
+    if (value === MISSING) return undefined;
     if (typeof value !== "number" || !Number.isFinite(value)) throw this.fail(key, "a number", value);
     // After JSON.parse, 1.0 and 1 are one value, written back as JSON.stringify writes it: 1.
     return value;
@@ -380,10 +376,8 @@ class Reader {
     return has(this.obj, key) ? this.choice(key, choices) : undefined;
   }
 
-  items<T>(key: string, read: Read<T>, fallback?: T[]): T[] {
-    const value = this.take(key);
-    if (value === MISSING && fallback !== undefined) return fallback;
-    return list(value, at(this.where, key), read);
+  items<T>(key: string, read: Read<T>): T[] {
+    return list(this.take(key), at(this.where, key), read);
   }
 
   child<T>(key: string, read: Read<T>): T | undefined {
@@ -392,19 +386,18 @@ class Reader {
   }
 
   /**
-   * A value whose type keeps no extras (or an empty one the writer leaves out): read, and kept
-   * verbatim as an extra when `write`, the writer of the key, would not give it back the same.
+   * A repeated field the writer leaves out when empty. An empty list (or object, for one pi writes
+   * as an object) under its key cannot be told from none by the field, so it is kept as an extra.
    */
-  kept<T>(key: string, read: Read<T>, write: (value: T) => JsonValue | undefined): T | undefined {
-    const result = this.child(key, read);
-    if (result !== undefined) {
-      const written = write(result);
-      const where = at(this.where, key);
-      if (written === undefined || dumpJson(written, where) !== dumpJson(this.obj[key], where)) {
-        this.extra.set(key, this.obj[key]);
-      }
+  omittedWhenEmpty<T>(key: string, read: Read<T[]>, empty: "list" | "object" = "list"): T[] {
+    const value = this.take(key);
+    if (value === MISSING) return [];
+    const isEmpty = empty === "list" ? Array.isArray(value) : isObject(value);
+    if (isEmpty && Object.keys(value as object).length === 0) {
+      this.extra.set(key, value);
+      return [];
     }
-    return result;
+    return read(value, at(this.where, key));
   }
 
   /** A value kept as JSON text; absent stays absent. */
@@ -415,20 +408,14 @@ class Reader {
     return dumpJson(value, at(this.where, key));
   }
 
-  /** An object kept as JSON text; "{}" when absent (and the writer leaves it out again). */
-  objectText(key: string): string {
-    return this.jsonText(key, true) ?? this.lacking(key, "{}");
-  }
-
   /**
-   * The keys nobody read, the values kept verbatim, the keys that were absent and the keys' order
-   * when the writer's differs, as JSON object text.
+   * The keys nobody read (and the empty values omittedWhenEmpty kept), and the keys' order when
+   * the writer's differs, as JSON object text.
    */
   extraJson(): string {
     for (const key of Object.keys(this.obj)) {
       if (!this.seen.has(key) && has(this.obj, key)) this.extra.set(key, this.obj[key]);
     }
-    if (this.absent.length > 0) this.extra.set(ABSENT_KEY, this.absent);
     const order = this.order();
     if (order !== undefined) this.extra.set(ORDER_KEY, order);
     return this.extra.size > 0 ? dumpJson(Object.fromEntries(this.extra), this.where) : "";
@@ -481,21 +468,21 @@ export const assistantFromPi = reads(function assistantFromPi(value: unknown, wh
   read.string("role");
   // One statement per field, in pi's key order: the first bad value is the one named.
   const content = read.items("content", assistantBlock);
-  const api = read.string("api", "");
-  const provider = read.string("provider", "");
-  const model = read.string("model", "");
+  const api = read.optionalString("api");
+  const provider = read.optionalString("provider");
+  const model = read.optionalString("model");
   const usage = read.child("usage", usageFromPi);
   // Absent only on a partial from an older pi, still streaming; written only when set.
   const stopReason = read.optionalChoice("stopReason", STOP_REASONS) ?? StopReason.UNSPECIFIED;
-  const deferred = read.kept("deferred", deferredFromPi, deferredToPi);
-  const timestamp = read.integer("timestamp");
+  const deferred = read.child("deferred", deferredFromPi);
+  const timestamp = read.optionalInteger("timestamp");
   const providerThinkingLevel = read.optionalString("providerThinkingLevel");
   const responseId = read.optionalString("responseId");
   const responseModel = read.optionalString("responseModel");
   const rawStopReason = read.optionalString("rawStopReason");
   const endTurn = read.optionalBoolean("endTurn");
   const errorMessage = read.optionalString("errorMessage");
-  const diagnostics = read.kept("diagnostics", diagnosticsFromPi, diagnosticsToPi) ?? [];
+  const diagnostics = read.omittedWhenEmpty("diagnostics", diagnosticsFromPi);
   const durationMs = read.optionalInteger("durationMs");
   const thinkingLevel = read.optionalChoice("thinkingLevel", THINKING_LEVELS) ?? ModelThinkingLevel.UNSPECIFIED;
   return create(AssistantMessageSchema, {
@@ -528,11 +515,7 @@ export const contextFromPi = reads(function contextFromPi(value: unknown, where:
   const read = new Reader(value, where, SHAPES.context);
   const systemPrompt = read.optionalString("systemPrompt");
   const messages = read.items("messages", messageFromPi);
-  const tools = read.items("tools", toolFromPi, []);
-  const given = read.obj.tools;
-  if (Array.isArray(given) && given.length === 0) {
-    read.extra.set("tools", []); // an explicit empty list, which the repeated field cannot tell from none
-  }
+  const tools = read.omittedWhenEmpty("tools", toolsFromPi);
   return create(AgentContextSchema, { systemPrompt, messages, tools, extraJson: read.extraJson() });
 });
 
@@ -566,10 +549,10 @@ function systemFromPi(value: JsonRecord, where: string): SystemMessage {
   } else {
     content = read.items("content", systemBlock);
   }
-  const sections = read.kept("sections", sectionsFromPi, sectionsToPi) ?? [];
-  const toolsAdded = read.kept("toolsAdded", toolsFromPi, toolsToPi) ?? [];
-  const toolsRemoved = read.kept("toolsRemoved", toolReferencesFromPi, toolReferencesToPi) ?? [];
-  const timestamp = read.integer("timestamp");
+  const sections = read.omittedWhenEmpty("sections", sectionsFromPi, "object");
+  const toolsAdded = read.omittedWhenEmpty("toolsAdded", toolsFromPi);
+  const toolsRemoved = read.omittedWhenEmpty("toolsRemoved", toolReferencesFromPi);
+  const timestamp = read.optionalInteger("timestamp");
   return create(SystemMessageSchema, {
     content,
     stringContent: typeof given === "string",
@@ -592,7 +575,7 @@ function userFromPi(value: JsonRecord, where: string): UserMessage {
   } else {
     content = read.items("content", mediaBlock).map((block) => create(UserContentSchema, { block }));
   }
-  const timestamp = read.integer("timestamp");
+  const timestamp = read.optionalInteger("timestamp");
   return create(UserMessageSchema, {
     content,
     timestamp,
@@ -605,14 +588,14 @@ function toolResultFromPi(value: JsonRecord, where: string): ToolResultMessage {
   const read = new Reader(value, where, SHAPES.toolResult);
   read.string("role");
   const toolCallId = read.string("toolCallId");
-  const toolName = read.string("toolName", "");
+  const toolName = read.optionalString("toolName");
   const content = read.items("content", mediaBlock).map((block) => create(ToolResultContentSchema, { block }));
   const detailsJson = read.jsonText("details");
   const usage = read.child("usage", usageFromPi);
-  const nestedCalls = read.kept("nestedCalls", nestedCallsFromPi, nestedCallsToPi);
-  const isError = read.boolean("isError", false);
+  const nestedCalls = read.child("nestedCalls", nestedCallsFromPi);
+  const isError = read.optionalBoolean("isError");
   const durationMs = read.optionalInteger("durationMs");
-  const timestamp = read.integer("timestamp");
+  const timestamp = read.optionalInteger("timestamp");
   return create(ToolResultMessageSchema, {
     toolCallId,
     toolName,
@@ -651,7 +634,7 @@ function assistantBlock(value: unknown, where: string): AssistantContent {
     read.string("type");
     const id = read.string("id");
     const name = read.string("name");
-    const argumentsJson = read.objectText("arguments");
+    const argumentsJson = read.jsonText("arguments", true);
     const rawArguments = read.optionalString("rawArguments");
     const thoughtSignature = read.optionalString("thoughtSignature");
     const namespace = read.optionalString("namespace");
@@ -703,12 +686,12 @@ function textFromPi(value: unknown, where: string): TextContent {
 
 function usageFromPi(value: unknown, where: string): Usage {
   const read = new Reader(value, where, SHAPES.usage);
-  const input = read.integer("input");
-  const output = read.integer("output");
-  const cacheRead = read.integer("cacheRead");
-  const cacheWrite = read.integer("cacheWrite");
+  const input = read.optionalInteger("input");
+  const output = read.optionalInteger("output");
+  const cacheRead = read.optionalInteger("cacheRead");
+  const cacheWrite = read.optionalInteger("cacheWrite");
   const reasoning = read.optionalInteger("reasoning"); // absent is not 0: the provider did not say
-  const totalTokens = read.integer("totalTokens");
+  const totalTokens = read.optionalInteger("totalTokens");
   const cost = read.child("cost", costFromPi);
   const cacheWrite1h = read.optionalInteger("cacheWrite1h");
   return create(UsageSchema, {
@@ -726,11 +709,11 @@ function usageFromPi(value: unknown, where: string): Usage {
 
 function costFromPi(value: unknown, where: string): Cost {
   const read = new Reader(value, where, SHAPES.cost);
-  const input = read.number("input");
-  const output = read.number("output");
-  const cacheRead = read.number("cacheRead");
-  const cacheWrite = read.number("cacheWrite");
-  const total = read.number("total");
+  const input = read.optionalNumber("input");
+  const output = read.optionalNumber("output");
+  const cacheRead = read.optionalNumber("cacheRead");
+  const cacheWrite = read.optionalNumber("cacheWrite");
+  const total = read.optionalNumber("total");
   const totalFromProvider = read.optionalBoolean("totalFromProvider");
   const extraJson = read.extraJson();
   return create(CostSchema, { input, output, cacheRead, cacheWrite, total, totalFromProvider, extraJson });
@@ -739,9 +722,9 @@ function costFromPi(value: unknown, where: string): Cost {
 function toolFromPi(value: unknown, where: string): Tool {
   const read = new Reader(value, where, SHAPES.tool);
   const name = read.string("name");
-  const description = read.string("description", "");
-  const parametersJson = read.objectText("parameters");
-  const constrainedSampling = read.kept("constrainedSampling", constrainedSamplingFromPi, constrainedSamplingToPi);
+  const description = read.optionalString("description");
+  const parametersJson = read.jsonText("parameters", true);
+  const constrainedSampling = read.child("constrainedSampling", constrainedSamplingFromPi);
   return create(ToolSchema, { name, description, parametersJson, constrainedSampling, extraJson: read.extraJson() });
 }
 
@@ -749,11 +732,12 @@ function toolsFromPi(value: unknown, where: string): Tool[] {
   return list(value, where, toolFromPi);
 }
 
-// The readers below are of objects without extraJson: a value of theirs that the writer would not
-// give back the same is kept whole in the extraJson of the object that holds it (Reader.kept).
-
 function toolReferencesFromPi(value: unknown, where: string): ToolReference[] {
-  return list(value, where, (item, at) => create(ToolReferenceSchema, { name: new Reader(item, at).string("name") }));
+  return list(value, where, (item, at) => {
+    const read = new Reader(item, at, SHAPES.toolReference);
+    const name = read.string("name");
+    return create(ToolReferenceSchema, { name, extraJson: read.extraJson() });
+  });
 }
 
 /** pi's `sections` object, in its order; a section set to null (removed) has no text. */
@@ -771,27 +755,31 @@ function sectionsFromPi(value: unknown, where: string): SystemSection[] {
 function constrainedSamplingFromPi(value: unknown, where: string): ConstrainedSampling {
   if (value === false) return create(ConstrainedSamplingSchema, { config: { case: "off", value: true } });
   if (!isObject(value)) throw new PiJsonError(where, `expected false or an object, got ${describe(value)}`);
-  const read = new Reader(value, where);
-  const kind = read.string("type");
+  const kind = value.type;
   if (kind === "json_schema") {
+    const read = new Reader(value, where, SHAPES.jsonSchema);
+    read.string("type");
     const strict = read.choice("strict", STRICTNESS);
-    return create(ConstrainedSamplingSchema, { config: { case: "jsonSchema", value: { strict } } });
+    const jsonSchema = { strict, extraJson: read.extraJson() };
+    return create(ConstrainedSamplingSchema, { config: { case: "jsonSchema", value: jsonSchema } });
   }
   if (kind === "grammar") {
-    const grammar = read.child("variants", grammarFromPi);
-    if (grammar === undefined) {
+    const read = new Reader(value, where, SHAPES.grammar);
+    read.string("type");
+    const variants = read.child("variants", (item, at) => new Reader(item, at, SHAPES.variants));
+    if (variants === undefined) {
       throw new PiJsonError(at(where, "variants"), "required, an object of grammars by format");
     }
+    const grammar = create(GrammarSamplingSchema, {
+      openaiLark: variants.optionalString("openai_lark"),
+      openaiRegex: variants.optionalString("openai_regex"),
+      variantsExtraJson: variants.extraJson(),
+      extraJson: read.extraJson(),
+    });
     return create(ConstrainedSamplingSchema, { config: { case: "grammar", value: grammar } });
   }
-  throw new PiJsonError(at(where, "type"), `expected "json_schema" or "grammar", got ${JSON.stringify(kind)}`);
-}
-
-function grammarFromPi(value: unknown, where: string): GrammarSampling {
-  const read = new Reader(value, where);
-  const openaiLark = read.optionalString("openai_lark");
-  const openaiRegex = read.optionalString("openai_regex");
-  return create(GrammarSamplingSchema, { openaiLark, openaiRegex });
+  const detail = `expected "json_schema" or "grammar", got ${describe(kind)}`;
+  throw new PiJsonError(at(where, "type"), detail);
 }
 
 function diagnosticsFromPi(value: unknown, where: string): Diagnostic[] {
@@ -799,16 +787,16 @@ function diagnosticsFromPi(value: unknown, where: string): Diagnostic[] {
 }
 
 function diagnosticFromPi(value: unknown, where: string): Diagnostic {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.diagnostic);
   const type = read.string("type");
   const timestamp = read.integer("timestamp");
   const error = read.child("error", diagnosticErrorFromPi);
   const detailsJson = read.jsonText("details", true);
-  return create(DiagnosticSchema, { type, timestamp, error, detailsJson });
+  return create(DiagnosticSchema, { type, timestamp, error, detailsJson, extraJson: read.extraJson() });
 }
 
 function diagnosticErrorFromPi(value: unknown, where: string): DiagnosticError {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.diagnosticError);
   const name = read.optionalString("name");
   const message = read.string("message");
   const stack = read.optionalString("stack");
@@ -819,7 +807,7 @@ function diagnosticErrorFromPi(value: unknown, where: string): DiagnosticError {
   else if (code !== undefined) {
     throw read.fail("code", "a string or a number (a safe integer when integral)", code);
   }
-  return create(DiagnosticErrorSchema, { name, message, stack, code: init });
+  return create(DiagnosticErrorSchema, { name, message, stack, code: init, extraJson: read.extraJson() });
 }
 
 /** Whether a number is one a JSON number gives exactly: finite, and a safe integer if integral. */
@@ -828,7 +816,7 @@ function exactNumber(value: number): boolean {
 }
 
 function deferredFromPi(value: unknown, where: string): DeferredHandle {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.deferred);
   const provider = read.string("provider");
   const modelId = read.string("modelId");
   const api = read.string("api");
@@ -836,18 +824,19 @@ function deferredFromPi(value: unknown, where: string): DeferredHandle {
   const expiresAt = read.optionalInteger("expiresAt");
   const pollAfterMs = read.optionalInteger("pollAfterMs");
   const dataJson = read.jsonText("data");
-  return create(DeferredHandleSchema, { provider, modelId, api, id, expiresAt, pollAfterMs, dataJson });
+  const extraJson = read.extraJson();
+  return create(DeferredHandleSchema, { provider, modelId, api, id, expiresAt, pollAfterMs, dataJson, extraJson });
 }
 
 function nestedCallsFromPi(value: unknown, where: string): NestedToolCalls {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.nestedCalls);
   const calls = read.items("calls", nestedCallFromPi);
   const complete = read.boolean("complete");
-  return create(NestedToolCallsSchema, { calls, complete });
+  return create(NestedToolCallsSchema, { calls, complete, extraJson: read.extraJson() });
 }
 
 function nestedCallFromPi(value: unknown, where: string): NestedToolCall {
-  const read = new Reader(value, where);
+  const read = new Reader(value, where, SHAPES.nestedCall);
   const id = read.string("id");
   const name = read.string("name");
   const argumentsJson = read.jsonText("arguments", true);
@@ -855,7 +844,9 @@ function nestedCallFromPi(value: unknown, where: string): NestedToolCall {
   const status = read.choice("status", NESTED_CALL_STATUSES);
   const durationMs = read.optionalInteger("durationMs");
   const error = read.optionalString("error");
-  return create(NestedToolCallSchema, { id, name, argumentsJson, argumentsBytes, status, durationMs, error });
+  const extraJson = read.extraJson();
+  const call = { id, name, argumentsJson, argumentsBytes, status, durationMs, error, extraJson };
+  return create(NestedToolCallSchema, call);
 }
 
 // --- writing -------------------------------------------------------------------------------------
@@ -904,17 +895,14 @@ export const entryToPi = writes(function entryToPi(entry: TranscriptEntry): Json
 
 /** Convert an assistant message to its pi-JSON object. */
 export const assistantToPi = writes(function assistantToPi(message: AssistantMessage): JsonObject {
-  const out: JsonObject = {
-    role: "assistant",
-    content: message.content.map(assistantBlockToPi),
-    api: message.api,
-    provider: message.provider,
-    model: message.model,
-  };
+  const out: JsonObject = { role: "assistant", content: message.content.map(assistantBlockToPi) };
+  put(out, "api", message.api);
+  put(out, "provider", message.provider);
+  put(out, "model", message.model);
   if (message.usage !== undefined) out.usage = usageToPi(message.usage);
   put(out, "stopReason", STOP_REASONS.names.get(message.stopReason));
   if (message.deferred !== undefined) out.deferred = deferredToPi(message.deferred);
-  out.timestamp = int64ToPi(message.timestamp, "AssistantMessage.timestamp");
+  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "AssistantMessage.timestamp"));
   put(out, "providerThinkingLevel", message.providerThinkingLevel);
   put(out, "responseId", message.responseId);
   put(out, "responseModel", message.responseModel);
@@ -948,7 +936,7 @@ function systemToPi(message: SystemMessage): JsonObject {
   put(out, "sections", sectionsToPi(message.sections));
   put(out, "toolsAdded", toolsToPi(message.toolsAdded));
   put(out, "toolsRemoved", toolReferencesToPi(message.toolsRemoved));
-  out.timestamp = int64ToPi(message.timestamp, "SystemMessage.timestamp");
+  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "SystemMessage.timestamp"));
   return withExtra(out, message.extraJson, "SystemMessage", SHAPES.system);
 }
 
@@ -958,29 +946,23 @@ function userToPi(message: UserMessage): JsonObject {
     message.stringContent && only?.case === "text"
       ? only.value.text
       : message.content.map((item) => mediaBlockToPi(item.block));
-  const out: JsonObject = {
-    role: "user",
-    content,
-    timestamp: int64ToPi(message.timestamp, "UserMessage.timestamp"),
-  };
+  const out: JsonObject = { role: "user", content };
+  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "UserMessage.timestamp"));
   return withExtra(out, message.extraJson, "UserMessage", SHAPES.user);
 }
 
 function toolResultToPi(message: ToolResultMessage): JsonObject {
-  const out: JsonObject = {
-    role: "toolResult",
-    toolCallId: message.toolCallId,
-    toolName: message.toolName,
-    content: message.content.map((item) => mediaBlockToPi(item.block)),
-  };
+  const out: JsonObject = { role: "toolResult", toolCallId: message.toolCallId };
+  put(out, "toolName", message.toolName);
+  out.content = message.content.map((item) => mediaBlockToPi(item.block));
   if (message.detailsJson !== undefined) {
     out.details = parseJson(message.detailsJson, "ToolResultMessage.details_json");
   }
   if (message.usage !== undefined) out.usage = usageToPi(message.usage);
   if (message.nestedCalls !== undefined) out.nestedCalls = nestedCallsToPi(message.nestedCalls);
-  out.isError = message.isError;
+  put(out, "isError", message.isError);
   put(out, "durationMs", optionalInt64ToPi(message.durationMs, "ToolResultMessage.duration_ms"));
-  out.timestamp = int64ToPi(message.timestamp, "ToolResultMessage.timestamp");
+  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "ToolResultMessage.timestamp"));
   return withExtra(out, message.extraJson, "ToolResultMessage", SHAPES.toolResult);
 }
 
@@ -998,12 +980,8 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
     }
     case "toolCall": {
       const call = block.value;
-      const out: JsonObject = {
-        type: "toolCall",
-        id: call.id,
-        name: call.name,
-        arguments: parseJson(call.argumentsJson, "ToolCall.arguments_json"),
-      };
+      const out: JsonObject = { type: "toolCall", id: call.id, name: call.name };
+      if (call.argumentsJson !== undefined) out.arguments = parseJson(call.argumentsJson, "ToolCall.arguments_json");
       if (call.rawArguments !== undefined) out.rawArguments = call.rawArguments;
       if (call.thoughtSignature !== undefined) out.thoughtSignature = call.thoughtSignature;
       if (call.namespace !== undefined) out.namespace = call.namespace;
@@ -1035,14 +1013,13 @@ function textToPi(block: TextContent): JsonObject {
 }
 
 function usageToPi(usage: Usage): JsonObject {
-  const out: JsonObject = {
-    input: int64ToPi(usage.input, "Usage.input"),
-    output: int64ToPi(usage.output, "Usage.output"),
-    cacheRead: int64ToPi(usage.cacheRead, "Usage.cache_read"),
-    cacheWrite: int64ToPi(usage.cacheWrite, "Usage.cache_write"),
-  };
+  const out: JsonObject = {};
+  put(out, "input", optionalInt64ToPi(usage.input, "Usage.input"));
+  put(out, "output", optionalInt64ToPi(usage.output, "Usage.output"));
+  put(out, "cacheRead", optionalInt64ToPi(usage.cacheRead, "Usage.cache_read"));
+  put(out, "cacheWrite", optionalInt64ToPi(usage.cacheWrite, "Usage.cache_write"));
   put(out, "reasoning", optionalInt64ToPi(usage.reasoning, "Usage.reasoning"));
-  out.totalTokens = int64ToPi(usage.totalTokens, "Usage.total_tokens");
+  put(out, "totalTokens", optionalInt64ToPi(usage.totalTokens, "Usage.total_tokens"));
   if (usage.cost !== undefined) out.cost = costToPi(usage.cost);
   put(out, "cacheWrite1h", optionalInt64ToPi(usage.cacheWrite1h, "Usage.cache_write_1h"));
   return withExtra(out, usage.extraJson, "Usage", SHAPES.usage);
@@ -1050,18 +1027,20 @@ function usageToPi(usage: Usage): JsonObject {
 
 function costToPi(cost: Cost): JsonObject {
   // JSON.stringify writes integral doubles without a fraction, as pi does: no conversion needed.
-  const { input, output, cacheRead, cacheWrite, total } = cost;
-  const out: JsonObject = { input, output, cacheRead, cacheWrite, total };
+  const out: JsonObject = {};
+  put(out, "input", cost.input);
+  put(out, "output", cost.output);
+  put(out, "cacheRead", cost.cacheRead);
+  put(out, "cacheWrite", cost.cacheWrite);
+  put(out, "total", cost.total);
   put(out, "totalFromProvider", cost.totalFromProvider);
   return withExtra(out, cost.extraJson, "Cost", SHAPES.cost);
 }
 
 function toolToPi(tool: Tool): JsonObject {
-  const out: JsonObject = {
-    name: tool.name,
-    description: tool.description,
-    parameters: parseJson(tool.parametersJson, "Tool.parameters_json"),
-  };
+  const out: JsonObject = { name: tool.name };
+  put(out, "description", tool.description);
+  if (tool.parametersJson !== undefined) out.parameters = parseJson(tool.parametersJson, "Tool.parameters_json");
   if (tool.constrainedSampling !== undefined) {
     out.constrainedSampling = constrainedSamplingToPi(tool.constrainedSampling);
   }
@@ -1073,7 +1052,10 @@ function toolsToPi(tools: readonly Tool[]): JsonObject[] | undefined {
 }
 
 function toolReferencesToPi(references: readonly ToolReference[]): JsonObject[] | undefined {
-  return references.length > 0 ? references.map((reference) => ({ name: reference.name })) : undefined;
+  if (references.length === 0) return undefined;
+  return references.map((reference) =>
+    withExtra({ name: reference.name }, reference.extraJson, "ToolReference", SHAPES.toolReference),
+  );
 }
 
 function sectionsToPi(sections: readonly SystemSection[]): JsonObject | undefined {
@@ -1096,13 +1078,18 @@ function constrainedSamplingToPi(sampling: ConstrainedSampling): JsonValue {
   switch (config.case) {
     case "off":
       return false;
-    case "jsonSchema":
-      return { type: "json_schema", strict: STRICTNESS.name(config.value.strict, "JsonSchemaSampling.strict") };
+    case "jsonSchema": {
+      const out = { type: "json_schema", strict: STRICTNESS.name(config.value.strict, "JsonSchemaSampling.strict") };
+      return withExtra(out, config.value.extraJson, "JsonSchemaSampling", SHAPES.jsonSchema);
+    }
     case "grammar": {
+      const grammar = config.value;
       const variants: JsonObject = {};
-      put(variants, "openai_lark", config.value.openaiLark);
-      put(variants, "openai_regex", config.value.openaiRegex);
-      return { type: "grammar", variants };
+      put(variants, "openai_lark", grammar.openaiLark);
+      put(variants, "openai_regex", grammar.openaiRegex);
+      const where = "GrammarSampling.variants";
+      const out = { type: "grammar", variants: withExtra(variants, grammar.variantsExtraJson, where, SHAPES.variants) };
+      return withExtra(out, grammar.extraJson, "GrammarSampling", SHAPES.grammar);
     }
   }
   throw new PiJsonError("ConstrainedSampling.config", "no choice is set");
@@ -1121,7 +1108,7 @@ function diagnosticToPi(diagnostic: Diagnostic): JsonObject {
   if (diagnostic.detailsJson !== undefined) {
     out.details = parseJson(diagnostic.detailsJson, "Diagnostic.details_json");
   }
-  return out;
+  return withExtra(out, diagnostic.extraJson, "Diagnostic", SHAPES.diagnostic);
 }
 
 function diagnosticErrorToPi(error: DiagnosticError): JsonObject {
@@ -1130,7 +1117,7 @@ function diagnosticErrorToPi(error: DiagnosticError): JsonObject {
   out.message = error.message;
   put(out, "stack", error.stack);
   put(out, "code", error.code.value);
-  return out;
+  return withExtra(out, error.extraJson, "DiagnosticError", SHAPES.diagnosticError);
 }
 
 function deferredToPi(handle: DeferredHandle): JsonObject {
@@ -1138,11 +1125,12 @@ function deferredToPi(handle: DeferredHandle): JsonObject {
   put(out, "expiresAt", optionalInt64ToPi(handle.expiresAt, "DeferredHandle.expires_at"));
   put(out, "pollAfterMs", optionalInt64ToPi(handle.pollAfterMs, "DeferredHandle.poll_after_ms"));
   if (handle.dataJson !== undefined) out.data = parseJson(handle.dataJson, "DeferredHandle.data_json");
-  return out;
+  return withExtra(out, handle.extraJson, "DeferredHandle", SHAPES.deferred);
 }
 
 function nestedCallsToPi(nested: NestedToolCalls): JsonObject {
-  return { calls: nested.calls.map(nestedCallToPi), complete: nested.complete };
+  const out = { calls: nested.calls.map(nestedCallToPi), complete: nested.complete };
+  return withExtra(out, nested.extraJson, "NestedToolCalls", SHAPES.nestedCalls);
 }
 
 function nestedCallToPi(call: NestedToolCall): JsonObject {
@@ -1154,7 +1142,7 @@ function nestedCallToPi(call: NestedToolCall): JsonObject {
   out.status = NESTED_CALL_STATUSES.name(call.status, "NestedToolCall.status");
   put(out, "durationMs", optionalInt64ToPi(call.durationMs, "NestedToolCall.duration_ms"));
   put(out, "error", call.error);
-  return out;
+  return withExtra(out, call.extraJson, "NestedToolCall", SHAPES.nestedCall);
 }
 
 /** An int64 as a JSON number; one beyond 2^53 would change on the way, so it is refused. */
@@ -1170,25 +1158,17 @@ function optionalInt64ToPi(value: bigint | undefined, where: string): number | u
 }
 
 /**
- * `out` with the object's extras: the keys it kept, without the keys it lacked, and in the order it
- * had them (the shape's, the writer's, when it had them in that).
+ * `out` with the object's extras, in the order it had its keys (the shape's, the writer's, when it
+ * had them in that). A key the fields wrote wins over the same key in the extras, which only an
+ * empty list or object may be (Reader.omittedWhenEmpty): an edit is never undone.
  */
 function withExtra(out: JsonObject, extraJson: string, where: string, shape: Shape): JsonObject {
   if (!extraJson) return out;
   const extra = jsonObject(extraJson, `${where}.extra_json`);
   const order = keyList(extra, ORDER_KEY, where) ?? shape.keys;
-  for (const key of keyList(extra, ABSENT_KEY, where) ?? []) {
-    if (isReadDefault(out[key])) delete out[key]; // still what the reader put for the missing key: an edit wins
-  }
-  // Spreading defines each key as an own property ("__proto__" included); a key already written
-  // takes the extra's value.
-  return inOrder({ ...out, ...extra }, order);
-}
-
-/** What the reader puts in a field whose key was missing: 0, "", false, or an empty object. */
-function isReadDefault(value: unknown): boolean {
-  if (value === 0 || value === 0n || value === "" || value === false) return true;
-  return isObject(value) && Object.keys(value).length === 0;
+  const kept = Object.entries(extra).filter(([key]) => !Object.hasOwn(out, key));
+  // Object.fromEntries defines each key as an own property, "__proto__" included.
+  return inOrder(Object.fromEntries([...Object.entries(out), ...kept]) as JsonObject, order);
 }
 
 /** The list of keys `extra` holds under `marker`, taken out of it; undefined when it has none. */

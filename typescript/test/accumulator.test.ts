@@ -75,7 +75,7 @@ test("the partial at each step of the seed's event table", { timeout: TEST_TIMEO
   assert.equal(streaming.argumentsJson, '{"path":"README.md"}'); // the text so far, completed
   assert.equal(streaming.rawArguments, '{"path":"README.md"}');
 
-  assert.deepEqual(JSON.parse(callAt(at("toolcall_end"), 1).argumentsJson), { path: "README.md" });
+  assert.deepEqual(JSON.parse(callAt(at("toolcall_end"), 1).argumentsJson!), { path: "README.md" });
   assert.deepEqual(at("done"), readmeTurn());
 });
 
@@ -294,7 +294,7 @@ test("a terminal event alone is a valid stream", { timeout: TEST_TIMEOUT }, () =
 
 // --- live arguments and usage ---------------------------------------------------------------------
 
-function argumentsAfter(deltas: readonly string[]): Array<[string | undefined, string]> {
+function argumentsAfter(deltas: readonly string[]): Array<[string | undefined, string | undefined]> {
   const accumulator = new Accumulator();
   accumulator.apply(START);
   accumulator.apply(CALL_START);

@@ -120,7 +120,7 @@ test("the terminal event carries the result, and every event its partial", { tim
   assert.equal(message.stopReason, StopReason.TOOL_USE);
   const call = toolCallOf(message, 1);
   assert.deepEqual([call.id, call.name], ["call_1", "read"]);
-  assert.deepEqual(JSON.parse(call.argumentsJson), { path: "README.md" });
+  assert.deepEqual(JSON.parse(call.argumentsJson!), { path: "README.md" });
 });
 
 test("the partial is rebuilt at every step", { timeout: TEST_TIMEOUT }, async () => {

@@ -28,7 +28,7 @@ test("the rate is divided before it is multiplied, and the parts added in pi's o
   const cost = calculateCost(rates, usage);
   assert.equal(cost.input, (3 / 1_000_000) * 7);
   assert.notEqual(cost.input, (3 * 7) / 1_000_000);
-  assert.equal(cost.total, cost.input + cost.output + cost.cacheRead + cost.cacheWrite);
+  assert.equal(cost.total, cost.input! + cost.output! + cost.cacheRead! + cost.cacheWrite!);
 });
 
 test("a model is priced by its rates; one without rates costs nothing", { timeout: TEST_TIMEOUT }, () => {

@@ -18,6 +18,7 @@ import {
   CostSchema,
   contextFromPi,
   contextToPi,
+  DiagnosticSchema,
   entryFromPi,
   entryToPi,
   eventFromPi,
@@ -154,12 +155,14 @@ test("numbers survive; integral costs are written without a fraction", { timeout
 test("an extraJson that holds a float written 1.0 is written back as JavaScript writes it", {
   timeout: TEST_TIMEOUT,
 }, () => {
-  const cost = create(CostSchema, { output: 0.5, cacheRead: 1, extraJson: '{"cacheRead":1.0}' });
+  const amounts = { input: 0, output: 0.5, cacheRead: 1, cacheWrite: 0, total: 0 };
+  const cost = create(CostSchema, { ...amounts, extraJson: '{"discount":1.0}' });
   const message = assistantMessage([text("hi")], { timestamp: 5n });
   message.usage = create(UsageSchema, { cost });
   const written = assistantToPi(message);
   const usage = written.usage as Record<string, unknown>;
-  assert.equal(JSON.stringify(usage.cost), '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":0,"total":0}');
+  const expected = '{"input":0,"output":0.5,"cacheRead":1,"cacheWrite":0,"total":0,"discount":1}';
+  assert.equal(JSON.stringify(usage.cost), expected);
 });
 
 test("int64 fields: safe integers are read, and only safe integers are written", { timeout: TEST_TIMEOUT }, () => {
@@ -264,7 +267,7 @@ test("contexts convert back unchanged", { timeout: TEST_TIMEOUT }, () => {
   assert.equal(contextFromPi({ messages: [], tools: [] }).extraJson, '{"tools":[]}');
 });
 
-test("keys the writer writes but the object lacked stay absent", { timeout: TEST_TIMEOUT }, () => {
+test("a key the object lacked leaves its field unset, and stays absent", { timeout: TEST_TIMEOUT }, () => {
   const seed = {
     role: "assistant",
     content: [
@@ -277,23 +280,27 @@ test("keys the writer writes but the object lacked stay absent", { timeout: TEST
     timestamp: 1010,
   };
   const message = throughTheWire(messageFromPi(seed)).role.value as AssistantMessage;
-  assert.equal(message.api, "");
-  assert.equal(message.extraJson, '{"$absent":["api"]}');
-  assert.equal(message.usage?.extraJson, '{"$absent":["cacheRead","cacheWrite"]}');
+  assert.deepStrictEqual([message.api, message.extraJson], [undefined, ""]);
+  assert.deepStrictEqual(
+    [message.usage?.cacheRead, message.usage?.cacheWrite, message.usage?.extraJson],
+    [undefined, undefined, ""],
+  );
   const call = message.content[1]!.block;
-  assert.ok(call.case === "toolCall" && call.value.argumentsJson === "{}");
-  assert.equal(call.value.extraJson, '{"$absent":["arguments"]}');
-  assert.equal(message.stopReason, StopReason.UNSPECIFIED); // absent, and written only when set: no marker
+  assert.ok(call.case === "toolCall" && call.value.argumentsJson === undefined && call.value.extraJson === "");
+  assert.equal(message.stopReason, StopReason.UNSPECIFIED); // absent, and written only when set
   assert.equal(JSON.stringify(assistantToPi(message)), JSON.stringify(seed));
+  // Set, a field's key is written in its place.
+  message.api = "scripted";
+  assert.deepStrictEqual(Object.keys(assistantToPi(message)).slice(0, 4), ["role", "content", "api", "provider"]);
 
   const result = { role: "toolResult", toolCallId: "c", content: [], timestamp: 1 };
-  const read = messageFromPi(result);
-  assert.equal((read.role.value as { extraJson: string }).extraJson, '{"$absent":["toolName","isError"]}');
+  const read = messageFromPi(result).role.value as ToolResultMessage;
+  assert.deepStrictEqual([read.toolName, read.isError, read.extraJson], [undefined, undefined, ""]);
   assert.equal(JSON.stringify(messageToPi(read)), JSON.stringify(result));
 
-  const tool = { name: "ls" };
-  const context = contextFromPi({ messages: [], tools: [tool] });
-  assert.equal(context.tools[0]!.extraJson, '{"$absent":["description","parameters"]}');
+  const context = contextFromPi({ messages: [], tools: [{ name: "ls" }] });
+  const [tool] = context.tools;
+  assert.deepStrictEqual([tool?.description, tool?.parametersJson, tool?.extraJson], [undefined, undefined, ""]);
   assert.equal(JSON.stringify(contextToPi(context)), '{"messages":[],"tools":[{"name":"ls"}]}');
 });
 
@@ -716,21 +723,53 @@ test("the writer writes pi 1.6's keys in pi's order", { timeout: TEST_TIMEOUT },
   assert.deepStrictEqual(Object.keys(assistantToPi(message)).slice(-3), ["diagnostics", "durationMs", "thinkingLevel"]);
 });
 
-test("values the writer would change are kept whole", { timeout: TEST_TIMEOUT }, () => {
-  // Diagnostics, deferred handles, nested calls and constrained sampling have no extraJson: such a
-  // value with a key the schema does not model, or in another order, is kept in its holder's.
+test("nested objects keep their own unknown keys and key order", { timeout: TEST_TIMEOUT }, () => {
   const oddDiagnostic = { timestamp: 1, type: "x", error: { message: "m", errno: -104, code: 500 } };
+  const grammar = { type: "grammar", variants: { openai_lark: "s", anthropic_cfg: "t" }, note: 1 };
   const originals = [
     assistant({ stopReason: "error", errorMessage: "m", diagnostics: [oddDiagnostic] }),
-    assistant({ stopReason: "deferred", deferred: { id: "x", provider: "p", modelId: "m", api: "a" } }),
-    { ...TOOL_RESULT_16, nestedCalls: { complete: true, calls: [], dropped: 2 } },
+    assistant({ stopReason: "deferred", deferred: { id: "x", provider: "p", modelId: "m", api: "a", ttl: 1 } }),
+    { ...TOOL_RESULT_16, nestedCalls: { complete: true, calls: [{ ...TOOL_RESULT_16.nestedCalls.calls[0], n: 1 }] } },
     { ...SYSTEM, toolsAdded: [{ ...READ_TOOL, constrainedSampling: { strict: "prefer", type: "json_schema" } }] },
+    { ...SYSTEM, toolsAdded: [{ ...READ_TOOL, constrainedSampling: grammar }] },
     { ...SYSTEM, toolsRemoved: [{ name: "grep", namespace: "ns" }] },
   ];
   for (const original of originals) assert.equal(textRoundTrip(original), JSON.stringify(original));
   const message = messageFromPi(originals[0]).role.value as AssistantMessage;
-  assert.deepStrictEqual(JSON.parse(message.extraJson), { diagnostics: [oddDiagnostic] });
-  assert.deepStrictEqual(message.diagnostics[0]?.error?.code, { case: "codeNumber", value: 500 }); // still read
+  assert.equal(message.extraJson, "");
+  const [diagnostic] = message.diagnostics;
+  assert.equal(diagnostic?.extraJson, '{"$order":["timestamp","type","error"]}');
+  assert.equal(diagnostic?.error?.extraJson, '{"errno":-104,"$order":["message","errno","code"]}');
+  assert.deepStrictEqual(diagnostic?.error?.code, { case: "codeNumber", value: 500 });
+  const deferred = (messageFromPi(originals[1]).role.value as AssistantMessage).deferred;
+  assert.equal(deferred?.extraJson, '{"ttl":1,"$order":["id","provider","modelId","api","ttl"]}');
+  const nestedCalls = (messageFromPi(originals[2]).role.value as ToolResultMessage).nestedCalls;
+  assert.deepStrictEqual(
+    [nestedCalls?.extraJson, nestedCalls?.calls[0]?.extraJson],
+    ['{"$order":["complete","calls"]}', '{"n":1}'],
+  );
+  const system = messageFromPi(originals[4]).role.value as SystemMessage;
+  const config = system.toolsAdded[0]?.constrainedSampling?.config;
+  assert.ok(config?.case === "grammar");
+  assert.deepStrictEqual(
+    [config.value.extraJson, config.value.variantsExtraJson],
+    ['{"note":1}', '{"anthropic_cfg":"t"}'],
+  );
+  const removed = messageFromPi(originals[5]).role.value as SystemMessage;
+  assert.deepStrictEqual([removed.extraJson, removed.toolsRemoved[0]?.extraJson], ["", '{"namespace":"ns"}']);
+});
+
+test("extraJson never overrides a field's key", { timeout: TEST_TIMEOUT }, () => {
+  const message = assistantMessage([text("hi")], { stopReason: StopReason.STOP, timestamp: 5n });
+  message.api = "mine";
+  message.extraJson = '{"api":"kept","diagnostics":[]}';
+  message.diagnostics = [create(DiagnosticSchema, { type: "x", timestamp: 1n })];
+  const written = assistantToPi(message);
+  assert.equal(written.api, "mine");
+  assert.deepStrictEqual(written.diagnostics, [{ type: "x", timestamp: 1 }]);
+  // An empty list kept for a repeated field is written while the field is empty.
+  message.diagnostics = [];
+  assert.deepStrictEqual(assistantToPi(message).diagnostics, []);
 });
 
 test("transcript contexts carry their system messages", { timeout: TEST_TIMEOUT }, () => {
@@ -765,15 +804,17 @@ test("terminal events take pi 1.6's stop reasons", { timeout: TEST_TIMEOUT }, ()
 /** A system message whose one tool has this constrainedSampling; a tool result with these nested calls. */
 const sampled = (constrainedSampling: unknown) => ({ ...SYSTEM, toolsAdded: [{ ...READ_TOOL, constrainedSampling }] });
 const nested = (calls: unknown[], complete?: boolean) => ({ ...TOOL_RESULT_16, nestedCalls: { calls, complete } });
+const diagnostic = (fields: Record<string, unknown>) => ({ type: "x", timestamp: 1, ...fields });
 const BAD_16: Array<[unknown, string]> = [
   [assistant({ thinkingLevel: "extreme" }), "thinkingLevel"],
   [assistant({ stopReason: "paused" }), "stopReason"],
   [assistant({ diagnostics: {} }), "diagnostics"],
   [assistant({ diagnostics: [{ timestamp: 1 }] }), "diagnostics[0].type"],
-  [assistant({ diagnostics: [{ type: "x", error: { message: "m", code: true } }] }), "diagnostics[0].error.code"],
-  [assistant({ diagnostics: [{ type: "x", error: { message: "m", code: 2 ** 60 } }] }), "diagnostics[0].error.code"],
-  [assistant({ diagnostics: [{ type: "x", error: { code: "E" } }] }), "diagnostics[0].error.message"],
-  [assistant({ diagnostics: [{ type: "x", details: [1] }] }), "diagnostics[0].details"],
+  [assistant({ diagnostics: [{ type: "x" }] }), "diagnostics[0].timestamp"],
+  [assistant({ diagnostics: [diagnostic({ error: { message: "m", code: true } })] }), "diagnostics[0].error.code"],
+  [assistant({ diagnostics: [diagnostic({ error: { message: "m", code: 2 ** 60 } })] }), "diagnostics[0].error.code"],
+  [assistant({ diagnostics: [diagnostic({ error: { code: "E" } })] }), "diagnostics[0].error.message"],
+  [assistant({ diagnostics: [diagnostic({ details: [1] })] }), "diagnostics[0].details"],
   [assistant({ deferred: { provider: "p", modelId: "m", api: "a" } }), "deferred.id"],
   [assistant({ deferred: { ...HANDLE, pollAfterMs: "1s" } }), "deferred.pollAfterMs"],
   [assistant({ endTurn: "yes" }), "endTurn"],

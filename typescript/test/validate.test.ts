@@ -8,6 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import {
   AgentContextSchema,
   AgentMessageSchema,
+  CostSchema,
   check,
   entryFromPi,
   JsonShape,
@@ -17,6 +18,7 @@ import {
   StreamRequestSchema,
   ToolResultMessageSchema,
   TranscriptEntrySchema,
+  UsageSchema,
   ValidationError,
   violations,
 } from "pi-proto";
@@ -97,6 +99,29 @@ test("the JSON text rules run on every marked field, once the schema rules hold"
   // With a schema rule broken as well, only that one is reported.
   context.tools[0]!.name = "";
   assert.deepEqual(pairs(violations(AgentContextSchema, context)), [["tools[0].name", "string.min_len"]]);
+});
+
+test("an extra_json holding a key its message models breaks json.extra, unless empty", {
+  timeout: TEST_TIMEOUT,
+}, () => {
+  const context = userContext("hi");
+  context.extraJson = '{"tools":[],"note":1}'; // an empty list under a repeated field's key is kept
+  const message = assistantMessage([], { stopReason: StopReason.STOP });
+  message.extraJson = '{"serviceTier":"x","api":"other","model":"m"}'; // only the first is reported
+  message.usage = create(UsageSchema, { extraJson: '{"$order":["input"],"totalTokens":{}}' });
+  message.usage.cost = create(CostSchema, { extraJson: '{"total":0}' });
+  const result = create(ToolResultMessageSchema, { toolCallId: "c", extraJson: '{"toolName":""}' });
+  context.messages.push(
+    create(AgentMessageSchema, { role: { case: "assistant", value: message } }),
+    create(AgentMessageSchema, { role: { case: "toolResult", value: result } }),
+  );
+  const found = violations(AgentContextSchema, context);
+  assert.deepEqual(pairs(found), [
+    ["messages[1].assistant.extra_json", "json.extra"],
+    ["messages[1].assistant.usage.cost.extra_json", "json.extra"],
+    ["messages[2].tool_result.extra_json", "json.extra"],
+  ]);
+  assert.match(found.find((item) => item.fieldPath === "messages[1].assistant.extra_json")!.detail, /'api'/);
 });
 
 test("jsonTextProblem: syntax, depth, numbers, then the shape", { timeout: TEST_TIMEOUT }, () => {

@@ -101,7 +101,7 @@ export function eventsOf(message: AssistantMessage, size = 8): ModelEvent[] {
       case "toolCall": {
         const call = block.value;
         events.push(event({ case: "toolcallStart", value: { contentIndex, id: call.id, name: call.name } }));
-        for (const delta of chunks(call.rawArguments ?? call.argumentsJson, size)) {
+        for (const delta of chunks(call.rawArguments ?? call.argumentsJson ?? "", size)) {
           events.push(event({ case: "toolcallDelta", value: { contentIndex, delta } }));
         }
         events.push(event({ case: "toolcallEnd", value: { contentIndex, toolCall: { ...call } } }));
