@@ -61,7 +61,7 @@ const DefaultMaxMessageBytes = 64 << 20
 // arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
 // a cut string is closed, a cut number or literal finished, an unfinished member dropped, open
 // containers closed; "{}" when the text cannot become an object). The completion is built when
-// asked for, by [Accumulator.Partial]: each delta leaves arguments_json empty, because a Go
+// asked for, by [Accumulator.Partial]: each delta leaves arguments_json unset, because a Go
 // string cannot grow in place and building it at every delta would copy the whole text each
 // time. The text is read incrementally, so completing a call streamed in many small deltas costs
 // linear time however often it is asked. A non-terminal event that carries usage sets the
@@ -107,7 +107,7 @@ func NewAccumulator() *Accumulator {
 func (a *Accumulator) Partial() *aiv1.AssistantMessage {
 	for at, state := range a.blocks {
 		if call := a.partial.GetContent()[at].GetToolCall(); call != nil && state.open {
-			call.ArgumentsJson = state.complete(call.GetRawArguments())
+			call.ArgumentsJson = proto.String(state.complete(call.GetRawArguments()))
 		}
 	}
 	return a.partial
@@ -248,7 +248,7 @@ func (a *Accumulator) applyBlock(broken brokenRule, kind string, event *aiv1.Mod
 		case *aiv1.AssistantContent_ToolCall:
 			raw := state.append(block.ToolCall.GetRawArguments(), delta)
 			block.ToolCall.RawArguments = &raw
-			block.ToolCall.ArgumentsJson = "" // completed when asked for, by Partial
+			block.ToolCall.ArgumentsJson = nil // completed when asked for, by Partial
 		}
 		return nil
 	}
@@ -426,7 +426,7 @@ func newBlock(event *aiv1.ModelEvent) *aiv1.AssistantContent {
 		call := &aiv1.ToolCall{
 			Id:            body.ToolcallStart.GetId(),
 			Name:          body.ToolcallStart.GetName(),
-			ArgumentsJson: "{}",
+			ArgumentsJson: proto.String("{}"),
 			RawArguments:  proto.String(""),
 		}
 		return &aiv1.AssistantContent{Block: &aiv1.AssistantContent_ToolCall{ToolCall: call}}

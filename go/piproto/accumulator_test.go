@@ -80,17 +80,17 @@ func TestThePartialAtEachStepOfTheSeedsEventTable(t *testing.T) {
 		steps[piproto.EventKind(event)] = proto.Clone(event.Partial).(*aiv1.AssistantMessage) // the partial changes in place
 	}
 
-	if started := steps["start"]; len(started.Content) != 0 || started.Provider != "scripted" || started.Model != "scripted-v1" {
+	if started := steps["start"]; len(started.Content) != 0 || started.GetProvider() != "scripted" || started.GetModel() != "scripted-v1" {
 		t.Fatalf("start: %v", started)
 	}
 	if got := piproto.TextOf(steps["text_delta"]); got != "我先读取项目说明。" {
 		t.Fatalf("text_delta: %q", got)
 	}
 	streaming := callAt(t, steps["toolcall_delta"], 1)
-	if streaming.Id != "call_1" || streaming.Name != "read" || streaming.ArgumentsJson != `{"path":"README.md"}` || streaming.GetRawArguments() != `{"path":"README.md"}` {
+	if streaming.Id != "call_1" || streaming.Name != "read" || streaming.GetArgumentsJson() != `{"path":"README.md"}` || streaming.GetRawArguments() != `{"path":"README.md"}` {
 		t.Fatalf("toolcall_delta: %v", streaming)
 	}
-	assertJSONEqual(t, callAt(t, steps["toolcall_end"], 1).ArgumentsJson, map[string]any{"path": "README.md"})
+	assertJSONEqual(t, callAt(t, steps["toolcall_end"], 1).GetArgumentsJson(), map[string]any{"path": "README.md"})
 	assertProtoEqual(t, steps["done"], readmeTurn())
 }
 
@@ -110,7 +110,7 @@ func TestRebuildingAMessageFromItsEventsGivesItsContentBack(t *testing.T) {
 		rebuilt := accumulator.Partial()
 		// Content and header are rebuilt; usage and stop reason arrive with the terminal event.
 		assertProtoEqual(t, &aiv1.AssistantMessage{Content: rebuilt.Content}, &aiv1.AssistantMessage{Content: message.Content})
-		if rebuilt.Api != message.Api || rebuilt.Provider != message.Provider || rebuilt.Model != message.Model || rebuilt.Timestamp != message.Timestamp {
+		if rebuilt.GetApi() != message.GetApi() || rebuilt.GetProvider() != message.GetProvider() || rebuilt.GetModel() != message.GetModel() || rebuilt.GetTimestamp() != message.GetTimestamp() {
 			t.Fatalf("size %d: header %v", size, rebuilt)
 		}
 	}
@@ -313,7 +313,7 @@ func TestStartKeepsANegativeZeroOfTheHeader(t *testing.T) {
 	bound(t)
 	// proto.Clone would turn it into +0; the partial shares the header's values instead.
 	header := assistantMessage(nil, func(message *aiv1.AssistantMessage) {
-		message.Usage = &aiv1.Usage{Cost: &aiv1.Cost{Input: math.Copysign(0, -1)}}
+		message.Usage = &aiv1.Usage{Cost: &aiv1.Cost{Input: proto.Float64(math.Copysign(0, -1))}}
 	})
 	accumulator := piproto.NewAccumulator()
 	if err := accumulator.Apply(start(header)); err != nil {
@@ -438,7 +438,7 @@ func TestAToolCallsIDAndNameAndTheSignaturesOfEndEventsCountTowardTheSizeLimit(t
 	long := strings.Repeat("x", 8192)
 	events := []*aiv1.ModelEvent{start(nil)}
 	for index := range uint32(7) {
-		end := &aiv1.ToolCallEndEvent{ContentIndex: index, ToolCall: &aiv1.ToolCall{Id: long, Name: "n", ArgumentsJson: "{}"}}
+		end := &aiv1.ToolCallEndEvent{ContentIndex: index, ToolCall: &aiv1.ToolCall{Id: long, Name: "n", ArgumentsJson: proto.String("{}")}}
 		events = append(events, toolCallStart(index, long, "n"), &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallEnd{ToolcallEnd: end}})
 	}
 	fits(t, 7*8195, events...)
@@ -454,9 +454,9 @@ func TestAnEndedToolCallCountsWhatItHoldsBeyondTheStreamedOne(t *testing.T) {
 		return &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallEnd{ToolcallEnd: &aiv1.ToolCallEndEvent{ToolCall: call}}}
 	}
 	// The call as it streamed (1 + 1 + 7 bytes) is not counted twice.
-	fits(t, 9, append(slices.Clone(opening), end(&aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: `{"a":1}`}))...)
+	fits(t, 9, append(slices.Clone(opening), end(&aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: proto.String(`{"a":1}`)}))...)
 	// Beyond it: raw arguments (7), a signature (3), and a field the schema does not know (4 bytes).
-	more := &aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: `{"a":1}`, RawArguments: proto.String(`{"a":1}`), ThoughtSignature: proto.String("sig")}
+	more := &aiv1.ToolCall{Id: "c", Name: "n", ArgumentsJson: proto.String(`{"a":1}`), RawArguments: proto.String(`{"a":1}`), ThoughtSignature: proto.String("sig")}
 	more.ProtoReflect().SetUnknown([]byte{0xa2, 0x06, 0x01, 'x'})
 	fits(t, 23, append(slices.Clone(opening), end(more))...)
 	if index := refusedForSize(t, 22, opening, end(more)); index != 3 {

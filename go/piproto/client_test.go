@@ -262,7 +262,7 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 	if !slices.Equal(seenKinds, readmeKinds) {
 		t.Fatalf("kinds %v", seenKinds)
 	}
-	if len(steps[0].Content) != 0 || steps[0].Model != "scripted-v1" {
+	if len(steps[0].Content) != 0 || steps[0].GetModel() != "scripted-v1" {
 		t.Fatalf("start: %v", steps[0])
 	}
 	if piproto.TextOf(steps[2]) != "我先读取项目说明" || piproto.TextOf(steps[3]) != "我先读取项目说明。" {
@@ -274,7 +274,7 @@ func TestThePartialIsRebuiltAtEveryStep(t *testing.T) {
 		if call.Id != "call_1" || call.Name != "read" {
 			t.Fatalf("step %d: %v", index, call)
 		}
-		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.ArgumentsJson)
+		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.GetArgumentsJson())
 	}
 	if want := []string{`{"path":`, `{"path":"README.`, `{"path":"README.md"}`}; !slices.Equal(raw, want) {
 		t.Fatalf("raw arguments %q", raw)
@@ -310,7 +310,7 @@ func TestCancelInTheConsumingLoopEndsTheStreamWithAbortedAndNoFailure(t *testing
 	assertKinds(t, seen, "start", "text_start", "text_delta", "error")
 	message := events.Result(ctx)
 	assertStopped(t, message, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
-	if piproto.TextOf(message) != "我先读取项目说明" || message.Model != "scripted-v1" || events.Failure() != nil {
+	if piproto.TextOf(message) != "我先读取项目说明" || message.GetModel() != "scripted-v1" || events.Failure() != nil {
 		t.Fatalf("message %v, failure %v", message, events.Failure())
 	}
 }
@@ -381,7 +381,7 @@ func TestADeadlineThatPassesEndsTheStreamWithDeadlineExceeded(t *testing.T) {
 		events := call()
 		seen, message := drain(events)
 		assertKinds(t, seen, "start", "error")
-		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || message.Model != "scripted-v1" {
+		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || message.GetModel() != "scripted-v1" {
 			t.Fatalf("%s: message %v", name, message)
 		}
 		if failure := events.Failure(); failure == nil || failure.StatusCode != "DEADLINE_EXCEEDED" {

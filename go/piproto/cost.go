@@ -18,9 +18,9 @@ type CostRates interface {
 // tokens. Cache writes with one-hour retention (CacheWrite_1H, a part of CacheWrite; absent is 0)
 // cost twice the input rate and the rest the cache write rate: (cache write rate * rest + input
 // rate * 2 * one-hour) / 1,000,000. The total is input + output + cache_read + cache_write, added
-// in that order, and TotalFromProvider is false. A model without rates (or a nil one) costs
-// nothing. The usage's own Cost is ignored and left as it is; to record the result, set
-// usage.Cost to it.
+// in that order, and TotalFromProvider is false. All five amounts are set, 0 included. A model
+// without rates (or a nil one) costs nothing. The usage's own Cost is ignored and left as it is;
+// to record the result, set usage.Cost to it.
 func CalculateCost[R CostRates](rates R, usage *aiv1.Usage) *aiv1.Cost {
 	var base *aiv1.ModelCost
 	switch rates := any(rates).(type) {
@@ -49,13 +49,18 @@ func CalculateCost[R CostRates](rates R, usage *aiv1.Usage) *aiv1.Cost {
 	shortWrite := cacheWrite - longWrite
 	// Each product is converted explicitly, which rounds it: Go may otherwise fuse a multiply
 	// and the addition after it into one instruction, and the sums would differ from pi's.
+	costInput := float64(inputRate / 1_000_000 * input)
+	costOutput := float64(outputRate / 1_000_000 * output)
+	costCacheRead := float64(cacheReadRate / 1_000_000 * cacheRead)
+	costCacheWrite := (float64(cacheWriteRate*shortWrite) + float64(inputRate*2*longWrite)) / 1_000_000
+	// Every amount is set, zeros too: pi's Cost requires all five.
 	cost := &aiv1.Cost{
-		Input:             float64(inputRate / 1_000_000 * input),
-		Output:            float64(outputRate / 1_000_000 * output),
-		CacheRead:         float64(cacheReadRate / 1_000_000 * cacheRead),
-		CacheWrite:        (float64(cacheWriteRate*shortWrite) + float64(inputRate*2*longWrite)) / 1_000_000,
+		Input:             proto.Float64(costInput),
+		Output:            proto.Float64(costOutput),
+		CacheRead:         proto.Float64(costCacheRead),
+		CacheWrite:        proto.Float64(costCacheWrite),
+		Total:             proto.Float64(costInput + costOutput + costCacheRead + costCacheWrite),
 		TotalFromProvider: proto.Bool(false),
 	}
-	cost.Total = cost.Input + cost.Output + cost.CacheRead + cost.CacheWrite
 	return cost
 }

@@ -333,7 +333,7 @@ func TestTheEndOfTheDrivingContextEndsTheStream(t *testing.T) {
 			assertKinds(t, rest, "error")
 			message := stream.Result(ctx)
 			assertStopped(t, message, case_.reason, case_.message)
-			if message.Model != "scripted-v1" {
+			if message.GetModel() != "scripted-v1" {
 				t.Fatal("the header received before the end is lost")
 			}
 		})
@@ -574,7 +574,7 @@ func TestCancelFromAnotherGoroutineEndsEveryWaitingConsumerAndResolvesResult(t *
 	}
 	first, second := <-results, <-results
 	assertStopped(t, first, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled")
-	if second != first || first.Model != "scripted-v1" || stream.Failure() != nil {
+	if second != first || first.GetModel() != "scripted-v1" || stream.Failure() != nil {
 		t.Fatalf("results %v, %v; failure %v", first, second, stream.Failure())
 	}
 }

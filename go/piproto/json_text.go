@@ -1,8 +1,10 @@
 package piproto
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +21,8 @@ const MaxJSONDepth = 64
 
 // The JSON text rules: a string field marked with the pi.ai.v1.json option holds RFC 8259 JSON as
 // JavaScript's JSON.parse reads it, every number within a double's range, nested at most
-// MaxJSONDepth deep, and an object when its shape says so. A protovalidate rule cannot read JSON,
+// MaxJSONDepth deep, an object when its shape says so, and, on an extra_json field, no key its
+// message models ("json.extra", see modelledKeyProblem). A protovalidate rule cannot read JSON,
 // so this walker finds the marked fields through the descriptors: a new JSON field needs no code.
 
 // jsonPlan is where the JSON text of one message type may live: its marked fields, and its
@@ -82,7 +85,12 @@ func walkJSON(message protoreflect.Message, path string, found *[]Violation) {
 		if value == "" && text.rule.GetEmptyAllowed() {
 			continue
 		}
-		if rule, detail := jsonTextProblem(value, text.rule.GetShape()); rule != "" {
+		rule, detail := jsonTextProblem(value, text.rule.GetShape())
+		if rule == "" && len(text.rule.GetModelledKeys()) > 0 {
+			// Only text that passed the other rules is read for keys, so it is sure to parse.
+			rule, detail = modelledKeyProblem(value, text.rule.GetModelledKeys())
+		}
+		if rule != "" {
 			*found = append(*found, Violation{FieldPath: join(path, string(field.Name())), RuleID: rule, Detail: detail})
 		}
 	}
@@ -134,6 +142,48 @@ func jsonTextProblem(text string, shape aiv1.JsonShape) (rule, detail string) {
 		return "json.object", "must be a JSON object"
 	}
 	return "", ""
+}
+
+// modelledKeyProblem is rule "json.extra" for the valid JSON text of an extra_json field: the
+// first key of its object that the message models, unless its value is [] or {} (kept, as a
+// repeated field cannot tell empty from none). Not an object: nothing to say.
+func modelledKeyProblem(text string, modelled []string) (rule, detail string) {
+	decoder := json.NewDecoder(strings.NewReader(text))
+	if open, _ := decoder.Token(); open != json.Delim('{') {
+		return "", ""
+	}
+	// A duplicate key keeps its first place and its last value, as the reference's dict does.
+	var keys []string
+	values := map[string]json.RawMessage{}
+	for decoder.More() {
+		token, err := decoder.Token()
+		var value json.RawMessage
+		if err == nil {
+			err = decoder.Decode(&value)
+		}
+		if err != nil {
+			return "", "" // cannot happen: the text passed the syntax rule
+		}
+		key := token.(string)
+		if _, seen := values[key]; !seen {
+			keys = append(keys, key)
+		}
+		values[key] = value
+	}
+	for _, key := range keys {
+		if slices.Contains(modelled, key) && !emptyContainer(values[key]) {
+			return "json.extra", fmt.Sprintf("holds '%s', a key the message models as a field", key)
+		}
+	}
+	return "", ""
+}
+
+// emptyContainer is whether value, valid JSON, is an empty array or object (spaces inside allowed).
+func emptyContainer(value json.RawMessage) bool {
+	if len(value) < 2 || (value[0] != '[' && value[0] != '{') {
+		return false
+	}
+	return strings.Trim(string(value[1:len(value)-1]), " \t\n\r") == ""
 }
 
 // jsonScanner checks RFC 8259 text in one pass without recursion, so any depth is measured

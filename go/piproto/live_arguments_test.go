@@ -46,7 +46,7 @@ func TestAStreamingToolCallShowsItsArgumentsCompletedIntoAnObject(t *testing.T) 
 			t.Fatal(err)
 		}
 		call := accumulator.Partial().Content[0].GetToolCall()
-		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.ArgumentsJson)
+		raw, arguments = append(raw, call.GetRawArguments()), append(arguments, call.GetArgumentsJson())
 	}
 	want := []string{
 		`{}`,
@@ -68,7 +68,7 @@ func TestArgumentsThatCannotBecomeAnObjectShowAnEmptyObject(t *testing.T) {
 	bound(t)
 	for _, text := range []string{`[1, 2`, `{"a": 1}}`, `{"a": NaN`, `"text`, `{"a": 1e, "b": 2`, `{"a": 01`} {
 		accumulator := applyAll(t, start(nil), toolCallStart(0, "call_1", "read"), toolCallDelta(0, text))
-		if got := accumulator.Partial().Content[0].GetToolCall().ArgumentsJson; got != "{}" {
+		if got := accumulator.Partial().Content[0].GetToolCall().GetArgumentsJson(); got != "{}" {
 			t.Errorf("%q completes as %q", text, got)
 		}
 	}
@@ -83,8 +83,8 @@ func TestArgumentsTheCallerReplacedAreCompletedFromTheirStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	accumulator.Partial()
-	if call.GetRawArguments() != `{"b": [1, 2` || call.ArgumentsJson != `{"b": [1, 2]}` {
-		t.Fatalf("raw %q, arguments %q", call.GetRawArguments(), call.ArgumentsJson)
+	if call.GetRawArguments() != `{"b": [1, 2` || call.GetArgumentsJson() != `{"b": [1, 2]}` {
+		t.Fatalf("raw %q, arguments %q", call.GetRawArguments(), call.GetArgumentsJson())
 	}
 }
 
@@ -98,21 +98,23 @@ func TestAnErrorEventTheStreamMakesKeepsTheCompletedArguments(t *testing.T) {
 	}
 	stream.Fail(aiv1.StopReason_STOP_REASON_ERROR, "the model is down")
 	call := stream.Result(context.Background()).GetContent()[0].GetToolCall()
-	if call.ArgumentsJson != `{"path": "REA"}` || call.GetRawArguments() != `{"path": "REA` {
-		t.Fatalf("arguments %q, raw %q", call.ArgumentsJson, call.GetRawArguments())
+	if call.GetArgumentsJson() != `{"path": "REA"}` || call.GetRawArguments() != `{"path": "REA` {
+		t.Fatalf("arguments %q, raw %q", call.GetArgumentsJson(), call.GetRawArguments())
 	}
 }
 
 func TestAnEventCarryingUsageSetsThePartialsUsage(t *testing.T) {
 	bound(t)
-	header := assistantMessage(nil, func(message *aiv1.AssistantMessage) { message.Usage = &aiv1.Usage{Input: 10} })
+	header := assistantMessage(nil, func(message *aiv1.AssistantMessage) { message.Usage = &aiv1.Usage{Input: proto.Int64(10)} })
 	withUsage := func(event *aiv1.ModelEvent, output int64) *aiv1.ModelEvent {
-		event.Usage = &aiv1.Usage{Input: 10, Output: output}
+		event.Usage = &aiv1.Usage{Input: proto.Int64(10), Output: proto.Int64(output)}
 		return event
 	}
 	accumulator := piproto.NewAccumulator()
 	var outputs []int64
-	final := assistantMessage([]*aiv1.AssistantContent{text("hi")}, func(message *aiv1.AssistantMessage) { message.Usage = &aiv1.Usage{Input: 10, Output: 7} })
+	final := assistantMessage([]*aiv1.AssistantContent{text("hi")}, func(message *aiv1.AssistantMessage) {
+		message.Usage = &aiv1.Usage{Input: proto.Int64(10), Output: proto.Int64(7)}
+	})
 	for _, event := range []*aiv1.ModelEvent{
 		withUsage(start(header), 1), textStart(0), withUsage(textDelta(0, "h"), 2), textDelta(0, "i"), textEnd(0),
 		withUsage(done(final), 99), // a terminal event's message carries its own usage
@@ -125,7 +127,7 @@ func TestAnEventCarryingUsageSetsThePartialsUsage(t *testing.T) {
 	if !slices.Equal(outputs, []int64{1, 1, 2, 2, 2, 7}) {
 		t.Fatalf("output tokens after each event %v", outputs)
 	}
-	if header.Usage.Output != 0 {
+	if header.Usage.GetOutput() != 0 {
 		t.Fatal("the start event's header changed")
 	}
 }
@@ -158,7 +160,7 @@ func BenchmarkToolCallArgumentsIn20CharacterDeltas(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					if kind == "arguments" && accumulator.Partial().Content[0].GetToolCall().ArgumentsJson != string(data) {
+					if kind == "arguments" && accumulator.Partial().Content[0].GetToolCall().GetArgumentsJson() != string(data) {
 						b.Fatal("the arguments were not completed")
 					}
 				}

@@ -55,13 +55,13 @@ func toolCall(id, name string, args map[string]any) *aiv1.AssistantContent {
 		panic(err)
 	}
 	return &aiv1.AssistantContent{Block: &aiv1.AssistantContent_ToolCall{ToolCall: &aiv1.ToolCall{
-		Id: id, Name: name, ArgumentsJson: string(data),
+		Id: id, Name: name, ArgumentsJson: proto.String(string(data)),
 	}}}
 }
 
 func rawToolCall(id, name, argumentsJSON string) *aiv1.AssistantContent {
 	return &aiv1.AssistantContent{Block: &aiv1.AssistantContent_ToolCall{ToolCall: &aiv1.ToolCall{
-		Id: id, Name: name, ArgumentsJson: argumentsJSON,
+		Id: id, Name: name, ArgumentsJson: proto.String(argumentsJSON),
 	}}}
 }
 
@@ -69,12 +69,16 @@ func rawToolCall(id, name, argumentsJSON string) *aiv1.AssistantContent {
 // changes it.
 func assistantMessage(content []*aiv1.AssistantContent, edits ...func(*aiv1.AssistantMessage)) *aiv1.AssistantMessage {
 	message := &aiv1.AssistantMessage{
-		Api:        "scripted",
-		Provider:   "scripted",
-		Model:      "scripted-v1",
-		Usage:      &aiv1.Usage{},
+		Api:      proto.String("scripted"),
+		Provider: proto.String("scripted"),
+		Model:    proto.String("scripted-v1"),
+		// All five counts, as pi's Usage requires of a model call.
+		Usage: &aiv1.Usage{
+			Input: proto.Int64(0), Output: proto.Int64(0), CacheRead: proto.Int64(0),
+			CacheWrite: proto.Int64(0), TotalTokens: proto.Int64(0),
+		},
 		StopReason: aiv1.StopReason_STOP_REASON_STOP,
-		Timestamp:  1,
+		Timestamp:  proto.Int64(1),
 		Content:    content,
 	}
 	for _, edit := range edits {
@@ -98,7 +102,7 @@ func failedWith(reason aiv1.StopReason, errorMessage string) func(*aiv1.Assistan
 func userMessage(value string) *aiv1.AgentMessage {
 	return &aiv1.AgentMessage{Role: &aiv1.AgentMessage_User{User: &aiv1.UserMessage{
 		Content:   []*aiv1.UserContent{{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: value}}}},
-		Timestamp: 1,
+		Timestamp: proto.Int64(1),
 	}}}
 }
 
@@ -166,7 +170,7 @@ func eventsOf(message *aiv1.AssistantMessage, size int) []*aiv1.ModelEvent {
 			events = append(events, &aiv1.ModelEvent{Event: &aiv1.ModelEvent_ToolcallStart{ToolcallStart: &aiv1.ToolCallStartEvent{
 				ContentIndex: index, Id: call.Id, Name: call.Name,
 			}}})
-			raw := call.ArgumentsJson
+			raw := call.GetArgumentsJson()
 			if call.RawArguments != nil {
 				raw = *call.RawArguments
 			}
@@ -446,7 +450,7 @@ func readmeTurn() *aiv1.AssistantMessage {
 	return assistantMessage(
 		[]*aiv1.AssistantContent{text("我先读取项目说明。"), toolCall("call_1", "read", map[string]any{"path": "README.md"})},
 		stoppedBy(aiv1.StopReason_STOP_REASON_TOOL_USE),
-		func(message *aiv1.AssistantMessage) { message.Timestamp = 1010 },
+		func(message *aiv1.AssistantMessage) { message.Timestamp = proto.Int64(1010) },
 	)
 }
 

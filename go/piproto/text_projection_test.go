@@ -69,7 +69,7 @@ func TestTextOfAcceptsEveryRoleAndTheWrappersOfAMessage(t *testing.T) {
 		{Block: &aiv1.UserContent_Image{Image: &aiv1.ImageContent{Data: []byte{0}, MimeType: "image/png"}}},
 		{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: "b"}}},
 	}}
-	result := &aiv1.ToolResultMessage{ToolCallId: "call_1", ToolName: "read", Content: []*aiv1.ToolResultContent{
+	result := &aiv1.ToolResultMessage{ToolCallId: "call_1", ToolName: proto.String("read"), Content: []*aiv1.ToolResultContent{
 		{Block: &aiv1.ToolResultContent_Text{Text: &aiv1.TextContent{Text: "line 1"}}},
 		{Block: &aiv1.ToolResultContent_Text{Text: &aiv1.TextContent{Text: "line 2"}}},
 	}}

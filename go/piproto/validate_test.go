@@ -112,3 +112,32 @@ func TestJSONTextIsStrictAndBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestExtraJSONHoldsNoKeyItsMessageModels(t *testing.T) {
+	bound(t)
+	for _, case_ := range []struct{ text, rule, key string }{
+		{`{"serviceTier":"priority"}`, "", ""},                // a key pi has that the schema does not model
+		{`{ "diagnostics" : [ ] , "endTurn" : { } }`, "", ""}, // an empty [] or {} under a modelled key is kept
+		{`{"serviceTier":1,"api":"other"}`, "json.extra", "api"},
+		{`{"model":"","provider":"x"}`, "json.extra", "model"},    // the first one; "" is no empty container
+		{`{"\u0061pi":1}`, "json.extra", "api"},                   // keys compare unescaped
+		{`{"usage":[],"x":1,"usage":[1]}`, "json.extra", "usage"}, // a duplicate key: the last value counts
+		{`{"usage":[1],"usage":{}}`, "", ""},
+		{`{"api":NaN}`, "json.syntax", ""}, // the other rules come first
+	} {
+		message := assistantMessage(nil)
+		message.ExtraJson = case_.text
+		found := piproto.Violations(assistantEntry(message))
+		got := ""
+		if len(found) == 1 {
+			got = found[0].RuleID
+		}
+		if got != case_.rule || len(found) > 1 {
+			t.Errorf("%q: violations %v, want %q", case_.text, found, case_.rule)
+			continue
+		}
+		if case_.rule == "json.extra" && (found[0].FieldPath != "assistant.extra_json" || !strings.Contains(found[0].Detail, "'"+case_.key+"'")) {
+			t.Errorf("%q: violation %v, want one naming %q", case_.text, found[0], case_.key)
+		}
+	}
+}

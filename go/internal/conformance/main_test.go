@@ -10,6 +10,7 @@ import (
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	conformancev1 "github.com/pi-proto/pi-proto/go/gen/pi/conformance/v1"
 	"google.golang.org/protobuf/encoding/protodelim"
+	"google.golang.org/protobuf/proto"
 )
 
 // The executor answers every request in order, one delimited result each, and a case it cannot
@@ -17,7 +18,7 @@ import (
 func TestEveryRequestGetsItsResultInOrder(t *testing.T) {
 	requests := []*conformancev1.CaseRequest{
 		{Case: &conformancev1.Case{Name: "cost", Kind: &conformancev1.Case_Cost{Cost: &conformancev1.CostCase{
-			Rates: &aiv1.ModelCost{Output: 2}, Usage: &aiv1.Usage{Output: 500_000},
+			Rates: &aiv1.ModelCost{Output: 2}, Usage: &aiv1.Usage{Output: proto.Int64(500_000)},
 		}}}},
 		{Case: &conformancev1.Case{Name: "no kind"}},
 		{Case: &conformancev1.Case{Name: "wire", Kind: &conformancev1.Case_Wire{Wire: &conformancev1.WireCase{Type: "pi.conformance.v1.Case"}}}},
