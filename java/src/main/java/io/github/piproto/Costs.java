@@ -23,12 +23,35 @@ public final class Costs {
   public static Cost calculateCost(Model model, Usage usage) {
     return model.hasCost()
         ? calculateCost(model.getCost(), usage)
-        : Cost.newBuilder().setTotalFromProvider(false).build();
+        : ZERO_COST.toBuilder().setTotalFromProvider(false).build();
+  }
+
+  /** Every amount 0, each set: pi's Cost has them all, so absent would not be pi's cost. */
+  static final Cost ZERO_COST =
+      Cost.newBuilder()
+          .setInput(0)
+          .setOutput(0)
+          .setCacheRead(0)
+          .setCacheWrite(0)
+          .setTotal(0)
+          .build();
+
+  /** pi's usage before anything is counted: every count and amount 0, each set. */
+  public static Usage zeroUsage() {
+    return Usage.newBuilder()
+        .setInput(0)
+        .setOutput(0)
+        .setCacheRead(0)
+        .setCacheWrite(0)
+        .setTotalTokens(0)
+        .setCost(ZERO_COST)
+        .build();
   }
 
   /** The cost of {@code usage} at {@code rates}; the usage's own cost is ignored. */
   public static Cost calculateCost(ModelCost rates, Usage usage) {
-    // Token counts are doubles in pi, so the prompt is summed and compared as doubles too.
+    // Token counts are doubles in pi, so the prompt is summed and compared as doubles too; an
+    // absent count reads as 0 (the generated getter's default).
     double inputTokens = usage.getInput();
     double outputTokens = usage.getOutput();
     double cacheReadTokens = usage.getCacheRead();

@@ -19,7 +19,6 @@ import io.github.piproto.ai.v1.ToolCall;
 import io.github.piproto.ai.v1.ToolCallDeltaEvent;
 import io.github.piproto.ai.v1.ToolCallEndEvent;
 import io.github.piproto.ai.v1.ToolCallStartEvent;
-import io.github.piproto.ai.v1.Usage;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -80,14 +79,20 @@ public final class Events {
       throw new IllegalArgumentException("delta_size must be at least 1, got " + deltaSize);
     }
     List<ModelEvent> events = new ArrayList<>();
-    AssistantMessage header =
-        AssistantMessage.newBuilder()
-            .setApi(message.getApi())
-            .setProvider(message.getProvider())
-            .setModel(message.getModel())
-            .setUsage(Usage.getDefaultInstance())
-            .setTimestamp(message.getTimestamp())
-            .build();
+    // The header copies only the fields the message sets, so an absent one stays absent.
+    AssistantMessage.Builder header = AssistantMessage.newBuilder().setUsage(Costs.zeroUsage());
+    if (message.hasApi()) {
+      header.setApi(message.getApi());
+    }
+    if (message.hasProvider()) {
+      header.setProvider(message.getProvider());
+    }
+    if (message.hasModel()) {
+      header.setModel(message.getModel());
+    }
+    if (message.hasTimestamp()) {
+      header.setTimestamp(message.getTimestamp());
+    }
     events.add(ModelEvent.newBuilder().setStart(StartEvent.newBuilder().setHeader(header)).build());
     for (int index = 0; index < message.getContentCount(); index++) {
       addBlockEvents(events, index, message.getContent(index), deltaSize);

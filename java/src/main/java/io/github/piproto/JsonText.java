@@ -2,6 +2,8 @@ package io.github.piproto;
 
 import build.buf.validate.Ignore;
 import build.buf.validate.ValidateProto;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
 import com.google.gson.Strictness;
 import com.google.gson.stream.JsonReader;
 import com.google.gson.stream.JsonToken;
@@ -13,6 +15,7 @@ import io.github.piproto.ai.v1.JsonShape;
 import java.io.IOException;
 import java.io.StringReader;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,6 +30,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A field with presence that is unset is skipped, and so is an empty string where the option
  * allows it. Fields whose protovalidate rules are ignored ({@code IGNORE_ALWAYS}: a partial, a
  * start header) are not entered: they hold unfinished messages, to which no rule applies.
+ *
+ * <p>On a field whose option lists {@code modelled_keys} (every {@code extra_json}), an object must
+ * not hold one of those keys ({@code json.extra}, see {@code modelledKeyProblem}); that is checked
+ * only once the text passed the other rules.
  *
  * <p>A text is read as RFC 8259 defines JSON and JavaScript's {@code JSON.parse} reads it, by
  * Gson's JsonReader in strict mode: it refuses NaN and Infinity, comments, single quotes, trailing
@@ -78,6 +85,9 @@ public final class JsonText {
         continue;
       }
       Optional<Problem> problem = problem(text, rule.getShape() == JsonShape.JSON_SHAPE_OBJECT);
+      if (problem.isEmpty() && rule.getModelledKeysCount() > 0) {
+        problem = modelledKeyProblem(text, rule.getModelledKeysList());
+      }
       problem.ifPresent(
           broken ->
               found.add(
@@ -196,6 +206,33 @@ public final class JsonText {
     if (objectRequired && first != JsonToken.BEGIN_OBJECT) {
       return Optional.of(
           new Problem("json.object", "must hold a JSON object, got " + typeName(first)));
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The {@code json.extra} rule of an {@code extra_json} text that passed the other rules: the
+   * first key of its object that is in {@code modelled}, unless its value is {@code []} or {@code
+   * {}} (a repeated field cannot tell empty from none, so that is kept); empty when there is none.
+   * A duplicate key counts with its last value, in the place of its first: JSON.parse's reading.
+   */
+  static Optional<Problem> modelledKeyProblem(String text, Collection<String> modelled) {
+    // Long numbers are replaced as in problem(), so the reader's buffer holds every token.
+    JsonElement value = JsonParser.parseString(LongNumbers.of(text).text());
+    if (!value.isJsonObject()) {
+      return Optional.empty(); // only an object holds keys
+    }
+    for (Map.Entry<String, JsonElement> entry : value.getAsJsonObject().entrySet()) {
+      JsonElement held = entry.getValue();
+      boolean kept =
+          (held.isJsonArray() && held.getAsJsonArray().isEmpty())
+              || (held.isJsonObject() && held.getAsJsonObject().isEmpty());
+      if (!kept && modelled.contains(entry.getKey())) {
+        return Optional.of(
+            new Problem(
+                "json.extra",
+                "holds '" + entry.getKey() + "', a key the message models as a field"));
+      }
     }
     return Optional.empty();
   }

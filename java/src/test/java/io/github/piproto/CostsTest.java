@@ -55,7 +55,15 @@ class CostsTest {
     assertEquals(0.21308625, cost.getTotal());
     assertEquals(Costs.calculateCost(model.getCost(), usage), cost);
     assertEquals(
-        Cost.newBuilder().setTotalFromProvider(false).build(),
+        // Every amount is set, as pi's Cost has them all.
+        Cost.newBuilder()
+            .setInput(0)
+            .setOutput(0)
+            .setCacheRead(0)
+            .setCacheWrite(0)
+            .setTotal(0)
+            .setTotalFromProvider(false)
+            .build(),
         Costs.calculateCost(Model.getDefaultInstance(), usage));
   }
 

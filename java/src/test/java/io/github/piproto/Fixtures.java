@@ -20,7 +20,6 @@ import io.github.piproto.ai.v1.ToolCall;
 import io.github.piproto.ai.v1.ToolCallDeltaEvent;
 import io.github.piproto.ai.v1.ToolCallEndEvent;
 import io.github.piproto.ai.v1.ToolCallStartEvent;
-import io.github.piproto.ai.v1.Usage;
 import io.github.piproto.ai.v1.UserContent;
 import io.github.piproto.ai.v1.UserMessage;
 
@@ -62,7 +61,7 @@ final class Fixtures {
         .setApi("scripted")
         .setProvider("scripted")
         .setModel("scripted-v1")
-        .setUsage(Usage.getDefaultInstance())
+        .setUsage(Costs.zeroUsage()) // a model call sets every count
         .setStopReason(reason)
         .setTimestamp(1)
         .addAllContent(java.util.List.of(content))

@@ -114,6 +114,27 @@ class ValidationTest {
 
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
+  void extraJsonMustNotHoldAModelledKey() {
+    AssistantMessage base = assistantMessage(StopReason.STOP_REASON_STOP, text("x"));
+    List<String> broken = List.of("context.messages[0].assistant.extra_json json.extra");
+    assertEquals(broken, extra(base, "{\"other\":1,\"model\":\"m\"}"));
+    // The last of duplicate keys counts: here the empty array a repeated field may keep.
+    assertEquals(List.of(), extra(base, "{\"content\":1,\"content\":[]}"));
+    assertEquals(broken, extra(base, "{\"content\":[],\"content\":[1]}"));
+    assertEquals(List.of(), extra(base, "{\"deferred\":{},\"unknown\":{\"model\":1}}"));
+    // Only one violation per field, and only once the other JSON rules hold.
+    assertEquals(broken, extra(base, "{\"api\":\"a\",\"model\":\"m\"}"));
+    assertEquals(
+        List.of("context.messages[0].assistant.extra_json json.syntax"),
+        extra(base, "{\"model\":NaN}"));
+  }
+
+  private static List<String> extra(AssistantMessage message, String extraJson) {
+    return found(requestWith(assistant(message.toBuilder().setExtraJson(extraJson).build())));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
   @SuppressWarnings("deprecation")
   void theOldJsonTextClassesStillAnswer() {
     AgentMessage empty =
