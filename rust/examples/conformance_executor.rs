@@ -204,7 +204,7 @@ fn streamed(deltas: impl Iterator<Item = String>) -> Ran<String> {
             .map_err(|error| error.to_string())?;
     }
     match &accumulator.partial().content[0].block {
-        Some(Block::ToolCall(call)) => Ok(call.arguments_json.clone()),
+        Some(Block::ToolCall(call)) => Ok(call.arguments_json.clone().unwrap_or_default()),
         _ => Err("the partial has no tool call".into()),
     }
 }

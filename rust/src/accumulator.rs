@@ -226,7 +226,7 @@ impl Accumulator {
                 let call = ToolCall {
                     id: start.id.clone(),
                     name: start.name.clone(),
-                    arguments_json: "{}".to_owned(),
+                    arguments_json: Some("{}".to_owned()),
                     raw_arguments: Some(String::new()),
                     ..Default::default()
                 };
@@ -356,7 +356,7 @@ impl Accumulator {
                 raw.push_str(delta);
                 let (completion, counted) = completion.get_or_insert_default();
                 *counted += delta.len() as u64;
-                completion.update(raw, &mut call.arguments_json);
+                completion.update(raw, call.arguments_json.get_or_insert_default());
             }
         }
         if let Some(completion) = completion {
@@ -485,8 +485,12 @@ impl Kind {
 
 /// The bytes of UTF-8 a tool call's strings hold.
 fn call_size(call: &ToolCall) -> u64 {
-    let optional = [&call.raw_arguments, &call.thought_signature];
-    let strings = [&call.id, &call.name, &call.arguments_json, &call.extra_json];
+    let optional = [
+        &call.raw_arguments,
+        &call.thought_signature,
+        &call.arguments_json,
+    ];
+    let strings = [&call.id, &call.name, &call.extra_json];
     let size = strings.iter().map(|text| text.len()).sum::<usize>()
         + optional
             .iter()

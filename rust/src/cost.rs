@@ -33,16 +33,23 @@ impl Rates for Model {
 #[allow(clippy::cast_precision_loss)] // token counts are JavaScript numbers in pi too
 pub fn calculate_cost(rates: &impl Rates, usage: &Usage) -> Cost {
     let Some(base) = rates.rates() else {
+        // pi's Cost has every amount, so a model without rates costs 0 in each, not nothing.
         return Cost {
+            input: Some(0.0),
+            output: Some(0.0),
+            cache_read: Some(0.0),
+            cache_write: Some(0.0),
+            total: Some(0.0),
             total_from_provider: Some(false),
             ..Cost::default()
         };
     };
     // Token counts are doubles in pi, so the prompt is summed and compared as doubles too.
-    let input_tokens = usage.input as f64;
-    let output_tokens = usage.output as f64;
-    let cache_read_tokens = usage.cache_read as f64;
-    let cache_write_tokens = usage.cache_write as f64;
+    // An absent count is 0.
+    let input_tokens = usage.input.unwrap_or(0) as f64;
+    let output_tokens = usage.output.unwrap_or(0) as f64;
+    let cache_read_tokens = usage.cache_read.unwrap_or(0) as f64;
+    let cache_write_tokens = usage.cache_write.unwrap_or(0) as f64;
     let prompt = input_tokens + cache_read_tokens + cache_write_tokens;
     let mut chosen = [base.input, base.output, base.cache_read, base.cache_write];
     let mut threshold = -1.0;
@@ -63,11 +70,11 @@ pub fn calculate_cost(rates: &impl Rates, usage: &Usage) -> Cost {
     let cache_write =
         (cache_write_rate * short_write + input_rate * 2.0 * long_write) / 1_000_000.0;
     Cost {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total: input + output + cache_read + cache_write,
+        input: Some(input),
+        output: Some(output),
+        cache_read: Some(cache_read),
+        cache_write: Some(cache_write),
+        total: Some(input + output + cache_read + cache_write),
         total_from_provider: Some(false),
         ..Cost::default()
     }

@@ -1,11 +1,12 @@
 //! ModelEvent helpers: an event's kind, terminal events, and the events that stream a message.
 
+use crate::messages::zero_usage;
 use crate::v1::assistant_content::Block;
 use crate::v1::model_event::Event;
 use crate::v1::{
     AssistantContent, AssistantMessage, DoneEvent, ErrorEvent, ModelEvent, StartEvent, StopReason,
     TextDeltaEvent, TextEndEvent, TextStartEvent, ThinkingDeltaEvent, ThinkingEndEvent,
-    ThinkingStartEvent, ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent, Usage,
+    ThinkingStartEvent, ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent,
 };
 
 /// The event's kind, pi's event type name (e.g. `"text_delta"`); `""` when no kind is set.
@@ -54,7 +55,7 @@ pub fn events_of(message: &AssistantMessage, delta_size: usize) -> Vec<ModelEven
         api: message.api.clone(),
         provider: message.provider.clone(),
         model: message.model.clone(),
-        usage: Some(Usage::default()),
+        usage: Some(zero_usage()),
         timestamp: message.timestamp,
         ..Default::default()
     };
@@ -113,10 +114,12 @@ fn block_events(events: &mut Vec<ModelEvent>, index: u32, content: &AssistantCon
                 id: call.id.clone(),
                 name: call.name.clone(),
             })));
+            // Absent arguments stream as no deltas.
             let raw = call
                 .raw_arguments
                 .as_deref()
-                .unwrap_or(&call.arguments_json);
+                .or(call.arguments_json.as_deref())
+                .unwrap_or_default();
             for delta in chunks(raw, size) {
                 events.push(event(Event::ToolcallDelta(ToolCallDeltaEvent {
                     content_index,

@@ -10,6 +10,8 @@
 //! - `json.number`: a number is beyond the range of a double (`1e999`, a 400-digit integer);
 //!   one too small for a double reads as 0 and is fine.
 //! - `json.object`: the field's shape asks for an object and the value is something else.
+//! - `json.extra`: an `extra_json` object holds a key its message models as a field (see
+//!   [`modelled_key`]); judged only once the text passed the rules above.
 
 /// How deep objects and arrays may nest in JSON text (the `pi.ai.v1.JsonText` option says so).
 pub const MAX_DEPTH: usize = 64;
@@ -40,6 +42,146 @@ pub(crate) fn check(text: &str, object_required: bool) -> Option<Problem> {
         return Some(problem("json.object", detail));
     }
     None
+}
+
+/// The first key of the object `text` that is in `modelled`, unless its value is `[]` or `{}`
+/// (kept: a repeated field cannot tell empty from none). `text` must have passed [`check`].
+///
+/// Read as `JSON.parse` reads it: key escapes are decoded, and of duplicate keys the last value
+/// wins, in the place of the first.
+pub(crate) fn modelled_key(text: &str, modelled: &[String]) -> Option<Problem> {
+    let mut members = Members::new(text)?;
+    // Only modelled keys are kept, so this stays as short as `modelled`.
+    let mut found: Vec<(String, bool)> = Vec::new();
+    while let Some((key, empty)) = members.next_member() {
+        if !modelled.contains(&key) {
+            continue;
+        }
+        match found.iter_mut().find(|(seen, _)| *seen == key) {
+            Some(entry) => entry.1 = empty,
+            None => found.push((key, empty)),
+        }
+    }
+    let (key, _) = found.into_iter().find(|(_, empty)| !empty)?;
+    let detail = format!("holds '{key}', a key the message models as a field");
+    Some(problem("json.extra", detail))
+}
+
+/// The members of a JSON object's text, known to be valid JSON: each key, decoded, and whether
+/// its value is an empty array or object.
+struct Members<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Members<'a> {
+    /// `None` when the value is not an object.
+    fn new(text: &'a str) -> Option<Self> {
+        let mut members = Self { text, at: 0 };
+        members.skip_whitespace();
+        (members.peek() == Some(b'{')).then(|| {
+            members.at += 1;
+            members
+        })
+    }
+
+    fn next_member(&mut self) -> Option<(String, bool)> {
+        self.skip_whitespace();
+        if self.peek() == Some(b',') {
+            self.at += 1;
+            self.skip_whitespace();
+        }
+        if self.peek() != Some(b'"') {
+            return None; // the closing brace
+        }
+        let key = self.string();
+        self.skip_whitespace();
+        self.at += 1; // the colon
+        let start = self.at;
+        self.skip_value();
+        // An empty container is its brackets with only whitespace between them.
+        let value: Vec<u8> = self.text.as_bytes()[start..self.at]
+            .iter()
+            .copied()
+            .filter(|byte| !byte.is_ascii_whitespace())
+            .collect();
+        Some((key, value == b"[]" || value == b"{}"))
+    }
+
+    /// Skip one value, up to the `,` or `}` that ends its member.
+    fn skip_value(&mut self) {
+        let mut depth = 0usize;
+        while let Some(byte) = self.peek() {
+            match byte {
+                b'"' => {
+                    self.string_end();
+                    continue;
+                }
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' if depth > 0 => depth -= 1,
+                b',' | b'}' if depth == 0 => break, // the object's own
+                _ => {}
+            }
+            self.at += 1;
+        }
+    }
+
+    /// The string at `self.at`, decoded; a lone surrogate escape becomes U+FFFD, which no
+    /// modelled key holds.
+    fn string(&mut self) -> String {
+        let start = self.at + 1;
+        self.string_end();
+        let raw = &self.text[start..self.at - 1];
+        if !raw.contains('\\') {
+            return raw.to_owned();
+        }
+        let mut units: Vec<u16> = Vec::new();
+        let mut chars = raw.chars();
+        while let Some(char) = chars.next() {
+            let unit = match char {
+                '\\' => match chars.next() {
+                    Some('u') => {
+                        let hex: String = chars.by_ref().take(4).collect();
+                        u16::from_str_radix(&hex, 16).unwrap_or(0xfffd)
+                    }
+                    Some('b') => 0x08,
+                    Some('f') => 0x0c,
+                    Some('n') => 0x0a,
+                    Some('r') => 0x0d,
+                    Some('t') => 0x09,
+                    Some(other) => other as u16, // '"', '\\' or '/'
+                    None => break,
+                },
+                _ => {
+                    units.extend(char.encode_utf16(&mut [0; 2]).iter());
+                    continue;
+                }
+            };
+            units.push(unit);
+        }
+        String::from_utf16_lossy(&units)
+    }
+
+    /// Move past the string at `self.at`, its closing quote included.
+    fn string_end(&mut self) {
+        self.at += 1;
+        while let Some(byte) = self.peek() {
+            self.at += if byte == b'\\' { 2 } else { 1 };
+            if byte == b'"' {
+                return;
+            }
+        }
+    }
+
+    fn skip_whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
 }
 
 fn problem(rule_id: &'static str, detail: String) -> Problem {
@@ -369,5 +511,36 @@ mod tests {
             Some("json.object")
         );
         assert_eq!(check("{\"a\":[1]}", true), None);
+    }
+
+    #[test]
+    fn extra_json_must_not_hold_a_modelled_key_but_may_hold_an_empty_list_there() {
+        let modelled = ["api".to_owned(), "content".to_owned(), "usage".to_owned()];
+        let extra = |text: &str| modelled_key(text, &modelled).map(|problem| problem.detail);
+        let holds = |key: &str| {
+            Some(format!(
+                "holds '{key}', a key the message models as a field"
+            ))
+        };
+        // A nested value's keys and commas are not the object's.
+        let nested = r#"{"serviceTier":"priority","$order":["x","api"],"o":{"a":1,"api":2}}"#;
+        assert_eq!(extra(nested), None);
+        assert_eq!(extra(r#"{"s":"x,}","api":"other"}"#), holds("api"));
+        // Only the first is reported; an empty list or object is kept, whitespace or not.
+        assert_eq!(
+            extra(r#"{"content":[ ],"usage":{"a":{}},"api":1}"#),
+            holds("usage")
+        );
+        assert_eq!(extra(r#"{"content":{ },"usage":[]}"#), None);
+        // Any other value counts, an empty string or null too.
+        assert_eq!(extra(r#"{"content":""}"#), holds("content"));
+        assert_eq!(extra(r#"{"content":null}"#), holds("content"));
+        // Keys are read decoded; of duplicates, the last value wins in the first one's place.
+        assert_eq!(extra(r#"{"\u0061pi":true}"#), holds("api"));
+        assert_eq!(extra(r#"{"api":[1],"usage":2,"api":[]}"#), holds("usage"));
+        assert_eq!(extra(r#"{"api":[],"usage":2,"api":[1]}"#), holds("api"));
+        // Only an object holds keys.
+        assert_eq!(extra(r#"["api"]"#), None);
+        assert_eq!(extra("{}"), None);
     }
 }

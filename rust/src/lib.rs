@@ -50,7 +50,7 @@ pub use event_stream::EventStream;
 pub use event_stream::{AssistantMessageEventStream, Next, Source, StreamFailure};
 pub use events::{event_kind, events_of, is_terminal, terminal_message};
 pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
-pub use messages::{TextBlocks, text_of, user_message};
+pub use messages::{TextBlocks, text_of, user_message, zero_usage};
 #[allow(deprecated)]
 pub use partial_json::complete_arguments;
 pub use partial_json::complete_json;

@@ -5,9 +5,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::v1::agent_message::Role;
 use crate::v1::{
-    AgentMessage, AssistantMessage, SystemMessage, TextContent, ToolResultMessage, TranscriptEntry,
-    UserContent, UserMessage, assistant_content, tool_result_content, transcript_entry,
-    user_content,
+    AgentMessage, AssistantMessage, Cost, SystemMessage, TextContent, ToolResultMessage,
+    TranscriptEntry, Usage, UserContent, UserMessage, assistant_content, tool_result_content,
+    transcript_entry, user_content,
 };
 
 /// A user message holding one text block, timestamped now.
@@ -18,7 +18,28 @@ pub fn user_message(text: &str) -> UserMessage {
     });
     UserMessage {
         content: vec![UserContent { block: Some(block) }],
-        timestamp: now_ms(),
+        timestamp: Some(now_ms()),
+        ..Default::default()
+    }
+}
+
+/// pi's usage before anything is counted: every count and amount set to 0, as pi's `Usage`
+/// always has them all (an unset one would be left out of pi-JSON).
+pub fn zero_usage() -> Usage {
+    Usage {
+        input: Some(0),
+        output: Some(0),
+        cache_read: Some(0),
+        cache_write: Some(0),
+        total_tokens: Some(0),
+        cost: Some(Cost {
+            input: Some(0.0),
+            output: Some(0.0),
+            cache_read: Some(0.0),
+            cache_write: Some(0.0),
+            total: Some(0.0),
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }

@@ -155,6 +155,8 @@ struct Plan {
 struct JsonText {
     object_required: bool,
     empty_allowed: bool,
+    /// The keys an `extra_json` object must not hold (`json.extra`); empty elsewhere.
+    modelled_keys: Vec<String>,
 }
 
 /// The plan of every message type of the pool, built once.
@@ -189,11 +191,18 @@ static PLANS: LazyLock<HashMap<String, Plan>> = LazyLock::new(|| {
                 // JSON_SHAPE_OBJECT is 2.
                 let object_required = get("shape").and_then(|shape| shape.as_enum_number());
                 let empty_allowed = get("empty_allowed").and_then(|allowed| allowed.as_bool());
+                let modelled_keys = get("modelled_keys")
+                    .and_then(|keys| {
+                        let keys = keys.as_list()?.iter().filter_map(Value::as_str);
+                        Some(keys.map(str::to_owned).collect())
+                    })
+                    .unwrap_or_default();
                 plan.texts.push((
                     field,
                     JsonText {
                         object_required: object_required == Some(2),
                         empty_allowed: empty_allowed == Some(true),
+                        modelled_keys,
                     },
                 ));
             }
@@ -245,7 +254,13 @@ fn walk(message: &DynamicMessage, path: &str, found: &mut Vec<Violation>) {
         if text.is_empty() && rule.empty_allowed {
             continue;
         }
-        if let Some(problem) = json_text::check(text, rule.object_required) {
+        // json.extra is judged only once the text passed the other rules.
+        let problem = json_text::check(text, rule.object_required).or_else(|| {
+            (!rule.modelled_keys.is_empty())
+                .then(|| json_text::modelled_key(text, &rule.modelled_keys))
+                .flatten()
+        });
+        if let Some(problem) = problem {
             found.push(Violation {
                 field_path: joined(path, field.name()),
                 rule_id: problem.rule_id.to_owned(),

@@ -136,7 +136,10 @@ fn the_partial_at_each_step_of_the_readme_turn() {
         else {
             panic!("block 1 is a tool call");
         };
-        assert_eq!(streaming.arguments_json, r#"{"path":"README.md"}"#);
+        assert_eq!(
+            streaming.arguments_json.as_deref(),
+            Some(r#"{"path":"README.md"}"#)
+        );
         assert_eq!(
             streaming.raw_arguments.as_deref(),
             Some(r#"{"path":"README.md"}"#)
@@ -302,14 +305,21 @@ fn a_streaming_tool_call_shows_its_arguments_so_far_completed_into_an_object() {
             raw.push_str(delta);
             let call = streaming_call(&accumulator);
             assert_eq!(call.raw_arguments.as_deref(), Some(raw.as_str()));
-            assert_eq!(call.arguments_json, completed, "after {raw:?}");
+            assert_eq!(
+                call.arguments_json.as_deref(),
+                Some(completed),
+                "after {raw:?}"
+            );
         }
         // Text that cannot be an object's shows an empty one, whatever follows.
         for delta in ["x", "}"] {
             accumulator
                 .apply(&argument_delta(delta))
                 .expect("a valid stream");
-            assert_eq!(streaming_call(&accumulator).arguments_json, "{}");
+            assert_eq!(
+                streaming_call(&accumulator).arguments_json.as_deref(),
+                Some("{}")
+            );
         }
     });
 }
@@ -337,7 +347,7 @@ fn a_200_kb_argument_in_20_character_deltas_completes_in_linear_time() {
             text.len(),
             chars.len().div_ceil(20)
         );
-        assert_eq!(streaming_call(&accumulator).arguments_json, text);
+        assert_eq!(streaming_call(&accumulator).arguments_json, Some(text));
         // Reading the whole text again at each delta would read 1 GB here: seconds, not
         // milliseconds.
         assert!(took.as_millis() < 500, "took {took:?}");
@@ -350,9 +360,11 @@ fn usage_carried_by_an_event_becomes_the_partials_after_the_event() {
         let mut accumulator = Accumulator::default();
         let mut events = opening();
         let usage = |output| Usage {
-            input: 12,
-            output,
-            total_tokens: 12 + output,
+            input: Some(12),
+            output: Some(output),
+            cache_read: Some(0),
+            cache_write: Some(0),
+            total_tokens: Some(12 + output),
             ..Default::default()
         };
         events[0].usage = Some(usage(0));
@@ -468,7 +480,7 @@ fn a_tool_calls_id_and_name_and_the_signatures_of_end_events_count_toward_the_li
             let ended = ToolCall {
                 id: long.clone(),
                 name: "n".to_owned(),
-                arguments_json: "{}".to_owned(),
+                arguments_json: Some("{}".to_owned()),
                 ..Default::default()
             };
             events.extend([call_start(index, &long, "n"), call_end(index, ended)]);
@@ -492,7 +504,7 @@ fn an_ended_tool_call_counts_what_it_holds_beyond_the_streamed_one() {
         let same = ToolCall {
             id: "c".to_owned(),
             name: "n".to_owned(),
-            arguments_json: r#"{"a":1}"#.to_owned(),
+            arguments_json: Some(r#"{"a":1}"#.to_owned()),
             ..Default::default()
         };
         // The call as it streamed (1 + 1 + 7 bytes) is not counted twice.

@@ -54,7 +54,7 @@ fn every_broken_rule_is_reported_with_its_path() {
             context: Some(AgentContext {
                 messages: vec![AgentMessage::default()],
                 tools: vec![Tool {
-                    parameters_json: "{}".to_owned(),
+                    parameters_json: Some("{}".to_owned()),
                     ..Default::default()
                 }],
                 ..Default::default()
@@ -103,5 +103,21 @@ fn json_text_rules_apply_where_the_schema_marks_json() {
                 "json.object"
             )]
         );
+    });
+}
+
+#[test]
+fn extra_json_must_not_hold_a_key_its_message_models() {
+    bounded(|| {
+        let mut answer = assistant_message(vec![], StopReason::Stop);
+        answer.extra_json = r#"{"serviceTier":"priority","api":"other"}"#.to_owned();
+        let message: AgentMessage = answer.clone().into();
+        assert_eq!(
+            found(&violations(&message)),
+            [("assistant.extra_json", "json.extra")]
+        );
+        // An empty list under a repeated field's key is kept: the field cannot tell it from none.
+        answer.extra_json = r#"{"diagnostics":[],"serviceTier":"priority"}"#.to_owned();
+        assert_eq!(violations(&AgentMessage::from(answer)), []);
     });
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
     AssistantContent, AssistantMessage, DoneEvent, ErrorEvent, ModelEvent, StopReason, TextContent,
-    TextDeltaEvent, ToolCall, Usage, assistant_content,
+    TextDeltaEvent, ToolCall, assistant_content,
 };
 use pi_proto::{AssistantMessageEventStream, event_kind};
 
@@ -58,7 +58,7 @@ pub fn tool_call(id: &str, name: &str, arguments_json: &str) -> AssistantContent
         block: Some(assistant_content::Block::ToolCall(ToolCall {
             id: id.to_owned(),
             name: name.to_owned(),
-            arguments_json: arguments_json.to_owned(),
+            arguments_json: Some(arguments_json.to_owned()),
             ..Default::default()
         })),
     }
@@ -71,15 +71,17 @@ pub fn assistant_message(
 ) -> AssistantMessage {
     AssistantMessage {
         content,
-        api: "scripted".to_owned(),
-        provider: "scripted".to_owned(),
-        model: "scripted-v1".to_owned(),
-        usage: Some(Usage::default()),
+        api: Some("scripted".to_owned()),
+        provider: Some("scripted".to_owned()),
+        model: Some("scripted-v1".to_owned()),
+        usage: Some(zero_usage()),
         stop_reason: stop_reason as i32,
-        timestamp: 1,
+        timestamp: Some(1),
         ..Default::default()
     }
 }
+
+pub use pi_proto::zero_usage;
 
 pub fn text_delta(content_index: u32, delta: &str) -> ModelEvent {
     event(Event::TextDelta(TextDeltaEvent {
