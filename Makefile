@@ -118,8 +118,9 @@ generate-into:
 		-e 's/^from buf\.validate import /from ....buf.validate import /' \
 		$(OUT)/$(PB2_DIR)/*_pb2.py $(OUT)/$(PB2_DIR)/*_pb2.pyi
 	sed -i 's/^from pi\.ai\.v1 import /from ...ai.v1 import /' $(OUT)/python/pi_proto/_gen/pb2/pi/conformance/v1/*_pb2.py*
-	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses neither of these.
-	rm -rf $(OUT)/python/pi_proto/_gen/types/buf $(OUT)/python/pi_proto/_gen/types/google
+	@# betterproto2 writes every file it is shown, imports included; pi.ai.v1 uses none of buf's (its
+	@# google.protobuf types, NullValue of struct.proto, stay).
+	rm -rf $(OUT)/python/pi_proto/_gen/types/buf
 	mkdir -p $(OUT)/$(dir $(DESCRIPTOR_SET))
 	buf build --exclude-source-info --as-file-descriptor-set -o $(OUT)/$(DESCRIPTOR_SET)
 

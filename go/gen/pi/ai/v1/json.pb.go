@@ -99,6 +99,12 @@ type JsonText struct {
 	// therefore must not hold (rule id "json.extra"), so that what the message's fields say is what
 	// gets written. The one exception is an empty array or object under the key of a repeated field,
 	// which the field cannot tell from none: it is kept there while the field is empty.
+	//
+	// They are listed in the order pi writes them (for a message, the order its agent loop and
+	// session manager build the object in), which is the order every pi-JSON writer writes them
+	// in, the unmodelled keys after them. An object read with its keys in another order (some of
+	// pi's providers and older versions build theirs differently) keeps that order as the list of
+	// its keys under "$order" in the text.
 	ModelledKeys  []string `protobuf:"bytes,3,rep,name=modelled_keys,json=modelledKeys,proto3" json:"modelled_keys,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -1861,8 +1861,8 @@ const file_pi_ai_v1_message_proto_rawDesc = "" +
 	"\rtools_removed\x18\x05 \x03(\v2\x17.pi.ai.v1.ToolReferenceB\t\xbaH\x06\x92\x01\x03\x10\x80 R\ftoolsRemoved\x12*\n" +
 	"\ttimestamp\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\ttimestamp\x88\x01\x01\x12o\n" +
 	"\n" +
-	"extra_json\x18\a \x01(\tBP\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18B\b\x02\x10\x01\x1a\x04role\x1a\acontent\x1a\bsections\x1a\n" +
-	"toolsAdded\x1a\ftoolsRemoved\x1a\ttimestampR\textraJsonB\f\n" +
+	"extra_json\x18\a \x01(\tBP\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18B\b\x02\x10\x01\x1a\x04role\x1a\acontent\x1a\bsections\x1a\ttimestamp\x1a\n" +
+	"toolsAdded\x1a\ftoolsRemovedR\textraJsonB\f\n" +
 	"\n" +
 	"_timestamp\"N\n" +
 	"\rSystemSection\x12\x1b\n" +

@@ -10,6 +10,7 @@ import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -25,6 +26,10 @@ const (
 // TranscriptEntry is one record of a saved transcript: a message, or an entry of a pi session file
 // that holds none. Binary transcripts (.binpb) are TranscriptEntry records, each preceded by its
 // length as a varint.
+//
+// A line of a pi session file carries its place in the session's tree: `id`, and `parent` (the
+// entry it follows), so the tree can be walked without reading JSON. Keys are written in the order
+// pi's session manager writes them for the entry's type.
 type TranscriptEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The record; exactly one member is set.
@@ -34,9 +39,23 @@ type TranscriptEntry struct {
 	//	*TranscriptEntry_Message
 	//	*TranscriptEntry_SessionEntry
 	Entry isTranscriptEntry_Entry `protobuf_oneof:"entry"`
-	// For a message read from a pi session file: the rest of its entry (everything but `message`,
-	// such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
-	SessionJson   string `protobuf:"bytes,3,opt,name=session_json,json=sessionJson,proto3" json:"session_json,omitempty"`
+	// For a message read from a pi session file's `message` entry: the entry's keys that this schema
+	// does not model (everything but type, id, parentId, timestamp and message), as the text of a
+	// JSON object; "{}" for an entry with none and no id, parent or timestamp either. Empty for a
+	// bare message: a message entry is one with an id, a parent, a timestamp or this text.
+	SessionJson string `protobuf:"bytes,3,opt,name=session_json,json=sessionJson,proto3" json:"session_json,omitempty"`
+	// The line's `id`: the entry's id within its session; for the session header, the session's id.
+	Id *string `protobuf:"bytes,4,opt,name=id,proto3,oneof" json:"id,omitempty"`
+	// The line's `parentId`: absent on the session header and on entries of files from before
+	// session version 2, which have none.
+	//
+	// Types that are valid to be assigned to Parent:
+	//
+	//	*TranscriptEntry_ParentId
+	//	*TranscriptEntry_Root
+	Parent isTranscriptEntry_Parent `protobuf_oneof:"parent"`
+	// The line's `timestamp`, as pi writes it (an ISO 8601 date and time).
+	Timestamp     *string `protobuf:"bytes,7,opt,name=timestamp,proto3,oneof" json:"timestamp,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -103,12 +122,51 @@ func (x *TranscriptEntry) GetSessionJson() string {
 	return ""
 }
 
+func (x *TranscriptEntry) GetId() string {
+	if x != nil && x.Id != nil {
+		return *x.Id
+	}
+	return ""
+}
+
+func (x *TranscriptEntry) GetParent() isTranscriptEntry_Parent {
+	if x != nil {
+		return x.Parent
+	}
+	return nil
+}
+
+func (x *TranscriptEntry) GetParentId() string {
+	if x != nil {
+		if x, ok := x.Parent.(*TranscriptEntry_ParentId); ok {
+			return x.ParentId
+		}
+	}
+	return ""
+}
+
+func (x *TranscriptEntry) GetRoot() structpb.NullValue {
+	if x != nil {
+		if x, ok := x.Parent.(*TranscriptEntry_Root); ok {
+			return x.Root
+		}
+	}
+	return structpb.NullValue(0)
+}
+
+func (x *TranscriptEntry) GetTimestamp() string {
+	if x != nil && x.Timestamp != nil {
+		return *x.Timestamp
+	}
+	return ""
+}
+
 type isTranscriptEntry_Entry interface {
 	isTranscriptEntry_Entry()
 }
 
 type TranscriptEntry_Message struct {
-	// A message.
+	// A message: a bare pi-JSON message, or the message of a session file's `message` entry.
 	Message *AgentMessage `protobuf:"bytes,1,opt,name=message,proto3,oneof"`
 }
 
@@ -121,14 +179,50 @@ func (*TranscriptEntry_Message) isTranscriptEntry_Entry() {}
 
 func (*TranscriptEntry_SessionEntry) isTranscriptEntry_Entry() {}
 
-// SessionEntry is an entry of a pi session file that holds no message, such as the session
-// header, a model change or a compaction; it is kept so a session file converts back unchanged.
+type isTranscriptEntry_Parent interface {
+	isTranscriptEntry_Parent()
+}
+
+type TranscriptEntry_ParentId struct {
+	// The id of the entry this one follows.
+	ParentId string `protobuf:"bytes,5,opt,name=parent_id,json=parentId,proto3,oneof"`
+}
+
+type TranscriptEntry_Root struct {
+	// The entry is a root of the tree: pi's `"parentId":null`.
+	Root structpb.NullValue `protobuf:"varint,6,opt,name=root,proto3,enum=google.protobuf.NullValue,oneof"`
+}
+
+func (*TranscriptEntry_ParentId) isTranscriptEntry_Parent() {}
+
+func (*TranscriptEntry_Root) isTranscriptEntry_Parent() {}
+
+// SessionEntry is an entry of a pi session file that holds no message: the session header, a
+// model change, a compaction, and so on. Each type pi-coding-agent defines has a typed body; an
+// entry of any other type keeps its keys as JSON, so a session file converts back unchanged.
 type SessionEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry's type, for example "model_change".
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// The rest of the entry (everything but `type`), as the text of a JSON object.
-	FieldsJson    string `protobuf:"bytes,2,opt,name=fields_json,json=fieldsJson,proto3" json:"fields_json,omitempty"`
+	// For an entry of a type that has no body here: its keys but type, id, parentId and timestamp,
+	// as the text of a JSON object. Empty for a typed entry, whose body holds its keys.
+	FieldsJson string `protobuf:"bytes,2,opt,name=fields_json,json=fieldsJson,proto3" json:"fields_json,omitempty"`
+	// The typed body of an entry of a type pi-coding-agent defines; unset for any other type.
+	//
+	// Types that are valid to be assigned to Body:
+	//
+	//	*SessionEntry_Header
+	//	*SessionEntry_ThinkingLevelChange
+	//	*SessionEntry_ModelChange
+	//	*SessionEntry_Usage
+	//	*SessionEntry_Compaction
+	//	*SessionEntry_BranchSummary
+	//	*SessionEntry_Custom
+	//	*SessionEntry_CustomMessage
+	//	*SessionEntry_Label
+	//	*SessionEntry_SessionInfo
+	//	*SessionEntry_ContextEdit
+	Body          isSessionEntry_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,20 +271,1373 @@ func (x *SessionEntry) GetFieldsJson() string {
 	return ""
 }
 
+func (x *SessionEntry) GetBody() isSessionEntry_Body {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetHeader() *SessionHeader {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_Header); ok {
+			return x.Header
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetThinkingLevelChange() *ThinkingLevelChange {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_ThinkingLevelChange); ok {
+			return x.ThinkingLevelChange
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetModelChange() *ModelChange {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_ModelChange); ok {
+			return x.ModelChange
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetUsage() *UsageRecord {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_Usage); ok {
+			return x.Usage
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetCompaction() *Compaction {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_Compaction); ok {
+			return x.Compaction
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetBranchSummary() *BranchSummary {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_BranchSummary); ok {
+			return x.BranchSummary
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetCustom() *CustomEntry {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_Custom); ok {
+			return x.Custom
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetCustomMessage() *CustomMessageEntry {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_CustomMessage); ok {
+			return x.CustomMessage
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetLabel() *Label {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_Label); ok {
+			return x.Label
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetSessionInfo() *SessionInfo {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_SessionInfo); ok {
+			return x.SessionInfo
+		}
+	}
+	return nil
+}
+
+func (x *SessionEntry) GetContextEdit() *ContextEdit {
+	if x != nil {
+		if x, ok := x.Body.(*SessionEntry_ContextEdit); ok {
+			return x.ContextEdit
+		}
+	}
+	return nil
+}
+
+type isSessionEntry_Body interface {
+	isSessionEntry_Body()
+}
+
+type SessionEntry_Header struct {
+	// A `session` entry.
+	Header *SessionHeader `protobuf:"bytes,3,opt,name=header,proto3,oneof"`
+}
+
+type SessionEntry_ThinkingLevelChange struct {
+	// A `thinking_level_change` entry.
+	ThinkingLevelChange *ThinkingLevelChange `protobuf:"bytes,4,opt,name=thinking_level_change,json=thinkingLevelChange,proto3,oneof"`
+}
+
+type SessionEntry_ModelChange struct {
+	// A `model_change` entry.
+	ModelChange *ModelChange `protobuf:"bytes,5,opt,name=model_change,json=modelChange,proto3,oneof"`
+}
+
+type SessionEntry_Usage struct {
+	// A `usage` entry.
+	Usage *UsageRecord `protobuf:"bytes,6,opt,name=usage,proto3,oneof"`
+}
+
+type SessionEntry_Compaction struct {
+	// A `compaction` entry.
+	Compaction *Compaction `protobuf:"bytes,7,opt,name=compaction,proto3,oneof"`
+}
+
+type SessionEntry_BranchSummary struct {
+	// A `branch_summary` entry.
+	BranchSummary *BranchSummary `protobuf:"bytes,8,opt,name=branch_summary,json=branchSummary,proto3,oneof"`
+}
+
+type SessionEntry_Custom struct {
+	// A `custom` entry.
+	Custom *CustomEntry `protobuf:"bytes,9,opt,name=custom,proto3,oneof"`
+}
+
+type SessionEntry_CustomMessage struct {
+	// A `custom_message` entry.
+	CustomMessage *CustomMessageEntry `protobuf:"bytes,10,opt,name=custom_message,json=customMessage,proto3,oneof"`
+}
+
+type SessionEntry_Label struct {
+	// A `label` entry.
+	Label *Label `protobuf:"bytes,11,opt,name=label,proto3,oneof"`
+}
+
+type SessionEntry_SessionInfo struct {
+	// A `session_info` entry.
+	SessionInfo *SessionInfo `protobuf:"bytes,12,opt,name=session_info,json=sessionInfo,proto3,oneof"`
+}
+
+type SessionEntry_ContextEdit struct {
+	// A `context_edit` entry.
+	ContextEdit *ContextEdit `protobuf:"bytes,13,opt,name=context_edit,json=contextEdit,proto3,oneof"`
+}
+
+func (*SessionEntry_Header) isSessionEntry_Body() {}
+
+func (*SessionEntry_ThinkingLevelChange) isSessionEntry_Body() {}
+
+func (*SessionEntry_ModelChange) isSessionEntry_Body() {}
+
+func (*SessionEntry_Usage) isSessionEntry_Body() {}
+
+func (*SessionEntry_Compaction) isSessionEntry_Body() {}
+
+func (*SessionEntry_BranchSummary) isSessionEntry_Body() {}
+
+func (*SessionEntry_Custom) isSessionEntry_Body() {}
+
+func (*SessionEntry_CustomMessage) isSessionEntry_Body() {}
+
+func (*SessionEntry_Label) isSessionEntry_Body() {}
+
+func (*SessionEntry_SessionInfo) isSessionEntry_Body() {}
+
+func (*SessionEntry_ContextEdit) isSessionEntry_Body() {}
+
+// SessionHeader is a session file's first line (type "session"): its id and timestamp are the
+// entry's.
+type SessionHeader struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session format's version: 3 today; absent in files from before version 2.
+	Version *int64 `protobuf:"varint,1,opt,name=version,proto3,oneof" json:"version,omitempty"`
+	// The working directory the session was started in.
+	Cwd *string `protobuf:"bytes,2,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	// The path of the session file this one was forked from.
+	ParentSession *string `protobuf:"bytes,3,opt,name=parent_session,json=parentSession,proto3,oneof" json:"parent_session,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,4,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionHeader) Reset() {
+	*x = SessionHeader{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionHeader) ProtoMessage() {}
+
+func (x *SessionHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionHeader.ProtoReflect.Descriptor instead.
+func (*SessionHeader) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SessionHeader) GetVersion() int64 {
+	if x != nil && x.Version != nil {
+		return *x.Version
+	}
+	return 0
+}
+
+func (x *SessionHeader) GetCwd() string {
+	if x != nil && x.Cwd != nil {
+		return *x.Cwd
+	}
+	return ""
+}
+
+func (x *SessionHeader) GetParentSession() string {
+	if x != nil && x.ParentSession != nil {
+		return *x.ParentSession
+	}
+	return ""
+}
+
+func (x *SessionHeader) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// ThinkingLevelChange records that the thinking level was changed.
+type ThinkingLevelChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new level, as pi names it ("off", "minimal", "low", "medium", "high", "xhigh").
+	ThinkingLevel *string `protobuf:"bytes,1,opt,name=thinking_level,json=thinkingLevel,proto3,oneof" json:"thinking_level,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,2,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThinkingLevelChange) Reset() {
+	*x = ThinkingLevelChange{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThinkingLevelChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThinkingLevelChange) ProtoMessage() {}
+
+func (x *ThinkingLevelChange) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThinkingLevelChange.ProtoReflect.Descriptor instead.
+func (*ThinkingLevelChange) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ThinkingLevelChange) GetThinkingLevel() string {
+	if x != nil && x.ThinkingLevel != nil {
+		return *x.ThinkingLevel
+	}
+	return ""
+}
+
+func (x *ThinkingLevelChange) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// ModelChange records that the model was changed.
+type ModelChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The provider of the new model.
+	Provider *string `protobuf:"bytes,1,opt,name=provider,proto3,oneof" json:"provider,omitempty"`
+	// The new model's id.
+	ModelId *string `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3,oneof" json:"model_id,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelChange) Reset() {
+	*x = ModelChange{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelChange) ProtoMessage() {}
+
+func (x *ModelChange) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelChange.ProtoReflect.Descriptor instead.
+func (*ModelChange) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ModelChange) GetProvider() string {
+	if x != nil && x.Provider != nil {
+		return *x.Provider
+	}
+	return ""
+}
+
+func (x *ModelChange) GetModelId() string {
+	if x != nil && x.ModelId != nil {
+		return *x.ModelId
+	}
+	return ""
+}
+
+func (x *ModelChange) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// UsageRecord records tokens a model spent outside the context, such as on warming a cache.
+type UsageRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the tokens were spent on, e.g. "cache_warm".
+	Kind *string `protobuf:"bytes,1,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
+	// The provider of the model that spent them.
+	Provider *string `protobuf:"bytes,2,opt,name=provider,proto3,oneof" json:"provider,omitempty"`
+	// The model that spent them.
+	Model *string `protobuf:"bytes,3,opt,name=model,proto3,oneof" json:"model,omitempty"`
+	// The tokens and their cost.
+	Usage *Usage `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	// A human-readable qualifier.
+	Note *string `protobuf:"bytes,5,opt,name=note,proto3,oneof" json:"note,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UsageRecord) Reset() {
+	*x = UsageRecord{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UsageRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UsageRecord) ProtoMessage() {}
+
+func (x *UsageRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UsageRecord.ProtoReflect.Descriptor instead.
+func (*UsageRecord) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UsageRecord) GetKind() string {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return ""
+}
+
+func (x *UsageRecord) GetProvider() string {
+	if x != nil && x.Provider != nil {
+		return *x.Provider
+	}
+	return ""
+}
+
+func (x *UsageRecord) GetModel() string {
+	if x != nil && x.Model != nil {
+		return *x.Model
+	}
+	return ""
+}
+
+func (x *UsageRecord) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *UsageRecord) GetNote() string {
+	if x != nil && x.Note != nil {
+		return *x.Note
+	}
+	return ""
+}
+
+func (x *UsageRecord) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// Compaction records that the entries before `first_kept_entry_id` were summarized.
+type Compaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The summary that stands for them.
+	Summary *string `protobuf:"bytes,1,opt,name=summary,proto3,oneof" json:"summary,omitempty"`
+	// The first entry kept as it was.
+	FirstKeptEntryId *string `protobuf:"bytes,2,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3,oneof" json:"first_kept_entry_id,omitempty"`
+	// The context's size in tokens before the compaction.
+	TokensBefore *int64 `protobuf:"varint,3,opt,name=tokens_before,json=tokensBefore,proto3,oneof" json:"tokens_before,omitempty"`
+	// Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+	DetailsJson string `protobuf:"bytes,4,opt,name=details_json,json=detailsJson,proto3" json:"details_json,omitempty"`
+	// The usage of the calls that made the summary.
+	Usage *Usage `protobuf:"bytes,5,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Whether an extension made it.
+	FromHook *bool `protobuf:"varint,6,opt,name=from_hook,json=fromHook,proto3,oneof" json:"from_hook,omitempty"`
+	// The prompt and tools in force at this point.
+	SystemMessage *SystemMessage `protobuf:"bytes,7,opt,name=system_message,json=systemMessage,proto3" json:"system_message,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,8,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Compaction) Reset() {
+	*x = Compaction{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Compaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Compaction) ProtoMessage() {}
+
+func (x *Compaction) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
+func (*Compaction) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Compaction) GetSummary() string {
+	if x != nil && x.Summary != nil {
+		return *x.Summary
+	}
+	return ""
+}
+
+func (x *Compaction) GetFirstKeptEntryId() string {
+	if x != nil && x.FirstKeptEntryId != nil {
+		return *x.FirstKeptEntryId
+	}
+	return ""
+}
+
+func (x *Compaction) GetTokensBefore() int64 {
+	if x != nil && x.TokensBefore != nil {
+		return *x.TokensBefore
+	}
+	return 0
+}
+
+func (x *Compaction) GetDetailsJson() string {
+	if x != nil {
+		return x.DetailsJson
+	}
+	return ""
+}
+
+func (x *Compaction) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *Compaction) GetFromHook() bool {
+	if x != nil && x.FromHook != nil {
+		return *x.FromHook
+	}
+	return false
+}
+
+func (x *Compaction) GetSystemMessage() *SystemMessage {
+	if x != nil {
+		return x.SystemMessage
+	}
+	return nil
+}
+
+func (x *Compaction) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// BranchSummary records a summary of the branch left when the session moved to another one.
+type BranchSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry the summarized branch ended at.
+	FromId *string `protobuf:"bytes,1,opt,name=from_id,json=fromId,proto3,oneof" json:"from_id,omitempty"`
+	// The summary.
+	Summary *string `protobuf:"bytes,2,opt,name=summary,proto3,oneof" json:"summary,omitempty"`
+	// Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+	DetailsJson string `protobuf:"bytes,3,opt,name=details_json,json=detailsJson,proto3" json:"details_json,omitempty"`
+	// The usage of the call that made the summary.
+	Usage *Usage `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Whether an extension made it.
+	FromHook *bool `protobuf:"varint,5,opt,name=from_hook,json=fromHook,proto3,oneof" json:"from_hook,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchSummary) Reset() {
+	*x = BranchSummary{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchSummary) ProtoMessage() {}
+
+func (x *BranchSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchSummary.ProtoReflect.Descriptor instead.
+func (*BranchSummary) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *BranchSummary) GetFromId() string {
+	if x != nil && x.FromId != nil {
+		return *x.FromId
+	}
+	return ""
+}
+
+func (x *BranchSummary) GetSummary() string {
+	if x != nil && x.Summary != nil {
+		return *x.Summary
+	}
+	return ""
+}
+
+func (x *BranchSummary) GetDetailsJson() string {
+	if x != nil {
+		return x.DetailsJson
+	}
+	return ""
+}
+
+func (x *BranchSummary) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *BranchSummary) GetFromHook() bool {
+	if x != nil && x.FromHook != nil {
+		return *x.FromHook
+	}
+	return false
+}
+
+func (x *BranchSummary) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// CustomEntry is an extension's own state, kept in the session and never sent to a model.
+type CustomEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Which extension's entry it is.
+	CustomType *string `protobuf:"bytes,1,opt,name=custom_type,json=customType,proto3,oneof" json:"custom_type,omitempty"`
+	// The extension's data, as JSON text; empty when absent.
+	DataJson string `protobuf:"bytes,2,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomEntry) Reset() {
+	*x = CustomEntry{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomEntry) ProtoMessage() {}
+
+func (x *CustomEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomEntry.ProtoReflect.Descriptor instead.
+func (*CustomEntry) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CustomEntry) GetCustomType() string {
+	if x != nil && x.CustomType != nil {
+		return *x.CustomType
+	}
+	return ""
+}
+
+func (x *CustomEntry) GetDataJson() string {
+	if x != nil {
+		return x.DataJson
+	}
+	return ""
+}
+
+func (x *CustomEntry) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// CustomMessageEntry is a message an extension puts into the context, which a model sees as the
+// user's.
+type CustomMessageEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Which extension's entry it is.
+	CustomType *string `protobuf:"bytes,1,opt,name=custom_type,json=customType,proto3,oneof" json:"custom_type,omitempty"`
+	// The message's blocks.
+	Content []*UserContent `protobuf:"bytes,2,rep,name=content,proto3" json:"content,omitempty"`
+	// Whether the content is one plain string rather than a list of blocks; it then holds exactly
+	// one text block.
+	StringContent bool `protobuf:"varint,3,opt,name=string_content,json=stringContent,proto3" json:"string_content,omitempty"`
+	// Whether a user interface shows the message.
+	Display *bool `protobuf:"varint,4,opt,name=display,proto3,oneof" json:"display,omitempty"`
+	// The extension's data, which no model sees, as JSON text; empty when absent.
+	DetailsJson string `protobuf:"bytes,5,opt,name=details_json,json=detailsJson,proto3" json:"details_json,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomMessageEntry) Reset() {
+	*x = CustomMessageEntry{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomMessageEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomMessageEntry) ProtoMessage() {}
+
+func (x *CustomMessageEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomMessageEntry.ProtoReflect.Descriptor instead.
+func (*CustomMessageEntry) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CustomMessageEntry) GetCustomType() string {
+	if x != nil && x.CustomType != nil {
+		return *x.CustomType
+	}
+	return ""
+}
+
+func (x *CustomMessageEntry) GetContent() []*UserContent {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *CustomMessageEntry) GetStringContent() bool {
+	if x != nil {
+		return x.StringContent
+	}
+	return false
+}
+
+func (x *CustomMessageEntry) GetDisplay() bool {
+	if x != nil && x.Display != nil {
+		return *x.Display
+	}
+	return false
+}
+
+func (x *CustomMessageEntry) GetDetailsJson() string {
+	if x != nil {
+		return x.DetailsJson
+	}
+	return ""
+}
+
+func (x *CustomMessageEntry) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// Label sets or clears a user's bookmark on an entry.
+type Label struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry labelled.
+	TargetId *string `protobuf:"bytes,1,opt,name=target_id,json=targetId,proto3,oneof" json:"target_id,omitempty"`
+	// The label; absent when the label is cleared.
+	Label *string `protobuf:"bytes,2,opt,name=label,proto3,oneof" json:"label,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Label) Reset() {
+	*x = Label{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Label) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Label) ProtoMessage() {}
+
+func (x *Label) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Label.ProtoReflect.Descriptor instead.
+func (*Label) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Label) GetTargetId() string {
+	if x != nil && x.TargetId != nil {
+		return *x.TargetId
+	}
+	return ""
+}
+
+func (x *Label) GetLabel() string {
+	if x != nil && x.Label != nil {
+		return *x.Label
+	}
+	return ""
+}
+
+func (x *Label) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// SessionInfo sets the session's metadata, such as its display name.
+type SessionInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The session's name; empty clears it.
+	Name *string `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,2,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionInfo) Reset() {
+	*x = SessionInfo{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionInfo) ProtoMessage() {}
+
+func (x *SessionInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionInfo.ProtoReflect.Descriptor instead.
+func (*SessionInfo) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SessionInfo) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *SessionInfo) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// ContextEdit changes what an earlier entry contributes to a model's context, from this point of
+// the branch on.
+type ContextEdit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry changed.
+	TargetId *string `protobuf:"bytes,1,opt,name=target_id,json=targetId,proto3,oneof" json:"target_id,omitempty"`
+	// The content that replaces the target's; absent when the target is left out of the context
+	// (pi's `"replacement":null`).
+	Replacement *ContextReplacement `protobuf:"bytes,2,opt,name=replacement,proto3" json:"replacement,omitempty"`
+	// Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+	// line converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextEdit) Reset() {
+	*x = ContextEdit{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextEdit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextEdit) ProtoMessage() {}
+
+func (x *ContextEdit) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextEdit.ProtoReflect.Descriptor instead.
+func (*ContextEdit) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ContextEdit) GetTargetId() string {
+	if x != nil && x.TargetId != nil {
+		return *x.TargetId
+	}
+	return ""
+}
+
+func (x *ContextEdit) GetReplacement() *ContextReplacement {
+	if x != nil {
+		return x.Replacement
+	}
+	return nil
+}
+
+func (x *ContextEdit) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// ContextReplacement is the content a context edit gives its target, in the shape of the target's
+// role.
+type ContextReplacement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The blocks.
+	Content []*ContentBlock `protobuf:"bytes,1,rep,name=content,proto3" json:"content,omitempty"`
+	// Whether the content is one plain string rather than a list of blocks; it then holds exactly
+	// one text block.
+	StringContent bool `protobuf:"varint,2,opt,name=string_content,json=stringContent,proto3" json:"string_content,omitempty"`
+	// Keys of the object that this schema does not model, as the text of a JSON object; kept so the
+	// object converts back unchanged. Empty when there are none.
+	ExtraJson     string `protobuf:"bytes,3,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextReplacement) Reset() {
+	*x = ContextReplacement{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextReplacement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextReplacement) ProtoMessage() {}
+
+func (x *ContextReplacement) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextReplacement.ProtoReflect.Descriptor instead.
+func (*ContextReplacement) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ContextReplacement) GetContent() []*ContentBlock {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *ContextReplacement) GetStringContent() bool {
+	if x != nil {
+		return x.StringContent
+	}
+	return false
+}
+
+func (x *ContextReplacement) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
+// ContentBlock is a block of any role's content.
+type ContentBlock struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The block; exactly one member is set.
+	//
+	// Types that are valid to be assigned to Block:
+	//
+	//	*ContentBlock_Text
+	//	*ContentBlock_Image
+	//	*ContentBlock_Thinking
+	//	*ContentBlock_ToolCall
+	Block         isContentBlock_Block `protobuf_oneof:"block"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContentBlock) Reset() {
+	*x = ContentBlock{}
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContentBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContentBlock) ProtoMessage() {}
+
+func (x *ContentBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_transcript_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
+func (*ContentBlock) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_transcript_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ContentBlock) GetBlock() isContentBlock_Block {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *ContentBlock) GetText() *TextContent {
+	if x != nil {
+		if x, ok := x.Block.(*ContentBlock_Text); ok {
+			return x.Text
+		}
+	}
+	return nil
+}
+
+func (x *ContentBlock) GetImage() *ImageContent {
+	if x != nil {
+		if x, ok := x.Block.(*ContentBlock_Image); ok {
+			return x.Image
+		}
+	}
+	return nil
+}
+
+func (x *ContentBlock) GetThinking() *ThinkingContent {
+	if x != nil {
+		if x, ok := x.Block.(*ContentBlock_Thinking); ok {
+			return x.Thinking
+		}
+	}
+	return nil
+}
+
+func (x *ContentBlock) GetToolCall() *ToolCall {
+	if x != nil {
+		if x, ok := x.Block.(*ContentBlock_ToolCall); ok {
+			return x.ToolCall
+		}
+	}
+	return nil
+}
+
+type isContentBlock_Block interface {
+	isContentBlock_Block()
+}
+
+type ContentBlock_Text struct {
+	// Text.
+	Text *TextContent `protobuf:"bytes,1,opt,name=text,proto3,oneof"`
+}
+
+type ContentBlock_Image struct {
+	// An image.
+	Image *ImageContent `protobuf:"bytes,2,opt,name=image,proto3,oneof"`
+}
+
+type ContentBlock_Thinking struct {
+	// The model's reasoning.
+	Thinking *ThinkingContent `protobuf:"bytes,3,opt,name=thinking,proto3,oneof"`
+}
+
+type ContentBlock_ToolCall struct {
+	// A tool call.
+	ToolCall *ToolCall `protobuf:"bytes,4,opt,name=tool_call,json=toolCall,proto3,oneof"`
+}
+
+func (*ContentBlock_Text) isContentBlock_Block() {}
+
+func (*ContentBlock_Image) isContentBlock_Block() {}
+
+func (*ContentBlock_Thinking) isContentBlock_Block() {}
+
+func (*ContentBlock_ToolCall) isContentBlock_Block() {}
+
 var File_pi_ai_v1_transcript_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_transcript_proto_rawDesc = "" +
 	"\n" +
-	"\x19pi/ai/v1/transcript.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xcb\x01\n" +
+	"\x19pi/ai/v1/transcript.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\x9b\x03\n" +
 	"\x0fTranscriptEntry\x122\n" +
 	"\amessage\x18\x01 \x01(\v2\x16.pi.ai.v1.AgentMessageH\x00R\amessage\x12=\n" +
-	"\rsession_entry\x18\x02 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x125\n" +
-	"\fsession_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\vsessionJsonB\x0e\n" +
-	"\x05entry\x12\x05\xbaH\x02\b\x01\"^\n" +
+	"\rsession_entry\x18\x02 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x12]\n" +
+	"\fsession_json\x18\x03 \x01(\tB:\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18,\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\amessageR\vsessionJson\x12\x13\n" +
+	"\x02id\x18\x04 \x01(\tH\x02R\x02id\x88\x01\x01\x12\x1d\n" +
+	"\tparent_id\x18\x05 \x01(\tH\x01R\bparentId\x120\n" +
+	"\x04root\x18\x06 \x01(\x0e2\x1a.google.protobuf.NullValueH\x01R\x04root\x12!\n" +
+	"\ttimestamp\x18\a \x01(\tH\x03R\ttimestamp\x88\x01\x01B\x0e\n" +
+	"\x05entry\x12\x05\xbaH\x02\b\x01B\b\n" +
+	"\x06parentB\x05\n" +
+	"\x03_idB\f\n" +
+	"\n" +
+	"_timestamp\"\xc9\v\n" +
 	"\fSessionEntry\x12\x1b\n" +
-	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x121\n" +
-	"\vfields_json\x18\x02 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02R\n" +
-	"fieldsJsonBN\n" +
+	"\x04type\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x10\x01R\x04type\x123\n" +
+	"\vfields_json\x18\x02 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x02\x10\x01R\n" +
+	"fieldsJson\x121\n" +
+	"\x06header\x18\x03 \x01(\v2\x17.pi.ai.v1.SessionHeaderH\x00R\x06header\x12S\n" +
+	"\x15thinking_level_change\x18\x04 \x01(\v2\x1d.pi.ai.v1.ThinkingLevelChangeH\x00R\x13thinkingLevelChange\x12:\n" +
+	"\fmodel_change\x18\x05 \x01(\v2\x15.pi.ai.v1.ModelChangeH\x00R\vmodelChange\x12-\n" +
+	"\x05usage\x18\x06 \x01(\v2\x15.pi.ai.v1.UsageRecordH\x00R\x05usage\x126\n" +
+	"\n" +
+	"compaction\x18\a \x01(\v2\x14.pi.ai.v1.CompactionH\x00R\n" +
+	"compaction\x12@\n" +
+	"\x0ebranch_summary\x18\b \x01(\v2\x17.pi.ai.v1.BranchSummaryH\x00R\rbranchSummary\x12/\n" +
+	"\x06custom\x18\t \x01(\v2\x15.pi.ai.v1.CustomEntryH\x00R\x06custom\x12E\n" +
+	"\x0ecustom_message\x18\n" +
+	" \x01(\v2\x1c.pi.ai.v1.CustomMessageEntryH\x00R\rcustomMessage\x12'\n" +
+	"\x05label\x18\v \x01(\v2\x0f.pi.ai.v1.LabelH\x00R\x05label\x12:\n" +
+	"\fsession_info\x18\f \x01(\v2\x15.pi.ai.v1.SessionInfoH\x00R\vsessionInfo\x12:\n" +
+	"\fcontext_edit\x18\r \x01(\v2\x15.pi.ai.v1.ContextEditH\x00R\vcontextEdit:\xd8\x05\xbaH\xd4\x05\x1a\xd1\x05\n" +
+	"\x1fsession_entry.type_matches_body\x128a typed entry's type must be the one its body stands for\x1a\xf3\x04(!has(this.header) || this.type == 'session') && (!has(this.thinking_level_change) || this.type == 'thinking_level_change') && (!has(this.model_change) || this.type == 'model_change') && (!has(this.usage) || this.type == 'usage') && (!has(this.compaction) || this.type == 'compaction') && (!has(this.branch_summary) || this.type == 'branch_summary') && (!has(this.custom) || this.type == 'custom') && (!has(this.custom_message) || this.type == 'custom_message') && (!has(this.label) || this.type == 'label') && (!has(this.session_info) || this.type == 'session_info') && (!has(this.context_edit) || this.type == 'context_edit')B\x06\n" +
+	"\x04body\"\xfd\x01\n" +
+	"\rSessionHeader\x12\x1d\n" +
+	"\aversion\x18\x01 \x01(\x03H\x00R\aversion\x88\x01\x01\x12\x15\n" +
+	"\x03cwd\x18\x02 \x01(\tH\x01R\x03cwd\x88\x01\x01\x12*\n" +
+	"\x0eparent_session\x18\x03 \x01(\tH\x02R\rparentSession\x88\x01\x01\x12c\n" +
+	"\n" +
+	"extra_json\x18\x04 \x01(\tBD\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x186\b\x02\x10\x01\x1a\x04type\x1a\aversion\x1a\x02id\x1a\ttimestamp\x1a\x03cwd\x1a\rparentSessionR\textraJsonB\n" +
+	"\n" +
+	"\b_versionB\x06\n" +
+	"\x04_cwdB\x11\n" +
+	"\x0f_parent_session\"\xb5\x01\n" +
+	"\x13ThinkingLevelChange\x12*\n" +
+	"\x0ethinking_level\x18\x01 \x01(\tH\x00R\rthinkingLevel\x88\x01\x01\x12_\n" +
+	"\n" +
+	"extra_json\x18\x02 \x01(\tB@\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x182\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\rthinkingLevelR\textraJsonB\x11\n" +
+	"\x0f_thinking_level\"\xcd\x01\n" +
+	"\vModelChange\x12\x1f\n" +
+	"\bprovider\x18\x01 \x01(\tH\x00R\bprovider\x88\x01\x01\x12\x1e\n" +
+	"\bmodel_id\x18\x02 \x01(\tH\x01R\amodelId\x88\x01\x01\x12c\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tBD\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x186\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\bprovider\x1a\amodelIdR\textraJsonB\v\n" +
+	"\t_providerB\v\n" +
+	"\t_model_id\"\xc1\x02\n" +
+	"\vUsageRecord\x12\x17\n" +
+	"\x04kind\x18\x01 \x01(\tH\x00R\x04kind\x88\x01\x01\x12\x1f\n" +
+	"\bprovider\x18\x02 \x01(\tH\x01R\bprovider\x88\x01\x01\x12\x19\n" +
+	"\x05model\x18\x03 \x01(\tH\x02R\x05model\x88\x01\x01\x12%\n" +
+	"\x05usage\x18\x04 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12\x17\n" +
+	"\x04note\x18\x05 \x01(\tH\x03R\x04note\x88\x01\x01\x12t\n" +
+	"\n" +
+	"extra_json\x18\x06 \x01(\tBU\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18G\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\x04kind\x1a\bprovider\x1a\x05model\x1a\x05usage\x1a\x04noteR\textraJsonB\a\n" +
+	"\x05_kindB\v\n" +
+	"\t_providerB\b\n" +
+	"\x06_modelB\a\n" +
+	"\x05_note\"\xb3\x04\n" +
+	"\n" +
+	"Compaction\x12\x1d\n" +
+	"\asummary\x18\x01 \x01(\tH\x00R\asummary\x88\x01\x01\x122\n" +
+	"\x13first_kept_entry_id\x18\x02 \x01(\tH\x01R\x10firstKeptEntryId\x88\x01\x01\x12(\n" +
+	"\rtokens_before\x18\x03 \x01(\x03H\x02R\ftokensBefore\x88\x01\x01\x125\n" +
+	"\fdetails_json\x18\x04 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x01\x10\x01R\vdetailsJson\x12%\n" +
+	"\x05usage\x18\x05 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12 \n" +
+	"\tfrom_hook\x18\x06 \x01(\bH\x03R\bfromHook\x88\x01\x01\x12>\n" +
+	"\x0esystem_message\x18\a \x01(\v2\x17.pi.ai.v1.SystemMessageR\rsystemMessage\x12\xa3\x01\n" +
+	"\n" +
+	"extra_json\x18\b \x01(\tB\x83\x01\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18u\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\asummary\x1a\x10firstKeptEntryId\x1a\ftokensBefore\x1a\adetails\x1a\x05usage\x1a\bfromHook\x1a\rsystemMessageR\textraJsonB\n" +
+	"\n" +
+	"\b_summaryB\x16\n" +
+	"\x14_first_kept_entry_idB\x10\n" +
+	"\x0e_tokens_beforeB\f\n" +
+	"\n" +
+	"_from_hook\"\xef\x02\n" +
+	"\rBranchSummary\x12\x1c\n" +
+	"\afrom_id\x18\x01 \x01(\tH\x00R\x06fromId\x88\x01\x01\x12\x1d\n" +
+	"\asummary\x18\x02 \x01(\tH\x01R\asummary\x88\x01\x01\x125\n" +
+	"\fdetails_json\x18\x03 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x01\x10\x01R\vdetailsJson\x12%\n" +
+	"\x05usage\x18\x04 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12 \n" +
+	"\tfrom_hook\x18\x05 \x01(\bH\x02R\bfromHook\x88\x01\x01\x12{\n" +
+	"\n" +
+	"extra_json\x18\x06 \x01(\tB\\\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18N\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\x06fromId\x1a\asummary\x1a\adetails\x1a\x05usage\x1a\bfromHookR\textraJsonB\n" +
+	"\n" +
+	"\b_from_idB\n" +
+	"\n" +
+	"\b_summaryB\f\n" +
+	"\n" +
+	"_from_hook\"\xd8\x01\n" +
+	"\vCustomEntry\x12$\n" +
+	"\vcustom_type\x18\x01 \x01(\tH\x00R\n" +
+	"customType\x88\x01\x01\x12/\n" +
+	"\tdata_json\x18\x02 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x01\x10\x01R\bdataJson\x12b\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tBC\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x185\b\x02\x10\x01\x1a\x04type\x1a\n" +
+	"customType\x1a\x04data\x1a\x02id\x1a\bparentId\x1a\ttimestampR\textraJsonB\x0e\n" +
+	"\f_custom_type\"\xfd\x02\n" +
+	"\x12CustomMessageEntry\x12$\n" +
+	"\vcustom_type\x18\x01 \x01(\tH\x00R\n" +
+	"customType\x88\x01\x01\x12/\n" +
+	"\acontent\x18\x02 \x03(\v2\x15.pi.ai.v1.UserContentR\acontent\x12%\n" +
+	"\x0estring_content\x18\x03 \x01(\bR\rstringContent\x12\x1d\n" +
+	"\adisplay\x18\x04 \x01(\bH\x01R\adisplay\x88\x01\x01\x125\n" +
+	"\fdetails_json\x18\x05 \x01(\tB\x12\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x04\b\x01\x10\x01R\vdetailsJson\x12w\n" +
+	"\n" +
+	"extra_json\x18\x06 \x01(\tBX\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18J\b\x02\x10\x01\x1a\x04type\x1a\n" +
+	"customType\x1a\acontent\x1a\adisplay\x1a\adetails\x1a\x02id\x1a\bparentId\x1a\ttimestampR\textraJsonB\x0e\n" +
+	"\f_custom_typeB\n" +
+	"\n" +
+	"\b_display\"\xbf\x01\n" +
+	"\x05Label\x12 \n" +
+	"\ttarget_id\x18\x01 \x01(\tH\x00R\btargetId\x88\x01\x01\x12\x19\n" +
+	"\x05label\x18\x02 \x01(\tH\x01R\x05label\x88\x01\x01\x12a\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tBB\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x184\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\btargetId\x1a\x05labelR\textraJsonB\f\n" +
+	"\n" +
+	"_target_idB\b\n" +
+	"\x06_label\"\x87\x01\n" +
+	"\vSessionInfo\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12V\n" +
+	"\n" +
+	"extra_json\x18\x02 \x01(\tB7\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18)\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\x04nameR\textraJsonB\a\n" +
+	"\x05_name\"\xe6\x01\n" +
+	"\vContextEdit\x12 \n" +
+	"\ttarget_id\x18\x01 \x01(\tH\x00R\btargetId\x88\x01\x01\x12>\n" +
+	"\vreplacement\x18\x02 \x01(\v2\x1c.pi.ai.v1.ContextReplacementR\vreplacement\x12g\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tBH\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18:\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\btargetId\x1a\vreplacementR\textraJsonB\f\n" +
+	"\n" +
+	"_target_id\"\xa9\x01\n" +
+	"\x12ContextReplacement\x120\n" +
+	"\acontent\x18\x01 \x03(\v2\x16.pi.ai.v1.ContentBlockR\acontent\x12%\n" +
+	"\x0estring_content\x18\x02 \x01(\bR\rstringContent\x12:\n" +
+	"\n" +
+	"extra_json\x18\x03 \x01(\tB\x1b\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\r\b\x02\x10\x01\x1a\acontentR\textraJson\"\xe7\x01\n" +
+	"\fContentBlock\x12+\n" +
+	"\x04text\x18\x01 \x01(\v2\x15.pi.ai.v1.TextContentH\x00R\x04text\x12.\n" +
+	"\x05image\x18\x02 \x01(\v2\x16.pi.ai.v1.ImageContentH\x00R\x05image\x127\n" +
+	"\bthinking\x18\x03 \x01(\v2\x19.pi.ai.v1.ThinkingContentH\x00R\bthinking\x121\n" +
+	"\ttool_call\x18\x04 \x01(\v2\x12.pi.ai.v1.ToolCallH\x00R\btoolCallB\x0e\n" +
+	"\x05block\x12\x05\xbaH\x02\b\x01BN\n" +
 	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (
@@ -205,20 +1652,64 @@ func file_pi_ai_v1_transcript_proto_rawDescGZIP() []byte {
 	return file_pi_ai_v1_transcript_proto_rawDescData
 }
 
-var file_pi_ai_v1_transcript_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_pi_ai_v1_transcript_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_pi_ai_v1_transcript_proto_goTypes = []any{
-	(*TranscriptEntry)(nil), // 0: pi.ai.v1.TranscriptEntry
-	(*SessionEntry)(nil),    // 1: pi.ai.v1.SessionEntry
-	(*AgentMessage)(nil),    // 2: pi.ai.v1.AgentMessage
+	(*TranscriptEntry)(nil),     // 0: pi.ai.v1.TranscriptEntry
+	(*SessionEntry)(nil),        // 1: pi.ai.v1.SessionEntry
+	(*SessionHeader)(nil),       // 2: pi.ai.v1.SessionHeader
+	(*ThinkingLevelChange)(nil), // 3: pi.ai.v1.ThinkingLevelChange
+	(*ModelChange)(nil),         // 4: pi.ai.v1.ModelChange
+	(*UsageRecord)(nil),         // 5: pi.ai.v1.UsageRecord
+	(*Compaction)(nil),          // 6: pi.ai.v1.Compaction
+	(*BranchSummary)(nil),       // 7: pi.ai.v1.BranchSummary
+	(*CustomEntry)(nil),         // 8: pi.ai.v1.CustomEntry
+	(*CustomMessageEntry)(nil),  // 9: pi.ai.v1.CustomMessageEntry
+	(*Label)(nil),               // 10: pi.ai.v1.Label
+	(*SessionInfo)(nil),         // 11: pi.ai.v1.SessionInfo
+	(*ContextEdit)(nil),         // 12: pi.ai.v1.ContextEdit
+	(*ContextReplacement)(nil),  // 13: pi.ai.v1.ContextReplacement
+	(*ContentBlock)(nil),        // 14: pi.ai.v1.ContentBlock
+	(*AgentMessage)(nil),        // 15: pi.ai.v1.AgentMessage
+	(structpb.NullValue)(0),     // 16: google.protobuf.NullValue
+	(*Usage)(nil),               // 17: pi.ai.v1.Usage
+	(*SystemMessage)(nil),       // 18: pi.ai.v1.SystemMessage
+	(*UserContent)(nil),         // 19: pi.ai.v1.UserContent
+	(*TextContent)(nil),         // 20: pi.ai.v1.TextContent
+	(*ImageContent)(nil),        // 21: pi.ai.v1.ImageContent
+	(*ThinkingContent)(nil),     // 22: pi.ai.v1.ThinkingContent
+	(*ToolCall)(nil),            // 23: pi.ai.v1.ToolCall
 }
 var file_pi_ai_v1_transcript_proto_depIdxs = []int32{
-	2, // 0: pi.ai.v1.TranscriptEntry.message:type_name -> pi.ai.v1.AgentMessage
-	1, // 1: pi.ai.v1.TranscriptEntry.session_entry:type_name -> pi.ai.v1.SessionEntry
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	15, // 0: pi.ai.v1.TranscriptEntry.message:type_name -> pi.ai.v1.AgentMessage
+	1,  // 1: pi.ai.v1.TranscriptEntry.session_entry:type_name -> pi.ai.v1.SessionEntry
+	16, // 2: pi.ai.v1.TranscriptEntry.root:type_name -> google.protobuf.NullValue
+	2,  // 3: pi.ai.v1.SessionEntry.header:type_name -> pi.ai.v1.SessionHeader
+	3,  // 4: pi.ai.v1.SessionEntry.thinking_level_change:type_name -> pi.ai.v1.ThinkingLevelChange
+	4,  // 5: pi.ai.v1.SessionEntry.model_change:type_name -> pi.ai.v1.ModelChange
+	5,  // 6: pi.ai.v1.SessionEntry.usage:type_name -> pi.ai.v1.UsageRecord
+	6,  // 7: pi.ai.v1.SessionEntry.compaction:type_name -> pi.ai.v1.Compaction
+	7,  // 8: pi.ai.v1.SessionEntry.branch_summary:type_name -> pi.ai.v1.BranchSummary
+	8,  // 9: pi.ai.v1.SessionEntry.custom:type_name -> pi.ai.v1.CustomEntry
+	9,  // 10: pi.ai.v1.SessionEntry.custom_message:type_name -> pi.ai.v1.CustomMessageEntry
+	10, // 11: pi.ai.v1.SessionEntry.label:type_name -> pi.ai.v1.Label
+	11, // 12: pi.ai.v1.SessionEntry.session_info:type_name -> pi.ai.v1.SessionInfo
+	12, // 13: pi.ai.v1.SessionEntry.context_edit:type_name -> pi.ai.v1.ContextEdit
+	17, // 14: pi.ai.v1.UsageRecord.usage:type_name -> pi.ai.v1.Usage
+	17, // 15: pi.ai.v1.Compaction.usage:type_name -> pi.ai.v1.Usage
+	18, // 16: pi.ai.v1.Compaction.system_message:type_name -> pi.ai.v1.SystemMessage
+	17, // 17: pi.ai.v1.BranchSummary.usage:type_name -> pi.ai.v1.Usage
+	19, // 18: pi.ai.v1.CustomMessageEntry.content:type_name -> pi.ai.v1.UserContent
+	13, // 19: pi.ai.v1.ContextEdit.replacement:type_name -> pi.ai.v1.ContextReplacement
+	14, // 20: pi.ai.v1.ContextReplacement.content:type_name -> pi.ai.v1.ContentBlock
+	20, // 21: pi.ai.v1.ContentBlock.text:type_name -> pi.ai.v1.TextContent
+	21, // 22: pi.ai.v1.ContentBlock.image:type_name -> pi.ai.v1.ImageContent
+	22, // 23: pi.ai.v1.ContentBlock.thinking:type_name -> pi.ai.v1.ThinkingContent
+	23, // 24: pi.ai.v1.ContentBlock.tool_call:type_name -> pi.ai.v1.ToolCall
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_pi_ai_v1_transcript_proto_init() }
@@ -226,11 +1717,44 @@ func file_pi_ai_v1_transcript_proto_init() {
 	if File_pi_ai_v1_transcript_proto != nil {
 		return
 	}
+	file_pi_ai_v1_content_proto_init()
 	file_pi_ai_v1_json_proto_init()
 	file_pi_ai_v1_message_proto_init()
 	file_pi_ai_v1_transcript_proto_msgTypes[0].OneofWrappers = []any{
 		(*TranscriptEntry_Message)(nil),
 		(*TranscriptEntry_SessionEntry)(nil),
+		(*TranscriptEntry_ParentId)(nil),
+		(*TranscriptEntry_Root)(nil),
+	}
+	file_pi_ai_v1_transcript_proto_msgTypes[1].OneofWrappers = []any{
+		(*SessionEntry_Header)(nil),
+		(*SessionEntry_ThinkingLevelChange)(nil),
+		(*SessionEntry_ModelChange)(nil),
+		(*SessionEntry_Usage)(nil),
+		(*SessionEntry_Compaction)(nil),
+		(*SessionEntry_BranchSummary)(nil),
+		(*SessionEntry_Custom)(nil),
+		(*SessionEntry_CustomMessage)(nil),
+		(*SessionEntry_Label)(nil),
+		(*SessionEntry_SessionInfo)(nil),
+		(*SessionEntry_ContextEdit)(nil),
+	}
+	file_pi_ai_v1_transcript_proto_msgTypes[2].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[3].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[4].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[5].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[6].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[7].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[8].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[9].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[10].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[11].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[12].OneofWrappers = []any{}
+	file_pi_ai_v1_transcript_proto_msgTypes[14].OneofWrappers = []any{
+		(*ContentBlock_Text)(nil),
+		(*ContentBlock_Image)(nil),
+		(*ContentBlock_Thinking)(nil),
+		(*ContentBlock_ToolCall)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -238,7 +1762,7 @@ func file_pi_ai_v1_transcript_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_transcript_proto_rawDesc), len(file_pi_ai_v1_transcript_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

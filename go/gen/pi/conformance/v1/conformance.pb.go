@@ -1351,7 +1351,13 @@ type PiJsonCase struct {
 	//	*PiJsonCase_Event
 	Expect isPiJsonCase_Expect `protobuf_oneof:"expect"`
 	// The text the codec writes back from the expected value; empty when it is `text` itself.
-	Written       string `protobuf:"bytes,5,opt,name=written,proto3" json:"written,omitempty"`
+	Written string `protobuf:"bytes,5,opt,name=written,proto3" json:"written,omitempty"`
+	// An edit of the entry `text` reads as, as a user makes it (a field set, added or cleared),
+	// which the codec writes as `edited_text`: what the fields say is what is written, in pi's
+	// key order, the unmodelled keys in their places.
+	Edited *v1.TranscriptEntry `protobuf:"bytes,7,opt,name=edited,proto3" json:"edited,omitempty"`
+	// The text the codec writes from `edited`.
+	EditedText    string `protobuf:"bytes,8,opt,name=edited_text,json=editedText,proto3" json:"edited_text,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1439,6 +1445,20 @@ func (x *PiJsonCase) GetEvent() *v1.ModelEvent {
 func (x *PiJsonCase) GetWritten() string {
 	if x != nil {
 		return x.Written
+	}
+	return ""
+}
+
+func (x *PiJsonCase) GetEdited() *v1.TranscriptEntry {
+	if x != nil {
+		return x.Edited
+	}
+	return nil
+}
+
+func (x *PiJsonCase) GetEditedText() string {
+	if x != nil {
+		return x.EditedText
 	}
 	return ""
 }
@@ -2227,7 +2247,9 @@ type PiJsonResult struct {
 	//	*PiJsonResult_Event
 	Read isPiJsonResult_Read `protobuf_oneof:"read"`
 	// What the codec writes back from what it read; empty when it refused the text.
-	Written       string `protobuf:"bytes,4,opt,name=written,proto3" json:"written,omitempty"`
+	Written string `protobuf:"bytes,4,opt,name=written,proto3" json:"written,omitempty"`
+	// What the codec writes from the case's `edited` entry; empty when the case has none.
+	EditedWritten string `protobuf:"bytes,6,opt,name=edited_written,json=editedWritten,proto3" json:"edited_written,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2308,6 +2330,13 @@ func (x *PiJsonResult) GetEvent() *v1.ModelEvent {
 func (x *PiJsonResult) GetWritten() string {
 	if x != nil {
 		return x.Written
+	}
+	return ""
+}
+
+func (x *PiJsonResult) GetEditedWritten() string {
+	if x != nil {
+		return x.EditedWritten
 	}
 	return ""
 }
@@ -2493,7 +2522,7 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"statusCode\x126\n" +
 	"\x04rule\x18\x04 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x122\n" +
 	"\x06result\x18\x05 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n" +
-	"\afailure\"\xfa\x01\n" +
+	"\afailure\"\xce\x02\n" +
 	"\n" +
 	"PiJsonCase\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
@@ -2502,7 +2531,10 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\n" +
 	"error_path\x18\x04 \x01(\tH\x00R\terrorPath\x12,\n" +
 	"\x05event\x18\x06 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
-	"\awritten\x18\x05 \x01(\tR\awrittenB\b\n" +
+	"\awritten\x18\x05 \x01(\tR\awritten\x121\n" +
+	"\x06edited\x18\a \x01(\v2\x19.pi.ai.v1.TranscriptEntryR\x06edited\x12\x1f\n" +
+	"\vedited_text\x18\b \x01(\tR\n" +
+	"editedTextB\b\n" +
 	"\x06expect\"\x80\x01\n" +
 	"\bCostCase\x12)\n" +
 	"\x05rates\x18\x01 \x01(\v2\x13.pi.ai.v1.ModelCostR\x05rates\x12%\n" +
@@ -2549,14 +2581,15 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\fStreamResult\x126\n" +
 	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +
 	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\x12:\n" +
-	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\xe6\x01\n" +
+	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\x8d\x02\n" +
 	"\fPiJsonResult\x121\n" +
 	"\x05entry\x18\x01 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
 	"error_path\x18\x03 \x01(\tH\x00R\terrorPath\x12,\n" +
 	"\x05event\x18\x05 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
-	"\awritten\x18\x04 \x01(\tR\awrittenB\x06\n" +
+	"\awritten\x18\x04 \x01(\tR\awritten\x12%\n" +
+	"\x0eedited_written\x18\x06 \x01(\tR\reditedWrittenB\x06\n" +
 	"\x04read\"L\n" +
 	"\x11PartialJsonResult\x12\x14\n" +
 	"\x05whole\x18\x01 \x01(\tR\x05whole\x12!\n" +
@@ -2656,31 +2689,32 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	33, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
 	30, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
 	32, // 36: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
-	37, // 37: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
-	38, // 38: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
-	39, // 39: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
-	18, // 40: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
-	19, // 41: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	1,  // 42: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
-	22, // 43: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
-	23, // 44: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
-	24, // 45: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
-	13, // 46: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
-	25, // 47: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
-	39, // 48: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
-	26, // 49: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
-	3,  // 50: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
-	35, // 51: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
-	35, // 52: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
-	5,  // 53: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
-	33, // 54: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
-	30, // 55: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
-	32, // 56: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	33, // 37: pi.conformance.v1.PiJsonCase.edited:type_name -> pi.ai.v1.TranscriptEntry
+	37, // 38: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	38, // 39: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	39, // 40: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	18, // 41: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
+	19, // 42: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
+	1,  // 43: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
+	22, // 44: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
+	23, // 45: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
+	24, // 46: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
+	13, // 47: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
+	25, // 48: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
+	39, // 49: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
+	26, // 50: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
+	3,  // 51: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
+	35, // 52: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
+	35, // 53: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
+	5,  // 54: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
+	33, // 55: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
+	30, // 56: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
+	32, // 57: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }

@@ -53,6 +53,12 @@ export type JsonText = Message<"pi.ai.v1.JsonText"> & {
    * gets written. The one exception is an empty array or object under the key of a repeated field,
    * which the field cannot tell from none: it is kept there while the field is empty.
    *
+   * They are listed in the order pi writes them (for a message, the order its agent loop and
+   * session manager build the object in), which is the order every pi-JSON writer writes them
+   * in, the unmodelled keys after them. An object read with its keys in another order (some of
+   * pi's providers and older versions build theirs differently) keeps that order as the list of
+   * its keys under "$order" in the text.
+   *
    * @generated from field: repeated string modelled_keys = 3;
    */
   modelledKeys: string[];

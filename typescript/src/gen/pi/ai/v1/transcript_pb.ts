@@ -5,8 +5,12 @@
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
+import type { NullValue } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { ImageContent, TextContent, ThinkingContent, ToolCall, UserContent } from "./content_pb.js";
+import { file_pi_ai_v1_content } from "./content_pb.js";
 import { file_pi_ai_v1_json } from "./json_pb.js";
-import type { AgentMessage } from "./message_pb.js";
+import type { AgentMessage, SystemMessage, Usage } from "./message_pb.js";
 import { file_pi_ai_v1_message } from "./message_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,12 +18,16 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/transcript.proto.
  */
 export const file_pi_ai_v1_transcript: GenFile = /*@__PURE__*/
-  fileDesc("ChlwaS9haS92MS90cmFuc2NyaXB0LnByb3RvEghwaS5haS52MSKnAQoPVHJhbnNjcmlwdEVudHJ5EikKB21lc3NhZ2UYASABKAsyFi5waS5haS52MS5BZ2VudE1lc3NhZ2VIABIvCg1zZXNzaW9uX2VudHJ5GAIgASgLMhYucGkuYWkudjEuU2Vzc2lvbkVudHJ5SAASKAoMc2Vzc2lvbl9qc29uGAMgASgJQhK6SAdyBSiAgIACiuIYBAgCEAFCDgoFZW50cnkSBbpIAggBIkwKDFNlc3Npb25FbnRyeRIVCgR0eXBlGAEgASgJQge6SARyAhABEiUKC2ZpZWxkc19qc29uGAIgASgJQhC6SAdyBSiAgIACiuIYAggCQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_json, file_pi_ai_v1_message]);
+  fileDesc("ChlwaS9haS92MS90cmFuc2NyaXB0LnByb3RvEghwaS5haS52MSLYAgoPVHJhbnNjcmlwdEVudHJ5EikKB21lc3NhZ2UYASABKAsyFi5waS5haS52MS5BZ2VudE1lc3NhZ2VIABIvCg1zZXNzaW9uX2VudHJ5GAIgASgLMhYucGkuYWkudjEuU2Vzc2lvbkVudHJ5SAASUAoMc2Vzc2lvbl9qc29uGAMgASgJQjq6SAdyBSiAgIACiuIYLAgCEAEaBHR5cGUaAmlkGghwYXJlbnRJZBoJdGltZXN0YW1wGgdtZXNzYWdlEg8KAmlkGAQgASgJSAKIAQESEwoJcGFyZW50X2lkGAUgASgJSAESKgoEcm9vdBgGIAEoDjIaLmdvb2dsZS5wcm90b2J1Zi5OdWxsVmFsdWVIARIWCgl0aW1lc3RhbXAYByABKAlIA4gBAUIOCgVlbnRyeRIFukgCCAFCCAoGcGFyZW50QgUKA19pZEIMCgpfdGltZXN0YW1wIrMKCgxTZXNzaW9uRW50cnkSFQoEdHlwZRgBIAEoCUIHukgEcgIQARInCgtmaWVsZHNfanNvbhgCIAEoCUISukgHcgUogICAAoriGAQIAhABEikKBmhlYWRlchgDIAEoCzIXLnBpLmFpLnYxLlNlc3Npb25IZWFkZXJIABI+ChV0aGlua2luZ19sZXZlbF9jaGFuZ2UYBCABKAsyHS5waS5haS52MS5UaGlua2luZ0xldmVsQ2hhbmdlSAASLQoMbW9kZWxfY2hhbmdlGAUgASgLMhUucGkuYWkudjEuTW9kZWxDaGFuZ2VIABImCgV1c2FnZRgGIAEoCzIVLnBpLmFpLnYxLlVzYWdlUmVjb3JkSAASKgoKY29tcGFjdGlvbhgHIAEoCzIULnBpLmFpLnYxLkNvbXBhY3Rpb25IABIxCg5icmFuY2hfc3VtbWFyeRgIIAEoCzIXLnBpLmFpLnYxLkJyYW5jaFN1bW1hcnlIABInCgZjdXN0b20YCSABKAsyFS5waS5haS52MS5DdXN0b21FbnRyeUgAEjYKDmN1c3RvbV9tZXNzYWdlGAogASgLMhwucGkuYWkudjEuQ3VzdG9tTWVzc2FnZUVudHJ5SAASIAoFbGFiZWwYCyABKAsyDy5waS5haS52MS5MYWJlbEgAEi0KDHNlc3Npb25faW5mbxgMIAEoCzIVLnBpLmFpLnYxLlNlc3Npb25JbmZvSAASLQoMY29udGV4dF9lZGl0GA0gASgLMhUucGkuYWkudjEuQ29udGV4dEVkaXRIADrYBbpI1AUa0QUKH3Nlc3Npb25fZW50cnkudHlwZV9tYXRjaGVzX2JvZHkSOGEgdHlwZWQgZW50cnkncyB0eXBlIG11c3QgYmUgdGhlIG9uZSBpdHMgYm9keSBzdGFuZHMgZm9yGvMEKCFoYXModGhpcy5oZWFkZXIpIHx8IHRoaXMudHlwZSA9PSAnc2Vzc2lvbicpICYmICghaGFzKHRoaXMudGhpbmtpbmdfbGV2ZWxfY2hhbmdlKSB8fCB0aGlzLnR5cGUgPT0gJ3RoaW5raW5nX2xldmVsX2NoYW5nZScpICYmICghaGFzKHRoaXMubW9kZWxfY2hhbmdlKSB8fCB0aGlzLnR5cGUgPT0gJ21vZGVsX2NoYW5nZScpICYmICghaGFzKHRoaXMudXNhZ2UpIHx8IHRoaXMudHlwZSA9PSAndXNhZ2UnKSAmJiAoIWhhcyh0aGlzLmNvbXBhY3Rpb24pIHx8IHRoaXMudHlwZSA9PSAnY29tcGFjdGlvbicpICYmICghaGFzKHRoaXMuYnJhbmNoX3N1bW1hcnkpIHx8IHRoaXMudHlwZSA9PSAnYnJhbmNoX3N1bW1hcnknKSAmJiAoIWhhcyh0aGlzLmN1c3RvbSkgfHwgdGhpcy50eXBlID09ICdjdXN0b20nKSAmJiAoIWhhcyh0aGlzLmN1c3RvbV9tZXNzYWdlKSB8fCB0aGlzLnR5cGUgPT0gJ2N1c3RvbV9tZXNzYWdlJykgJiYgKCFoYXModGhpcy5sYWJlbCkgfHwgdGhpcy50eXBlID09ICdsYWJlbCcpICYmICghaGFzKHRoaXMuc2Vzc2lvbl9pbmZvKSB8fCB0aGlzLnR5cGUgPT0gJ3Nlc3Npb25faW5mbycpICYmICghaGFzKHRoaXMuY29udGV4dF9lZGl0KSB8fCB0aGlzLnR5cGUgPT0gJ2NvbnRleHRfZWRpdCcpQgYKBGJvZHki1QEKDVNlc3Npb25IZWFkZXISFAoHdmVyc2lvbhgBIAEoA0gAiAEBEhAKA2N3ZBgCIAEoCUgBiAEBEhsKDnBhcmVudF9zZXNzaW9uGAMgASgJSAKIAQESWAoKZXh0cmFfanNvbhgEIAEoCUJEukgHcgUogICAAoriGDYIAhABGgR0eXBlGgd2ZXJzaW9uGgJpZBoJdGltZXN0YW1wGgNjd2QaDXBhcmVudFNlc3Npb25CCgoIX3ZlcnNpb25CBgoEX2N3ZEIRCg9fcGFyZW50X3Nlc3Npb24imwEKE1RoaW5raW5nTGV2ZWxDaGFuZ2USGwoOdGhpbmtpbmdfbGV2ZWwYASABKAlIAIgBARJUCgpleHRyYV9qc29uGAIgASgJQkC6SAdyBSiAgIACiuIYMggCEAEaBHR5cGUaAmlkGghwYXJlbnRJZBoJdGltZXN0YW1wGg10aGlua2luZ0xldmVsQhEKD190aGlua2luZ19sZXZlbCKvAQoLTW9kZWxDaGFuZ2USFQoIcHJvdmlkZXIYASABKAlIAIgBARIVCghtb2RlbF9pZBgCIAEoCUgBiAEBElgKCmV4dHJhX2pzb24YAyABKAlCRLpIB3IFKICAgAKK4hg2CAIQARoEdHlwZRoCaWQaCHBhcmVudElkGgl0aW1lc3RhbXAaCHByb3ZpZGVyGgdtb2RlbElkQgsKCV9wcm92aWRlckILCglfbW9kZWxfaWQikgIKC1VzYWdlUmVjb3JkEhEKBGtpbmQYASABKAlIAIgBARIVCghwcm92aWRlchgCIAEoCUgBiAEBEhIKBW1vZGVsGAMgASgJSAKIAQESHgoFdXNhZ2UYBCABKAsyDy5waS5haS52MS5Vc2FnZRIRCgRub3RlGAUgASgJSAOIAQESaQoKZXh0cmFfanNvbhgGIAEoCUJVukgHcgUogICAAoriGEcIAhABGgR0eXBlGgJpZBoIcGFyZW50SWQaCXRpbWVzdGFtcBoEa2luZBoIcHJvdmlkZXIaBW1vZGVsGgV1c2FnZRoEbm90ZUIHCgVfa2luZEILCglfcHJvdmlkZXJCCAoGX21vZGVsQgcKBV9ub3RlItIDCgpDb21wYWN0aW9uEhQKB3N1bW1hcnkYASABKAlIAIgBARIgChNmaXJzdF9rZXB0X2VudHJ5X2lkGAIgASgJSAGIAQESGgoNdG9rZW5zX2JlZm9yZRgDIAEoA0gCiAEBEigKDGRldGFpbHNfanNvbhgEIAEoCUISukgHcgUogICAAoriGAQIARABEh4KBXVzYWdlGAUgASgLMg8ucGkuYWkudjEuVXNhZ2USFgoJZnJvbV9ob29rGAYgASgISAOIAQESLwoOc3lzdGVtX21lc3NhZ2UYByABKAsyFy5waS5haS52MS5TeXN0ZW1NZXNzYWdlEpgBCgpleHRyYV9qc29uGAggASgJQoMBukgHcgUogICAAoriGHUIAhABGgR0eXBlGgJpZBoIcGFyZW50SWQaCXRpbWVzdGFtcBoHc3VtbWFyeRoQZmlyc3RLZXB0RW50cnlJZBoMdG9rZW5zQmVmb3JlGgdkZXRhaWxzGgV1c2FnZRoIZnJvbUhvb2saDXN5c3RlbU1lc3NhZ2VCCgoIX3N1bW1hcnlCFgoUX2ZpcnN0X2tlcHRfZW50cnlfaWRCEAoOX3Rva2Vuc19iZWZvcmVCDAoKX2Zyb21faG9vayK1AgoNQnJhbmNoU3VtbWFyeRIUCgdmcm9tX2lkGAEgASgJSACIAQESFAoHc3VtbWFyeRgCIAEoCUgBiAEBEigKDGRldGFpbHNfanNvbhgDIAEoCUISukgHcgUogICAAoriGAQIARABEh4KBXVzYWdlGAQgASgLMg8ucGkuYWkudjEuVXNhZ2USFgoJZnJvbV9ob29rGAUgASgISAKIAQEScAoKZXh0cmFfanNvbhgGIAEoCUJcukgHcgUogICAAoriGE4IAhABGgR0eXBlGgJpZBoIcGFyZW50SWQaCXRpbWVzdGFtcBoGZnJvbUlkGgdzdW1tYXJ5GgdkZXRhaWxzGgV1c2FnZRoIZnJvbUhvb2tCCgoIX2Zyb21faWRCCgoIX3N1bW1hcnlCDAoKX2Zyb21faG9vayK3AQoLQ3VzdG9tRW50cnkSGAoLY3VzdG9tX3R5cGUYASABKAlIAIgBARIlCglkYXRhX2pzb24YAiABKAlCErpIB3IFKICAgAKK4hgECAEQARJXCgpleHRyYV9qc29uGAMgASgJQkO6SAdyBSiAgIACiuIYNQgCEAEaBHR5cGUaCmN1c3RvbVR5cGUaBGRhdGEaAmlkGghwYXJlbnRJZBoJdGltZXN0YW1wQg4KDF9jdXN0b21fdHlwZSK4AgoSQ3VzdG9tTWVzc2FnZUVudHJ5EhgKC2N1c3RvbV90eXBlGAEgASgJSACIAQESJgoHY29udGVudBgCIAMoCzIVLnBpLmFpLnYxLlVzZXJDb250ZW50EhYKDnN0cmluZ19jb250ZW50GAMgASgIEhQKB2Rpc3BsYXkYBCABKAhIAYgBARIoCgxkZXRhaWxzX2pzb24YBSABKAlCErpIB3IFKICAgAKK4hgECAEQARJsCgpleHRyYV9qc29uGAYgASgJQli6SAdyBSiAgIACiuIYSggCEAEaBHR5cGUaCmN1c3RvbVR5cGUaB2NvbnRlbnQaB2Rpc3BsYXkaB2RldGFpbHMaAmlkGghwYXJlbnRJZBoJdGltZXN0YW1wQg4KDF9jdXN0b21fdHlwZUIKCghfZGlzcGxheSKjAQoFTGFiZWwSFgoJdGFyZ2V0X2lkGAEgASgJSACIAQESEgoFbGFiZWwYAiABKAlIAYgBARJWCgpleHRyYV9qc29uGAMgASgJQkK6SAdyBSiAgIACiuIYNAgCEAEaBHR5cGUaAmlkGghwYXJlbnRJZBoJdGltZXN0YW1wGgh0YXJnZXRJZBoFbGFiZWxCDAoKX3RhcmdldF9pZEIICgZfbGFiZWwidgoLU2Vzc2lvbkluZm8SEQoEbmFtZRgBIAEoCUgAiAEBEksKCmV4dHJhX2pzb24YAiABKAlCN7pIB3IFKICAgAKK4hgpCAIQARoEdHlwZRoCaWQaCHBhcmVudElkGgl0aW1lc3RhbXAaBG5hbWVCBwoFX25hbWUixAEKC0NvbnRleHRFZGl0EhYKCXRhcmdldF9pZBgBIAEoCUgAiAEBEjEKC3JlcGxhY2VtZW50GAIgASgLMhwucGkuYWkudjEuQ29udGV4dFJlcGxhY2VtZW50ElwKCmV4dHJhX2pzb24YAyABKAlCSLpIB3IFKICAgAKK4hg6CAIQARoEdHlwZRoCaWQaCHBhcmVudElkGgl0aW1lc3RhbXAaCHRhcmdldElkGgtyZXBsYWNlbWVudEIMCgpfdGFyZ2V0X2lkIoYBChJDb250ZXh0UmVwbGFjZW1lbnQSJwoHY29udGVudBgBIAMoCzIWLnBpLmFpLnYxLkNvbnRlbnRCbG9jaxIWCg5zdHJpbmdfY29udGVudBgCIAEoCBIvCgpleHRyYV9qc29uGAMgASgJQhu6SAdyBSiAgIACiuIYDQgCEAEaB2NvbnRlbnQixgEKDENvbnRlbnRCbG9jaxIlCgR0ZXh0GAEgASgLMhUucGkuYWkudjEuVGV4dENvbnRlbnRIABInCgVpbWFnZRgCIAEoCzIWLnBpLmFpLnYxLkltYWdlQ29udGVudEgAEi0KCHRoaW5raW5nGAMgASgLMhkucGkuYWkudjEuVGhpbmtpbmdDb250ZW50SAASJwoJdG9vbF9jYWxsGAQgASgLMhIucGkuYWkudjEuVG9vbENhbGxIAEIOCgVibG9jaxIFukgCCAFCGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_pi_ai_v1_content, file_pi_ai_v1_json, file_pi_ai_v1_message]);
 
 /**
  * TranscriptEntry is one record of a saved transcript: a message, or an entry of a pi session file
  * that holds none. Binary transcripts (.binpb) are TranscriptEntry records, each preceded by its
  * length as a varint.
+ *
+ * A line of a pi session file carries its place in the session's tree: `id`, and `parent` (the
+ * entry it follows), so the tree can be walked without reading JSON. Keys are written in the order
+ * pi's session manager writes them for the entry's type.
  *
  * @generated from message pi.ai.v1.TranscriptEntry
  */
@@ -31,7 +39,7 @@ export type TranscriptEntry = Message<"pi.ai.v1.TranscriptEntry"> & {
    */
   entry: {
     /**
-     * A message.
+     * A message: a bare pi-JSON message, or the message of a session file's `message` entry.
      *
      * @generated from field: pi.ai.v1.AgentMessage message = 1;
      */
@@ -48,12 +56,52 @@ export type TranscriptEntry = Message<"pi.ai.v1.TranscriptEntry"> & {
   } | { case: undefined; value?: undefined };
 
   /**
-   * For a message read from a pi session file: the rest of its entry (everything but `message`,
-   * such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
+   * For a message read from a pi session file's `message` entry: the entry's keys that this schema
+   * does not model (everything but type, id, parentId, timestamp and message), as the text of a
+   * JSON object; "{}" for an entry with none and no id, parent or timestamp either. Empty for a
+   * bare message: a message entry is one with an id, a parent, a timestamp or this text.
    *
    * @generated from field: string session_json = 3;
    */
   sessionJson: string;
+
+  /**
+   * The line's `id`: the entry's id within its session; for the session header, the session's id.
+   *
+   * @generated from field: optional string id = 4;
+   */
+  id?: string | undefined;
+
+  /**
+   * The line's `parentId`: absent on the session header and on entries of files from before
+   * session version 2, which have none.
+   *
+   * @generated from oneof pi.ai.v1.TranscriptEntry.parent
+   */
+  parent: {
+    /**
+     * The id of the entry this one follows.
+     *
+     * @generated from field: string parent_id = 5;
+     */
+    value: string;
+    case: "parentId";
+  } | {
+    /**
+     * The entry is a root of the tree: pi's `"parentId":null`.
+     *
+     * @generated from field: google.protobuf.NullValue root = 6;
+     */
+    value: NullValue;
+    case: "root";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The line's `timestamp`, as pi writes it (an ISO 8601 date and time).
+   *
+   * @generated from field: optional string timestamp = 7;
+   */
+  timestamp?: string | undefined;
 };
 
 /**
@@ -64,8 +112,9 @@ export const TranscriptEntrySchema: GenMessage<TranscriptEntry> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_transcript, 0);
 
 /**
- * SessionEntry is an entry of a pi session file that holds no message, such as the session
- * header, a model change or a compaction; it is kept so a session file converts back unchanged.
+ * SessionEntry is an entry of a pi session file that holds no message: the session header, a
+ * model change, a compaction, and so on. Each type pi-coding-agent defines has a typed body; an
+ * entry of any other type keeps its keys as JSON, so a session file converts back unchanged.
  *
  * @generated from message pi.ai.v1.SessionEntry
  */
@@ -78,11 +127,107 @@ export type SessionEntry = Message<"pi.ai.v1.SessionEntry"> & {
   type: string;
 
   /**
-   * The rest of the entry (everything but `type`), as the text of a JSON object.
+   * For an entry of a type that has no body here: its keys but type, id, parentId and timestamp,
+   * as the text of a JSON object. Empty for a typed entry, whose body holds its keys.
    *
    * @generated from field: string fields_json = 2;
    */
   fieldsJson: string;
+
+  /**
+   * The typed body of an entry of a type pi-coding-agent defines; unset for any other type.
+   *
+   * @generated from oneof pi.ai.v1.SessionEntry.body
+   */
+  body: {
+    /**
+     * A `session` entry.
+     *
+     * @generated from field: pi.ai.v1.SessionHeader header = 3;
+     */
+    value: SessionHeader;
+    case: "header";
+  } | {
+    /**
+     * A `thinking_level_change` entry.
+     *
+     * @generated from field: pi.ai.v1.ThinkingLevelChange thinking_level_change = 4;
+     */
+    value: ThinkingLevelChange;
+    case: "thinkingLevelChange";
+  } | {
+    /**
+     * A `model_change` entry.
+     *
+     * @generated from field: pi.ai.v1.ModelChange model_change = 5;
+     */
+    value: ModelChange;
+    case: "modelChange";
+  } | {
+    /**
+     * A `usage` entry.
+     *
+     * @generated from field: pi.ai.v1.UsageRecord usage = 6;
+     */
+    value: UsageRecord;
+    case: "usage";
+  } | {
+    /**
+     * A `compaction` entry.
+     *
+     * @generated from field: pi.ai.v1.Compaction compaction = 7;
+     */
+    value: Compaction;
+    case: "compaction";
+  } | {
+    /**
+     * A `branch_summary` entry.
+     *
+     * @generated from field: pi.ai.v1.BranchSummary branch_summary = 8;
+     */
+    value: BranchSummary;
+    case: "branchSummary";
+  } | {
+    /**
+     * A `custom` entry.
+     *
+     * @generated from field: pi.ai.v1.CustomEntry custom = 9;
+     */
+    value: CustomEntry;
+    case: "custom";
+  } | {
+    /**
+     * A `custom_message` entry.
+     *
+     * @generated from field: pi.ai.v1.CustomMessageEntry custom_message = 10;
+     */
+    value: CustomMessageEntry;
+    case: "customMessage";
+  } | {
+    /**
+     * A `label` entry.
+     *
+     * @generated from field: pi.ai.v1.Label label = 11;
+     */
+    value: Label;
+    case: "label";
+  } | {
+    /**
+     * A `session_info` entry.
+     *
+     * @generated from field: pi.ai.v1.SessionInfo session_info = 12;
+     */
+    value: SessionInfo;
+    case: "sessionInfo";
+  } | {
+    /**
+     * A `context_edit` entry.
+     *
+     * @generated from field: pi.ai.v1.ContextEdit context_edit = 13;
+     */
+    value: ContextEdit;
+    case: "contextEdit";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -91,4 +236,587 @@ export type SessionEntry = Message<"pi.ai.v1.SessionEntry"> & {
  */
 export const SessionEntrySchema: GenMessage<SessionEntry> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_transcript, 1);
+
+/**
+ * SessionHeader is a session file's first line (type "session"): its id and timestamp are the
+ * entry's.
+ *
+ * @generated from message pi.ai.v1.SessionHeader
+ */
+export type SessionHeader = Message<"pi.ai.v1.SessionHeader"> & {
+  /**
+   * The session format's version: 3 today; absent in files from before version 2.
+   *
+   * @generated from field: optional int64 version = 1;
+   */
+  version?: bigint | undefined;
+
+  /**
+   * The working directory the session was started in.
+   *
+   * @generated from field: optional string cwd = 2;
+   */
+  cwd?: string | undefined;
+
+  /**
+   * The path of the session file this one was forked from.
+   *
+   * @generated from field: optional string parent_session = 3;
+   */
+  parentSession?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 4;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.SessionHeader.
+ * Use `create(SessionHeaderSchema)` to create a new message.
+ */
+export const SessionHeaderSchema: GenMessage<SessionHeader> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 2);
+
+/**
+ * ThinkingLevelChange records that the thinking level was changed.
+ *
+ * @generated from message pi.ai.v1.ThinkingLevelChange
+ */
+export type ThinkingLevelChange = Message<"pi.ai.v1.ThinkingLevelChange"> & {
+  /**
+   * The new level, as pi names it ("off", "minimal", "low", "medium", "high", "xhigh").
+   *
+   * @generated from field: optional string thinking_level = 1;
+   */
+  thinkingLevel?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 2;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ThinkingLevelChange.
+ * Use `create(ThinkingLevelChangeSchema)` to create a new message.
+ */
+export const ThinkingLevelChangeSchema: GenMessage<ThinkingLevelChange> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 3);
+
+/**
+ * ModelChange records that the model was changed.
+ *
+ * @generated from message pi.ai.v1.ModelChange
+ */
+export type ModelChange = Message<"pi.ai.v1.ModelChange"> & {
+  /**
+   * The provider of the new model.
+   *
+   * @generated from field: optional string provider = 1;
+   */
+  provider?: string | undefined;
+
+  /**
+   * The new model's id.
+   *
+   * @generated from field: optional string model_id = 2;
+   */
+  modelId?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ModelChange.
+ * Use `create(ModelChangeSchema)` to create a new message.
+ */
+export const ModelChangeSchema: GenMessage<ModelChange> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 4);
+
+/**
+ * UsageRecord records tokens a model spent outside the context, such as on warming a cache.
+ *
+ * @generated from message pi.ai.v1.UsageRecord
+ */
+export type UsageRecord = Message<"pi.ai.v1.UsageRecord"> & {
+  /**
+   * What the tokens were spent on, e.g. "cache_warm".
+   *
+   * @generated from field: optional string kind = 1;
+   */
+  kind?: string | undefined;
+
+  /**
+   * The provider of the model that spent them.
+   *
+   * @generated from field: optional string provider = 2;
+   */
+  provider?: string | undefined;
+
+  /**
+   * The model that spent them.
+   *
+   * @generated from field: optional string model = 3;
+   */
+  model?: string | undefined;
+
+  /**
+   * The tokens and their cost.
+   *
+   * @generated from field: pi.ai.v1.Usage usage = 4;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * A human-readable qualifier.
+   *
+   * @generated from field: optional string note = 5;
+   */
+  note?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 6;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.UsageRecord.
+ * Use `create(UsageRecordSchema)` to create a new message.
+ */
+export const UsageRecordSchema: GenMessage<UsageRecord> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 5);
+
+/**
+ * Compaction records that the entries before `first_kept_entry_id` were summarized.
+ *
+ * @generated from message pi.ai.v1.Compaction
+ */
+export type Compaction = Message<"pi.ai.v1.Compaction"> & {
+  /**
+   * The summary that stands for them.
+   *
+   * @generated from field: optional string summary = 1;
+   */
+  summary?: string | undefined;
+
+  /**
+   * The first entry kept as it was.
+   *
+   * @generated from field: optional string first_kept_entry_id = 2;
+   */
+  firstKeptEntryId?: string | undefined;
+
+  /**
+   * The context's size in tokens before the compaction.
+   *
+   * @generated from field: optional int64 tokens_before = 3;
+   */
+  tokensBefore?: bigint | undefined;
+
+  /**
+   * Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+   *
+   * @generated from field: string details_json = 4;
+   */
+  detailsJson: string;
+
+  /**
+   * The usage of the calls that made the summary.
+   *
+   * @generated from field: pi.ai.v1.Usage usage = 5;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * Whether an extension made it.
+   *
+   * @generated from field: optional bool from_hook = 6;
+   */
+  fromHook?: boolean | undefined;
+
+  /**
+   * The prompt and tools in force at this point.
+   *
+   * @generated from field: pi.ai.v1.SystemMessage system_message = 7;
+   */
+  systemMessage?: SystemMessage | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 8;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.Compaction.
+ * Use `create(CompactionSchema)` to create a new message.
+ */
+export const CompactionSchema: GenMessage<Compaction> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 6);
+
+/**
+ * BranchSummary records a summary of the branch left when the session moved to another one.
+ *
+ * @generated from message pi.ai.v1.BranchSummary
+ */
+export type BranchSummary = Message<"pi.ai.v1.BranchSummary"> & {
+  /**
+   * The entry the summarized branch ended at.
+   *
+   * @generated from field: optional string from_id = 1;
+   */
+  fromId?: string | undefined;
+
+  /**
+   * The summary.
+   *
+   * @generated from field: optional string summary = 2;
+   */
+  summary?: string | undefined;
+
+  /**
+   * Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+   *
+   * @generated from field: string details_json = 3;
+   */
+  detailsJson: string;
+
+  /**
+   * The usage of the call that made the summary.
+   *
+   * @generated from field: pi.ai.v1.Usage usage = 4;
+   */
+  usage?: Usage | undefined;
+
+  /**
+   * Whether an extension made it.
+   *
+   * @generated from field: optional bool from_hook = 5;
+   */
+  fromHook?: boolean | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 6;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.BranchSummary.
+ * Use `create(BranchSummarySchema)` to create a new message.
+ */
+export const BranchSummarySchema: GenMessage<BranchSummary> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 7);
+
+/**
+ * CustomEntry is an extension's own state, kept in the session and never sent to a model.
+ *
+ * @generated from message pi.ai.v1.CustomEntry
+ */
+export type CustomEntry = Message<"pi.ai.v1.CustomEntry"> & {
+  /**
+   * Which extension's entry it is.
+   *
+   * @generated from field: optional string custom_type = 1;
+   */
+  customType?: string | undefined;
+
+  /**
+   * The extension's data, as JSON text; empty when absent.
+   *
+   * @generated from field: string data_json = 2;
+   */
+  dataJson: string;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.CustomEntry.
+ * Use `create(CustomEntrySchema)` to create a new message.
+ */
+export const CustomEntrySchema: GenMessage<CustomEntry> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 8);
+
+/**
+ * CustomMessageEntry is a message an extension puts into the context, which a model sees as the
+ * user's.
+ *
+ * @generated from message pi.ai.v1.CustomMessageEntry
+ */
+export type CustomMessageEntry = Message<"pi.ai.v1.CustomMessageEntry"> & {
+  /**
+   * Which extension's entry it is.
+   *
+   * @generated from field: optional string custom_type = 1;
+   */
+  customType?: string | undefined;
+
+  /**
+   * The message's blocks.
+   *
+   * @generated from field: repeated pi.ai.v1.UserContent content = 2;
+   */
+  content: UserContent[];
+
+  /**
+   * Whether the content is one plain string rather than a list of blocks; it then holds exactly
+   * one text block.
+   *
+   * @generated from field: bool string_content = 3;
+   */
+  stringContent: boolean;
+
+  /**
+   * Whether a user interface shows the message.
+   *
+   * @generated from field: optional bool display = 4;
+   */
+  display?: boolean | undefined;
+
+  /**
+   * The extension's data, which no model sees, as JSON text; empty when absent.
+   *
+   * @generated from field: string details_json = 5;
+   */
+  detailsJson: string;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 6;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.CustomMessageEntry.
+ * Use `create(CustomMessageEntrySchema)` to create a new message.
+ */
+export const CustomMessageEntrySchema: GenMessage<CustomMessageEntry> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 9);
+
+/**
+ * Label sets or clears a user's bookmark on an entry.
+ *
+ * @generated from message pi.ai.v1.Label
+ */
+export type Label = Message<"pi.ai.v1.Label"> & {
+  /**
+   * The entry labelled.
+   *
+   * @generated from field: optional string target_id = 1;
+   */
+  targetId?: string | undefined;
+
+  /**
+   * The label; absent when the label is cleared.
+   *
+   * @generated from field: optional string label = 2;
+   */
+  label?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.Label.
+ * Use `create(LabelSchema)` to create a new message.
+ */
+export const LabelSchema: GenMessage<Label> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 10);
+
+/**
+ * SessionInfo sets the session's metadata, such as its display name.
+ *
+ * @generated from message pi.ai.v1.SessionInfo
+ */
+export type SessionInfo = Message<"pi.ai.v1.SessionInfo"> & {
+  /**
+   * The session's name; empty clears it.
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 2;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.SessionInfo.
+ * Use `create(SessionInfoSchema)` to create a new message.
+ */
+export const SessionInfoSchema: GenMessage<SessionInfo> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 11);
+
+/**
+ * ContextEdit changes what an earlier entry contributes to a model's context, from this point of
+ * the branch on.
+ *
+ * @generated from message pi.ai.v1.ContextEdit
+ */
+export type ContextEdit = Message<"pi.ai.v1.ContextEdit"> & {
+  /**
+   * The entry changed.
+   *
+   * @generated from field: optional string target_id = 1;
+   */
+  targetId?: string | undefined;
+
+  /**
+   * The content that replaces the target's; absent when the target is left out of the context
+   * (pi's `"replacement":null`).
+   *
+   * @generated from field: pi.ai.v1.ContextReplacement replacement = 2;
+   */
+  replacement?: ContextReplacement | undefined;
+
+  /**
+   * Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+   * line converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ContextEdit.
+ * Use `create(ContextEditSchema)` to create a new message.
+ */
+export const ContextEditSchema: GenMessage<ContextEdit> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 12);
+
+/**
+ * ContextReplacement is the content a context edit gives its target, in the shape of the target's
+ * role.
+ *
+ * @generated from message pi.ai.v1.ContextReplacement
+ */
+export type ContextReplacement = Message<"pi.ai.v1.ContextReplacement"> & {
+  /**
+   * The blocks.
+   *
+   * @generated from field: repeated pi.ai.v1.ContentBlock content = 1;
+   */
+  content: ContentBlock[];
+
+  /**
+   * Whether the content is one plain string rather than a list of blocks; it then holds exactly
+   * one text block.
+   *
+   * @generated from field: bool string_content = 2;
+   */
+  stringContent: boolean;
+
+  /**
+   * Keys of the object that this schema does not model, as the text of a JSON object; kept so the
+   * object converts back unchanged. Empty when there are none.
+   *
+   * @generated from field: string extra_json = 3;
+   */
+  extraJson: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.ContextReplacement.
+ * Use `create(ContextReplacementSchema)` to create a new message.
+ */
+export const ContextReplacementSchema: GenMessage<ContextReplacement> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 13);
+
+/**
+ * ContentBlock is a block of any role's content.
+ *
+ * @generated from message pi.ai.v1.ContentBlock
+ */
+export type ContentBlock = Message<"pi.ai.v1.ContentBlock"> & {
+  /**
+   * The block; exactly one member is set.
+   *
+   * @generated from oneof pi.ai.v1.ContentBlock.block
+   */
+  block: {
+    /**
+     * Text.
+     *
+     * @generated from field: pi.ai.v1.TextContent text = 1;
+     */
+    value: TextContent;
+    case: "text";
+  } | {
+    /**
+     * An image.
+     *
+     * @generated from field: pi.ai.v1.ImageContent image = 2;
+     */
+    value: ImageContent;
+    case: "image";
+  } | {
+    /**
+     * The model's reasoning.
+     *
+     * @generated from field: pi.ai.v1.ThinkingContent thinking = 3;
+     */
+    value: ThinkingContent;
+    case: "thinking";
+  } | {
+    /**
+     * A tool call.
+     *
+     * @generated from field: pi.ai.v1.ToolCall tool_call = 4;
+     */
+    value: ToolCall;
+    case: "toolCall";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message pi.ai.v1.ContentBlock.
+ * Use `create(ContentBlockSchema)` to create a new message.
+ */
+export const ContentBlockSchema: GenMessage<ContentBlock> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_transcript, 14);
 

@@ -8,10 +8,17 @@ __all__ = (
     "AgentMessage",
     "AssistantContent",
     "AssistantMessage",
+    "BranchSummary",
     "CacheRetention",
+    "Compaction",
     "ConstrainedSampling",
+    "ContentBlock",
+    "ContextEdit",
+    "ContextReplacement",
     "Cost",
+    "CustomEntry",
     "CustomMessage",
+    "CustomMessageEntry",
     "DeferredHandle",
     "DeferredOptions",
     "DeferredWindow",
@@ -28,9 +35,11 @@ __all__ = (
     "JsonSchemaSampling",
     "JsonShape",
     "JsonText",
+    "Label",
     "ListModelsRequest",
     "ListModelsResponse",
     "Model",
+    "ModelChange",
     "ModelCost",
     "ModelCostTier",
     "ModelEvent",
@@ -43,6 +52,8 @@ __all__ = (
     "NestedToolCall",
     "NestedToolCalls",
     "SessionEntry",
+    "SessionHeader",
+    "SessionInfo",
     "StartEvent",
     "StopReason",
     "StreamBatchedResponse",
@@ -61,6 +72,7 @@ __all__ = (
     "ThinkingDeltaEvent",
     "ThinkingEndEvent",
     "ThinkingLevel",
+    "ThinkingLevelChange",
     "ThinkingLevelMapping",
     "ThinkingStartEvent",
     "Tool",
@@ -76,6 +88,7 @@ __all__ = (
     "TranscriptEntry",
     "Transport",
     "Usage",
+    "UsageRecord",
     "UserContent",
     "UserMessage",
 )
@@ -984,6 +997,98 @@ default_message_pool.register_message("pi.ai.v1", "AssistantMessage", AssistantM
 
 
 @dataclass(eq=False, repr=False)
+class BranchSummary(betterproto2.Message):
+    """
+    BranchSummary records a summary of the branch left when the session moved to another one.
+    """
+
+    from_id: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The entry the summarized branch ended at.
+    """
+
+    summary: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The summary.
+    """
+
+    details_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+    """
+
+    usage: "Usage | None" = betterproto2.field(4, betterproto2.TYPE_MESSAGE, optional=True)
+    """
+    The usage of the call that made the summary.
+    """
+
+    from_hook: "bool | None" = betterproto2.field(5, betterproto2.TYPE_BOOL, optional=True)
+    """
+    Whether an extension made it.
+    """
+
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "BranchSummary", BranchSummary)
+
+
+@dataclass(eq=False, repr=False)
+class Compaction(betterproto2.Message):
+    """
+    Compaction records that the entries before `first_kept_entry_id` were summarized.
+    """
+
+    summary: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The summary that stands for them.
+    """
+
+    first_kept_entry_id: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The first entry kept as it was.
+    """
+
+    tokens_before: "int | None" = betterproto2.field(3, betterproto2.TYPE_INT64, optional=True)
+    """
+    The context's size in tokens before the compaction.
+    """
+
+    details_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Data of the extension or of pi that made the summary, as JSON text; empty when absent.
+    """
+
+    usage: "Usage | None" = betterproto2.field(5, betterproto2.TYPE_MESSAGE, optional=True)
+    """
+    The usage of the calls that made the summary.
+    """
+
+    from_hook: "bool | None" = betterproto2.field(6, betterproto2.TYPE_BOOL, optional=True)
+    """
+    Whether an extension made it.
+    """
+
+    system_message: "SystemMessage | None" = betterproto2.field(7, betterproto2.TYPE_MESSAGE, optional=True)
+    """
+    The prompt and tools in force at this point.
+    """
+
+    extra_json: "str" = betterproto2.field(8, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "Compaction", Compaction)
+
+
+@dataclass(eq=False, repr=False)
 class ConstrainedSampling(betterproto2.Message):
     """
     ConstrainedSampling is how a provider may constrain a tool's arguments as it samples them, as
@@ -1012,6 +1117,95 @@ class ConstrainedSampling(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "ConstrainedSampling", ConstrainedSampling)
+
+
+@dataclass(eq=False, repr=False)
+class ContentBlock(betterproto2.Message):
+    """
+    ContentBlock is a block of any role's content.
+
+    Oneofs:
+        - block: The block; exactly one member is set.
+    """
+
+    text: "TextContent | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="block")
+    """
+    Text.
+    """
+
+    image: "ImageContent | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True, group="block")
+    """
+    An image.
+    """
+
+    thinking: "ThinkingContent | None" = betterproto2.field(3, betterproto2.TYPE_MESSAGE, optional=True, group="block")
+    """
+    The model's reasoning.
+    """
+
+    tool_call: "ToolCall | None" = betterproto2.field(4, betterproto2.TYPE_MESSAGE, optional=True, group="block")
+    """
+    A tool call.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ContentBlock", ContentBlock)
+
+
+@dataclass(eq=False, repr=False)
+class ContextEdit(betterproto2.Message):
+    """
+    ContextEdit changes what an earlier entry contributes to a model's context, from this point of
+    the branch on.
+    """
+
+    target_id: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The entry changed.
+    """
+
+    replacement: "ContextReplacement | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True)
+    """
+    The content that replaces the target's; absent when the target is left out of the context
+    (pi's `"replacement":null`).
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ContextEdit", ContextEdit)
+
+
+@dataclass(eq=False, repr=False)
+class ContextReplacement(betterproto2.Message):
+    """
+    ContextReplacement is the content a context edit gives its target, in the shape of the target's
+    role.
+    """
+
+    content: "list[ContentBlock]" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, repeated=True)
+    """
+    The blocks.
+    """
+
+    string_content: "bool" = betterproto2.field(2, betterproto2.TYPE_BOOL)
+    """
+    Whether the content is one plain string rather than a list of blocks; it then holds exactly
+    one text block.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Keys of the object that this schema does not model, as the text of a JSON object; kept so the
+    object converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ContextReplacement", ContextReplacement)
 
 
 @dataclass(eq=False, repr=False)
@@ -1064,6 +1258,32 @@ default_message_pool.register_message("pi.ai.v1", "Cost", Cost)
 
 
 @dataclass(eq=False, repr=False)
+class CustomEntry(betterproto2.Message):
+    """
+    CustomEntry is an extension's own state, kept in the session and never sent to a model.
+    """
+
+    custom_type: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    Which extension's entry it is.
+    """
+
+    data_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The extension's data, as JSON text; empty when absent.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "CustomEntry", CustomEntry)
+
+
+@dataclass(eq=False, repr=False)
 class CustomMessage(betterproto2.Message):
     """
     CustomMessage is a message of a role this schema does not model, such as the coding agent's
@@ -1082,6 +1302,49 @@ class CustomMessage(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "CustomMessage", CustomMessage)
+
+
+@dataclass(eq=False, repr=False)
+class CustomMessageEntry(betterproto2.Message):
+    """
+    CustomMessageEntry is a message an extension puts into the context, which a model sees as the
+    user's.
+    """
+
+    custom_type: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    Which extension's entry it is.
+    """
+
+    content: "list[UserContent]" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, repeated=True)
+    """
+    The message's blocks.
+    """
+
+    string_content: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
+    """
+    Whether the content is one plain string rather than a list of blocks; it then holds exactly
+    one text block.
+    """
+
+    display: "bool | None" = betterproto2.field(4, betterproto2.TYPE_BOOL, optional=True)
+    """
+    Whether a user interface shows the message.
+    """
+
+    details_json: "str" = betterproto2.field(5, betterproto2.TYPE_STRING)
+    """
+    The extension's data, which no model sees, as JSON text; empty when absent.
+    """
+
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "CustomMessageEntry", CustomMessageEntry)
 
 
 @dataclass(eq=False, repr=False)
@@ -1530,10 +1793,42 @@ class JsonText(betterproto2.Message):
     therefore must not hold (rule id "json.extra"), so that what the message's fields say is what
     gets written. The one exception is an empty array or object under the key of a repeated field,
     which the field cannot tell from none: it is kept there while the field is empty.
+
+    They are listed in the order pi writes them (for a message, the order its agent loop and
+    session manager build the object in), which is the order every pi-JSON writer writes them
+    in, the unmodelled keys after them. An object read with its keys in another order (some of
+    pi's providers and older versions build theirs differently) keeps that order as the list of
+    its keys under "$order" in the text.
     """
 
 
 default_message_pool.register_message("pi.ai.v1", "JsonText", JsonText)
+
+
+@dataclass(eq=False, repr=False)
+class Label(betterproto2.Message):
+    """
+    Label sets or clears a user's bookmark on an entry.
+    """
+
+    target_id: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The entry labelled.
+    """
+
+    label: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The label; absent when the label is cleared.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "Label", Label)
 
 
 @dataclass(eq=False, repr=False)
@@ -1645,6 +1940,32 @@ class Model(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "Model", Model)
+
+
+@dataclass(eq=False, repr=False)
+class ModelChange(betterproto2.Message):
+    """
+    ModelChange records that the model was changed.
+    """
+
+    provider: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The provider of the new model.
+    """
+
+    model_id: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The new model's id.
+    """
+
+    extra_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ModelChange", ModelChange)
 
 
 @dataclass(eq=False, repr=False)
@@ -1997,8 +2318,12 @@ default_message_pool.register_message("pi.ai.v1", "NestedToolCalls", NestedToolC
 @dataclass(eq=False, repr=False)
 class SessionEntry(betterproto2.Message):
     """
-    SessionEntry is an entry of a pi session file that holds no message, such as the session
-    header, a model change or a compaction; it is kept so a session file converts back unchanged.
+    SessionEntry is an entry of a pi session file that holds no message: the session header, a
+    model change, a compaction, and so on. Each type pi-coding-agent defines has a typed body; an
+    entry of any other type keeps its keys as JSON, so a session file converts back unchanged.
+
+    Oneofs:
+        - body: The typed body of an entry of a type pi-coding-agent defines; unset for any other type.
     """
 
     type: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
@@ -2008,11 +2333,126 @@ class SessionEntry(betterproto2.Message):
 
     fields_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
     """
-    The rest of the entry (everything but `type`), as the text of a JSON object.
+    For an entry of a type that has no body here: its keys but type, id, parentId and timestamp,
+    as the text of a JSON object. Empty for a typed entry, whose body holds its keys.
+    """
+
+    header: "SessionHeader | None" = betterproto2.field(3, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `session` entry.
+    """
+
+    thinking_level_change: "ThinkingLevelChange | None" = betterproto2.field(
+        4, betterproto2.TYPE_MESSAGE, optional=True, group="body"
+    )
+    """
+    A `thinking_level_change` entry.
+    """
+
+    model_change: "ModelChange | None" = betterproto2.field(5, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `model_change` entry.
+    """
+
+    usage: "UsageRecord | None" = betterproto2.field(6, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `usage` entry.
+    """
+
+    compaction: "Compaction | None" = betterproto2.field(7, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `compaction` entry.
+    """
+
+    branch_summary: "BranchSummary | None" = betterproto2.field(
+        8, betterproto2.TYPE_MESSAGE, optional=True, group="body"
+    )
+    """
+    A `branch_summary` entry.
+    """
+
+    custom: "CustomEntry | None" = betterproto2.field(9, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `custom` entry.
+    """
+
+    custom_message: "CustomMessageEntry | None" = betterproto2.field(
+        10, betterproto2.TYPE_MESSAGE, optional=True, group="body"
+    )
+    """
+    A `custom_message` entry.
+    """
+
+    label: "Label | None" = betterproto2.field(11, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `label` entry.
+    """
+
+    session_info: "SessionInfo | None" = betterproto2.field(12, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `session_info` entry.
+    """
+
+    context_edit: "ContextEdit | None" = betterproto2.field(13, betterproto2.TYPE_MESSAGE, optional=True, group="body")
+    """
+    A `context_edit` entry.
     """
 
 
 default_message_pool.register_message("pi.ai.v1", "SessionEntry", SessionEntry)
+
+
+@dataclass(eq=False, repr=False)
+class SessionHeader(betterproto2.Message):
+    """
+    SessionHeader is a session file's first line (type "session"): its id and timestamp are the
+    entry's.
+    """
+
+    version: "int | None" = betterproto2.field(1, betterproto2.TYPE_INT64, optional=True)
+    """
+    The session format's version: 3 today; absent in files from before version 2.
+    """
+
+    cwd: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The working directory the session was started in.
+    """
+
+    parent_session: "str | None" = betterproto2.field(3, betterproto2.TYPE_STRING, optional=True)
+    """
+    The path of the session file this one was forked from.
+    """
+
+    extra_json: "str" = betterproto2.field(4, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "SessionHeader", SessionHeader)
+
+
+@dataclass(eq=False, repr=False)
+class SessionInfo(betterproto2.Message):
+    """
+    SessionInfo sets the session's metadata, such as its display name.
+    """
+
+    name: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The session's name; empty clears it.
+    """
+
+    extra_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "SessionInfo", SessionInfo)
 
 
 @dataclass(eq=False, repr=False)
@@ -2370,6 +2810,27 @@ default_message_pool.register_message("pi.ai.v1", "ThinkingEndEvent", ThinkingEn
 
 
 @dataclass(eq=False, repr=False)
+class ThinkingLevelChange(betterproto2.Message):
+    """
+    ThinkingLevelChange records that the thinking level was changed.
+    """
+
+    thinking_level: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    The new level, as pi names it ("off", "minimal", "low", "medium", "high", "xhigh").
+    """
+
+    extra_json: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ThinkingLevelChange", ThinkingLevelChange)
+
+
+@dataclass(eq=False, repr=False)
 class ThinkingLevelMapping(betterproto2.Message):
     """
     ThinkingLevelMapping is what a model's provider calls one thinking level, as an entry of pi's
@@ -2707,13 +3168,19 @@ class TranscriptEntry(betterproto2.Message):
     that holds none. Binary transcripts (.binpb) are TranscriptEntry records, each preceded by its
     length as a varint.
 
+    A line of a pi session file carries its place in the session's tree: `id`, and `parent` (the
+    entry it follows), so the tree can be walked without reading JSON. Keys are written in the order
+    pi's session manager writes them for the entry's type.
+
     Oneofs:
         - entry: The record; exactly one member is set.
+        - parent: The line's `parentId`: absent on the session header and on entries of files from before
+            session version 2, which have none.
     """
 
     message: "AgentMessage | None" = betterproto2.field(1, betterproto2.TYPE_MESSAGE, optional=True, group="entry")
     """
-    A message.
+    A message: a bare pi-JSON message, or the message of a session file's `message` entry.
     """
 
     session_entry: "SessionEntry | None" = betterproto2.field(
@@ -2725,8 +3192,32 @@ class TranscriptEntry(betterproto2.Message):
 
     session_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)
     """
-    For a message read from a pi session file: the rest of its entry (everything but `message`,
-    such as the entry's type and timestamp), as the text of a JSON object. Empty otherwise.
+    For a message read from a pi session file's `message` entry: the entry's keys that this schema
+    does not model (everything but type, id, parentId, timestamp and message), as the text of a
+    JSON object; "{}" for an entry with none and no id, parent or timestamp either. Empty for a
+    bare message: a message entry is one with an id, a parent, a timestamp or this text.
+    """
+
+    id: "str | None" = betterproto2.field(4, betterproto2.TYPE_STRING, optional=True)
+    """
+    The line's `id`: the entry's id within its session; for the session header, the session's id.
+    """
+
+    parent_id: "str | None" = betterproto2.field(5, betterproto2.TYPE_STRING, optional=True, group="parent")
+    """
+    The id of the entry this one follows.
+    """
+
+    root: "___google__protobuf__.NullValue | None" = betterproto2.field(
+        6, betterproto2.TYPE_ENUM, optional=True, group="parent"
+    )
+    """
+    The entry is a root of the tree: pi's `"parentId":null`.
+    """
+
+    timestamp: "str | None" = betterproto2.field(7, betterproto2.TYPE_STRING, optional=True)
+    """
+    The line's `timestamp`, as pi writes it (an ISO 8601 date and time).
     """
 
 
@@ -2794,6 +3285,47 @@ default_message_pool.register_message("pi.ai.v1", "Usage", Usage)
 
 
 @dataclass(eq=False, repr=False)
+class UsageRecord(betterproto2.Message):
+    """
+    UsageRecord records tokens a model spent outside the context, such as on warming a cache.
+    """
+
+    kind: "str | None" = betterproto2.field(1, betterproto2.TYPE_STRING, optional=True)
+    """
+    What the tokens were spent on, e.g. "cache_warm".
+    """
+
+    provider: "str | None" = betterproto2.field(2, betterproto2.TYPE_STRING, optional=True)
+    """
+    The provider of the model that spent them.
+    """
+
+    model: "str | None" = betterproto2.field(3, betterproto2.TYPE_STRING, optional=True)
+    """
+    The model that spent them.
+    """
+
+    usage: "Usage | None" = betterproto2.field(4, betterproto2.TYPE_MESSAGE, optional=True)
+    """
+    The tokens and their cost.
+    """
+
+    note: "str | None" = betterproto2.field(5, betterproto2.TYPE_STRING, optional=True)
+    """
+    A human-readable qualifier.
+    """
+
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Keys of the line that this schema does not model, as the text of a JSON object; kept so the
+    line converts back unchanged. Empty when there are none.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "UsageRecord", UsageRecord)
+
+
+@dataclass(eq=False, repr=False)
 class UserContent(betterproto2.Message):
     """
     UserContent is one block of a user message: text or an image.
@@ -2846,3 +3378,6 @@ class UserMessage(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "UserMessage", UserMessage)
+
+
+from ....google import protobuf as ___google__protobuf__
