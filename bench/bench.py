@@ -49,7 +49,7 @@ from pi_proto.grpc.methods import STREAM_METHOD
 from pi_proto.grpc.outgoing import wire_event
 from pi_proto.grpc.requests import TooLarge, parse_request
 from pi_proto.ir.events import events_of
-from pi_proto.transcripts.pi_json import entry_from_pi, entry_to_pi
+from pi_proto.transcripts.pi_session import entry_from_pi, entry_to_pi
 from pi_proto.wire import codec as wire
 from pi_proto.wire import varint
 from pi_proto.wire.codec import to_upb

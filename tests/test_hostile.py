@@ -17,7 +17,8 @@ import pi_proto as pp
 from pi_proto._gen.types.pi.ai import v1 as types
 from pi_proto.stream.accumulator import StreamProtocolError
 from pi_proto.transcripts.binpb import TranscriptError, read_transcript
-from pi_proto.transcripts.pi_json import entry_from_pi, event_from_pi
+from pi_proto.transcripts.pi_json import event_from_pi
+from pi_proto.transcripts.pi_session import entry_from_pi
 from pi_proto.wire import codec as wire
 
 from .conformance.wire_cases import CASES

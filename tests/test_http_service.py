@@ -18,6 +18,7 @@ from pi_proto.models.scripted import ScriptedModel
 from pi_proto.stream.event_stream import AssistantMessageEventStream
 from pi_proto.transcripts.pi_json import assistant_to_pi
 from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, event_from_sse, read_sse
+from pi_proto.web.sse import event_to_sse, sse_data
 
 from .helpers import RecordingModel, drain, kind, readme_context
 
@@ -386,3 +387,13 @@ async def test_streaming_answers_tell_proxies_not_to_buffer_them(
     ) as response:
         assert response.status == 200
         assert (response.headers["cache-control"], response.headers["x-accel-buffering"]) == ("no-cache", "no")
+
+
+def test_a_lone_surrogate_goes_out_and_comes_back_as_pis_escape() -> None:
+    """A text protobuf holds for a lone surrogate (U+10F800 + k) is written as pi's `\\udxxx` escape,
+    on the delta's direct path and the general one, and read back to what it was."""
+    mapped = "a\U0010f83db"  # "\ud83d" as a protobuf string holds it
+    delta = pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta=mapped))
+    assert sse_data(delta) == b'data: {"type":"text_delta","contentIndex":0,"delta":"a\\ud83db"}\n\n'
+    assert pp.dump_json(event_to_sse(delta)) == '{"type":"text_delta","contentIndex":0,"delta":"a\\ud83db"}'
+    assert event_from_sse(pp.load_json('{"type":"text_delta","contentIndex":0,"delta":"a\\ud83db"}')) == delta

@@ -19,7 +19,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.models.seed import README_REQUEST, README_TEXT
-from pi_proto.transcripts.pi_json import entry_from_pi
+from pi_proto.transcripts.pi_session import entry_from_pi
 
 from .helpers import serve_process
 

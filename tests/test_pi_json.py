@@ -19,13 +19,12 @@ from pi_proto.transcripts.pi_json import (
     context_from_pi,
     context_path,
     context_to_pi,
-    entry_from_pi,
-    entry_to_pi,
     event_from_pi,
     event_to_pi,
     message_from_pi,
     message_to_pi,
 )
+from pi_proto.transcripts.pi_session import entry_from_pi, entry_to_pi
 
 from .conformance.wire_cases import ASSISTANT
 from .jsonstrict import same_in_javascript, same_json
@@ -328,13 +327,13 @@ SYSTEM = {
     "role": "system",
     "content": "You are pi, a coding agent.",
     "sections": {"<environment>": "<environment>cwd: /repo</environment>", "guidelines": "## Guidelines", "old": None},
+    "timestamp": 1765233660000,  # before the tools, as pi's agent loop writes them
     "toolsAdded": [
         {**READ_TOOL, "constrainedSampling": {"type": "json_schema", "strict": "require"}},
         {**READ_TOOL, "name": "bash", "constrainedSampling": False},
         {**READ_TOOL, "name": "patch", "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "s"}}},
     ],
     "toolsRemoved": [{"name": "grep"}],
-    "timestamp": 1765233660000,
 }
 USAGE_16: dict[str, Any] = {
     "input": 1203,
@@ -513,7 +512,7 @@ def test_absent_differs_from_zero_false_and_empty() -> None:
     assert message.usage.reasoning == 0
     assert json.loads(message.extra_json) == {"diagnostics": []}  # the repeated field cannot hold an empty list
 
-    empty = {"role": "system", "content": "", "sections": {}, "toolsAdded": [], "toolsRemoved": [], "timestamp": 0}
+    empty = {"role": "system", "content": "", "sections": {}, "timestamp": 0, "toolsAdded": [], "toolsRemoved": []}
     system = message_from_pi(empty).system
     assert system is not None
     assert (system.sections, system.tools_added, system.tools_removed) == ([], [], [])

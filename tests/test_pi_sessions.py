@@ -25,10 +25,11 @@ def test_the_fixtures_cover_what_pi_writes() -> None:
             types.add(entry["type"])
             if entry["type"] == "message":
                 types.add(f"role:{entry['message']['role']}")
-    assert len(SESSIONS) >= 14
+    assert len(SESSIONS) >= 15
     assert types >= {
         "session", "model_change", "thinking_level_change", "message", "compaction", "branch_summary", "label",
-        "session_info", "role:system", "role:user", "role:assistant", "role:toolResult", "role:bashExecution",
+        "session_info", "custom", "custom_message", "context_edit", "role:system", "role:user", "role:assistant",
+        "role:toolResult", "role:bashExecution",
     }  # fmt: skip
 
 
@@ -40,10 +41,12 @@ def test_every_line_comes_back_byte_for_byte(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=[path.name for path in SESSIONS])
-def test_convert_to_binary_and_back_is_byte_for_byte(path: Path, tmp_path: Path) -> None:
-    binary, back = tmp_path / "session.binpb", tmp_path / "session.jsonl"
-    convert(path, binary)
-    convert(binary, back)
+@pytest.mark.parametrize("through", [".binpb", ".json"])
+def test_convert_and_back_is_byte_for_byte(path: Path, through: str, tmp_path: Path) -> None:
+    """Through binary and through ProtoJSON (where a root entry's parent is `"root": null`)."""
+    converted, back = tmp_path / f"session{through}", tmp_path / "session.jsonl"
+    convert(path, converted)
+    convert(converted, back)
     assert back.read_bytes() == path.read_bytes()
 
 
@@ -64,3 +67,89 @@ def test_pi_1_6_delta_only_events_read_and_write_back_byte_for_byte() -> None:
             updates += 1
     assert updates == 25
     assert pp.text_of(accumulator.partial) == "README 的标题就是项目名：tiny-pi。"
+
+
+_BODIES = (
+    "header", "thinking_level_change", "model_change", "usage", "compaction", "branch_summary", "custom",
+    "custom_message", "label", "session_info", "context_edit",
+)  # fmt: skip
+
+
+def _body(entry: pp.TranscriptEntry) -> str | None:
+    assert entry.session_entry is not None
+    return next((member for member in _BODIES if getattr(entry.session_entry, member) is not None), None)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=[path.name for path in SESSIONS])
+def test_every_entry_pi_wrote_is_typed(path: Path) -> None:
+    """No entry of pi's own types is left as JSON text: each has its body, id and timestamp."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        entry = pp.entry_from_pi(pp.load_json(line))
+        assert entry.id is not None, f"line {number}"
+        assert entry.timestamp is not None, f"line {number}"
+        if entry.session_entry is None:
+            assert entry.session_json == "", f"line {number}: the envelope is typed"
+            continue
+        body = _body(entry)
+        assert body is not None, f"line {number}: {entry.session_entry.type} is untyped"
+        assert entry.session_entry.fields_json == ""
+        assert getattr(entry.session_entry, body).extra_json == "", f"line {number}: keys left untyped"
+
+
+def test_the_tree_is_walked_without_json() -> None:
+    """branch.jsonl: each parent is an earlier entry, there is one root, the summary's fromId is in the tree."""
+    entries = [pp.entry_from_pi(pp.load_json(line)) for line in (FIXTURES / "branch.jsonl").read_text().splitlines()]
+    seen: set[str] = set()
+    roots = 0
+    for entry in entries[1:]:  # the header is the session's, not the tree's
+        assert entry.id is not None
+        if entry.root is not None:
+            roots += 1
+        else:
+            assert entry.parent_id in seen, entry
+        seen.add(entry.id)
+    assert roots == 1
+    (summary,) = [
+        entry.session_entry.branch_summary
+        for entry in entries
+        if entry.session_entry and _body(entry) == "branch_summary"
+    ]
+    assert summary is not None
+    assert summary.from_id in seen
+    assert summary.usage is not None
+    assert summary.usage.total_tokens == 52
+
+
+def test_an_edited_entry_writes_what_was_set() -> None:
+    line = (
+        '{"type":"label","id":"74d38200","parentId":"50667f34","timestamp":"2026-12-02T06:19:59.678Z",'
+        '"targetId":"50667f34","label":"checkpoint-1"}'
+    )
+    entry = pp.entry_from_pi(pp.load_json(line))
+    assert entry.session_entry is not None
+    assert entry.session_entry.label is not None
+    entry.session_entry.label.label = "checkpoint-2"
+    entry.parent_id = "74d38100"
+    written = pp.dump_json(pp.entry_to_pi(entry))
+    assert written == line.replace("checkpoint-1", "checkpoint-2").replace(
+        '"parentId":"50667f34"', '"parentId":"74d38100"'
+    )
+
+
+def test_an_unknown_entry_type_round_trips_with_its_place_typed() -> None:
+    line = (
+        '{"type":"bookmark","id":"77aa88bb","parentId":null,"timestamp":"2026-12-02T06:20:00.487Z",'
+        '"note":"here","at":[1,2.5]}'
+    )
+    entry = pp.decode(pp.TranscriptEntry, pp.encode(pp.entry_from_pi(pp.load_json(line))))
+    assert entry.session_entry is not None
+    assert _body(entry) is None
+    assert (entry.id, entry.root is not None) == ("77aa88bb", True)
+    assert json.loads(entry.session_entry.fields_json) == {"note": "here", "at": [1, 2.5]}
+    assert pp.dump_json(pp.entry_to_pi(entry)) == line
+
+
+def test_a_bad_parent_is_refused_at_its_key() -> None:
+    with pytest.raises(pp.PiJsonError) as raised:
+        pp.entry_from_pi({"type": "label", "id": "a", "parentId": 7, "timestamp": "t"})
+    assert raised.value.path == "entry.parentId"

@@ -13,7 +13,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.models.seed import readme_transcript
-from pi_proto.transcripts.pi_json import entry_from_pi
+from pi_proto.transcripts.pi_session import entry_from_pi
 from pi_proto.wire import codec as wire
 from pi_proto.wire.json_text import MAX_JSON_DEPTH, json_text_problem
 from pi_proto.wire.validate import ValidationError, Violation, check, violations

@@ -113,11 +113,10 @@ from .transcripts.pi_json import (
     PiJsonError,
     assistant_from_pi,
     context_from_pi,
-    entry_from_pi,
-    entry_to_pi,
     message_from_pi,
     message_to_pi,
 )
+from .transcripts.pi_session import entry_from_pi, entry_to_pi
 from .wire.codec import DecodeError, EncodeError, decode, decode_json, encode, to_json
 from .wire.validate import ValidationError, Violation, check, violations
 

@@ -127,7 +127,11 @@ def pi_json(case: pb.PiJsonCase) -> pb.PiJsonResult:
             context = context_from_pi(text, "")
             return pb.PiJsonResult(context=_upb(context), written=pp.dump_json(context_to_pi(context)))
         entry = pp.entry_from_pi(text, "")
-        return pb.PiJsonResult(entry=_upb(entry), written=pp.dump_json(pp.entry_to_pi(entry)))
+        result = pb.PiJsonResult(entry=_upb(entry), written=pp.dump_json(pp.entry_to_pi(entry)))
+        if case.HasField("edited"):
+            edited = pp.decode(pp.TranscriptEntry, case.edited.SerializeToString())
+            result.edited_written = pp.dump_json(pp.entry_to_pi(edited))
+        return result
     except pp.PiJsonError as error:
         return pb.PiJsonResult(error_path=error.path)
 

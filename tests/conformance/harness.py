@@ -151,7 +151,11 @@ def _pi_json(case: pb.PiJsonCase, got: pb.PiJsonResult) -> str | None:
         return f"cannot read it: error at {got.error_path!r}"
     if read != want or getattr(got, want) != getattr(case, want):
         return f"reads as {_json(getattr(got, read)) if read else 'nothing'}"
-    return None if got.written == (case.written or case.text) else f"writes back as {got.written}"
+    if got.written != (case.written or case.text):
+        return f"writes back as {got.written}"
+    if case.HasField("edited") and got.edited_written != case.edited_text:
+        return f"writes the edit as {got.edited_written}"
+    return None
 
 
 def _cost(case: pb.CostCase, got: message_pb2.Cost) -> str | None:

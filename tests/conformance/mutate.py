@@ -42,6 +42,8 @@ def mutate(case: pb.Case) -> None:
         body = case.pi_json
         if body.WhichOneof("expect") == "error_path":
             body.error_path += ".mutated"
+        elif body.HasField("edited"):
+            body.edited_text += " "
         else:
             body.written = (body.written or body.text) + " "
         how = "the error path or the written text changes"

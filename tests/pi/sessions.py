@@ -37,11 +37,23 @@ PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 USAGE = {"input": 40, "output": 12, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 52}
-# Labels and in-place branching are no RPC commands: pi's extension API offers them as commands.
+# Labels, in-place branching and extension entries are no RPC commands: pi's extension API offers
+# them as commands.
 COMMANDS = """\
 export default function (pi) {
   pi.registerCommand("label", {
     handler: async (args, ctx) => pi.setLabel(ctx.sessionManager.getLeafId(), args),
+  });
+  pi.registerCommand("unlabel", {
+    handler: async (args, ctx) => pi.setLabel(ctx.sessionManager.getLeafId(), undefined),
+  });
+  // An extension's own state and a message of its own in the context.
+  pi.registerCommand("remember", {
+    handler: async (args) => pi.appendEntry("todo-list", { items: args.split(" "), done: 0 }),
+  });
+  pi.registerCommand("remind", {
+    handler: async (args) =>
+      pi.sendMessage({ customType: "reminder", content: args, display: true, details: { source: "command" } }),
   });
   pi.registerCommand("branch", {
     handler: async (args, ctx) => {
@@ -394,6 +406,19 @@ def bash_execution(out: Path) -> None:
             pi.send("bash", command="printf 'hello\\n'")
             pi.prompt("What did the command print?")
         keep(where, out, "bash-execution.jsonl")
+
+
+@scenario
+def extension_entries(out: Path) -> None:
+    with folder([turn(text("one")), turn(text("two"))]) as where:
+        with rpc(where, "-e", str(where.commands)) as pi:
+            pi.prompt("first")
+            pi.prompt("/remember tests docs")
+            pi.prompt("/remind Run the tests first.")
+            pi.prompt("/label checkpoint-1")
+            pi.prompt("/unlabel")
+            pi.prompt("second")
+        keep(where, out, "extension-entries.jsonl")
 
 
 def main() -> None:

@@ -35,7 +35,8 @@ from ..ir.events import utf8_size
 from ..ir.messages import JS_DECODER, dump_json, load_json, role_of
 from ..wire.codec import DecodeError, EncodeError, decode_json, to_json
 from .binpb import delimited, read_transcript
-from .pi_json import PiJsonError, entry_from_pi, entry_to_pi
+from .pi_json import PiJsonError
+from .pi_session import entry_from_pi, entry_to_pi
 
 FORMATS = (".jsonl", ".json", ".binpb")
 PROGRESS_BYTES = 4 * 1024 * 1024

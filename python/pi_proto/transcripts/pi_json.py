@@ -11,9 +11,8 @@ empty (a context's `tools: []`): it stays in `extra_json`, written while the fie
 The writer writes each object's keys in the order pi usually does; an object whose
 keys came in another order (pi adds some keys as a response goes on, in an order that differs by
 provider) lists its keys under `"$order"` in `extra_json`, and is written in that order.
-Messages of roles the schema does not model become CustomMessage. A line of a pi session file is
-a TranscriptEntry: a message keeps its entry's envelope in `session_json`, and an entry without a
-message is a SessionEntry.
+Messages of roles the schema does not model become CustomMessage. The lines of a pi session file
+are pi_session's.
 
 Bad input raises PiJsonError naming the path of the offending value, e.g.
 `message.content[1].type`. An enum value pi does not define (a stop reason, a thinking level) is
@@ -31,6 +30,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from .._gen.pb2.pi.ai.v1 import content_pb2, context_pb2, message_pb2, tool_pb2
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AgentMessage,
@@ -53,7 +53,6 @@ from .._gen.types.pi.ai.v1 import (
     NestedCallStatus,
     NestedToolCall,
     NestedToolCalls,
-    SessionEntry,
     StartEvent,
     StopReason,
     Strictness,
@@ -77,7 +76,6 @@ from .._gen.types.pi.ai.v1 import (
     ToolReference,
     ToolResultContent,
     ToolResultMessage,
-    TranscriptEntry,
     Transport,
     Usage,
     UserContent,
@@ -85,6 +83,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..ir.events import event_kind
 from ..ir.messages import dump_json
+from ..wire.json_text import modelled_keys
 from . import surrogates
 
 _Enum = TypeVar("_Enum")
@@ -178,61 +177,36 @@ def _at(where: str, key: str) -> str:
 
 # --- key order -----------------------------------------------------------------------------------
 
-# The keys of each pi-JSON object type, in the order the writer writes them: the order pi builds
-# the object in, with the keys it adds later (as a response goes on) after the ones it starts with.
-_KEYS: dict[str, tuple[str, ...]] = {
-    "assistant": (
-        "role",
-        "content",
-        "api",
-        "provider",
-        "model",
-        "usage",
-        "stopReason",
-        "deferred",
-        "timestamp",
-        "providerThinkingLevel",
-        "responseId",
-        "responseModel",
-        "rawStopReason",
-        "endTurn",
-        "errorMessage",
-        "diagnostics",
-        "durationMs",
-        "thinkingLevel",
-    ),
-    "system": ("role", "content", "sections", "toolsAdded", "toolsRemoved", "timestamp"),
-    "user": ("role", "content", "timestamp"),
-    "toolResult": (
-        "role",
-        "toolCallId",
-        "toolName",
-        "content",
-        "details",
-        "usage",
-        "nestedCalls",
-        "isError",
-        "durationMs",
-        "timestamp",
-    ),
-    "text": ("type", "text", "textSignature"),
-    "thinking": ("type", "thinking", "thinkingSignature", "redacted"),
-    "toolCall": ("type", "id", "name", "arguments", "rawArguments", "thoughtSignature", "namespace", "argumentsError"),
-    "image": ("type", "data", "mimeType"),
-    "usage": ("input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost", "cacheWrite1h"),
-    "cost": ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"),
-    "context": ("systemPrompt", "messages", "tools"),
-    "tool": ("name", "description", "parameters", "constrainedSampling"),
-    "toolReference": ("name",),
-    "jsonSchema": ("type", "strict"),
-    "grammar": ("type", "variants"),
-    "variants": ("openai_lark", "openai_regex"),
-    "diagnostic": ("type", "timestamp", "error", "details"),
-    "diagnosticError": ("name", "message", "stack", "code"),
-    "deferred": ("provider", "modelId", "api", "id", "expiresAt", "pollAfterMs", "data"),
-    "nestedCalls": ("calls", "complete"),
-    "nestedCall": ("id", "name", "arguments", "argumentsBytes", "status", "durationMs", "error"),
+# The keys of each pi-JSON object type, in the order the writer writes them (the order pi builds
+# the object in, with the keys it adds later as a response goes on after the ones it starts
+# with): the schema states them, as the modelled_keys of the message's extra_json.
+_MESSAGES = {
+    "assistant": (message_pb2, "AssistantMessage"),
+    "system": (message_pb2, "SystemMessage"),
+    "user": (message_pb2, "UserMessage"),
+    "toolResult": (message_pb2, "ToolResultMessage"),
+    "text": (content_pb2, "TextContent"),
+    "thinking": (content_pb2, "ThinkingContent"),
+    "toolCall": (content_pb2, "ToolCall"),
+    "image": (content_pb2, "ImageContent"),
+    "usage": (message_pb2, "Usage"),
+    "cost": (message_pb2, "Cost"),
+    "context": (context_pb2, "AgentContext"),
+    "tool": (tool_pb2, "Tool"),
+    "toolReference": (tool_pb2, "ToolReference"),
+    "jsonSchema": (tool_pb2, "JsonSchemaSampling"),
+    "grammar": (tool_pb2, "GrammarSampling"),
+    "diagnostic": (message_pb2, "Diagnostic"),
+    "diagnosticError": (message_pb2, "DiagnosticError"),
+    "deferred": (message_pb2, "DeferredHandle"),
+    "nestedCalls": (message_pb2, "NestedToolCalls"),
+    "nestedCall": (message_pb2, "NestedToolCall"),
 }
+_KEYS: dict[str, tuple[str, ...]] = {
+    name: modelled_keys(module.DESCRIPTOR.message_types_by_name[message])
+    for name, (module, message) in _MESSAGES.items()
+}
+_KEYS["variants"] = modelled_keys(tool_pb2.GrammarSampling.DESCRIPTOR, "variants_extra_json")
 
 # The key of `extra_json` that lists the keys of an object whose order differs from the writer's,
 # which it then follows.
@@ -387,9 +361,10 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _reads(read: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+def pi_reader(read: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
     """A public reader: the value's strings mapped to what protobuf strings hold (surrogates.py)
-    once, at the outermost call."""
+    once, at the outermost call. Every function that reads pi-JSON for callers wears it, here and
+    in the modules that read pieces of pi-JSON of their own (the SSE and pi protocol events)."""
 
     @functools.wraps(read)
     def outermost(value: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -404,9 +379,9 @@ def _reads(read: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, 
     return outermost
 
 
-def _writes(write: Callable[P, JsonObject]) -> Callable[P, JsonObject]:
+def pi_writer(write: Callable[P, JsonObject]) -> Callable[P, JsonObject]:
     """A public writer: what it writes mapped back to pi's text (surrogates.py) once, at the
-    outermost call."""
+    outermost call; the writers' counterpart of pi_reader."""
 
     @functools.wraps(write)
     def outermost(*args: P.args, **kwargs: P.kwargs) -> JsonObject:
@@ -422,7 +397,7 @@ def _writes(write: Callable[P, JsonObject]) -> Callable[P, JsonObject]:
     return outermost
 
 
-@_reads
+@pi_reader
 def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     """Convert one pi-JSON message: system, user, assistant, toolResult, or any other role (kept
     as is)."""
@@ -445,7 +420,7 @@ def message_from_pi(value: Any, where: str = "message") -> AgentMessage:
     )
 
 
-@_reads
+@pi_reader
 def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     """Convert one pi-JSON assistant message."""
     read = _Reader(value, where, _KEYS["assistant"])
@@ -473,7 +448,7 @@ def assistant_from_pi(value: Any, where: str = "message") -> AssistantMessage:
     )
 
 
-@_reads
+@pi_reader
 def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     """Convert a pi-JSON context: pi's Context (systemPrompt, messages, tools) or its
     TranscriptContext (messages only, the prompt and tools in system messages), kept as given."""
@@ -485,23 +460,6 @@ def context_from_pi(value: Any, where: str = "context") -> AgentContext:
     )
     context.extra_json = read.extra_json()
     return context
-
-
-@_reads
-def entry_from_pi(value: Any, where: str = "entry") -> TranscriptEntry:
-    """Convert one line of a pi session file, or one bare pi-JSON message."""
-    if not isinstance(value, Mapping):
-        raise PiJsonError(where, f"expected an object, got {_type_name(value)}")
-    if "role" in value:
-        return TranscriptEntry(message=message_from_pi(value, where))
-    kind = value.get("type")
-    if kind == "message" and "message" in value:
-        envelope = dump_json({key: item for key, item in value.items() if key != "message"})
-        return TranscriptEntry(message=message_from_pi(value["message"], _at(where, "message")), session_json=envelope)
-    if isinstance(kind, str) and kind:
-        fields = {key: item for key, item in value.items() if key != "type"}
-        return TranscriptEntry(session_entry=SessionEntry(type=kind, fields_json=dump_json(fields)))
-    raise PiJsonError(where, "neither a message (no 'role') nor a session entry (no 'type')")
 
 
 def _system_from_pi(value: Mapping[str, Any], where: str) -> SystemMessage:
@@ -805,7 +763,7 @@ def _nested_call(value: Any, where: str) -> NestedToolCall:
 # --- writing -------------------------------------------------------------------------------------
 
 
-@_writes
+@pi_writer
 def message_to_pi(
     message: AgentMessage | SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
 ) -> JsonObject:
@@ -832,20 +790,7 @@ def message_to_pi(
     raise PiJsonError("AgentMessage", "no role is set")
 
 
-@_writes
-def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
-    """Convert a transcript entry back to its line: a session file's entry if it came from one."""
-    if (session_entry := entry.session_entry) is not None:
-        return {"type": session_entry.type, **_json_object(session_entry.fields_json, "SessionEntry.fields_json")}
-    if entry.message is None:
-        raise PiJsonError("TranscriptEntry", "no entry is set")
-    out = message_to_pi(entry.message)
-    if entry.session_json:
-        return {**_json_object(entry.session_json, "TranscriptEntry.session_json"), "message": out}
-    return out
-
-
-@_writes
+@pi_writer
 def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     """Convert an assistant message to its pi-JSON object."""
     out: JsonObject = {"role": "assistant", "content": [_assistant_block_to_pi(content) for content in message.content]}
@@ -871,7 +816,7 @@ def assistant_to_pi(message: AssistantMessage) -> JsonObject:
     return _with_extra(out, message.extra_json, "AssistantMessage", _KEYS["assistant"])
 
 
-@_writes
+@pi_writer
 def context_to_pi(context: AgentContext) -> JsonObject:
     """Convert a context to its pi-JSON object."""
     out: JsonObject = {}
@@ -897,9 +842,9 @@ def _system_to_pi(message: SystemMessage) -> JsonObject:
         content = [_text_to_pi(block) for block in message.content]
     out: JsonObject = {"role": "system", "content": content}
     _put(out, "sections", _sections_to_pi(message.sections))
+    _put(out, "timestamp", message.timestamp)  # before the tools, as pi's agent loop writes them
     _put(out, "toolsAdded", _tools_to_pi(message.tools_added))
     _put(out, "toolsRemoved", _tool_references_to_pi(message.tools_removed))
-    _put(out, "timestamp", message.timestamp)
     return _with_extra(out, message.extra_json, "SystemMessage", _KEYS["system"])
 
 
@@ -1154,12 +1099,20 @@ def _describe(value: Any) -> str:
     return f"{_type_name(value)} {json.dumps(value, ensure_ascii=False)[:40]}"
 
 
+# The pieces the SSE and pi-protocol event writers send on their own, with the surrogate mapping
+# of a public reader or writer.
+usage_from_pi = pi_reader(_usage)
+usage_to_pi = pi_writer(_usage_to_pi)
+assistant_block_from_pi = pi_reader(_assistant_block)
+assistant_block_to_pi = pi_writer(_assistant_block_to_pi)
+
+
 # --- events --------------------------------------------------------------------------------------
 
 _BLOCK_KINDS = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
 
 
-@_reads
+@pi_reader
 def event_from_pi(value: Any, where: str = "event") -> ModelEvent:
     """Convert one pi-JSON AssistantMessageEvent; its `partial` becomes ModelEvent.partial."""
     read = _Reader(value, where)
@@ -1277,7 +1230,7 @@ _DELTA_ONLY_KEYS = {
 }
 
 
-@_writes
+@pi_writer
 def event_to_pi(event: ModelEvent, *, delta_only: bool = False) -> JsonObject:
     """Convert an event to pi's AssistantMessageEvent; non-terminal events need their `partial`.
 

@@ -31,6 +31,11 @@ def from_proto(text: str) -> str:
     return text if _FROM_PROTO.search(text) is None else _FROM_PROTO.sub(_unmapped, text)
 
 
+def has_mapped(text: str) -> bool:
+    """Whether from_proto would change `text`: it holds a character of the mapped range."""
+    return _FROM_PROTO.search(text) is not None
+
+
 def to_proto_value(value: Any) -> Any:
     """A parsed JSON value with every string (keys too) mapped by to_proto."""
     return _walk(value, to_proto, _TO_PROTO)

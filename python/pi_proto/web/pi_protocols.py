@@ -26,7 +26,7 @@ from .._gen.types.pi.ai.v1 import ModelEvent
 from ..grpc.requests import Refused, ServerLimits
 from ..ir.events import event_kind
 from ..ir.messages import dump_json
-from ..transcripts.pi_json import STOP_REASON_NAMES, PiJsonError, assistant_to_pi, context_path
+from ..transcripts.pi_json import STOP_REASON_NAMES, PiJsonError, assistant_to_pi, context_path, pi_writer
 from ..transcripts.pi_options import options_from_pi
 from .sse import (
     Decoded,
@@ -61,6 +61,7 @@ PROXY_TERMINAL_KEYS = {
 # --- events ---------------------------------------------------------------------------------------
 
 
+@pi_writer
 def pi_messages_event(event: ModelEvent) -> JsonObject:
     """An event as pi-ai's PiMessagesEvent. A text_end or thinking_end needs the event's `partial`
     (an AssistantMessageEventStream's events carry it), which holds the block's whole text."""
@@ -79,6 +80,7 @@ def pi_messages_event(event: ModelEvent) -> JsonObject:
     return out
 
 
+@pi_writer
 def proxy_event(event: ModelEvent) -> JsonObject:
     """An event as pi-agent-core's ProxyAssistantMessageEvent."""
     kind, body = event_kind(event)

@@ -60,18 +60,21 @@ from ..grpc.server import BATCH_BYTES, Call
 from ..ir.events import EVENT_KINDS, event_kind
 from ..ir.messages import dump_json
 from ..stream.event_stream import AssistantMessageEventStream
+from ..transcripts import surrogates
 from ..transcripts.pi_json import (
     STOP_REASON_NAMES,
     STOP_REASONS,
     PiJsonError,
-    _assistant_block,
-    _assistant_block_to_pi,
-    _usage,
-    _usage_to_pi,
+    assistant_block_from_pi,
+    assistant_block_to_pi,
     assistant_from_pi,
     assistant_to_pi,
     context_from_pi,
     context_path,
+    pi_reader,
+    pi_writer,
+    usage_from_pi,
+    usage_to_pi,
 )
 from ..wire.codec import EncodeError, encode
 from ..wire.validate import ValidationError
@@ -114,6 +117,7 @@ SSE_HEADERS = [
 # --- events in pi's shape -------------------------------------------------------------------------
 
 
+@pi_writer
 def event_to_sse(event: ModelEvent) -> JsonObject:
     """An event as pi's AssistantMessageEvent without `partial` (see the module's docstring)."""
     kind, body = event_kind(event)
@@ -145,13 +149,13 @@ def event_to_sse(event: ModelEvent) -> JsonObject:
             if body.redacted is not None:
                 out["redacted"] = body.redacted
     if event.usage is not None:
-        out["usage"] = _usage_to_pi(event.usage)
+        out["usage"] = usage_to_pi(event.usage)
     return out
 
 
 def tool_call_to_pi(call: ToolCall | None) -> JsonObject:
     """The call a toolcall_end carries, as pi's ToolCall block."""
-    return _assistant_block_to_pi(AssistantContent(tool_call=call))
+    return assistant_block_to_pi(AssistantContent(tool_call=call))
 
 
 def ended_content(event: ModelEvent) -> str | None:
@@ -183,6 +187,7 @@ _DELTAS: dict[str, Any] = {
 }
 
 
+@pi_reader
 def event_from_sse(value: Any) -> ModelEvent:
     """The ModelEvent an SSE event object of event_to_sse() stands for; an AssistantMessageEventStream
     rebuilds each event's partial from them. Raises PiJsonError naming a bad value's path."""
@@ -219,7 +224,7 @@ def event_from_sse(value: Any) -> ModelEvent:
         call_id, name = value.get("id", ""), value.get("name", "")
         event = ModelEvent(toolcall_start=ToolCallStartEvent(content_index=index(), id=call_id, name=name))
     elif kind == "toolcall_end":
-        block = _assistant_block(value.get("toolCall"), "event.toolCall")
+        block = assistant_block_from_pi(value.get("toolCall"), "event.toolCall")
         event = ModelEvent(toolcall_end=ToolCallEndEvent(content_index=index(), tool_call=block.tool_call))
     elif kind == "text_end":
         event = ModelEvent(text_end=TextEndEvent(content_index=index(), text_signature=value.get("textSignature")))
@@ -231,7 +236,7 @@ def event_from_sse(value: Any) -> ModelEvent:
     else:
         raise PiJsonError("event.type", f"not a pi event type: {kind!r}")
     if "usage" in value:
-        event.usage = _usage(value["usage"], "event.usage")
+        event.usage = usage_from_pi(value["usage"], "event.usage")
     return event
 
 
@@ -250,14 +255,15 @@ def sse_line(value: JsonObject) -> bytes:
 def delta_data(event: ModelEvent) -> bytes | None:
     """A delta as the SSE lines of `{"type", "contentIndex", "delta"}`, its usage left out, written
     directly: most events are deltas, and this is a few times quicker. None for any other event,
-    or a delta whose values are not what the schema takes (the general path reports it)."""
+    a delta whose values are not what the schema takes (the general path reports it), or one
+    holding a mapped lone surrogate (the general path writes pi's escape)."""
     members = event.__dict__
     # The deltas come first in EVENT_KINDS, so the delta found is the member event_kind would take.
     for kind in _DELTA_KINDS:
         if (body := members[kind]) is not None:
             values = body.__dict__
             index, delta = values["content_index"], values["delta"]
-            if type(index) is int and type(delta) is str:
+            if type(index) is int and type(delta) is str and not surrogates.has_mapped(delta):
                 return _DELTA_LINES[kind] % (index, _json_string(delta).encode())
             return None
     return None

@@ -150,7 +150,7 @@ def _plan(cls: type[betterproto2.Message]) -> _Plan:
         meta = betterproto2.FieldMetadata.get(field)
         hint = hints[field.name]
         inner = typing.get_args(hint)[0] if meta.repeated or meta.optional or meta.group else hint
-        if meta.optional and meta.proto_type == betterproto2.TYPE_ENUM:
+        if meta.optional and not meta.group and meta.proto_type == betterproto2.TYPE_ENUM:
             raise TypeError(f"{cls.__name__}.{field.name}: optional enums are not supported")
         if meta.map_meta is not None:
             if meta.map_meta[1].proto_type == betterproto2.TYPE_MESSAGE:
@@ -380,7 +380,11 @@ def _reader(cls: type[betterproto2.Message]) -> Callable[[_UpbMessage, bool], be
         body.append(f"    member = upb.WhichOneof({group!r})")
         body.append("    if member is not None:")
         body.append("        value = getattr(upb, member)")
-        readers = {member: _reader(sub) for member, (kind, sub) in members.items() if kind == MESSAGE}
+        readers = {
+            member: _reader(sub) if kind == MESSAGE else _enum_reader(sub)
+            for member, (kind, sub) in members.items()
+            if kind in (MESSAGE, ENUM)
+        }
         scope[f"readers_{group}"] = readers
         body.append(
             f"        values[member] = readers_{group}[member](value, unknown) if member in readers_{group} else value"
@@ -388,6 +392,11 @@ def _reader(cls: type[betterproto2.Message]) -> Callable[[_UpbMessage, bool], be
     body += ["    message = cls.__new__(cls)", "    message.__dict__ = values", "    return message"]
     _define(body, scope)
     return scope["read"]  # type: ignore[no-any-return]
+
+
+def _enum_reader(enum: Any) -> Callable[[int, bool], Any]:
+    """A oneof member's reader for an enum (such as google.protobuf.NullValue): its number as the enum."""
+    return lambda number, _unknown: enum(number)
 
 
 def _define(lines: list[str], scope: dict[str, Any]) -> None:

@@ -213,3 +213,10 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "a string" if isinstance(value, str) else "a number"
+
+
+@functools.cache
+def modelled_keys(descriptor: Descriptor, field: str = "extra_json") -> tuple[str, ...]:
+    """The keys of pi's object that `descriptor`'s message models, in the order pi writes them:
+    the `modelled_keys` of the JsonText option of its `field`."""
+    return tuple(descriptor.fields_by_name[field].GetOptions().Extensions[_JSON_OPTION].modelled_keys)
