@@ -187,6 +187,8 @@ function runPiJson(piJson: conformance.PiJsonCase): Result {
       const entry = pi.entryFromPi(value);
       result.read = { case: "entry", value: entry };
       result.written = JSON.stringify(pi.entryToPi(entry));
+      // An edit of the entry, as a user makes it: what its fields say is what is written.
+      if (piJson.edited !== undefined) result.editedWritten = JSON.stringify(pi.entryToPi(piJson.edited));
     }
   } catch (error) {
     if (!(error instanceof pi.PiJsonError)) throw error;

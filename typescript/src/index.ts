@@ -43,8 +43,6 @@ export {
   contextFromPi,
   contextToPi,
   type EventToPiOptions,
-  entryFromPi,
-  entryToPi,
   eventFromPi,
   eventToPi,
   messageFromPi,
@@ -52,4 +50,5 @@ export {
   ORDER_KEY,
   PiJsonError,
 } from "./pi-json.js";
+export { entryFromPi, entryToPi } from "./pi-session.js";
 export { check, ValidationError, type Violation, violations } from "./validate.js";

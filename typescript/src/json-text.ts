@@ -74,6 +74,18 @@ export function jsonViolations<Desc extends DescMessage>(schema: Desc, message: 
   return found;
 }
 
+/**
+ * The keys of pi's object that `schema`'s message models, in the order pi writes them: the
+ * `modelled_keys` of the JsonText option of its `field` (by its proto name).
+ */
+export function modelledKeys(schema: DescMessage, field = "extra_json"): readonly string[] {
+  const desc = schema.fields.find((candidate) => candidate.name === field);
+  if (desc === undefined || !hasOption(desc, jsonOption)) {
+    throw new Error(`${schema.typeName}.${field} is not a field with the pi.ai.v1.json option`);
+  }
+  return getOption(desc, jsonOption).modelledKeys;
+}
+
 // --- the walk over messages ----------------------------------------------------------------------
 
 interface Plan {

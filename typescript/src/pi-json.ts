@@ -12,9 +12,9 @@
  * does; an object whose keys came in another order (pi adds some keys as a
  * response goes on, in an order that differs by provider) lists its keys under "$order" in
  * `extraJson`, and is written in that order. Messages of roles the schema does not model become
- * CustomMessage. A line of a pi session file is a TranscriptEntry: a message keeps its entry's
- * envelope in `sessionJson`, and an entry without a message is a SessionEntry. `*Json` fields hold
- * compact JSON text, as JSON.stringify writes it.
+ * CustomMessage. The lines of a pi session file are pi-session.ts's, which reads and writes them
+ * with this module's readers and writers. `*Json` fields hold compact JSON text, as JSON.stringify
+ * writes it.
  *
  * Numbers: JSON.parse has one number type, so a cost written `1.0` reads as 1 and is written back
  * as 1, as JSON.stringify (and so pi) writes it. The int64 fields (timestamps, token counts) are
@@ -27,7 +27,14 @@
  * Errors in writing name the field by its message type, e.g. `UserMessage.timestamp`.
  */
 
-import { clone, create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  clone,
+  create,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
 import { eventKind } from "./events.js";
 import {
   type AssistantContent,
@@ -36,7 +43,9 @@ import {
   ImageContentSchema,
   type TextContent,
   TextContentSchema,
+  ThinkingContentSchema,
   type ToolCall,
+  ToolCallSchema,
   type ToolResultContent,
   ToolResultContentSchema,
   type UserContent,
@@ -79,13 +88,14 @@ import {
   type ConstrainedSampling,
   ConstrainedSamplingSchema,
   GrammarSamplingSchema,
+  JsonSchemaSamplingSchema,
   Strictness,
   type Tool,
   type ToolReference,
   ToolReferenceSchema,
   ToolSchema,
 } from "./gen/pi/ai/v1/tool_pb.js";
-import { type TranscriptEntry, TranscriptEntrySchema } from "./gen/pi/ai/v1/transcript_pb.js";
+import { modelledKeys } from "./json-text.js";
 import { fromProto, mapStrings, toProto } from "./surrogates.js";
 
 /** pi-JSON that does not describe a valid message: the `path` of the bad value, and what is wrong. */
@@ -103,7 +113,7 @@ export class PiJsonError extends Error {
 }
 
 /** The path of `key` inside the value at `where`. */
-function at(where: string, key: string): string {
+export function at(where: string, key: string): string {
   return where ? `${where}.${key}` : key;
 }
 
@@ -159,13 +169,13 @@ const INT64_MAX = 2n ** 63n - 1n;
 const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
 const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
-type Read<T> = (value: unknown, where: string) => T;
-type JsonRecord = Record<string, unknown>;
+export type Read<T> = (value: unknown, where: string) => T;
+export type JsonRecord = Record<string, unknown>;
 
 // --- key order -----------------------------------------------------------------------------------
 
 /** The keys of one pi-JSON object type, in the order the writer writes them. */
-class Shape {
+export class Shape {
   readonly known: ReadonlySet<string>;
 
   constructor(readonly keys: readonly string[]) {
@@ -173,76 +183,45 @@ class Shape {
   }
 }
 
+/** The Shape of an object whose message's `field` lists its keys (json-text.ts's modelledKeys). */
+function shape(schema: DescMessage, field = "extra_json"): Shape {
+  return new Shape(modelledKeys(schema, field));
+}
+
 // Each object type's keys in the writer's order: the order pi builds the object in, with the keys
-// it adds later (as a response goes on) after the ones it starts with.
+// it adds later (as a response goes on) after the ones it starts with. The schema states them, as
+// the modelled_keys of each message's extra_json.
 const SHAPES = {
-  assistant: new Shape([
-    "role",
-    "content",
-    "api",
-    "provider",
-    "model",
-    "usage",
-    "stopReason",
-    "deferred",
-    "timestamp",
-    "providerThinkingLevel",
-    "responseId",
-    "responseModel",
-    "rawStopReason",
-    "endTurn",
-    "errorMessage",
-    "diagnostics",
-    "durationMs",
-    "thinkingLevel",
-  ]),
-  system: new Shape(["role", "content", "sections", "toolsAdded", "toolsRemoved", "timestamp"]),
-  user: new Shape(["role", "content", "timestamp"]),
-  toolResult: new Shape([
-    "role",
-    "toolCallId",
-    "toolName",
-    "content",
-    "details",
-    "usage",
-    "nestedCalls",
-    "isError",
-    "durationMs",
-    "timestamp",
-  ]),
-  text: new Shape(["type", "text", "textSignature"]),
-  thinking: new Shape(["type", "thinking", "thinkingSignature", "redacted"]),
-  toolCall: new Shape([
-    "type",
-    "id",
-    "name",
-    "arguments",
-    "rawArguments",
-    "thoughtSignature",
-    "namespace",
-    "argumentsError",
-  ]),
-  image: new Shape(["type", "data", "mimeType"]),
-  usage: new Shape(["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost", "cacheWrite1h"]),
-  cost: new Shape(["input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"]),
-  context: new Shape(["systemPrompt", "messages", "tools"]),
-  tool: new Shape(["name", "description", "parameters", "constrainedSampling"]),
-  toolReference: new Shape(["name"]),
-  jsonSchema: new Shape(["type", "strict"]),
-  grammar: new Shape(["type", "variants"]),
-  variants: new Shape(["openai_lark", "openai_regex"]),
-  diagnostic: new Shape(["type", "timestamp", "error", "details"]),
-  diagnosticError: new Shape(["name", "message", "stack", "code"]),
-  deferred: new Shape(["provider", "modelId", "api", "id", "expiresAt", "pollAfterMs", "data"]),
-  nestedCalls: new Shape(["calls", "complete"]),
-  nestedCall: new Shape(["id", "name", "arguments", "argumentsBytes", "status", "durationMs", "error"]),
+  assistant: shape(AssistantMessageSchema),
+  system: shape(SystemMessageSchema),
+  user: shape(UserMessageSchema),
+  toolResult: shape(ToolResultMessageSchema),
+  text: shape(TextContentSchema),
+  thinking: shape(ThinkingContentSchema),
+  toolCall: shape(ToolCallSchema),
+  image: shape(ImageContentSchema),
+  usage: shape(UsageSchema),
+  cost: shape(CostSchema),
+  context: shape(AgentContextSchema),
+  tool: shape(ToolSchema),
+  toolReference: shape(ToolReferenceSchema),
+  jsonSchema: shape(JsonSchemaSamplingSchema),
+  grammar: shape(GrammarSamplingSchema),
+  variants: shape(GrammarSamplingSchema, "variants_extra_json"),
+  diagnostic: shape(DiagnosticSchema),
+  diagnosticError: shape(DiagnosticErrorSchema),
+  deferred: shape(DeferredHandleSchema),
+  nestedCalls: shape(NestedToolCallsSchema),
+  nestedCall: shape(NestedToolCallSchema),
 } as const;
 
 // Whether a call of this module is already in the mapped text (surrogates.ts): the public readers
 // and writers map once, at the outermost call, and call one another inside it.
 let mapping = false;
 
-function reads<A extends unknown[], R>(read: (value: unknown, ...rest: A) => R): (value: unknown, ...rest: A) => R {
+export function reads<A extends unknown[], R>(
+  read: (value: unknown, ...rest: A) => R,
+): (value: unknown, ...rest: A) => R {
   return (value, ...rest) => {
     if (mapping) return read(value, ...rest);
     mapping = true;
@@ -254,7 +233,7 @@ function reads<A extends unknown[], R>(read: (value: unknown, ...rest: A) => R):
   };
 }
 
-function writes<A extends unknown[]>(write: (...args: A) => JsonObject): (...args: A) => JsonObject {
+export function writes<A extends unknown[]>(write: (...args: A) => JsonObject): (...args: A) => JsonObject {
   return (...args) => {
     if (mapping) return write(...args);
     mapping = true;
@@ -270,7 +249,7 @@ function writes<A extends unknown[]>(write: (...args: A) => JsonObject): (...arg
 export const ORDER_KEY = "$order";
 
 /** `out` with the keys of `order` first, in that order, then the others as they are. */
-function inOrder(out: JsonObject, order: readonly string[]): JsonObject {
+export function inOrder(out: JsonObject, order: readonly string[]): JsonObject {
   const entries: Array<[string, JsonValue]> = [];
   const placed = new Set<string>();
   for (const key of order) {
@@ -289,7 +268,7 @@ function inOrder(out: JsonObject, order: readonly string[]): JsonObject {
 const MISSING = Symbol("missing");
 
 /** Reads the known keys of one pi-JSON object; whatever it does not consume becomes extras. */
-class Reader {
+export class Reader {
   readonly obj: JsonRecord;
   readonly extra = new Map<string, unknown>();
   private readonly seen = new Set<string>();
@@ -519,29 +498,10 @@ export const contextFromPi = reads(function contextFromPi(value: unknown, where:
   return create(AgentContextSchema, { systemPrompt, messages, tools, extraJson: read.extraJson() });
 });
 
-/** Convert one line of a pi session file, or one bare pi-JSON message. */
-export const entryFromPi = reads(function entryFromPi(value: unknown, where: string = ""): TranscriptEntry {
-  if (!isObject(value)) throw new PiJsonError(where, `expected an object, got ${typeName(value)}`);
-  if (Object.hasOwn(value, "role")) {
-    return create(TranscriptEntrySchema, { entry: { case: "message", value: messageFromPi(value, where) } });
-  }
-  const kind = value.type;
-  if (kind === "message" && Object.hasOwn(value, "message")) {
-    const message = messageFromPi(value.message, at(where, "message"));
-    const sessionJson = dumpJson(without(value, "message"), where);
-    return create(TranscriptEntrySchema, { entry: { case: "message", value: message }, sessionJson });
-  }
-  if (typeof kind === "string" && kind) {
-    const fieldsJson = dumpJson(without(value, "type"), where);
-    return create(TranscriptEntrySchema, { entry: { case: "sessionEntry", value: { type: kind, fieldsJson } } });
-  }
-  throw new PiJsonError(where, 'neither a message (it has no "role") nor a session entry (it has no "type")');
-});
-
-function systemFromPi(value: JsonRecord, where: string): SystemMessage {
+export function systemFromPi(value: unknown, where: string): SystemMessage {
   const read = new Reader(value, where, SHAPES.system);
   read.string("role");
-  const given = value.content;
+  const given = read.obj.content;
   let content: TextContent[];
   if (typeof given === "string") {
     read.string("content");
@@ -615,7 +575,7 @@ function blockType(value: unknown, where: string): unknown {
   return value.type;
 }
 
-function assistantBlock(value: unknown, where: string): AssistantContent {
+export function assistantBlock(value: unknown, where: string): AssistantContent {
   const kind = blockType(value, where);
   if (kind === "text") {
     return create(AssistantContentSchema, { block: { case: "text", value: textFromPi(value, where) } });
@@ -655,9 +615,9 @@ function systemBlock(value: unknown, where: string): TextContent {
   return textFromPi(value, where);
 }
 
-type MediaBlock = { case: "text"; value: TextContent } | { case: "image"; value: ImageContent };
+export type MediaBlock = { case: "text"; value: TextContent } | { case: "image"; value: ImageContent };
 
-function mediaBlock(value: unknown, where: string): MediaBlock {
+export function mediaBlock(value: unknown, where: string): MediaBlock {
   const kind = blockType(value, where);
   if (kind === "text") return { case: "text", value: textFromPi(value, where) };
   if (kind === "image") {
@@ -684,7 +644,7 @@ function textFromPi(value: unknown, where: string): TextContent {
   return create(TextContentSchema, { text, textSignature, extraJson: read.extraJson() });
 }
 
-function usageFromPi(value: unknown, where: string): Usage {
+export function usageFromPi(value: unknown, where: string): Usage {
   const read = new Reader(value, where, SHAPES.usage);
   const input = read.optionalInteger("input");
   const output = read.optionalInteger("output");
@@ -881,18 +841,6 @@ export const messageToPi = writes(function messageToPi(
   throw new PiJsonError("AgentMessage.role", "no role is set");
 });
 
-/** Convert a transcript entry back to its line: a session file's entry if it came from one. */
-export const entryToPi = writes(function entryToPi(entry: TranscriptEntry): JsonObject {
-  const body = entry.entry;
-  if (body.case === "sessionEntry") {
-    return { type: body.value.type, ...jsonObject(body.value.fieldsJson, "SessionEntry.fields_json") };
-  }
-  if (body.case !== "message") throw new PiJsonError("TranscriptEntry.entry", "no entry is set");
-  const out = messageToPi(body.value);
-  if (entry.sessionJson) return { ...jsonObject(entry.sessionJson, "TranscriptEntry.session_json"), message: out };
-  return out;
-});
-
 /** Convert an assistant message to its pi-JSON object. */
 export const assistantToPi = writes(function assistantToPi(message: AssistantMessage): JsonObject {
   const out: JsonObject = { role: "assistant", content: message.content.map(assistantBlockToPi) };
@@ -925,18 +873,19 @@ export const contextToPi = writes(function contextToPi(context: AgentContext): J
 });
 
 /** Write an optional key: undefined leaves it out. */
-function put(out: JsonObject, key: string, value: JsonValue | undefined): void {
+export function put(out: JsonObject, key: string, value: JsonValue | undefined): void {
   if (value !== undefined) out[key] = value;
 }
 
-function systemToPi(message: SystemMessage): JsonObject {
+export function systemToPi(message: SystemMessage): JsonObject {
   const only = message.content.length === 1 ? message.content[0]! : undefined;
   const content: JsonValue = message.stringContent && only !== undefined ? only.text : message.content.map(textToPi);
   const out: JsonObject = { role: "system", content };
   put(out, "sections", sectionsToPi(message.sections));
+  // Before the tools, as pi's agent loop writes them.
+  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "SystemMessage.timestamp"));
   put(out, "toolsAdded", toolsToPi(message.toolsAdded));
   put(out, "toolsRemoved", toolReferencesToPi(message.toolsRemoved));
-  put(out, "timestamp", optionalInt64ToPi(message.timestamp, "SystemMessage.timestamp"));
   return withExtra(out, message.extraJson, "SystemMessage", SHAPES.system);
 }
 
@@ -966,7 +915,7 @@ function toolResultToPi(message: ToolResultMessage): JsonObject {
   return withExtra(out, message.extraJson, "ToolResultMessage", SHAPES.toolResult);
 }
 
-function assistantBlockToPi(content: AssistantContent): JsonObject {
+export function assistantBlockToPi(content: AssistantContent): JsonObject {
   const block = content.block;
   switch (block.case) {
     case "text":
@@ -992,7 +941,7 @@ function assistantBlockToPi(content: AssistantContent): JsonObject {
   throw new PiJsonError("AssistantContent.block", "no block is set");
 }
 
-function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]): JsonObject {
+export function mediaBlockToPi(block: UserContent["block"] | ToolResultContent["block"]): JsonObject {
   switch (block.case) {
     case "text":
       return textToPi(block.value);
@@ -1012,7 +961,7 @@ function textToPi(block: TextContent): JsonObject {
   return withExtra(out, block.extraJson, "TextContent", SHAPES.text);
 }
 
-function usageToPi(usage: Usage): JsonObject {
+export function usageToPi(usage: Usage): JsonObject {
   const out: JsonObject = {};
   put(out, "input", optionalInt64ToPi(usage.input, "Usage.input"));
   put(out, "output", optionalInt64ToPi(usage.output, "Usage.output"));
@@ -1153,31 +1102,39 @@ function int64ToPi(value: bigint, where: string): number {
   return Number(value);
 }
 
-function optionalInt64ToPi(value: bigint | undefined, where: string): number | undefined {
+export function optionalInt64ToPi(value: bigint | undefined, where: string): number | undefined {
   return value === undefined ? undefined : int64ToPi(value, where);
 }
 
 /**
  * `out` with the object's extras, in the order it had its keys (the shape's, the writer's, when it
  * had them in that). A key the fields wrote wins over the same key in the extras, which only an
- * empty list or object may be (Reader.omittedWhenEmpty): an edit is never undone.
+ * empty list or object may be (Reader.omittedWhenEmpty): an edit is never undone. `where` is the
+ * message type, `field` the one holding the extras (`extra_json` but for a few).
  */
-function withExtra(out: JsonObject, extraJson: string, where: string, shape: Shape): JsonObject {
+export function withExtra(
+  out: JsonObject,
+  extraJson: string,
+  where: string,
+  shape: Shape,
+  field = "extra_json",
+): JsonObject {
   if (!extraJson) return out;
-  const extra = jsonObject(extraJson, `${where}.extra_json`);
-  const order = keyList(extra, ORDER_KEY, where) ?? shape.keys;
+  const path = `${where}.${field}`;
+  const extra = jsonObject(extraJson, path);
+  const order = keyList(extra, ORDER_KEY, path) ?? shape.keys;
   const kept = Object.entries(extra).filter(([key]) => !Object.hasOwn(out, key));
   // Object.fromEntries defines each key as an own property, "__proto__" included.
   return inOrder(Object.fromEntries([...Object.entries(out), ...kept]) as JsonObject, order);
 }
 
 /** The list of keys `extra` holds under `marker`, taken out of it; undefined when it has none. */
-function keyList(extra: JsonObject, marker: string, where: string): string[] | undefined {
+function keyList(extra: JsonObject, marker: string, path: string): string[] | undefined {
   if (!Object.hasOwn(extra, marker)) return undefined;
   const keys = extra[marker];
   delete extra[marker];
   if (!Array.isArray(keys) || !keys.every((key) => typeof key === "string")) {
-    throw new PiJsonError(`${where}.extra_json`, `${marker} is not a list of keys`);
+    throw new PiJsonError(path, `${marker} is not a list of keys`);
   }
   return keys;
 }
@@ -1188,7 +1145,7 @@ function jsonObject(text: string, where: string): JsonObject {
   return value as JsonObject;
 }
 
-function parseJson(text: string, where: string): JsonValue {
+export function parseJson(text: string, where: string): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;
   } catch (error) {
@@ -1218,12 +1175,12 @@ function has(value: JsonRecord, key: string): boolean {
   return Object.hasOwn(value, key) && value[key] !== undefined;
 }
 
-function isObject(value: unknown): value is JsonRecord {
+export function isObject(value: unknown): value is JsonRecord {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !ArrayBuffer.isView(value);
 }
 
 /** The JSON type's name, with its article. */
-function typeName(value: unknown): string {
+export function typeName(value: unknown): string {
   if (isObject(value)) return "an object";
   if (Array.isArray(value)) return "an array";
   if (value === null) return "null";

@@ -236,16 +236,22 @@ test("roles and entries the schema does not model are kept", { timeout: TEST_TIM
   assert.equal(textOf(message), "");
   assert.deepStrictEqual(roundTrip(bash), bash);
 
-  const entry = { type: "model_change", timestamp: "2025-12-08T23:58:22.057Z", provider: "x", modelId: "y" };
+  const entry = { type: "bookmark", timestamp: "2025-12-08T23:58:22.057Z", note: "x", weight: 2 };
   const kept = entryThroughTheWire(entryFromPi(entry));
   assert.equal(kept.entry.case, "sessionEntry");
-  assert.equal(kept.entry.value.type, "model_change");
+  assert.equal(kept.entry.value.type, "bookmark");
+  assert.equal(kept.entry.value.body.case, undefined);
+  assert.equal(kept.entry.value.fieldsJson, '{"note":"x","weight":2}');
   assert.deepStrictEqual(entryToPi(kept), entry);
 
+  // A message entry's envelope is typed; session_json keeps only the order it came in.
   const wrapped = { type: "message", timestamp: "2025-12-08T22:41:05.306Z", id: "e1", message: bash };
   const unwrapped = entryThroughTheWire(entryFromPi(wrapped));
   assert.equal(unwrapped.entry.case, "message");
-  assert.equal(unwrapped.sessionJson, '{"type":"message","timestamp":"2025-12-08T22:41:05.306Z","id":"e1"}');
+  assert.equal(unwrapped.id, "e1");
+  assert.equal(unwrapped.timestamp, "2025-12-08T22:41:05.306Z");
+  assert.equal(unwrapped.parent.case, undefined);
+  assert.equal(unwrapped.sessionJson, '{"$order":["type","timestamp","id","message"]}');
   assert.deepStrictEqual(entryToPi(unwrapped), wrapped);
   // A bare message is an entry without an envelope.
   const bare = entryFromPi(bash);
@@ -480,13 +486,13 @@ const SYSTEM = {
   role: "system",
   content: "You are pi, a coding agent.",
   sections: { "<environment>": "<environment>cwd: /repo</environment>", guidelines: "## Guidelines", old: null },
+  timestamp: 1765233660000, // before the tools, as pi's agent loop writes them
   toolsAdded: [
     { ...READ_TOOL, constrainedSampling: { type: "json_schema", strict: "require" } },
     { ...READ_TOOL, name: "bash", constrainedSampling: false },
     { ...READ_TOOL, name: "patch", constrainedSampling: { type: "grammar", variants: { openai_lark: "s" } } },
   ],
   toolsRemoved: [{ name: "grep" }],
-  timestamp: 1765233660000,
 };
 const USAGE_16 = {
   input: 1203,
@@ -677,7 +683,7 @@ test("absent differs from 0, false and empty", { timeout: TEST_TIMEOUT }, () => 
   assert.equal(read.usage?.reasoning, 0n);
   assert.equal(read.extraJson, '{"diagnostics":[]}'); // the repeated field cannot hold an empty list
 
-  const empty = { role: "system", content: "", sections: {}, toolsAdded: [], toolsRemoved: [], timestamp: 0 };
+  const empty = { role: "system", content: "", sections: {}, timestamp: 0, toolsAdded: [], toolsRemoved: [] };
   const system = messageFromPi(empty).role.value as SystemMessage;
   assert.deepStrictEqual([system.sections, system.toolsAdded, system.toolsRemoved], [[], [], []]);
   assert.equal(system.extraJson, '{"sections":{},"toolsAdded":[],"toolsRemoved":[]}');
