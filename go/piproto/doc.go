@@ -10,7 +10,9 @@
 // fails: every failure becomes the stream's one error event, so iterating the stream ends and
 // [AssistantMessageEventStream.Result] always gives a message, while
 // [AssistantMessageEventStream.Failure] says what went wrong in structured form.
-// [Client.ListModels] and [Client.GetModel] read the server's model catalog.
+// [Client.ListModels] and [Client.GetModel] read the server's model catalog. [ReadSession],
+// [EntryFromPi], [MessageFromPi], [EventFromPi] and their writers read and write pi's own JSON
+// (its session files and events) byte for byte.
 //
 // [aiv1]: github.com/pi-proto/pi-proto/go/gen/pi/ai/v1
 package piproto

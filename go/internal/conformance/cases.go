@@ -171,6 +171,68 @@ func cost(c *conformancev1.CostCase) *conformancev1.CaseResult {
 	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_Cost{Cost: piproto.CalculateCost(c.GetRates(), c.GetUsage())}}
 }
 
+// piJSON reads the case's text as the value the case expects and writes back what it read (an
+// event without its partial in pi 1.6's delta-only form), and writes the case's edited entry; a
+// refusal is the path it names.
+func piJSON(c *conformancev1.PiJsonCase) *conformancev1.CaseResult {
+	result, err := readAndWrite(c)
+	if refused := (*piproto.PiJSONError)(nil); errors.As(err, &refused) {
+		result = &conformancev1.PiJsonResult{Read: &conformancev1.PiJsonResult_ErrorPath{ErrorPath: refused.Path}}
+	} else if err != nil {
+		return failed(err)
+	}
+	return &conformancev1.CaseResult{Result: &conformancev1.CaseResult_PiJson{PiJson: result}}
+}
+
+func readAndWrite(c *conformancev1.PiJsonCase) (*conformancev1.PiJsonResult, error) {
+	text := []byte(c.GetText())
+	result := &conformancev1.PiJsonResult{}
+	var written []byte
+	switch c.GetExpect().(type) {
+	case *conformancev1.PiJsonCase_Event:
+		event, err := piproto.EventFromPi(text)
+		if err != nil {
+			return nil, err
+		}
+		form := piproto.WithPartial
+		if event.GetPartial() == nil {
+			form = piproto.DeltaOnly
+		}
+		result.Read = &conformancev1.PiJsonResult_Event{Event: event}
+		written, err = piproto.EventToPi(event, form)
+		if err != nil {
+			return nil, err
+		}
+	case *conformancev1.PiJsonCase_Context:
+		context, err := piproto.ContextFromPi(text)
+		if err != nil {
+			return nil, err
+		}
+		result.Read = &conformancev1.PiJsonResult_Context{Context: context}
+		if written, err = piproto.ContextToPi(context); err != nil {
+			return nil, err
+		}
+	default:
+		entry, err := piproto.EntryFromPi(text)
+		if err != nil {
+			return nil, err
+		}
+		result.Read = &conformancev1.PiJsonResult_Entry{Entry: entry}
+		if written, err = piproto.EntryToPi(entry); err != nil {
+			return nil, err
+		}
+		if c.GetEdited() != nil {
+			edited, err := piproto.EntryToPi(c.GetEdited())
+			if err != nil {
+				return nil, err
+			}
+			result.EditedWritten = string(edited)
+		}
+	}
+	result.Written = string(written)
+	return result, nil
+}
+
 // partialJSON streams the text into a tool call through the public accumulator, as one delta and
 // as one code point per delta, and gives the partial's arguments_json after each.
 func partialJSON(c *conformancev1.PartialJsonCase) *conformancev1.CaseResult {

@@ -70,7 +70,7 @@ func execute(request *conformancev1.CaseRequest) (result *conformancev1.CaseResu
 	case *conformancev1.Case_PartialJson:
 		return partialJSON(kind.PartialJson)
 	case *conformancev1.Case_PiJson:
-		return failed(errors.New("the Go runtime has no pi-JSON codec"))
+		return piJSON(kind.PiJson)
 	}
 	return failed(errors.New("the case sets no kind"))
 }

@@ -24,6 +24,13 @@ func TestEveryRequestGetsItsResultInOrder(t *testing.T) {
 		{Case: &conformancev1.Case{Name: "wire", Kind: &conformancev1.Case_Wire{Wire: &conformancev1.WireCase{Type: "pi.conformance.v1.Case"}}}},
 		{Case: &conformancev1.Case{Name: "connect", Kind: &conformancev1.Case_Client{Client: &conformancev1.ClientCase{}}}, Protocol: "connect"},
 		{Case: &conformancev1.Case{Name: "partial", Kind: &conformancev1.Case_PartialJson{PartialJson: &conformancev1.PartialJsonCase{Text: `{"a": "é`}}}},
+		{Case: &conformancev1.Case{Name: "pi line", Kind: &conformancev1.Case_PiJson{PiJson: &conformancev1.PiJsonCase{
+			Text:   `{"type":"message","message":{"role":"user","content":"hi"}}`,
+			Edited: &aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_Message{Message: userMessage("bye")}},
+		}}}},
+		{Case: &conformancev1.Case{Name: "pi event", Kind: &conformancev1.Case_PiJson{PiJson: &conformancev1.PiJsonCase{
+			Text: `{"type":"text_end","contentIndex":1,"content":"a"}`, Expect: &conformancev1.PiJsonCase_Event{},
+		}}}},
 	}
 	var in, out bytes.Buffer
 	for _, request := range requests {
@@ -64,4 +71,17 @@ func TestEveryRequestGetsItsResultInOrder(t *testing.T) {
 	if got := results[4].GetPartialJson(); got.GetWhole() != `{"a": "é"}` || got.GetByCharacter() != got.GetWhole() {
 		t.Errorf("partial JSON %v", got)
 	}
+	// Read and written back, and the edit written; an event without its partial in pi 1.6's form.
+	if got := results[5].GetPiJson(); got.GetWritten() != requests[5].GetCase().GetPiJson().GetText() ||
+		got.GetEditedWritten() != `{"role":"user","content":[{"type":"text","text":"bye"}]}` {
+		t.Errorf("pi-JSON line %v", got)
+	}
+	if got := results[6].GetPiJson(); got.GetEvent().GetTextEnd().GetContentIndex() != 1 || got.GetWritten() != `{"type":"text_end","contentIndex":1}` {
+		t.Errorf("pi-JSON event %v", got)
+	}
+}
+
+func userMessage(text string) *aiv1.AgentMessage {
+	content := []*aiv1.UserContent{{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: text}}}}
+	return &aiv1.AgentMessage{Role: &aiv1.AgentMessage_User{User: &aiv1.UserMessage{Content: content}}}
 }
