@@ -37,6 +37,10 @@ const HEADERS: &str = ".pi.ai.v1.GenerationOptions.headers";
 const HEADERS_MESSAGE: &str = ".pi.ai.v1.GenerationOptions";
 /// The events of a batch as `Bytes`: they are slices of the received message, not copies.
 const BATCHED_EVENTS: &str = ".pi.ai.v1.StreamBatchedView.events";
+/// `google.protobuf.NullValue` (a transcript entry's `root`): prost-types has no serde impls, so
+/// the crate's own enum stands for it, in the prost types and in the pbjson impls alike.
+const NULL_VALUE: &str = ".google.protobuf.NullValue";
+const NULL_VALUE_RUST: &str = "crate::null_value::NullValue";
 /// The descriptor set the runtime decodes into its pool: our files and everything they import,
 /// with their options (the validation rules) and without source info.
 const DESCRIPTOR_SET: &str = "pi_proto_descriptors.bin";
@@ -84,16 +88,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn generate_types(all: &prost_types::FileDescriptorSet) -> Result<(), Box<dyn std::error::Error>> {
     let files = files_of(all, "pi.ai.v1");
     let mut json = pbjson_build::Builder::new();
-    for file in &files.file {
+    // google.protobuf's files too, so pbjson knows NullValue for an enum; it generates only ours.
+    for file in files
+        .file
+        .iter()
+        .chain(&files_of(all, "google.protobuf").file)
+    {
         json.register_file_descriptor(file.clone());
     }
-    json.btree_map([HEADERS_MESSAGE]).build(&[".pi.ai.v1"])?;
+    json.btree_map([HEADERS_MESSAGE])
+        .extern_path(NULL_VALUE, NULL_VALUE_RUST)
+        .build(&[".pi.ai.v1"])?;
 
     let mut builder = tonic_prost_build::configure()
         .build_server(false)
         .build_transport(false)
         .btree_map(HEADERS)
-        .bytes(BATCHED_EVENTS);
+        .bytes(BATCHED_EVENTS)
+        .extern_path(NULL_VALUE, NULL_VALUE_RUST);
     for file in &files.file {
         for message in &file.message_type {
             let name = format!("{}.{}", file.package(), message.name());

@@ -33,7 +33,10 @@ mod pb {
 }
 
 use pb::case_result::Result as Outcome;
-use pb::{case::Kind, client_outcome, validate_case::Input};
+use pb::{
+    case::Kind, client_outcome, pi_json_case::Expect, pi_json_result::Read as PiJsonRead,
+    validate_case::Input,
+};
 
 /// The metadata that names the case to the reference server.
 const CASE_HEADER: &str = "pi-conformance-case";
@@ -87,8 +90,13 @@ fn json_of(value: &prost_types::Value) -> Json {
     match &value.kind {
         None | Some(V::NullValue(_)) => Json::Null,
         // Whole numbers as integers, as the corpus wrote them: integer fields take no fraction.
+        // Negative zero stays a double, since an integer has no sign to keep.
         #[allow(clippy::cast_possible_truncation)]
-        Some(V::NumberValue(number)) if number.fract() == 0.0 && number.abs() < 9.0e15 => {
+        Some(V::NumberValue(number))
+            if number.fract() == 0.0
+                && number.abs() < 9.0e15
+                && !(*number == 0.0 && number.is_sign_negative()) =>
+        {
             Json::from(*number as i64)
         }
         Some(V::NumberValue(number)) => {
@@ -160,6 +168,54 @@ fn failure(broken: &StreamProtocolError) -> pb::StreamFailure {
         rule_id: broken.rule_id.to_owned(),
         violations: violations(&broken.violations),
     }
+}
+
+/// The case's text read as it expects (an event, a context, else an entry) and written back, and
+/// its edited entry written; a refused text is its error's path.
+fn pi_json(case: &pb::PiJsonCase) -> Ran<pb::PiJsonResult> {
+    // Text that is not JSON is the executor's failure, not the codec's refusal.
+    let value = pi_proto::load_json(&case.text).map_err(|error| error.to_string())?;
+    let dump = |object: pi_proto::JsonObject| pi_proto::dump_json(&Json::Object(object));
+    let read = || -> Result<pb::PiJsonResult, pi_proto::PiJsonError> {
+        Ok(match case.expect {
+            Some(Expect::Event(_)) => {
+                let event = pi_proto::event_from_pi(&value, "")?;
+                // An event without its partial is pi 1.6's delta-only form, written back in it.
+                let written = dump(pi_proto::event_to_pi(&event, event.partial.is_none())?);
+                pb::PiJsonResult {
+                    read: Some(PiJsonRead::Event(event)),
+                    written,
+                    ..Default::default()
+                }
+            }
+            Some(Expect::Context(_)) => {
+                let context = pi_proto::context_from_pi(&value, "")?;
+                let written = dump(pi_proto::context_to_pi(&context)?);
+                pb::PiJsonResult {
+                    read: Some(PiJsonRead::Context(context)),
+                    written,
+                    ..Default::default()
+                }
+            }
+            _ => {
+                let entry = pi_proto::entry_from_pi(&value, "")?;
+                let written = dump(pi_proto::entry_to_pi(&entry)?);
+                let edited_written = match &case.edited {
+                    Some(edited) => dump(pi_proto::entry_to_pi(edited)?),
+                    None => String::new(),
+                };
+                pb::PiJsonResult {
+                    read: Some(PiJsonRead::Entry(entry)),
+                    written,
+                    edited_written,
+                }
+            }
+        })
+    };
+    Ok(read().unwrap_or_else(|error| pb::PiJsonResult {
+        read: Some(PiJsonRead::ErrorPath(error.path)),
+        ..Default::default()
+    }))
 }
 
 fn cost(case: &pb::CostCase) -> v1::Cost {
@@ -290,7 +346,7 @@ fn run(request: pb::CaseRequest, runtime: &tokio::runtime::Runtime) -> Ran<Outco
                 .await
                 .unwrap_or_else(|_| Err(format!("took longer than {CLIENT_LIMIT:?}")))
         })?),
-        Kind::PiJson(_) => return Err("the Rust runtime has no pi-JSON codec".into()),
+        Kind::PiJson(body) => Outcome::PiJson(pi_json(body)?),
         Kind::Cost(body) => Outcome::Cost(cost(body)),
         Kind::PartialJson(body) => Outcome::PartialJson(partial_json(body)?),
     })

@@ -26,6 +26,7 @@
 pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/pi.ai.v1.rs"));
     include!(concat!(env!("OUT_DIR"), "/pi.ai.v1.serde.rs"));
+    pub use crate::null_value::NullValue;
 }
 
 mod accumulator;
@@ -35,9 +36,14 @@ mod cost;
 mod descriptors;
 mod event_stream;
 mod events;
+mod js_json;
+mod js_number;
 mod json_text;
 mod messages;
+mod null_value;
 mod partial_json;
+mod pi_json;
+mod surrogates;
 mod validate;
 
 pub use accumulator::{
@@ -49,10 +55,16 @@ pub use cost::{Rates, calculate_cost};
 pub use event_stream::EventStream;
 pub use event_stream::{AssistantMessageEventStream, Next, Source, StreamFailure};
 pub use events::{event_kind, events_of, is_terminal, terminal_message};
+pub use js_json::{JsonObject, dump_json, load_json};
 pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
 pub use messages::{TextBlocks, text_of, user_message, zero_usage};
 #[allow(deprecated)]
 pub use partial_json::complete_arguments;
 pub use partial_json::complete_json;
+pub use pi_json::{
+    PiJsonError, SessionLineError, assistant_from_pi, assistant_to_pi, context_from_pi,
+    context_to_pi, entry_from_pi, entry_to_pi, event_from_pi, event_to_pi, message_from_pi,
+    message_to_pi, session_from_pi, session_to_pi,
+};
 pub use prost_reflect::ReflectMessage;
 pub use validate::{ValidationError, Violation, check, violations};

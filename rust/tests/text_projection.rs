@@ -42,7 +42,9 @@ fn text_of_an_agent_message_is_the_text_of_the_message_it_wraps() {
         assert_eq!(text_of(&wrapped), "a\nb");
         let entry = TranscriptEntry {
             entry: Some(transcript_entry::Entry::Message(wrapped)),
-            session_json: r#"{"type":"message"}"#.to_owned(),
+            // A session file's message entry with nothing but its type and message.
+            session_json: "{}".to_owned(),
+            ..TranscriptEntry::default()
         };
         assert_eq!(text_of(&entry), "a\nb");
 
