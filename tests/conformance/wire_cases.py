@@ -396,15 +396,36 @@ CASES: list[Case] = [
     # Transcript records.
     Case(
         "transcript_entry-custom_in_session",
-        pp.TranscriptEntry(
-            message=pp.AgentMessage(custom=CUSTOM),
-            session_json='{"type":"message","timestamp":"2025-12-08T23:58:22.057Z"}',
-        ),
+        pp.TranscriptEntry(message=pp.AgentMessage(custom=CUSTOM), timestamp="2025-12-08T23:58:22.057Z"),
     ),
     Case(
         "transcript_entry-session_entry",
+        pp.TranscriptEntry(session_entry=pp.SessionEntry(type="bookmark", fields_json='{"note":"…","weight":5}')),
+    ),
+    # A root of the session's tree: `root` is google.protobuf.NullValue, ProtoJSON's null.
+    Case(
+        "transcript_entry-root",
         pp.TranscriptEntry(
-            session_entry=pp.SessionEntry(type="compaction", fields_json='{"summary":"…","tokensBefore":5}')
+            session_entry=pp.SessionEntry(
+                type="model_change", model_change=pp.ModelChange(provider="anthropic", model_id="claude-sonnet-4-5")
+            ),
+            id="0e383ba7",
+            root=pp.NullValue.NULL_VALUE,
+            timestamp="2026-12-02T06:20:01.340Z",
+        ),
+    ),
+    Case(
+        "transcript_entry-compaction",
+        pp.TranscriptEntry(
+            session_entry=pp.SessionEntry(
+                type="compaction",
+                compaction=pp.Compaction(
+                    summary="…", first_kept_entry_id="8bb83bac", tokens_before=52, details_json="null", from_hook=False
+                ),
+            ),
+            id="58bf0fdb",
+            parent_id="234a5813",
+            timestamp="2026-12-02T06:19:57.979Z",
         ),
     ),
     Case("transcript_entry-message", pp.TranscriptEntry(message=pp.agent_message(USER))),
@@ -412,7 +433,9 @@ CASES: list[Case] = [
         "transcript_entry-system",
         pp.TranscriptEntry(
             message=pp.AgentMessage(system=SYSTEM_CHANGE),
-            session_json='{"type":"message","timestamp":"2025-12-08T23:58:22.057Z"}',
+            id="a1b2c3d4",
+            parent_id="0e383ba7",
+            timestamp="2025-12-08T23:58:22.057Z",
         ),
     ),
     Case(
