@@ -10,10 +10,13 @@ import io.github.piproto.Accumulator;
 import io.github.piproto.AssistantMessageEventStream;
 import io.github.piproto.Costs;
 import io.github.piproto.ModelClient;
+import io.github.piproto.PiJson;
+import io.github.piproto.PiJsonException;
 import io.github.piproto.StreamProtocolException;
 import io.github.piproto.Validation;
 import io.github.piproto.Violation;
 import io.github.piproto.Wire;
+import io.github.piproto.ai.v1.AgentContext;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.Service;
@@ -21,6 +24,7 @@ import io.github.piproto.ai.v1.StartEvent;
 import io.github.piproto.ai.v1.ToolCallDeltaEvent;
 import io.github.piproto.ai.v1.ToolCallStartEvent;
 import io.github.piproto.ai.v1.Transcript;
+import io.github.piproto.ai.v1.TranscriptEntry;
 import io.github.piproto.conformance.v1.Case;
 import io.github.piproto.conformance.v1.CaseRequest;
 import io.github.piproto.conformance.v1.CaseResult;
@@ -29,6 +33,8 @@ import io.github.piproto.conformance.v1.ClientOutcome;
 import io.github.piproto.conformance.v1.ClientSettings;
 import io.github.piproto.conformance.v1.PartialJsonCase;
 import io.github.piproto.conformance.v1.PartialJsonResult;
+import io.github.piproto.conformance.v1.PiJsonCase;
+import io.github.piproto.conformance.v1.PiJsonResult;
 import io.github.piproto.conformance.v1.StreamCase;
 import io.github.piproto.conformance.v1.StreamFailure;
 import io.github.piproto.conformance.v1.StreamResult;
@@ -117,6 +123,7 @@ public final class Executor {
             result.setCost(
                 Costs.calculateCost(testCase.getCost().getRates(), testCase.getCost().getUsage()));
         case PARTIAL_JSON -> result.setPartialJson(partialJson(testCase.getPartialJson()));
+        case PI_JSON -> result.setPiJson(piJson(testCase.getPiJson()));
         default -> result.setError("the Java runtime does not run " + kindOf(testCase) + " cases");
       }
     } catch (Exception | StackOverflowError error) {
@@ -283,6 +290,46 @@ public final class Executor {
               .build());
     }
     return accumulator.partial().getContent(0).getToolCall().getArgumentsJson();
+  }
+
+  /**
+   * The case's text read as an entry, or as a context or an event when the case expects one, and
+   * written back; an event without its partial in pi 1.6's delta-only form. A refused text gives
+   * the path of the offending value.
+   */
+  private static PiJsonResult piJson(PiJsonCase piJson) {
+    String text = piJson.getText();
+    try {
+      return switch (piJson.getExpectCase()) {
+        case EVENT -> {
+          ModelEvent event = PiJson.eventFromPi(text);
+          PiJson.EventForm form =
+              event.hasPartial() ? PiJson.EventForm.WITH_PARTIAL : PiJson.EventForm.DELTA_ONLY;
+          yield PiJsonResult.newBuilder()
+              .setEvent(event)
+              .setWritten(PiJson.eventToPi(event, form))
+              .build();
+        }
+        case CONTEXT -> {
+          AgentContext context = PiJson.contextFromPi(text);
+          yield PiJsonResult.newBuilder()
+              .setContext(context)
+              .setWritten(PiJson.contextToPi(context))
+              .build();
+        }
+        default -> {
+          TranscriptEntry entry = PiJson.entryFromPi(text);
+          PiJsonResult.Builder result =
+              PiJsonResult.newBuilder().setEntry(entry).setWritten(PiJson.entryToPi(entry));
+          if (piJson.hasEdited()) {
+            result.setEditedWritten(PiJson.entryToPi(piJson.getEdited()));
+          }
+          yield result.build();
+        }
+      };
+    } catch (PiJsonException error) {
+      return PiJsonResult.newBuilder().setErrorPath(error.path()).build();
+    }
   }
 
   private static StreamFailure failure(StreamProtocolException broken) {
