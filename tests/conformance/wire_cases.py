@@ -414,6 +414,36 @@ CASES: list[Case] = [
             timestamp="2026-12-02T06:20:01.340Z",
         ),
     ),
+    # The typed session entry bodies.
+    Case("session_header", pp.SessionHeader(version=3, cwd="/repo", parent_session="/s/a.jsonl")),
+    Case("thinking_level_change", pp.ThinkingLevelChange(thinking_level="high")),
+    Case("model_change", pp.ModelChange(provider="anthropic", model_id="claude-sonnet-4-5")),
+    Case("usage_record", pp.UsageRecord(kind="cache_warm", provider="anthropic", model="m", usage=pp.zero_usage())),
+    Case("compaction", pp.Compaction(summary="…", tokens_before=52, details_json="null", from_hook=False)),
+    Case("branch_summary", pp.BranchSummary(from_id="e4787fd0", summary="…", details_json="{}", from_hook=True)),
+    Case("custom_entry", pp.CustomEntry(custom_type="todo-list", data_json='{"done":1}')),
+    Case(
+        "custom_message_entry",
+        pp.CustomMessageEntry(
+            custom_type="reminder",
+            content=[pp.UserContent(text=pp.TextContent(text="Run the tests first."))],
+            string_content=True,
+            display=False,
+        ),
+    ),
+    Case("label", pp.Label(target_id="50667f34", label="checkpoint-1")),
+    Case("session_info-empty_name", pp.SessionInfo(name="")),
+    Case("context_edit-omit", pp.ContextEdit(target_id="108a8241")),
+    Case(
+        "context_replacement",
+        pp.ContextReplacement(
+            content=[
+                pp.ContentBlock(thinking=pp.ThinkingContent(thinking="Short.")),
+                pp.ContentBlock(tool_call=pp.ToolCall(id="c", name="read", arguments_json="{}")),
+            ]
+        ),
+    ),
+    Case("content_block-image", pp.ContentBlock(image=pp.ImageContent(data=b"GIF89a", mime_type="image/gif"))),
     Case(
         "transcript_entry-compaction",
         pp.TranscriptEntry(
