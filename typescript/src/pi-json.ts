@@ -166,8 +166,6 @@ const STRICTNESS = new Names<Strictness>([
 ]);
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const SAFE_MIN = BigInt(Number.MIN_SAFE_INTEGER);
-const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 export type Read<T> = (value: unknown, where: string) => T;
 export type JsonRecord = Record<string, unknown>;
@@ -320,12 +318,9 @@ export class Reader {
 
   integer(key: string): bigint {
     const value = this.take(key);
-    if (typeof value === "number" && Number.isSafeInteger(value)) return BigInt(value);
+    // Beyond 2^53 the integer is the double JSON.parse read, as every runtime reads it.
+    if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 2 ** 63) return BigInt(value);
     if (typeof value === "bigint" && value >= INT64_MIN && value <= INT64_MAX) return value;
-    if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) < 2 ** 63) {
-      // In int64's range, but JSON.parse has rounded it: the integer the text held is lost.
-      throw this.fail(key, "a 64-bit integer", value, " (beyond 2^53, where JSON.parse rounds)");
-    }
     throw this.fail(key, "a 64-bit integer", value);
   }
 
@@ -1096,10 +1091,11 @@ function nestedCallToPi(call: NestedToolCall): JsonObject {
 
 /** An int64 as a JSON number; one beyond 2^53 would change on the way, so it is refused. */
 function int64ToPi(value: bigint, where: string): number {
-  if (value < SAFE_MIN || value > SAFE_MAX) {
-    throw new PiJsonError(where, `${value} is beyond 2^53, so a JavaScript JSON number cannot hold it exactly`);
+  const number = Number(value);
+  if (BigInt(number) !== value) {
+    throw new PiJsonError(where, `${value} is no double, so a JavaScript JSON number cannot hold it exactly`);
   }
-  return Number(value);
+  return number;
 }
 
 export function optionalInt64ToPi(value: bigint | undefined, where: string): number | undefined {

@@ -270,6 +270,8 @@ class _Reader:
         value = self.obj.get(key, _MISSING)
         if type(value) is float and value.is_integer():  # JavaScript has numbers only: 1.0 and -0 are integers
             value = int(value)
+        elif type(value) is int and not -(2**53) <= value <= 2**53 and -(2**63) <= value < 2**63:
+            value = int(float(value))  # beyond 2^53, the double JSON.parse reads
         if type(value) is int and -(2**63) <= value < 2**63:
             return value
         raise self._fail(key, "a 64-bit integer", value)

@@ -252,13 +252,10 @@ pub(super) fn list<'a, T>(
         .collect()
 }
 
-/// A JSON number as a 64-bit integer, if it is one: integral and in range.
+/// A JSON number as a 64-bit integer, if it is one: read as JSON.parse reads it (a double, so
+/// beyond 2^53 the nearest one), integral and in range.
 fn integer_of(number: &Number) -> Option<i64> {
-    if let Some(integer) = number.as_i64() {
-        return Some(integer);
-    }
-    // 2^63 and beyond, or a double: an integral double in range is exact in an i64.
-    let double = number.as_f64().filter(|_| !number.is_u64())?;
+    let double = number.as_f64()?;
     let in_range = (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&double);
     #[allow(clippy::cast_possible_truncation)]
     (double.fract() == 0.0 && in_range).then_some(double as i64)

@@ -4,7 +4,6 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -101,21 +100,16 @@ final class PiJsonReader {
     return object.has(key) ? Optional.of(bool(key)) : Optional.empty();
   }
 
-  /** A 64-bit integer; JavaScript has numbers only, so {@code 1.0} and {@code -0} are integers. */
+  /**
+   * A 64-bit integer, read as JSON.parse reads it: a double, so beyond 2^53 the nearest one.
+   * JavaScript has numbers only, so {@code 1.0} and {@code -0} are integers.
+   */
   long integer(String key) {
     JsonElement value = get(key);
     if (isNumber(value)) {
-      String text = value.getAsString();
-      if (isIntegerText(text)) {
-        BigInteger integer = new BigInteger(text);
-        if (integer.bitLength() < Long.SIZE) {
-          return integer.longValue();
-        }
-      } else {
-        double number = Double.parseDouble(text);
-        if (number == Math.rint(number) && number >= -TWO_TO_THE_63 && number < TWO_TO_THE_63) {
-          return (long) number;
-        }
+      double number = Double.parseDouble(value.getAsString());
+      if (number == Math.rint(number) && number >= -TWO_TO_THE_63 && number < TWO_TO_THE_63) {
+        return (long) number;
       }
     }
     throw fail(key, "a 64-bit integer", value);
