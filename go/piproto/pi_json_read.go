@@ -106,17 +106,23 @@ func userFromPi(value jsonValue, where string) *aiv1.UserMessage {
 	r := newReader(value, where, userKeys)
 	r.string("role")
 	message := &aiv1.UserMessage{}
-	if content, ok := r.get("content").(jsonString); ok {
-		message.Content = []*aiv1.UserContent{{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: string(content)}}}}
-		message.StringContent = true
-	} else {
-		for _, block := range items(r, "content", mediaBlock) {
-			message.Content = append(message.Content, block.userContent())
-		}
-	}
+	message.Content, message.StringContent = userContent(r)
 	message.Timestamp = r.optionalInteger("timestamp")
 	message.ExtraJson = r.extraJSON()
 	return message
+}
+
+// userContent reads a user's content (a user message's, a custom message entry's): its blocks,
+// and whether it was one plain string.
+func userContent(r *objectReader) ([]*aiv1.UserContent, bool) {
+	if content, ok := r.get("content").(jsonString); ok {
+		return []*aiv1.UserContent{{Block: &aiv1.UserContent_Text{Text: &aiv1.TextContent{Text: string(content)}}}}, true
+	}
+	var blocks []*aiv1.UserContent
+	for _, block := range items(r, "content", mediaBlock) {
+		blocks = append(blocks, block.userContent())
+	}
+	return blocks, false
 }
 
 func toolResultFromPi(value jsonValue, where string) *aiv1.ToolResultMessage {

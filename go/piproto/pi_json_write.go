@@ -136,18 +136,22 @@ func systemToPi(message *aiv1.SystemMessage) *jsonObject {
 func userToPi(message *aiv1.UserMessage) *jsonObject {
 	out := newObject()
 	out.set("role", jsonString("user"))
-	content := message.GetContent()
-	if message.GetStringContent() && len(content) == 1 && content[0].GetText() != nil {
-		out.set("content", jsonString(content[0].GetText().GetText()))
-	} else {
-		blocks := make(jsonArray, len(content))
-		for i, block := range content {
-			blocks[i] = mediaToPi(block.GetText(), block.GetImage())
-		}
-		out.set("content", blocks)
-	}
+	out.set("content", userContentToPi(message.GetContent(), message.GetStringContent()))
 	putInteger(out, "timestamp", message.Timestamp)
 	return withExtra(out, message.GetExtraJson(), "UserMessage", userKeys)
+}
+
+// userContentToPi writes a user's content as pi does: one string where it was one, else its
+// blocks.
+func userContentToPi(content []*aiv1.UserContent, stringContent bool) jsonValue {
+	if stringContent && len(content) == 1 && content[0].GetText() != nil {
+		return jsonString(content[0].GetText().GetText())
+	}
+	blocks := make(jsonArray, len(content))
+	for i, block := range content {
+		blocks[i] = mediaToPi(block.GetText(), block.GetImage())
+	}
+	return blocks
 }
 
 func toolResultToPi(message *aiv1.ToolResultMessage) *jsonObject {

@@ -262,16 +262,8 @@ func customFromPi(r *objectReader) *aiv1.SessionEntry {
 
 func customMessageFromPi(r *objectReader) *aiv1.SessionEntry {
 	custom := &aiv1.CustomMessageEntry{}
-	content, isString := r.get("content").(jsonString)
-	switch {
-	case isString:
-		text := &aiv1.TextContent{Text: string(content)}
-		custom.Content = []*aiv1.UserContent{{Block: &aiv1.UserContent_Text{Text: text}}}
-		custom.StringContent = true
-	case r.object.has("content"):
-		for _, block := range items(r, "content", mediaBlock) {
-			custom.Content = append(custom.Content, block.userContent())
-		}
+	if r.object.has("content") {
+		custom.Content, custom.StringContent = userContent(r)
 	}
 	custom.CustomType = r.optionalString("customType")
 	custom.Display = r.optionalBoolean("display")
@@ -467,16 +459,7 @@ func customToPi(out *jsonObject, custom *aiv1.CustomEntry) *jsonObject {
 
 func customMessageToPi(out *jsonObject, custom *aiv1.CustomMessageEntry) *jsonObject {
 	putString(out, "customType", custom.CustomType)
-	content := custom.GetContent()
-	if custom.GetStringContent() && len(content) == 1 && content[0].GetText() != nil {
-		out.set("content", jsonString(content[0].GetText().GetText()))
-	} else {
-		blocks := make(jsonArray, len(content))
-		for i, block := range content {
-			blocks[i] = mediaToPi(block.GetText(), block.GetImage())
-		}
-		out.set("content", blocks)
-	}
+	out.set("content", userContentToPi(custom.GetContent(), custom.GetStringContent()))
 	putBoolean(out, "display", custom.Display)
 	putText(out, "details", custom.GetDetailsJson(), "CustomMessageEntry.details_json")
 	return withExtra(out, custom.GetExtraJson(), "CustomMessageEntry", customMessageKeys)

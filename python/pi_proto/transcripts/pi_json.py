@@ -487,18 +487,22 @@ def _system_from_pi(value: Mapping[str, Any], where: str) -> SystemMessage:
 def _user_from_pi(value: Mapping[str, Any], where: str) -> UserMessage:
     read = _Reader(value, where, _KEYS["user"])
     read.string("role")
-    content = value.get("content")
-    if isinstance(content, str):
-        read.string("content")
-        blocks = [UserContent(text=TextContent(text=content))]
-    else:
-        blocks = [_user_block(block) for block in read.items("content", _media_block)]
+    blocks, string_content = _user_content(read)
     return UserMessage(
         content=blocks,
         timestamp=read.optional_integer("timestamp"),
-        string_content=isinstance(content, str),
+        string_content=string_content,
         extra_json=read.extra_json(),
     )
+
+
+def _user_content(read: _Reader) -> tuple[list[UserContent], bool]:
+    """A user's `content` (a user message's, a custom message entry's): its blocks, and whether
+    it was one plain string."""
+    content = read.obj.get("content")
+    if isinstance(content, str):
+        return [UserContent(text=TextContent(text=read.string("content")))], True
+    return [_user_block(block) for block in read.items("content", _media_block)], False
 
 
 def _tool_result_from_pi(value: Mapping[str, Any], where: str) -> ToolResultMessage:
@@ -851,14 +855,16 @@ def _system_to_pi(message: SystemMessage) -> JsonObject:
 
 
 def _user_to_pi(message: UserMessage) -> JsonObject:
-    content: Any
-    if message.string_content and len(message.content) == 1 and message.content[0].text is not None:
-        content = message.content[0].text.text
-    else:
-        content = [_media_block_to_pi(item.text if item.text is not None else item.image) for item in message.content]
-    out = {"role": "user", "content": content}
+    out = {"role": "user", "content": _user_content_to_pi(message.content, message.string_content)}
     _put(out, "timestamp", message.timestamp)
     return _with_extra(out, message.extra_json, "UserMessage", _KEYS["user"])
+
+
+def _user_content_to_pi(content: list[UserContent], string_content: bool) -> Any:
+    """A user's content as pi writes it: one string where it was one, else its blocks."""
+    if string_content and len(content) == 1 and content[0].text is not None:
+        return content[0].text.text
+    return [_media_block_to_pi(item.text if item.text is not None else item.image) for item in content]
 
 
 def _tool_result_to_pi(message: ToolResultMessage) -> JsonObject:

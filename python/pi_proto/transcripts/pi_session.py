@@ -34,7 +34,6 @@ from .._gen.types.pi.ai.v1 import (
     ThinkingLevelChange,
     TranscriptEntry,
     UsageRecord,
-    UserContent,
 )
 from ..wire.json_text import modelled_keys
 from .pi_json import (
@@ -53,6 +52,8 @@ from .pi_json import (
     _type_name,
     _usage,
     _usage_to_pi,
+    _user_content,
+    _user_content_to_pi,
     _with_extra,
     message_from_pi,
     message_to_pi,
@@ -171,15 +172,11 @@ def _custom(read: _Reader) -> CustomEntry:
 
 
 def _custom_message(read: _Reader) -> CustomMessageEntry:
-    content = read.obj.get("content")
-    if isinstance(content, str):
-        blocks = [UserContent(text=TextContent(text=content))]
-    else:
-        blocks = [_user_content(block) for block in read.items("content", _media_block, default=[])]
+    blocks, string_content = _user_content(read) if "content" in read.obj else ([], False)
     return CustomMessageEntry(
         custom_type=read.optional_string("customType"),
         content=blocks,
-        string_content=isinstance(content, str),
+        string_content=string_content,
         display=read.optional_boolean("display"),
         details_json=read.json_text("details") or "",
     )
@@ -219,10 +216,6 @@ def _content_block(value: Any, where: str) -> ContentBlock:
         return ContentBlock(image=image)
     block = _assistant_block(value, where)
     return ContentBlock(text=block.text, thinking=block.thinking, tool_call=block.tool_call)
-
-
-def _user_content(block: TextContent | ImageContent) -> UserContent:
-    return UserContent(text=block) if isinstance(block, TextContent) else UserContent(image=block)
 
 
 # The typed entry types: pi's type name -> (SessionEntry's member, its message, its reader).
@@ -340,11 +333,7 @@ def _custom_to_pi(out: JsonObject, custom: CustomEntry) -> None:
 
 def _custom_message_to_pi(out: JsonObject, custom: CustomMessageEntry) -> None:
     _put(out, "customType", custom.custom_type)
-    content = custom.content
-    if custom.string_content and len(content) == 1 and content[0].text is not None:
-        out["content"] = content[0].text.text
-    else:
-        out["content"] = [_media_block_to_pi(item.text if item.text is not None else item.image) for item in content]
+    out["content"] = _user_content_to_pi(custom.content, custom.string_content)
     _put(out, "display", custom.display)
     _json(out, "details", custom.details_json)
 
