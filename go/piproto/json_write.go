@@ -7,7 +7,7 @@ import (
 )
 
 // JSON text as JavaScript's JSON.stringify writes it, compact: what pi writes, and the form of
-// every *_json field (python's dump_json writes the same bytes).
+// every *_json field, the same bytes in every runtime.
 
 // dumpJSON is value as the text of a *_json field: strings as this runtime holds them.
 func dumpJSON(value jsonValue) string {

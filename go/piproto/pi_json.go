@@ -14,8 +14,7 @@ import (
 
 // pi-JSON: the JSON pi writes (pi-coding-agent's session files, its JSON.stringify output), read
 // into the pi.ai.v1 messages and written back, byte for byte for anything pi wrote
-// (python/pi_proto/transcripts/pi_json.py is the reference, tests/conformance/pi_json.yaml the
-// corpus).
+// (docs/transcripts.md describes it for every runtime; tests/conformance/pi_json.yaml pins it).
 //
 // Keys the schema does not model go to the object's extra_json, and only those, so what a
 // message's fields say is what is written: an edit is never undone by a kept value. A key the

@@ -9,7 +9,7 @@ import (
 )
 
 // Reading pi-JSON: each reader takes a value and the path it was found at, and reads the keys in
-// the order python's reader does, so the first bad value found is the one it reports.
+// the same order in every runtime, so the first bad value found is the one the corpus names.
 
 // MessageFromPi reads one pi-JSON message: system, user, assistant, toolResult, or a message of
 // any other role, kept as a CustomMessage.

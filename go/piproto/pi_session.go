@@ -16,8 +16,8 @@ import (
 // and timestamp on its TranscriptEntry so the session's tree can be walked without JSON. An entry
 // of a type without a body here keeps its other keys in SessionEntry.fields_json. Each type's
 // keys are written in the order pi's session manager writes them, which the schema gives as the
-// modelled_keys of the body's extra_json (python/pi_proto/transcripts/pi_session.py is the
-// reference). Everything the codec knows of session entries is in this file.
+// modelled_keys of the body's extra_json. Everything the codec knows of session entries is in
+// this file.
 
 // MaxSessionLineBytes is the most bytes one line of a session file may take in [ReadSession].
 const MaxSessionLineBytes = 64 << 20

@@ -16,8 +16,7 @@ import (
 // the 2,048 surrogates U+D800 + k as U+10F800 + k, the top of plane 16 (private use), and writes
 // it back as its escape. To keep that reversible, a character of that range in the text itself
 // (U+10F7FF to U+10FFFF) is read as U+10F7FF followed by itself. Every runtime's codec maps the
-// same way (python/pi_proto/transcripts/surrogates.py; the corpus's pi_json/lone-surrogate*
-// cases pin it).
+// same way (docs/transcripts.md; the corpus's pi_json/lone-surrogate* cases pin it).
 const (
 	firstSurrogate = 0xD800
 	lastSurrogate  = 0xDFFF

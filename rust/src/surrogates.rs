@@ -6,8 +6,8 @@
 //! pi-JSON codec reads each of the 2,048 surrogates U+D800 + k as U+10F800 + k, the top of plane
 //! 16 (private use), and writes it back as its escape. To keep that reversible, a character of
 //! that range in the text itself (U+10F7FF to U+10FFFF) is read as U+10F7FF followed by itself.
-//! Every runtime's codec maps the same way (python/pi_proto/transcripts/surrogates.py; the
-//! conformance corpus's `pi_json/lone-surrogate*` cases pin it).
+//! Every runtime's codec maps the same way (docs/transcripts.md; the conformance corpus's
+//! `pi_json/lone-surrogate*` cases pin it).
 //!
 //! Both directions work on JSON text, since a lone surrogate exists only there, as an escape:
 //! [`to_proto`] rewrites text before it is parsed, and the JSON writer calls [`from_proto`] for

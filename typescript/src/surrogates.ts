@@ -6,7 +6,7 @@
  * lone surrogates, and protobuf-es would write U+FFFD instead. So the pi-JSON codec maps each
  * surrogate U+D800 + k to U+10F800 + k when it reads, and back when it writes; a character of that
  * range in the text itself (U+10F7FF to U+10FFFF) is read as U+10F7FF followed by itself. Every
- * runtime's pi-JSON codec maps the same way (python/pi_proto/transcripts/surrogates.py).
+ * runtime's pi-JSON codec maps the same way (docs/transcripts.md).
  */
 
 const SURROGATES = 0xd800;

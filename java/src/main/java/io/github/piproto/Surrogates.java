@@ -16,8 +16,8 @@ import java.util.function.UnaryOperator;
  * would write {@code ?} instead). So the pi-JSON codec maps each surrogate U+D800 + k to U+10F800 +
  * k, the top of plane 16 (private use), when it reads, and back when it writes; a character of that
  * range in the text itself (U+10F7FF to U+10FFFF) is read as U+10F7FF followed by itself, so the
- * mapping is reversible. Every runtime maps the same way
- * (python/pi_proto/transcripts/surrogates.py).
+ * mapping is reversible. Every runtime maps the same way (docs/transcripts.md; the corpus's
+ * pi_json/lone-surrogate cases pin it).
  */
 final class Surrogates {
   private static final int SURROGATES = 0xD800;
