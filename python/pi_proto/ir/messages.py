@@ -58,7 +58,10 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 # negative zero as `-0.0`, JavaScript as `1` and `0`: only such numbers are written differently
 # (the pattern may also match inside a string, which costs only the slower path).
 # So does an integer beyond 2^53, which JavaScript reads as the nearest double (16 digits or more).
-_PYTHON_FLOAT = re.compile(r"[0-9]e[+-]|(?<![0-9.])[0-9]+\.0(?![0-9])|[0-9]{16}")
+# Every branch starts at a digit, which lets re skip to the next digit rather than try each branch
+# at every place (three times quicker on a session's text); a match it finds in passing, such as
+# `5.0` in a version `1.5.0`, costs only the slower path too.
+_PYTHON_FLOAT = re.compile(r"[0-9](?:e[+-]|\.0(?![0-9])|[0-9]{15})")
 _SAFE_INTEGER = 2**53
 # A lone surrogate: Python writes it raw (text no UTF-8 file can hold), JavaScript as `\ud83d`.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -19,6 +19,9 @@ MAPPED = 0x10F800  # where surrogate U+D800 + k goes: U+10F800 + k
 ESCAPE = "\U0010f7ff"  # in front of a character of the mapped range that was in the text itself
 _TO_PROTO = re.compile("[\ud800-\udfff\U0010f7ff-\U0010ffff]")
 _FROM_PROTO = re.compile("\U0010f7ff[\U0010f7ff-\U0010ffff]?|[\U0010f800-\U0010ffff]")
+# What _FROM_PROTO can match starts with one of these: a character class, which re scans for
+# several times faster than it tries _FROM_PROTO's alternatives at every place of a long text.
+_MAPPED = re.compile("[\U0010f7ff-\U0010ffff]")
 
 
 def to_proto(text: str) -> str:
@@ -28,12 +31,12 @@ def to_proto(text: str) -> str:
 
 def from_proto(text: str) -> str:
     """The text `to_proto` mapped, as it was."""
-    return text if _FROM_PROTO.search(text) is None else _FROM_PROTO.sub(_unmapped, text)
+    return text if _MAPPED.search(text) is None else _FROM_PROTO.sub(_unmapped, text)
 
 
 def has_mapped(text: str) -> bool:
-    """Whether from_proto would change `text`: it holds a character of the mapped range."""
-    return _FROM_PROTO.search(text) is not None
+    """Whether from_proto may change `text`: it holds a character of the mapped range."""
+    return _MAPPED.search(text) is not None
 
 
 def to_proto_value(value: Any) -> Any:
@@ -43,7 +46,7 @@ def to_proto_value(value: Any) -> Any:
 
 def from_proto_value(value: Any) -> Any:
     """A JSON value with every string (keys too) mapped back by from_proto."""
-    return _walk(value, from_proto, _FROM_PROTO)
+    return _walk(value, from_proto, _MAPPED)
 
 
 def _mapped(found: re.Match[str]) -> str:
