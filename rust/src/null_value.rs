@@ -6,7 +6,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The one value of `google.protobuf.NullValue`; its ProtoJSON is `null`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
-#[repr(i32)]
 pub enum NullValue {
     /// JSON's `null`.
     NullValue = 0,
