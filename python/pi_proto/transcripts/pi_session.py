@@ -9,6 +9,7 @@ keys are written in the order pi's session manager writes them, which the schema
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -64,6 +65,7 @@ from .pi_json import (
 _BASE = ("type", "id", "parentId", "timestamp")  # what an entry of an untyped type is written with
 
 
+@functools.cache
 def _keys(name: str) -> tuple[str, ...]:
     field = "session_json" if name == "TranscriptEntry" else "extra_json"  # a message entry's unmodelled keys
     return modelled_keys(transcript_pb2.DESCRIPTOR.message_types_by_name[name], field)
