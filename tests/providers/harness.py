@@ -157,8 +157,10 @@ def by_name(cases: list[ProviderCase]) -> dict[str, ProviderCase]:
 
 
 def served_model(info: pp.Model, **config: object) -> ProviderModel:
-    """`info` served with the test key, pinned clocks, and any other ModelConfig fields."""
-    return ProviderModel(ModelConfig(info=info, api_key=SECRET, **config), clock=lambda: CLOCK_MS, monotonic=still)  # type: ignore[arg-type]
+    """`info` served with the test key (unless `api_key` is given), pinned clocks, and any other
+    ModelConfig fields."""
+    fields: dict[str, Any] = {"api_key": SECRET, **config}
+    return ProviderModel(ModelConfig(info=info, **fields), clock=lambda: CLOCK_MS, monotonic=still)
 
 
 async def call_through_server(

@@ -11,7 +11,7 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.models.providers import CatalogError, load_models
-from pi_proto.models.providers.catalog import load_catalog
+from pi_proto.models.providers.catalog import ModelConfig, load_catalog
 
 from .expect import Expected
 from .harness import final_message, level_map, play, provider_case
@@ -228,6 +228,49 @@ def test_providers_without_models_only_adjust_pis_built_ins_and_are_skipped(tmp_
         },
     )
     assert [model.info.provider for model in load_catalog(path)] == ["local"]
+
+
+def test_vertex_may_go_without_a_key_and_azure_without_a_base_url_the_environment_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_RESOURCE_NAME", "contoso")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-from-the-environment")
+    path = write(
+        tmp_path,
+        {
+            "providers": {
+                "google-vertex": {
+                    "api": "google-vertex",
+                    "baseUrl": "https://{location}-aiplatform.googleapis.com",
+                    "models": [{"id": "gemini-2.5-flash"}],
+                },
+                "azure": {"api": "azure-openai-responses", "apiKey": "k", "models": [{"id": "gpt-5.2"}]},
+            }
+        },
+    )
+    vertex, azure = load_catalog(path)
+    assert vertex.api_key == ""  # signs in with application default credentials
+    assert azure.info.base_url == "https://contoso.openai.azure.com/openai/v1"
+    # A secret setting of the environment is scrubbed like the key.
+    assert azure.scrub("key aws-secret-from-the-environment") == "key ***"
+    monkeypatch.delenv("AZURE_OPENAI_RESOURCE_NAME")
+    with pytest.raises(
+        CatalogError, match=r'providers\.azure\.models\[0\]: no "baseUrl" for the model or its provider'
+    ):
+        load_catalog(path)
+
+
+def test_a_models_environment_comes_before_the_process_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "europe-west4")
+    model = ModelConfig(info=pp.Model(id="m"), api_key="", environment={"GOOGLE_CLOUD_PROJECT": "p"})
+    assert (model.setting("GOOGLE_CLOUD_PROJECT"), model.setting("GOOGLE_CLOUD_LOCATION")) == ("p", "europe-west4")
+    assert (
+        ModelConfig(info=pp.Model(id="m"), api_key="", environment={"GOOGLE_CLOUD_LOCATION": ""}).setting(
+            "GOOGLE_CLOUD_LOCATION"
+        )
+        == "europe-west4"
+    )  # an empty value counts as unset, as in pi
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ and so does a listed one that no longer occurs. Values no run can fix in advance
 identity each SDK sends) are normalized first, each for the reason VOLATILE gives.
 
 All the cases of an API run at once: in one Node process for pi, concurrently for ours.
-`python -m tests.providers.test_differential` rewrites differences.json with what differs now:
+`python -m tests.providers.test_differential [API ...]` rewrites differences.json with what differs
+now (for the APIs named, else for all):
 each difference keeps its reason, or takes that of one listed at the same path of the same API
 (indexes aside), or gets none, for a person to write before the tests pass.
 """
@@ -22,6 +23,7 @@ import importlib
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -132,6 +134,8 @@ CHOICES = {
     "google-generative-ai": ("auto", "none", "any"),
     "openai-completions": ("auto", "none", "required"),
     "openai-responses": ("auto", "none", "required"),
+    "azure-openai-responses": ("auto", "none", "required"),
+    "google-vertex": ("auto", "none", "any"),
     "pi-messages": ("auto", "none", "required"),
 }
 MODES = (pp.ToolChoiceMode.AUTO, pp.ToolChoiceMode.NONE, pp.ToolChoiceMode.REQUIRED)
@@ -139,7 +143,9 @@ MODES = (pp.ToolChoiceMode.AUTO, pp.ToolChoiceMode.NONE, pp.ToolChoiceMode.REQUI
 
 def pi_model(model: pp.Model, config: dict[str, Any], base_url: str) -> Json:
     """The served model as a pi Model, with the case's compat switches and headers."""
-    assert set(config) <= {"compat", "headers"}, f"no pi shape for the model config {sorted(config)}"
+    # A config's key and environment are pi's `apiKey` and `env` options (pi_options).
+    shaped = {"compat", "headers", "api_key", "environment"}
+    assert set(config) <= shaped, f"no pi shape for the model config {sorted(config)}"
     cost = model.cost or pp.ModelCost()
     out: Json = {
         "id": model.id,
@@ -178,8 +184,9 @@ def pi_tool_choice(api: str, choice: pp.ToolChoice) -> Json:
     return {"type": "function", "function": {"name": choice.tool}}
 
 
-def pi_options(api: str, options: pp.GenerationOptions | None) -> Json:
-    """GenerationOptions as pi's SimpleStreamOptions, with the test key.
+def pi_options(api: str, options: pp.GenerationOptions | None, config: dict[str, Any]) -> Json:
+    """GenerationOptions as pi's SimpleStreamOptions, with the case's key (the test key unless it
+    gives one; none for an empty one), and its environment settings as pi's `env`.
 
     pi is given the case's options and no more: where our server retries by default and pi does not
     (call.RETRIES), that is a difference; a case that compares the retries asks for them.
@@ -187,7 +194,10 @@ def pi_options(api: str, options: pp.GenerationOptions | None) -> Json:
     given = options or pp.GenerationOptions()
     assert not given.provider_options_json, "pi's streamSimple takes no provider options"
     assert given.deferred is None, "pi's streamSimple takes no deferred options here"
-    out: Json = {"apiKey": SECRET, **options_to_pi(given)}
+    key = config.get("api_key", SECRET)
+    out: Json = {**({"apiKey": key} if key else {}), **options_to_pi(given)}
+    if environment := config.get("environment"):
+        out["env"] = dict(environment)
     if given.tool_choice is not None:
         out["toolChoice"] = pi_tool_choice(api, given.tool_choice)
     return out
@@ -263,7 +273,7 @@ async def pis(api: str, cases: list[ProviderCase], info: pp.Model) -> dict[str, 
                     "name": case.name,
                     "model": pi_model(case.model or info, dict(case.config), replay.base_url),
                     "context": context_to_pi(case.context),
-                    "options": pi_options(api, case.options),
+                    "options": pi_options(api, case.options, dict(case.config)),
                 }
             )
         lines = await node(api, jobs)
@@ -345,12 +355,14 @@ def differences(api: str, name: str, ours: Outcome, pis: Outcome) -> list[Json]:
     return found
 
 
-def listed() -> list[Json]:
+def listed(*, reasoned: bool = True) -> list[Json]:
+    """The listed differences; each must have its reason, unless `reasoned` is false (a rewrite
+    keeps those still waiting for one)."""
     document = json.loads(DIFFERENCES.read_text(encoding="utf-8"))
     entries: list[Json] = document["differences"]
     for item in entries:
         assert item["what"] in WHATS, item
-        assert item.get("reason"), f"a listed difference needs its reason: {item}"
+        assert item.get("reason") or not reasoned, f"a listed difference needs its reason: {item}"
     return entries
 
 
@@ -411,13 +423,18 @@ def pattern(item: Json) -> tuple[str, str, str]:
     return item["api"], item["what"], re.sub(r"\[\d+:?\]", "[]", item["path"])
 
 
-async def update() -> None:
+async def update(apis: list[str]) -> None:
+    """Rewrite the differences of `apis` (every API's when none is named), keeping the others'."""
     call.BACKOFF_SECONDS = 0.0  # as conftest.py has it for the tests
-    old = listed()
+    old = listed(reasoned=False)
     reasons = {fingerprint(without_reason(item)): item["reason"] for item in old}
     by_pattern = {pattern(item): item["reason"] for item in old}
+    rewritten = apis or list(APIS)
     entries = []
     for api in APIS:
+        if api not in rewritten:
+            entries += [item for item in old if item["api"] == api]
+            continue
         for item in await found(api):
             reason = reasons.get(fingerprint(item)) or by_pattern.get(pattern(item), "")
             entries.append({**item, "reason": reason})
@@ -428,4 +445,4 @@ async def update() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(update())
+    asyncio.run(update(sys.argv[1:]))

@@ -458,8 +458,7 @@ async def test_the_request_carries_the_call_options_as_pi_maps_them() -> None:
                 "type": "function",
                 "name": "read",
                 "description": "Read a file",
-                "parameters": READ_SCHEMA,
-                "strict": False,
+                "parameters": READ_SCHEMA,  # no `strict`: pi's default model does not take it
             }
         ],
         "tool_choice": {"type": "function", "name": "read"},
@@ -596,6 +595,15 @@ def test_without_a_level_a_reasoning_model_gets_the_effort_of_its_off_level(
 def test_xai_is_always_asked_for_its_encrypted_reasoning() -> None:
     assert body(provider="xai")["include"] == ["reasoning.encrypted_content"]
     assert "include" not in body(provider="xai", reasoning=False)
+
+
+@pytest.mark.parametrize(("compat", "strict"), [({}, {}), ({"supportsStrictMode": True}, {"strict": False})])
+def test_tools_are_marked_strict_false_only_for_a_model_that_takes_strict(
+    compat: dict[str, Any], strict: dict[str, bool]
+) -> None:
+    request = body(context=pp.AgentContext(messages=[user("hi")], tools=[READ]), compat=compat)
+    tool = {"type": "function", "name": "read", "description": "Read a file", "parameters": READ_SCHEMA}
+    assert request["tools"] == [{**tool, **strict}]
 
 
 def test_sampling_params_of_the_model_and_the_call_go_over_the_named_fields() -> None:

@@ -41,7 +41,20 @@ from ..._gen.types.pi.ai.v1 import (
 from ...transcripts.pi_json import THINKING_LEVELS
 from ...wire.files import read_regular_file
 
-APIS = ("openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "pi-messages")
+APIS = (
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "anthropic-messages",
+    "google-generative-ai",
+    "google-vertex",
+    "pi-messages",
+)
+# The APIs that may go without an apiKey, as in pi: Vertex then signs in with application default
+# credentials.
+KEYLESS_APIS = ("google-vertex",)
+# Settings read from the environment (ModelConfig.setting) whose values are secrets: never shown.
+SECRET_SETTINGS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_TOKENS = 16_384
@@ -66,10 +79,20 @@ class ModelConfig:
     compat: Mapping[str, Any] = field(default_factory=dict)
     auth_header: bool = False  # also send `Authorization: Bearer <key>`
     timeout_ms: float | None = None  # models.json's timeoutMs: the longest the provider may be silent
+    # Settings taken before the process environment, as pi's `env` option: an API's deployment
+    # names, cloud project and region, credentials (see each provider module).
+    environment: Mapping[str, str] = field(repr=False, default_factory=dict)
+
+    def setting(self, name: str) -> str | None:
+        """The environment setting `name`, as pi's getProviderEnvValue reads it: the model's own,
+        else the process's; an empty value counts as unset."""
+        return self.environment.get(name) or os.environ.get(name) or None
 
     def secrets(self) -> list[str]:
-        """The key and header values, which no error may show (shorter than 4 characters: not secrets)."""
-        return [secret for secret in (self.api_key, *self.headers.values()) if len(secret) >= 4]
+        """The key, header values and secret settings, which no error may show (shorter than 4
+        characters: not secrets)."""
+        settings = (self.setting(name) or "" for name in SECRET_SETTINGS)
+        return [secret for secret in (self.api_key, *self.headers.values(), *settings) if len(secret) >= 4]
 
     def scrub(self, text: str) -> str:
         """`text` with every secret of this model replaced, for errors that leave the server."""
@@ -117,6 +140,8 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
     if api not in APIS:
         raise CatalogError(f"{where}.api: {api!r} is not one of {', '.join(APIS)}")
     base_url = entry.get("baseUrl", provider.get("baseUrl"))
+    if base_url is None and api == "azure-openai-responses":
+        base_url = _azure_base_url()  # pi's Azure models name their endpoint by the environment
     if not isinstance(base_url, str) or not base_url:
         raise CatalogError(f'{where}: no "baseUrl" for the model or its provider')
     cost = _cost(entry.get("cost", {}), f"{where}.cost")
@@ -138,16 +163,27 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
     _read_pi_16_fields(info, entry, where)
     headers = {**provider.get("headers", {}), **entry.get("headers", {})}
     provider_where = where.rsplit(".models", 1)[0]
-    if "apiKey" not in provider:  # pi requires it too; servers that ignore it take any value
+    if (
+        "apiKey" not in provider and api not in KEYLESS_APIS
+    ):  # pi requires it too; servers that ignore it take any value
         raise CatalogError(f'{provider_where}: no "apiKey" (a literal, an environment variable\'s name, or !command)')
     return ModelConfig(
         info=info,
-        api_key=resolve(provider["apiKey"], f"{provider_where}.apiKey"),
+        api_key=resolve(provider["apiKey"], f"{provider_where}.apiKey") if "apiKey" in provider else "",
         headers={key: resolve(value, f"{where}.headers.{key}") for key, value in headers.items()},
         compat={**provider.get("compat", {}), **entry.get("compat", {})},
         auth_header=bool(provider.get("authHeader", False)),
         timeout_ms=_timeout_ms(entry, provider, where, provider_where),
     )
+
+
+def _azure_base_url() -> str | None:
+    """The Azure endpoint the environment names, as pi reads it: AZURE_OPENAI_BASE_URL, else the
+    resource AZURE_OPENAI_RESOURCE_NAME's."""
+    if base_url := os.environ.get("AZURE_OPENAI_BASE_URL", "").strip():
+        return base_url
+    resource = os.environ.get("AZURE_OPENAI_RESOURCE_NAME")
+    return f"https://{resource}.openai.azure.com/openai/v1" if resource else None
 
 
 def _cost(value: Any, at: str) -> ModelCost:

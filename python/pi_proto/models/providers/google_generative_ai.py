@@ -69,12 +69,20 @@ async def stream(call: Call) -> None:
     """Run one streamGenerateContent call and tell `call` what it streams."""
     if not call.model.api_key:
         raise ProviderError(f"no API key for provider {call.model.info.provider!r}")
+    request = params(call)
     # Our own httpx2 client: the SDK would switch to aiohttp whenever it is installed, and that path
     # retries failed connections itself; run() is the one that retries.
     http = http_client(call, gemini=True)
     client = genai.Client(vertexai=False, api_key=call.model.api_key, http_options=_http_options(call, http))
+    await respond(call, client, http, request)
+
+
+async def respond(call: Call, client: genai.Client, http: httpx2.AsyncClient, request: dict[str, Any]) -> None:
+    """Send `request` with `client` over `http` (both closed after, also when cancelled) and read
+    its stream into `call`."""
     try:
-        chunks = cast(AsyncGenerator[types.GenerateContentResponse], await _open(client, call))
+        opened = await client.aio.models.generate_content_stream(**request)
+        chunks = cast(AsyncGenerator[types.GenerateContentResponse], opened)
         async with contextlib.aclosing(chunks):
             try:  # the SDK sends the request when the stream is first read
                 first = await anext(chunks, None)
@@ -106,11 +114,6 @@ def _http_options(call: Call, http: httpx2.AsyncClient) -> types.HttpOptions:
     return types.HttpOptions(
         base_url=call.model.info.base_url, api_version="", headers=headers, httpx_async_client=http
     )
-
-
-async def _open(client: genai.Client, call: Call) -> Any:
-    request = params(call)
-    return await client.aio.models.generate_content_stream(**request)
 
 
 class _Reader:
@@ -205,9 +208,13 @@ def _enum_text(value: Any) -> str:
     return str(value.value if hasattr(value, "value") else value)
 
 
-def params(call: Call) -> dict[str, Any]:
-    """The SDK's generate_content_stream arguments for a call, as pi's buildParams makes them; the
-    call's provider options go on top of the request body."""
+Budgets = tuple[tuple[str, dict[str, int]], ...]
+
+
+def params(call: Call, budgets: Budgets = THINKING_BUDGETS) -> dict[str, Any]:
+    """The SDK's generate_content_stream arguments for a call, as pi's buildParams makes them
+    (with the API's table of thinking `budgets`); the call's provider options go on top of the
+    request body."""
     info = call.model.info
     options = call.options
     config: dict[str, Any] = {"max_output_tokens": call.max_tokens()}  # pi sends it always, 0 too
@@ -234,13 +241,13 @@ def params(call: Call) -> dict[str, Any]:
                 calling["allowed_function_names"] = [choice.tool]
             config["tool_config"] = {"function_calling_config": calling}
     if info.reasoning:
-        config["thinking_config"] = thinking_config(call)
+        config["thinking_config"] = thinking_config(call, budgets)
     if provider_options := call.provider_options():
         config["http_options"] = {"extra_body": provider_options}
     return {"model": info.id, "contents": contents(call), "config": config}
 
 
-def thinking_config(call: Call) -> dict[str, Any]:
+def thinking_config(call: Call, budgets: Budgets = THINKING_BUDGETS) -> dict[str, Any]:
     """How much a reasoning model thinks, as pi 1.6's streamSimple picks it: the level clamped to
     the model's, resolved to a Gemini level, sent as a thinking level or a token budget."""
     info = call.model.info
@@ -250,7 +257,7 @@ def thinking_config(call: Call) -> dict[str, Any]:
     resolved = _gemini_level(call, level)
     if uses_thinking_level(info.id):
         return {"include_thoughts": True, "thinking_level": resolved.upper()}
-    return {"include_thoughts": True, "thinking_budget": _budget(call, info.id, resolved)}
+    return {"include_thoughts": True, "thinking_budget": _budget(call, info.id, resolved, budgets)}
 
 
 def _thinking_off(call: Call) -> dict[str, Any]:
@@ -289,13 +296,13 @@ def uses_thinking_level(model_id: str) -> bool:
     )
 
 
-def _budget(call: Call, model_id: str, level: str) -> int:
+def _budget(call: Call, model_id: str, level: str, budgets: Budgets) -> int:
     """The call's budget for the Gemini level, else the model's by pi's table, else -1 (the model's choice)."""
-    budgets = call.options.thinking_budgets
-    custom = getattr(budgets, level) if budgets is not None else None
+    given = call.options.thinking_budgets
+    custom = getattr(given, level) if given is not None else None
     if custom is not None:
         return int(custom)
-    return next((table[level] for name, table in THINKING_BUDGETS if name in model_id), -1)
+    return next((table[level] for name, table in budgets if name in model_id), -1)
 
 
 def requires_tool_call_id(model_id: str) -> bool:

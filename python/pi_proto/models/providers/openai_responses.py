@@ -61,6 +61,7 @@ PHASES = ("commentary", "final_answer")  # the phases of a message item pi keeps
 
 async def stream(call: Call) -> None:
     """Run one Responses call and tell `call` what it streams."""
+    request = body(call)
     client = openai.AsyncOpenAI(
         api_key=call.model.api_key or None,
         base_url=call.model.info.base_url,
@@ -68,8 +69,12 @@ async def stream(call: Call) -> None:
         default_headers=call.headers(session_headers(call)),
         http_client=http_client(call),
     )
+    await respond(call, client, request)
+
+
+async def respond(call: Call, client: openai.AsyncOpenAI, request: dict[str, Any]) -> None:
+    """Send `request` with `client` (closed after, also when cancelled) and read its stream into `call`."""
     try:
-        request = body(call)
         try:
             typed = {name: request.pop(name) for name in ("model", "input")}
             # The rest goes as it is, so provider options may carry fields the SDK does not type.
@@ -275,29 +280,40 @@ def _compact(value: Any) -> str:
 # --- the request ---------------------------------------------------------------------------------
 
 
-def body(call: Call) -> dict[str, Any]:
+def body(
+    call: Call,
+    *,
+    model: str | None = None,
+    prompt_cache: dict[str, Any] | None = None,
+    tool_call_providers: tuple[str, ...] = OPENAI_TOOL_CALL_PROVIDERS,
+    strict_mode: bool = False,
+) -> dict[str, Any]:
     """The Responses request body for a call, as pi's buildParams makes it; the call's provider
-    options go on top."""
+    options go on top. Azure's variant (azure_openai_responses) names its deployment as the
+    `model`, has its own `prompt_cache` fields and `tool_call_providers`, and marks tools strict
+    by default (`strict_mode`, compat.supportsStrictMode)."""
     info = call.model.info
     options = call.options
     out: dict[str, Any] = {
-        "model": info.id,
-        "input": _input(call),
+        "model": model or info.id,
+        "input": _input(call, tool_call_providers),
         "store": False,  # nothing is kept at OpenAI: reasoning replays from its encrypted content
-        **_prompt_cache(call),
+        **(_prompt_cache(call) if prompt_cache is None else prompt_cache),
     }
     if (max_tokens := call.max_tokens()) and call.switch("supportsMaxOutputTokens", True):
         out["max_output_tokens"] = max(max_tokens, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         out["temperature"] = options.temperature
     if call.resolved.tools:
+        # pi sends `strict` only where the model takes it, and then false: schemas stay as written.
+        strict = {"strict": False} if call.switch("supportsStrictMode", strict_mode) else {}
         out["tools"] = [
             {
                 "type": "function",
                 "name": tool.name,
                 "description": tool.description,
                 "parameters": json.loads(tool.parameters_json or "{}"),
-                "strict": False,
+                **strict,
             }
             for tool in call.resolved.tools
         ]
@@ -384,13 +400,14 @@ def normalize_id(call_id: str) -> str:
     return f"{call_part[:ID_LIMIT].rstrip('_')}|{item_part[:ID_LIMIT].rstrip('_')}"
 
 
-def _input(call: Call) -> list[dict[str, Any]]:
-    """The input items: the system prompt, then the transcript as pi's transformMessages leaves it."""
+def _input(call: Call, tool_call_providers: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The input items: the system prompt, then the transcript as pi's transformMessages leaves it
+    (tool call ids of another model rewritten for `tool_call_providers`)."""
     info = call.model.info
     items: list[dict[str, Any]] = []
     if call.resolved.system_prompt:
         items.append({"role": "developer" if info.reasoning else "system", "content": call.resolved.system_prompt})
-    rename: Callable[[str], str] | None = normalize_id if info.provider in OPENAI_TOOL_CALL_PROVIDERS else None
+    rename: Callable[[str], str] | None = normalize_id if info.provider in tool_call_providers else None
     for position, message in enumerate(transform_messages(call.resolved.messages, info, rename)):
         if (user := message.user) is not None:
             if content := _content(user.content, call):
