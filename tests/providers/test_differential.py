@@ -136,6 +136,7 @@ CHOICES = {
     "openai-responses": ("auto", "none", "required"),
     "azure-openai-responses": ("auto", "none", "required"),
     "google-vertex": ("auto", "none", "any"),
+    "mistral-conversations": ("auto", "none", "any"),
     "pi-messages": ("auto", "none", "required"),
 }
 MODES = (pp.ToolChoiceMode.AUTO, pp.ToolChoiceMode.NONE, pp.ToolChoiceMode.REQUIRED)

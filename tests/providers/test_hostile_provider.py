@@ -34,8 +34,13 @@ pytestmark = pytest.mark.timeout(60)
 
 LIMIT = 1024 * 1024  # the stream's size limit in these tests
 MODULES = {module.API: module for module in provider_modules()}
-# The APIs that stream another API's events: Azure OpenAI's Responses and Vertex AI's Gemini.
-STREAMS_AS = {"azure-openai-responses": "openai-responses", "google-vertex": "google-generative-ai"}
+# The APIs that stream another API's events: Azure OpenAI's Responses, Vertex AI's Gemini, and
+# Mistral's chat completions, in OpenAI's shape.
+STREAMS_AS = {
+    "azure-openai-responses": "openai-responses",
+    "google-vertex": "google-generative-ai",
+    "mistral-conversations": "openai-completions",
+}
 APIS = pytest.mark.parametrize("api", sorted(MODULES))
 
 

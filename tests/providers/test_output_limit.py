@@ -17,7 +17,15 @@ from pi_proto.models.providers.estimate import context_tokens, js_length, messag
 from pi_proto.models.providers.system import normalize
 from pi_proto.stream.event_stream import AssistantMessageEventStream
 
-from . import test_anthropic_messages, test_google_generative_ai, test_openai_completions, test_openai_responses
+from . import (
+    test_anthropic_messages,
+    test_azure_openai_responses,
+    test_google_generative_ai,
+    test_google_vertex,
+    test_mistral_conversations,
+    test_openai_completions,
+    test_openai_responses,
+)
 from .harness import CLOCK_MS, SECRET, after_usage, by_name, crowded, play
 
 pytestmark = pytest.mark.timeout(30)
@@ -25,7 +33,10 @@ pytestmark = pytest.mark.timeout(30)
 # Where each API puts the limit in its request body.
 FIELDS = {
     test_anthropic_messages: ("max_tokens",),
+    test_azure_openai_responses: ("max_output_tokens",),
     test_google_generative_ai: ("generationConfig", "maxOutputTokens"),
+    test_google_vertex: ("generationConfig", "maxOutputTokens"),
+    test_mistral_conversations: ("max_tokens",),
     test_openai_completions: ("max_completion_tokens",),
     test_openai_responses: ("max_output_tokens",),
 }

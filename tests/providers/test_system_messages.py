@@ -52,7 +52,10 @@ SENT: dict[str, Callable[[dict[str, Any]], Sent]] = {
     "anthropic-messages": anthropic_sent,
     "openai-completions": completions_sent,
     "openai-responses": responses_sent,
+    "azure-openai-responses": responses_sent,
     "google-generative-ai": google_sent,
+    "google-vertex": google_sent,
+    "mistral-conversations": completions_sent,
 }
 APIS = pytest.mark.parametrize("api", sorted(SENT))
 
@@ -123,7 +126,7 @@ async def test_a_later_system_message_adds_to_the_prompt_replaces_a_section_and_
     prompt, tools, turns = SENT[api](await request_body(api, "later-system-message", context))
     assert prompt == "You are pi.\n\nThe user is Ada.\n\nBe thorough."
     assert tools == ["read", "write"]
-    assert turns == ["user", "model" if api == "google-generative-ai" else "assistant", "user"]
+    assert turns == ["user", "model" if api in ("google-generative-ai", "google-vertex") else "assistant", "user"]
 
 
 # --- resolve, the function ---------------------------------------------------------------------------

@@ -78,8 +78,15 @@ MIN_OUTPUT_WITH_RATIO_MARGIN = 32_768
 # call's reasoning in pi's words.
 LEVELS = tuple(THINKING_LEVELS)  # pi's levels in order, "off" first
 LEVEL_OF = {ThinkingLevel.UNSPECIFIED: "off", **REASONING_LEVEL_NAMES}  # a call's level in pi's words
-# The APIs whose SDK pi gives the call's timeoutMs (the OpenAI and Anthropic SDKs; not google-genai).
-TIMEOUT_APIS = ("openai-completions", "openai-responses", "anthropic-messages")
+# The APIs whose SDK pi gives the call's timeoutMs (the OpenAI, Azure, Anthropic and Mistral SDKs;
+# not google-genai).
+TIMEOUT_APIS = (
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "anthropic-messages",
+    "mistral-conversations",
+)
 DEFAULT_MAX_RETRY_DELAY_MS = 60_000
 RETRIES = 2  # when the call does not say (max_retries)
 BACKOFF_SECONDS = 1.0  # per attempt, when the provider does not say how long to wait

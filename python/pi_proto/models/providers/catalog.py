@@ -48,6 +48,7 @@ APIS = (
     "anthropic-messages",
     "google-generative-ai",
     "google-vertex",
+    "mistral-conversations",
     "pi-messages",
 )
 # The APIs that may go without an apiKey, as in pi: Vertex then signs in with application default

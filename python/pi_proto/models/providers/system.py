@@ -73,7 +73,7 @@ def render_prompt(systems: Sequence[SystemMessage]) -> str:
                 sections.pop(section.name, None)
             else:
                 sections[section.name] = section.text
-    parts = [PART_SEPARATOR.join(contents), *(sections[name] for name in _js_key_order(sections))]
+    parts = [PART_SEPARATOR.join(contents), *(sections[name] for name in js_key_order(sections))]
     return PART_SEPARATOR.join(part for part in parts if part)
 
 
@@ -82,7 +82,7 @@ def content_text(message: SystemMessage) -> str:
     return "\n".join(block.text for block in message.content)
 
 
-def _js_key_order(names: Iterable[str]) -> list[str]:
+def js_key_order(names: Iterable[str]) -> list[str]:
     """The names in the order a JavaScript object lists them, which is how pi orders sections:
     array-index names ("0", "12") first by value, then the others as they were added."""
     names = list(names)
