@@ -18,6 +18,8 @@ from .replay import Request, _read_request
 
 Answer = Callable[["Exchange"], Awaitable[None]]
 PIECE = 64 * 1024
+SSE = "text/event-stream"
+BEDROCK_STREAM = "application/vnd.amazon.eventstream"  # for Bedrock's ConverseStream path
 
 
 @dataclass
@@ -29,8 +31,16 @@ class Exchange:
     writer: asyncio.StreamWriter
     server: HostileServer
 
-    async def head(self, status: str = "200 OK", content_type: str = "text/event-stream", *extra: str) -> None:
-        """A status line and headers for a chunked body."""
+    @property
+    def stream_type(self) -> str:
+        """The content type of the event stream the request asks for: Bedrock's binary one for its
+        ConverseStream path, else server-sent events."""
+        return BEDROCK_STREAM if self.request.path.split("?")[0].endswith("/converse-stream") else SSE
+
+    async def head(self, status: str = "200 OK", content_type: str | None = None, *extra: str) -> None:
+        """A status line and headers for a chunked body (an event stream of the API's type unless
+        `content_type` says otherwise)."""
+        content_type = content_type or self.stream_type
         lines = [f"HTTP/1.1 {status}", f"content-type: {content_type}", "transfer-encoding: chunked", *extra]
         self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
         await self.writer.drain()

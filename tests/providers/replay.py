@@ -5,6 +5,11 @@ a blank line, and the body. Lines starting with `#` before the status line say w
 comes from and are not sent. A chunked (streamed) body goes out one server-sent event per chunk,
 as providers stream it; any other body goes out whole with its length.
 
+A body of content type application/vnd.amazon.eventstream (Bedrock's) is written in the recording
+as one JSON line per message, kept readable, and sent as the binary frames of the AWS event stream
+encoding, one frame per chunk, with their CRCs: `{"event": <event type>, "payload": {...}}` for an
+event, `{"exception": <exception type>, "payload": {...}}` for a modeled exception.
+
 Each request takes the next planned reply. A reply can stop early: `cut_after=n` sends n events
 and then drops the connection without ending the body (a connection cut mid-stream);
 `hang_after=n` sends n events and then waits, recording when the client closes the connection.
@@ -15,12 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import struct
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 RECORDINGS = Path(__file__).parent / "recordings"
+EVENT_STREAM = b"application/vnd.amazon.eventstream"
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,32 @@ class Recording:
             if not line.lower().startswith((b"content-length:", b"transfer-encoding:"))
         ]
         chunked = any(line.lower().startswith(b"transfer-encoding: chunked") for line in head.split(b"\n"))
-        events = [event + b"\n\n" for event in body.split(b"\n\n") if event.strip()] if chunked else [body]
+        if any(line.lower().startswith(b"content-type: " + EVENT_STREAM) for line in lines):
+            events = [event_stream_frame(json.loads(line)) for line in body.split(b"\n") if line.strip()]
+        elif chunked:
+            events = [event + b"\n\n" for event in body.split(b"\n\n") if event.strip()]
+        else:
+            events = [body]
         return cls(b"\r\n".join(lines) + b"\r\n", events, chunked)
+
+
+def event_stream_frame(message: dict[str, Any]) -> bytes:
+    """One message of a recording as an AWS event stream frame: the prelude (total length,
+    headers length, their CRC32), the headers (string values), the JSON payload, the CRC32 of it all."""
+    if "exception" in message:
+        headers = {":exception-type": message["exception"], ":content-type": "application/json"}
+        headers[":message-type"] = "exception"
+    else:
+        headers = {":event-type": message["event"], ":content-type": "application/json", ":message-type": "event"}
+    encoded = b"".join(
+        struct.pack("!B", len(name)) + name.encode() + struct.pack("!BH", 7, len(value.encode())) + value.encode()
+        for name, value in headers.items()
+    )
+    payload = json.dumps(message.get("payload", {}), separators=(",", ":"), ensure_ascii=False).encode()
+    prelude = struct.pack("!II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    prelude += struct.pack("!I", zlib.crc32(prelude))
+    frame = prelude + encoded + payload
+    return frame + struct.pack("!I", zlib.crc32(frame))
 
 
 @dataclass

@@ -71,11 +71,20 @@ VOLATILE = {
     "transport headers": "each HTTP client's own for its connection: host (each replay server has its own port), "
     "content-length (follows the body, compared itself), connection, accept-encoding, accept-language and "
     "sec-fetch-mode (Node's fetch adds the last two): left out",
+    "sigv4": "a SigV4 signature covers the request's time and the headers each SDK chooses to sign: authorization "
+    "keeps its scheme, key id, region and service, with <date>, <signed headers> and <signature>; x-amz-date becomes "
+    "<x-amz-date>; the JavaScript SDK's x-amz-content-sha256 (the body's hash, which botocore signs without "
+    "sending) and x-amz-user-agent (its identity) are left out",
+    "sdk attempts": "amz-sdk-invocation-id is random for each call, and amz-sdk-request counts the attempts of each "
+    "SDK's own retry strategy: each becomes <name>",
 }
 SDK_HEADERS = re.compile(r"^(user-agent|x-stainless-.*|x-goog-api-client)$")
 TRANSPORT_HEADERS = ("host", "content-length", "connection", "accept-encoding", "accept-language", "sec-fetch-mode")
 
 
+SIGV4 = re.compile(r"^(AWS4-HMAC-SHA256 Credential=[^/]+)/\d{8}/([^,]+), SignedHeaders=[^,]+, Signature=[0-9a-f]+$")
+SIGV4_LEFT_OUT = ("x-amz-content-sha256", "x-amz-user-agent")
+SIGV4_VOLATILE = ("x-amz-date", "amz-sdk-invocation-id", "amz-sdk-request")
 CLOCK_ID = re.compile(r"^(.+)_\d{13}_(\d+)$")
 REPLAY_SERVER = re.compile(r"http://127\.0\.0\.1:\d+")
 
@@ -115,13 +124,22 @@ def without_port(value: Json) -> Json:
 
 
 def settled_request(request: Request) -> Json:
-    """What a request sent, its headers without those of the SDK's identity and of the transport."""
+    """What a request sent, its headers without those of the SDK's identity and of the transport, and
+    its SigV4 signature settled."""
     headers = {
-        name: value
+        name: settled_header(name, value)
         for name, value in sorted(request.headers.items())
-        if not SDK_HEADERS.match(name) and name not in TRANSPORT_HEADERS
+        if not SDK_HEADERS.match(name) and name not in TRANSPORT_HEADERS and name not in SIGV4_LEFT_OUT
     }
     return {"method": request.method, "path": request.path, "headers": headers, "body": request.body}
+
+
+def settled_header(name: str, value: str) -> str:
+    if name in SIGV4_VOLATILE:
+        return f"<{name}>"
+    if name == "authorization":
+        return SIGV4.sub(r"\1/<date>/\2, SignedHeaders=<signed headers>, Signature=<signature>", value)
+    return value
 
 
 # --- our shapes as pi's ---------------------------------------------------------------------------
@@ -137,6 +155,7 @@ CHOICES = {
     "azure-openai-responses": ("auto", "none", "required"),
     "google-vertex": ("auto", "none", "any"),
     "mistral-conversations": ("auto", "none", "any"),
+    "bedrock-converse-stream": ("auto", "none", "any"),
     "pi-messages": ("auto", "none", "required"),
 }
 MODES = (pp.ToolChoiceMode.AUTO, pp.ToolChoiceMode.NONE, pp.ToolChoiceMode.REQUIRED)
@@ -180,7 +199,7 @@ def pi_tool_choice(api: str, choice: pp.ToolChoice) -> Json:
     if choice.mode != pp.ToolChoiceMode.TOOL:
         return dict(zip(MODES, CHOICES[api], strict=True))[choice.mode]
     assert api != "google-generative-ai", "pi's google-generative-ai names no tool to choose"
-    if api == "anthropic-messages":
+    if api in ("anthropic-messages", "bedrock-converse-stream"):
         return {"type": "tool", "name": choice.tool}
     return {"type": "function", "function": {"name": choice.tool}}
 

@@ -28,7 +28,7 @@ from pi_proto.stream.event_stream import AssistantMessageEventStream
 from .corpus import provider_modules
 from .harness import CLOCK_MS, SECRET, hi, still
 from .hostile import PIECE, Exchange, HostileServer, gzipped, repeat, sse
-from .replay import Recording
+from .replay import Recording, event_stream_frame
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -196,7 +196,7 @@ async def test_a_gzip_bomb_is_bounded_by_its_decompressed_size(api: str) -> None
     assert len(bomb) < LIMIT // 4  # 64 MiB from a few kilobytes
 
     async def answer(exchange: Exchange) -> None:
-        await exchange.head("200 OK", "text/event-stream", "content-encoding: gzip")
+        await exchange.head("200 OK", exchange.stream_type, "content-encoding: gzip")
         await exchange.body([bomb[start : start + PIECE] for start in range(0, len(bomb), PIECE)])
 
     async with HostileServer(answer) as server:
@@ -212,7 +212,7 @@ async def test_a_gzipped_stream_still_streams(api: str) -> None:
     events_of_recording = Recording.read(MODULES[api].BY_NAME["text"].recording("text.http")).events
 
     async def answer(exchange: Exchange) -> None:
-        await exchange.head("200 OK", "text/event-stream", "content-encoding: gzip")
+        await exchange.head("200 OK", exchange.stream_type, "content-encoding: gzip")
         await exchange.body(gzipped(events_of_recording))
 
     async with HostileServer(answer) as server:
@@ -243,7 +243,7 @@ ANTHROPIC_START = "event: message_start\ndata: " + json.dumps({"type": "message_
 )
 async def test_a_body_that_cannot_be_decoded_is_an_error(api: str, encoding: str, body: bytes, expected: str) -> None:
     async def answer(exchange: Exchange) -> None:
-        await exchange.head("200 OK", "text/event-stream", f"content-encoding: {encoding}")
+        await exchange.head("200 OK", exchange.stream_type, f"content-encoding: {encoding}")
         await exchange.body([body])
 
     async with HostileServer(answer) as server:
@@ -308,6 +308,18 @@ def tool_calls(api: str, count: int, id_bytes: int, argument_bytes: int) -> Iter
             yield "data: " + json.dumps({"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]})
 
 
+def bedrock_tool_calls(count: int, id_bytes: int, argument_bytes: int) -> Iterator[dict[str, Any]]:
+    """`count` tool calls as Bedrock's ConverseStream sends them, one frame's message each."""
+    arguments = json.dumps({"p": "a" * argument_bytes})
+    yield {"event": "messageStart", "payload": {"role": "assistant"}}
+    for number in range(count):
+        tool_use = {"toolUseId": f"{number:08d}" + "i" * (id_bytes - 8), "name": "read"}
+        yield {"event": "contentBlockStart", "payload": {"contentBlockIndex": number, "start": {"toolUse": tool_use}}}
+        delta = {"toolUse": {"input": arguments}}
+        yield {"event": "contentBlockDelta", "payload": {"contentBlockIndex": number, "delta": delta}}
+        yield {"event": "contentBlockStop", "payload": {"contentBlockIndex": number}}
+
+
 def ids_count_toward_the_limit() -> bool:
     """Whether the accumulator counts tool call ids toward its size limit."""
     accumulator = Accumulator(max_message_bytes=8)
@@ -336,14 +348,17 @@ def ids_count_toward_the_limit() -> bool:
 async def test_endless_tool_calls_with_large_ids_end_in_one_error(api: str, argument_bytes: int) -> None:
     async def answer(exchange: Exchange) -> None:
         await exchange.head()
-        await exchange.body(sse(*tool_calls(api, 64, 64 * 1024, argument_bytes)))
+        if api == "bedrock-converse-stream":  # binary event stream frames
+            await exchange.body(map(event_stream_frame, bedrock_tool_calls(64, 64 * 1024, argument_bytes)))
+        else:
+            await exchange.body(sse(*tool_calls(api, 64, 64 * 1024, argument_bytes)))
 
     async with HostileServer(answer) as server:
         events = await call(api, server)
     message = the_error(events, api)
     assert names_the_provider(message, api)
     assert f"limit of {LIMIT} bytes" in message
-    assert sum(event.toolcall_start is not None for event in events) < 64
+    assert 0 < sum(event.toolcall_start is not None for event in events) < 64  # some streamed, then the limit
 
 
 def anthropic_thinking(*deltas: str) -> Iterator[str]:
@@ -542,7 +557,8 @@ async def test_an_event_stream_with_a_charset_is_an_event_stream(api: str) -> No
     recording = Recording.read(MODULES[api].BY_NAME["text"].recording("text.http"))
 
     async def answer(exchange: Exchange) -> None:
-        await exchange.head("200 OK", "Text/Event-Stream ; charset=UTF-8")
+        # The type in other letters, with a parameter: still the API's event stream.
+        await exchange.head("200 OK", exchange.stream_type.title() + " ; charset=UTF-8")
         await exchange.body(recording.events)
 
     async with HostileServer(answer) as server:

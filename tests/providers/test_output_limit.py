@@ -20,6 +20,7 @@ from pi_proto.stream.event_stream import AssistantMessageEventStream
 from . import (
     test_anthropic_messages,
     test_azure_openai_responses,
+    test_bedrock_converse_stream,
     test_google_generative_ai,
     test_google_vertex,
     test_mistral_conversations,
@@ -34,6 +35,7 @@ pytestmark = pytest.mark.timeout(30)
 FIELDS = {
     test_anthropic_messages: ("max_tokens",),
     test_azure_openai_responses: ("max_output_tokens",),
+    test_bedrock_converse_stream: ("inferenceConfig", "maxTokens"),
     test_google_generative_ai: ("generationConfig", "maxOutputTokens"),
     test_google_vertex: ("generationConfig", "maxOutputTokens"),
     test_mistral_conversations: ("max_tokens",),

@@ -25,6 +25,7 @@ MODELS = {
     "azure-openai-responses": "gpt-5.2",
     "google-vertex": "gemini-2.5-flash",
     "mistral-conversations": "mistral-medium-latest",
+    "bedrock-converse-stream": "us.anthropic.claude-sonnet-4-6",  # the key is a Bedrock API key
     "pi-messages": "claude-sonnet-4-5",
 }
 APIS = [api for api in MODELS if (RECORDINGS / api / "text.http").exists()]

@@ -47,6 +47,12 @@ def google_sent(body: dict[str, Any]) -> Sent:
     return prompt, [tool["name"] for tool in declarations], [content["role"] for content in body["contents"]]
 
 
+def bedrock_sent(body: dict[str, Any]) -> Sent:
+    prompt = body["system"][0]["text"] if body.get("system") else ""
+    tools = [tool["toolSpec"]["name"] for tool in body.get("toolConfig", {}).get("tools", [])]
+    return prompt, tools, [message["role"] for message in body["messages"]]
+
+
 # What each API's request body says of the prompt, the tools and the turns.
 SENT: dict[str, Callable[[dict[str, Any]], Sent]] = {
     "anthropic-messages": anthropic_sent,
@@ -56,6 +62,7 @@ SENT: dict[str, Callable[[dict[str, Any]], Sent]] = {
     "google-generative-ai": google_sent,
     "google-vertex": google_sent,
     "mistral-conversations": completions_sent,
+    "bedrock-converse-stream": bedrock_sent,
 }
 APIS = pytest.mark.parametrize("api", sorted(SENT))
 

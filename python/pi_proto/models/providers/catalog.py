@@ -49,11 +49,12 @@ APIS = (
     "google-generative-ai",
     "google-vertex",
     "mistral-conversations",
+    "bedrock-converse-stream",
     "pi-messages",
 )
 # The APIs that may go without an apiKey, as in pi: Vertex then signs in with application default
-# credentials.
-KEYLESS_APIS = ("google-vertex",)
+# credentials, Bedrock with the AWS credential chain (profile, access keys, bearer token, roles).
+KEYLESS_APIS = ("google-vertex", "bedrock-converse-stream")
 # Settings read from the environment (ModelConfig.setting) whose values are secrets: never shown.
 SECRET_SETTINGS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
 # What pi assumes for a model that leaves these out (models.md, "Model Configuration").

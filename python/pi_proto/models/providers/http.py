@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from datetime import timedelta
 
 import httpx2
@@ -92,18 +92,10 @@ class _Guard:
 
     async def on_response(self, response: httpx2.Response) -> None:
         call = self.call
-        encodings = [
-            value.strip().lower()
-            for value in response.headers.get_list("content-encoding", split_commas=True)
-            if value.strip().lower() not in ("", "identity")
-        ]
-        if len(encodings) > 1 or (encodings and encodings[0] not in ENCODINGS):
-            named = quote(call.model, ", ".join(encodings))
-            raise ProviderError(f"{call.provider} sent a body encoded as {named}, which this server does not decode")
-        if encodings:
+        inflate = decoder(call, response)
+        if inflate is not None:
             del response.headers["content-encoding"]  # decoded here, within bounds
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an AsyncClient's
-        inflate = _Inflate(encodings[0], call.provider) if encodings else None
         body = _Body(response.stream, call, inflate, _Pending(self.gemini))
         if not response.is_success:  # the SDK reads it whole: it gets the scrubbed start
             response.stream = httpx2.ByteStream(await body.start(MAX_ERROR_BODY_BYTES, scrub=True))
@@ -119,11 +111,40 @@ class _Guard:
         response.stream = body
 
 
+def decoder(call: Call, response: httpx2.Response) -> Inflate | None:
+    """The decoder of the response's content encoding, None for none; an encoding we did not ask
+    for ends the call."""
+    encodings = [
+        value.strip().lower()
+        for value in response.headers.get_list("content-encoding", split_commas=True)
+        if value.strip().lower() not in ("", "identity")
+    ]
+    if len(encodings) > 1 or (encodings and encodings[0] not in ENCODINGS):
+        named = quote(call.model, ", ".join(encodings))
+        raise ProviderError(f"{call.provider} sent a body encoded as {named}, which this server does not decode")
+    return Inflate(encodings[0], call.provider) if encodings else None
+
+
+async def body_start(pieces: AsyncIterable[bytes], model: ModelConfig, size: int, *, scrub: bool) -> bytes:
+    """The first `size` bytes of a body's pieces; with `scrub`, the model's secrets replaced first."""
+    secrets = [secret.encode() for secret in model.secrets()] if scrub else []
+    wanted = size + max(map(len, secrets), default=0)  # a secret across the cut is still whole
+    data = bytearray()
+    async for piece in pieces:
+        data += piece
+        if len(data) >= wanted:
+            break
+    text = bytes(data)
+    for secret in secrets:
+        text = text.replace(secret, b"***")
+    return text[:size]
+
+
 class _Body(httpx2.AsyncByteStream):
     """A response body, decoded and counted: each piece passes the call's size check before an
     SDK sees it."""
 
-    def __init__(self, raw: httpx2.AsyncByteStream, call: Call, inflate: _Inflate | None, pending: _Pending) -> None:
+    def __init__(self, raw: httpx2.AsyncByteStream, call: Call, inflate: Inflate | None, pending: _Pending) -> None:
         self._raw = raw
         self._call = call
         self._inflate = inflate
@@ -155,26 +176,16 @@ class _Body(httpx2.AsyncByteStream):
     async def start(self, size: int, *, scrub: bool = False) -> bytes:
         """The first `size` bytes of the body (with `scrub`, the model's secrets replaced first),
         and the body closed."""
-        secrets = [secret.encode() for secret in self._call.model.secrets()] if scrub else []
-        wanted = size + max(map(len, secrets), default=0)  # a secret across the cut is still whole
-        data = bytearray()
         try:
-            async for piece in self._pieces():
-                data += piece
-                if len(data) >= wanted:
-                    break
+            return await body_start(self._pieces(), self._call.model, size, scrub=scrub)
         finally:
             await self.aclose()
-        text = bytes(data)
-        for secret in secrets:
-            text = text.replace(secret, b"***")
-        return text[:size]
 
     async def aclose(self) -> None:
         await self._raw.aclose()
 
 
-class _Inflate:
+class Inflate:
     """A gzip or deflate decoder whose output comes in pieces of at most PIECE_BYTES."""
 
     def __init__(self, encoding: str, provider: str) -> None:
