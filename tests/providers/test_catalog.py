@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -466,3 +467,12 @@ def test_a_models_json_that_is_not_a_regular_file_is_refused_without_waiting(tmp
         path.symlink_to("/dev/zero")
     with pytest.raises(CatalogError, match=r"models\.json: cannot read models\.json: not a regular file"):
         load_catalog(path)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/providers.md"])
+def test_the_cloud_apis_models_json_of_the_docs_is_served_as_written(tmp_path: Path, page: str) -> None:
+    text = (Path(__file__).parents[2] / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"```json\n(.*?)```", text, re.S)
+    cloud = next(block for block in blocks if "bedrock-converse-stream" in block)
+    apis = [model.info.api for model in load_catalog(write(tmp_path, json.loads(cloud)))]
+    assert apis == ["azure-openai-responses", "google-vertex", "mistral-conversations", "bedrock-converse-stream"]
