@@ -245,6 +245,12 @@ CASES = [
     ),
     case("headers", "text.http", config={**SIGV4, "headers": {"x-team": "pi"}}, options=OPTIONS),
     case("request-options", "text.http", context=options_context(), options=OPTIONS),
+    case(
+        "named-tool",
+        "tool-call-fragments.http",
+        context=options_context(),
+        options=pp.GenerationOptions(tool_choice=pp.ToolChoice(mode=pp.ToolChoiceMode.TOOL, tool="read")),
+    ),
     case("replayed-context", "text.http", context=replayed_context()),
     case("own-turns-replayed", "text.http", context=own_turns()),
     case("images", "text.http", context=images_context()),
@@ -1072,3 +1078,8 @@ async def test_a_stream_that_ends_inside_a_frame_ends_the_call() -> None:
     assert await frames_answered(b"\0\0\0\4rest") == (
         "the provider 'amazon-bedrock' sent an event stream frame of 4 bytes, not a frame"
     )
+
+
+async def test_a_named_tool_choice_is_bedrocks_tool_choice() -> None:
+    _, replay = await play(BY_NAME["named-tool"], INFO)
+    assert replay.requests[0].body["toolConfig"]["toolChoice"] == {"tool": {"name": "read"}}

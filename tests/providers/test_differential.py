@@ -12,8 +12,9 @@ identity each SDK sends) are normalized first, each for the reason VOLATILE give
 All the cases of an API run at once: in one Node process for pi, concurrently for ours.
 `python -m tests.providers.test_differential [API ...]` rewrites differences.json with what differs
 now (for the APIs named, else for all):
-each difference keeps its reason, or takes that of one listed at the same path of the same API
-(indexes aside), or gets none, for a person to write before the tests pass.
+each difference keeps its reason, or takes that of the same difference in another case of the API,
+or that of one listed at the same path of the same API (indexes aside), or gets none, for a
+person to write before the tests pass.
 """
 
 from __future__ import annotations
@@ -443,11 +444,17 @@ def pattern(item: Json) -> tuple[str, str, str]:
     return item["api"], item["what"], re.sub(r"\[\d+:?\]", "[]", item["path"])
 
 
+def alike(item: Json) -> str:
+    """A difference as text without its case: the same difference in another case shares its reason."""
+    return fingerprint({name: value for name, value in item.items() if name not in ("case", "reason")})
+
+
 async def update(apis: list[str]) -> None:
     """Rewrite the differences of `apis` (every API's when none is named), keeping the others'."""
     call.BACKOFF_SECONDS = 0.0  # as conftest.py has it for the tests
     old = listed(reasoned=False)
     reasons = {fingerprint(without_reason(item)): item["reason"] for item in old}
+    by_values = {alike(item): item["reason"] for item in old}
     by_pattern = {pattern(item): item["reason"] for item in old}
     rewritten = apis or list(APIS)
     entries = []
@@ -456,7 +463,7 @@ async def update(apis: list[str]) -> None:
             entries += [item for item in old if item["api"] == api]
             continue
         for item in await found(api):
-            reason = reasons.get(fingerprint(item)) or by_pattern.get(pattern(item), "")
+            reason = reasons.get(fingerprint(item)) or by_values.get(alike(item)) or by_pattern.get(pattern(item), "")
             entries.append({**item, "reason": reason})
     text = json.dumps({"differences": entries}, indent=2, ensure_ascii=False)
     DIFFERENCES.write_text(text + "\n", encoding="utf-8")
