@@ -26,7 +26,7 @@ from ..grpc.requests import MAX_REQUEST_BYTES, ServerLimits
 from ..grpc.server import ModelServer, Tls
 from ..ir.events import FAILED
 from ..ir.messages import agent_message, user_message
-from ..models.providers import ProviderModel, load_models
+from ..models.providers import ProviderModel, load_models, telemetry
 from ..models.scripted import ScriptedModel
 from ..stream.event_stream import ServedModel
 from ..transcripts.convert import convert
@@ -45,6 +45,8 @@ async def serve(args: argparse.Namespace) -> int:
         raise ValueError("--models and --script go apart: serve real models or a script")
     raise_file_limit()
     log_to_stderr()
+    if telemetry.configure():
+        print("pi-proto serve: exporting traces and metrics of provider calls (OTEL_*)", file=sys.stderr)
     models: ServedModel | list[ProviderModel]
     if args.models is not None:
         models = load_models(args.models)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import ssl
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..ir.events import is_terminal
 from ..ir.messages import now_ms, zero_usage
+from ..models.providers import telemetry
 from ..stream.event_stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from ..wire.codec import DecodeError, M, encode, from_upb, parse
 from ..wire.files import read_regular_file
@@ -279,13 +280,15 @@ class ModelServer:
         await self._play(data, context, batched=True)
 
     async def _play(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes], *, batched: bool) -> None:
+        metadata = dict(context.invocation_metadata() or ())
+        headers = {name: value for name, value in metadata.items() if isinstance(value, str)}  # not -bin ones
         try:
-            call = await self.start_call(data)
+            call = await self.start_call(data, headers)
         except Refused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
             raise AssertionError("abort raises") from None
         try:
-            await _echo_metadata(context, dict(context.invocation_metadata() or ()))
+            await _echo_metadata(context, metadata)
             async with aclosing(self.call_messages(call, batched=batched)) as messages:
                 async for message in messages:
                     await context.write(message)
@@ -294,8 +297,9 @@ class ModelServer:
 
     # --- one model call, whatever the protocol --------------------------------------------------
 
-    async def start_call(self, data: bytes) -> Call:
-        """Start the call a StreamRequest's bytes ask for: the request checked against the limits
+    async def start_call(self, data: bytes, headers: Mapping[str, str] | None = None) -> Call:
+        """Start the call a StreamRequest's bytes ask for (the request's `headers` give its trace
+        context to the model's call): the request checked against the limits
         and the rules, its model found and started, the stream counted among the active ones (so
         stop() aborts it), its queued bytes bounded and its time limited (the stream timeout ends it
         with an ERROR event, and cancels the calling task a grace period later). Raises Refused with
@@ -307,7 +311,8 @@ class ModelServer:
             raise Refused("NOT_FOUND", error.args[0]) from None
         assert request.context is not None  # the rules require it
         try:
-            events = model.stream(request.context, request.options)
+            with telemetry.extracted(headers):
+                events = model.stream(request.context, request.options)
         except ModelRefused as refusal:
             raise Refused(refusal.code, refusal.message) from None
         events.high_water_bytes = self.limits.max_queued_bytes

@@ -118,21 +118,23 @@ class ModelService:
     def stream(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.Stream: one event per message."""
         _unbuffered(ctx)
-        return self._play(request, event_pb2.ModelEvent, batched=False)
+        return self._play(request, ctx, event_pb2.ModelEvent, batched=False)
 
     def stream_batched(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         """ModelService.StreamBatched: the events waiting together in one message."""
         _unbuffered(ctx)
-        return self._play(request, service_pb2.StreamBatchedResponse, batched=True)
+        return self._play(request, ctx, service_pb2.StreamBatchedResponse, batched=True)
 
-    async def _play(self, request: Request, cls: type[UpbMessage], *, batched: bool) -> AsyncIterator[Wire]:
+    async def _play(
+        self, request: Request, ctx: RequestContext[Any, Any], cls: type[UpbMessage], *, batched: bool
+    ) -> AsyncIterator[Wire]:
         data = await self.decoded(request)
         try:
             take_slot(self.server.gate)
         except Refused as refused:
             raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
         try:
-            call = await self.start_call(data)
+            call = await self.start_call(data, dict(ctx.request_headers))
             try:
                 async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
                     async for message in messages:
@@ -142,11 +144,11 @@ class ModelService:
         finally:
             release_slot(self.server.gate)
 
-    async def start_call(self, request: bytes) -> Call:
+    async def start_call(self, request: bytes, headers: Mapping[str, str] | None = None) -> Call:
         """ModelServer.start_call, with a refusal as a ConnectError; the call is aborted at once
         while the server stops."""
         try:
-            call = await self.server.start_call(request)
+            call = await self.server.start_call(request, headers)
         except Refused as refused:
             raise ConnectError(connect_code(refused.code), refused.message) from None
         self.calls.add(call)

@@ -526,8 +526,9 @@ class SseEndpoint:
         except Refused as refused:
             await self._refuse(send, refused)
             return
+        carried = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
         try:
-            await self._serve(decoded, receive, send)
+            await self._serve(decoded, carried, receive, send)
         finally:
             release_slot(server.gate)
 
@@ -537,9 +538,9 @@ class SseEndpoint:
         except RecursionError:  # the JSON, or a value inside it the conversion walks
             raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
 
-    async def _serve(self, decoded: Decoded, receive: Receive, send: Send) -> None:
+    async def _serve(self, decoded: Decoded, headers: dict[str, str], receive: Receive, send: Send) -> None:
         try:
-            call = await self.service.server.start_call(decoded.data)
+            call = await self.service.server.start_call(decoded.data, headers)  # its trace context
         except RequestInvalid as refused:
             # The broken rules, where the client wrote them (a pi-JSON body has pi's names).
             found = [replace(broken, field_path=decoded.path(broken.field_path)) for broken in refused.violations]

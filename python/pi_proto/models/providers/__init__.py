@@ -15,12 +15,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Protocol, cast
 
+from opentelemetry import trace
+
 from ..._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
 from ...ir.messages import now_ms
 from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from ...stream.event_stream import AssistantMessageEventStream
 from .call import Call, Describe, TimedStream, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
+from .telemetry import CallTrace
 
 __all__ = ["APIS", "CatalogError", "ModelConfig", "ProviderModel", "load_models"]
 
@@ -63,9 +66,13 @@ class ProviderModel:
         return self.config.info
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
-        events = TimedStream(clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes)
+        traced = CallTrace(self.config, options, self._monotonic)
+        events = TimedStream(
+            clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes, trace=traced
+        )
         call = Call(self.config, context, options, events, self._clock)
-        events.drive(run(call, self.api.stream, self.api.describe))
+        with trace.use_span(traced.span, end_on_exit=False):  # the provider's task runs within the span
+            events.drive(run(call, self.api.stream, self.api.describe))
         return events
 
 

@@ -58,6 +58,7 @@ from ...transcripts.pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, 
 from .catalog import ModelConfig
 from .estimate import context_tokens
 from .system import Resolved, normalize, resolve
+from .telemetry import CallTrace, inject
 
 # pi's reasoning budgets (simple-options.ts).
 THINKING_BUDGETS = {
@@ -176,8 +177,10 @@ class TimedStream(AssistantMessageEventStream):
         clock: Callable[[], int] = now_ms,
         monotonic: Callable[[], float] = time.monotonic,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        trace: CallTrace | None = None,
     ) -> None:
         super().__init__(max_message_bytes=max_message_bytes)
+        self.trace = trace  # the call's span and metrics, told every event
         self._monotonic = monotonic  # in seconds
         self._created_ms = clock()
         self._created = monotonic()
@@ -187,10 +190,14 @@ class TimedStream(AssistantMessageEventStream):
         if terminal is not None and terminal.message is not None:
             self._time(terminal.message)
         super().push(event)
+        if self.trace is not None:
+            self.trace.event(event)
 
     def fail(self, reason: StopReason, error_message: str, failure: StreamFailure | None = None) -> None:
         self._time(self.partial)  # the error event's message is the partial
         super().fail(reason, error_message, failure)
+        if self.trace is not None:
+            self.trace.end(self.partial)
 
     def _time(self, message: AssistantMessage) -> None:
         if self.done or message.duration_ms is not None or (message.timestamp or 0) < self._created_ms:
@@ -504,7 +511,9 @@ class Call:
     def headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """Headers for the provider: the catalog's, then `extra` (the API's session headers), then
         the call's on top, as pi merges them."""
-        return {**self.model.headers, **(extra or {}), **self.options.headers}
+        headers = {**self.model.headers, **(extra or {}), **self.options.headers}
+        inject(headers)  # the call's trace context, when it is traced
+        return headers
 
     def sampling_params(self) -> dict[str, Any]:
         """The model's samplingParams with the call's over them, key by key, as pi's
