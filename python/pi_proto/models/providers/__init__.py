@@ -21,7 +21,7 @@ from ..._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
 from ...ir.messages import now_ms
 from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from ...stream.event_stream import AssistantMessageEventStream
-from .call import Call, Describe, TimedStream, run
+from .call import Call, Describe, TimedStream, clip, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
 from .telemetry import CallTrace
 
@@ -60,6 +60,9 @@ class ProviderModel:
         self._clock = clock  # the start event's timestamp, in ms; tests pin it
         self._monotonic = monotonic  # in seconds, what each call's duration is measured by; tests pin it
         self.max_message_bytes = max_message_bytes  # each stream's size limit
+        # The models a call falls back to, in order, when this one fails before it answers
+        # (models.json's `fallbacks`; load_models links them).
+        self.fallbacks: list[ProviderModel] = []
 
     @property
     def info(self) -> Model:
@@ -70,12 +73,31 @@ class ProviderModel:
         events = TimedStream(
             clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes, trace=traced
         )
-        call = Call(self.config, context, options, events, self._clock)
         with trace.use_span(traced.span, end_on_exit=False):  # the provider's task runs within the span
-            events.drive(run(call, self.api.stream, self.api.describe))
+            events.drive(self._answer(context, options, events))
         return events
+
+    async def _answer(self, context: AgentContext, options: GenerationOptions | None, events: TimedStream) -> None:
+        """This model's call, then each fallback's in turn while one fails before it answered
+        with a failure the next may not share (a 429, a 5xx, a connection that failed); the last
+        one's failure ends the stream, naming what the others said."""
+        chain = [self, *self.fallbacks]
+        failed: list[str] = []
+        for model in chain:
+            call = Call(model.config, context, options, events, self._clock)
+            call.fallback = model is not self
+            call.failed_before = failed
+            words = await run(call, model.api.stream, model.api.describe, fall_back=model is not chain[-1])
+            if words is None:
+                return
+            failed.append(f"{model.info.provider}/{model.info.id}: {clip(model.config.scrub(words))}")
 
 
 def load_models(path: Path) -> list[ProviderModel]:
-    """The models of a models.json, ready to serve; raises CatalogError naming what is wrong."""
-    return [ProviderModel(config) for config in load_catalog(path)]
+    """The models of a models.json, ready to serve, each linked to its fallbacks; raises
+    CatalogError naming what is wrong."""
+    models = [ProviderModel(config) for config in load_catalog(path)]
+    by_name = {f"{model.info.provider}/{model.info.id}": model for model in models}
+    for model in models:
+        model.fallbacks = [by_name[name] for name in model.config.fallbacks]
+    return models

@@ -23,6 +23,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
+import httpx2
+
 from ..._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
@@ -227,6 +229,8 @@ class Call:
         self.usage = zero_usage()
         self._usage_changed = False
         self.started = False  # the provider answered and the stream opened
+        self.fallback = False  # the call of a fallback model: its message names it as the one that answered
+        self.failed_before: list[str] = []  # what the models it fell back from said, each already scrubbed
         self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
         self.refusal: str | None = None  # why the provider stopped with an error stop reason
         self.held = 0  # bytes the provider code keeps that are not yet in an event (signatures)
@@ -242,6 +246,8 @@ class Call:
         )
         self.started = True
         await self._send(ModelEvent(start=StartEvent(header=header)))
+        if self.fallback:
+            self.set_response(response_model=info.id)
 
     async def open_text(self) -> int:
         index = self._next_index()
@@ -380,7 +386,10 @@ class Call:
         if not self.started:
             await self.start()
         self.events.partial.usage = self.usage
-        self.events.fail(reason, clip(self.model.scrub(message), MAX_ERROR_MESSAGE))
+        message = self.model.scrub(message)
+        if self.failed_before:
+            message += f" (after falling back from {'; '.join(self.failed_before)})"
+        self.events.fail(reason, clip(message, MAX_ERROR_MESSAGE))
 
     # --- what the server holds ---------------------------------------------------------------------
 
@@ -574,11 +583,16 @@ def _with_call_timeout(model: ModelConfig, options: GenerationOptions) -> ModelC
 Describe = Callable[[BaseException, ModelConfig], str]
 
 
-async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: Describe) -> None:
+async def run(
+    call: Call, stream: Callable[[Call], Awaitable[None]], describe: Describe, *, fall_back: bool = False
+) -> str | None:
     """Run a provider's stream for a call, retrying what the provider asks to retry (the call's
     max_retries times, else RETRIES), and end the stream with one terminal event whatever happens
     (a cancel is left to the stream: ABORTED).
-    `describe` words what the SDK or the connection raised, for the model it called."""
+    `describe` words what the SDK or the connection raised, for the model it called.
+    With `fall_back`, a failure another model may not share (the provider's 429 or 5xx, a
+    connection that failed) before the provider answered ends nothing: its words are returned,
+    for the caller to call the next model on the same stream."""
     cap_ms = call.options.max_retry_delay_ms
     cap = (DEFAULT_MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms) / 1000
     retries = RETRIES if call.options.max_retries is None else call.options.max_retries
@@ -586,7 +600,7 @@ async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: D
         try:
             await stream(call)
             await call.finish()
-            return
+            return None
         except RetryLater as later:
             delay = BACKOFF_SECONDS * (attempt + 1) if later.seconds is None else later.seconds
             if call.started or attempt == retries:
@@ -599,14 +613,24 @@ async def run(call: Call, stream: Callable[[Call], Awaitable[None]], describe: D
             else:
                 await asyncio.sleep(delay)
                 continue
+            if fall_back and not call.started:
+                return message
             await call.fail(message)
-            return
+            return None
         except ProviderError as error:
             await call.fail(str(error), error.reason)
-            return
+            return None
         except Exception as error:  # the SDK's or the connection's: still one error event, worded
+            if fall_back and not call.started and unreachable(error):
+                return _words(call, error, describe)
             await call.fail(_words(call, error, describe))
-            return
+            return None
+    return None
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether `error` is a connection that failed (refused, reset, timed out), not an answer."""
+    return any(isinstance(cause, httpx2.TransportError | ConnectionError | TimeoutError) for cause in causes(error))
 
 
 def _words(call: Call, error: BaseException, describe: Describe) -> str:

@@ -18,6 +18,7 @@ schema refuses is refused here, naming its path.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -84,6 +85,8 @@ class ModelConfig:
     # Settings taken before the process environment, as pi's `env` option: an API's deployment
     # names, cloud project and region, credentials (see each provider module).
     environment: Mapping[str, str] = field(repr=False, default_factory=dict)
+    # models.json's `fallbacks`: the models (`provider/id`) a call falls back to, in order.
+    fallbacks: tuple[str, ...] = ()
 
     def setting(self, name: str) -> str | None:
         """The environment setting `name`, as pi's getProviderEnvValue reads it: the model's own,
@@ -132,7 +135,29 @@ def load_catalog(path: Path) -> list[ModelConfig]:
             models.append(model)
     if not models:
         raise CatalogError(f'{path}: no models (pi\'s built-in models are not served; list each model under "models")')
-    return models
+    return _linked(models, path)
+
+
+def _linked(models: list[ModelConfig], path: Path) -> list[ModelConfig]:
+    """The models with their fallbacks named as `provider/id`: each a served model other than
+    itself, written `provider/id`, or as a bare id that one provider serves."""
+    served = {f"{model.info.provider}/{model.info.id}" for model in models}
+    out = []
+    for model in models:
+        named = []
+        for index, given in enumerate(model.fallbacks):
+            where = f"{path}: providers.{model.info.provider}, model {model.info.id!r}: fallbacks[{index}]"
+            matches = [name for name in served if name == given or name.split("/", 1)[1] == given]
+            if given in served:
+                matches = [given]
+            if len(matches) != 1:
+                found = "serves no model of that name" if not matches else f"is ambiguous: {', '.join(sorted(matches))}"
+                raise CatalogError(f"{where}: {given!r} {found}; name a served model as provider/id")
+            if matches[0] == f"{model.info.provider}/{model.info.id}":
+                raise CatalogError(f"{where}: a model cannot fall back to itself")
+            named.append(matches[0])
+        out.append(dataclasses.replace(model, fallbacks=tuple(named)))
+    return out
 
 
 def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str) -> ModelConfig:
@@ -176,7 +201,14 @@ def _model(provider_name: str, provider: dict[str, Any], entry: Any, where: str)
         compat={**provider.get("compat", {}), **entry.get("compat", {})},
         auth_header=bool(provider.get("authHeader", False)),
         timeout_ms=_timeout_ms(entry, provider, where, provider_where),
+        fallbacks=_fallbacks(entry.get("fallbacks", provider.get("fallbacks", [])), f"{where}.fallbacks"),
     )
+
+
+def _fallbacks(value: Any, at: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(name, str) and name for name in value):
+        raise CatalogError(f"{at}: expected a list of model names (provider/id)")
+    return tuple(value)
 
 
 def _azure_base_url() -> str | None:
