@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import pi_proto as pp
 from pi_proto.grpc.client import ModelClient
 from pi_proto.grpc.server import ModelServer
-from pi_proto.models.providers import telemetry
+from pi_proto.models import telemetry
 from pi_proto.web import HttpModelClient, HttpServer
 
 from ..helpers import serve_process

@@ -26,7 +26,8 @@ from ..grpc.requests import MAX_REQUEST_BYTES, ServerLimits
 from ..grpc.server import ModelServer, Tls
 from ..ir.events import FAILED
 from ..ir.messages import agent_message, user_message
-from ..models.providers import ProviderModel, load_models, telemetry
+from ..models import telemetry
+from ..models.providers import ProviderModel, load_models
 from ..models.scripted import ScriptedModel
 from ..stream.event_stream import ServedModel
 from ..transcripts.convert import convert

@@ -29,7 +29,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..ir.events import is_terminal
 from ..ir.messages import now_ms, zero_usage
-from ..models.providers import telemetry
+from ..models import telemetry
 from ..stream.event_stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from ..wire.codec import DecodeError, M, encode, from_upb, parse
 from ..wire.files import read_regular_file

@@ -21,9 +21,9 @@ from ..._gen.types.pi.ai.v1 import AgentContext, GenerationOptions, Model
 from ...ir.messages import now_ms
 from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES
 from ...stream.event_stream import AssistantMessageEventStream
+from ..telemetry import CallTrace
 from .call import Call, Describe, TimedStream, clip, run
 from .catalog import APIS, CatalogError, ModelConfig, load_catalog
-from .telemetry import CallTrace
 
 __all__ = ["APIS", "CatalogError", "ModelConfig", "ProviderModel", "load_models"]
 
@@ -69,7 +69,7 @@ class ProviderModel:
         return self.config.info
 
     def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
-        traced = CallTrace(self.config, options, self._monotonic)
+        traced = CallTrace(self.config.info, options, self._monotonic)
         events = TimedStream(
             clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes, trace=traced
         )

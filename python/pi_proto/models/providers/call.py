@@ -23,8 +23,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-import httpx2
-
 from ..._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
@@ -57,10 +55,10 @@ from ...stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ...stream.event_stream import AssistantMessageEventStream, StreamFailure
 from ...stream.partial_json import complete_json
 from ...transcripts.pi_json import REASONING_LEVEL_NAMES, THINKING_LEVEL_NAMES, THINKING_LEVELS
+from ..telemetry import CallTrace, inject
 from .catalog import ModelConfig
 from .estimate import context_tokens
 from .system import Resolved, normalize, resolve
-from .telemetry import CallTrace, inject
 
 # pi's reasoning budgets (simple-options.ts).
 THINKING_BUDGETS = {
@@ -630,6 +628,8 @@ async def run(
 
 def unreachable(error: BaseException) -> bool:
     """Whether `error` is a connection that failed (refused, reset, timed out), not an answer."""
+    import httpx2  # the SDKs' HTTP client, installed with them (the command runs without it)
+
     return any(isinstance(cause, httpx2.TransportError | ConnectionError | TimeoutError) for cause in causes(error))
 
 

@@ -25,9 +25,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from ..._gen.types.pi.ai.v1 import AssistantMessage, GenerationOptions, ModelEvent, StopReason
-from ...transcripts.pi_json import STOP_REASON_NAMES
-from .catalog import ModelConfig
+from .._gen.types.pi.ai.v1 import AssistantMessage, GenerationOptions, Model, ModelEvent, StopReason
+from ..transcripts.pi_json import STOP_REASON_NAMES
 
 SCOPE = "pi_proto"
 # gen_ai.provider.name of each API (the conventions' well-known names); pi-messages and the
@@ -58,17 +57,16 @@ class Providers:
 providers = Providers()
 
 
-def provider_name(model: ModelConfig) -> str:
-    api = model.info.api
-    if api == "openai-completions" and model.info.provider != "openai":
-        return model.info.provider  # an OpenAI-compatible server: its own name
-    return PROVIDER_NAMES.get(api, model.info.provider)
+def provider_name(model: Model) -> str:
+    if model.api == "openai-completions" and model.provider != "openai":
+        return model.provider  # an OpenAI-compatible server: its own name
+    return PROVIDER_NAMES.get(model.api, model.provider)
 
 
 class CallTrace:
     """One provider call's span and measurements, from its start to its terminal event."""
 
-    def __init__(self, model: ModelConfig, options: GenerationOptions | None, monotonic: Callable[[], float]) -> None:
+    def __init__(self, model: Model, options: GenerationOptions | None, monotonic: Callable[[], float]) -> None:
         self.monotonic = monotonic
         self.started = monotonic()
         self.first_chunk: float | None = None
@@ -76,7 +74,7 @@ class CallTrace:
         self.attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": provider_name(model),
-            "gen_ai.request.model": model.info.id,
+            "gen_ai.request.model": model.id,
         }
         request = dict(self.attributes)
         if options is not None:
@@ -85,7 +83,7 @@ class CallTrace:
             if options.temperature is not None:
                 request["gen_ai.request.temperature"] = options.temperature
         tracer = trace.get_tracer(SCOPE, tracer_provider=providers.tracer)
-        self.span = tracer.start_span(f"chat {model.info.id}", kind=SpanKind.CLIENT, attributes=request)
+        self.span = tracer.start_span(f"chat {model.id}", kind=SpanKind.CLIENT, attributes=request)
 
     def event(self, event: ModelEvent) -> None:
         """Note what an event says: the first chunk, or the end."""
