@@ -16,6 +16,7 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 RANGES = {
     betterproto2.TYPE_INT64: INT64,
     betterproto2.TYPE_UINT32: st.integers(0, 2**32 - 1),
+    betterproto2.TYPE_UINT64: st.integers(0, 2**64 - 1),
     betterproto2.TYPE_BOOL: st.booleans(),
     betterproto2.TYPE_STRING: st.text(max_size=20),
     betterproto2.TYPE_BYTES: st.binary(max_size=20),

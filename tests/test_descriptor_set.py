@@ -72,6 +72,8 @@ def test_protoc_writes_a_descriptor_set_of_one_file_and_its_imports(tmp_path: Pa
     assert [method.name for method in service.service[0].method] == [
         "Stream",
         "StreamBatched",
+        "Resume",
+        "Cancel",
         "ListModels",
         "GetModel",
     ]

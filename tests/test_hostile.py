@@ -126,11 +126,18 @@ def test_random_messages_round_trip_identically_through_both_runtimes(data: st.D
 
 
 def _protoc_names(value: Any) -> Any:
-    """betterproto2's dict with protoc's JSON names: betterproto2 capitalizes a letter after a digit,
+    """betterproto2's dict as ProtoJSON writes it. betterproto2 capitalizes a letter after a digit,
     so Usage.cache_write_1h comes out as `cacheWrite1H` where protoc, every other runtime and pi
-    write `cacheWrite1h` (pp.to_json, on upb, writes protoc's). It is the only such field."""
+    write `cacheWrite1h` (pp.to_json, on upb, writes protoc's); it is the only such field. And it
+    writes a google.protobuf.NullValue (TranscriptEntry.root, the only one) as its enum name, where
+    ProtoJSON writes null."""
     if isinstance(value, dict):
-        return {("cacheWrite1h" if key == "cacheWrite1H" else key): _protoc_names(item) for key, item in value.items()}
+        return {
+            ("cacheWrite1h" if key == "cacheWrite1H" else key): None
+            if key == "root" and item == "NULL_VALUE"
+            else _protoc_names(item)
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_protoc_names(item) for item in value]
     return value

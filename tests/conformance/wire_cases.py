@@ -557,6 +557,17 @@ CASES: list[Case] = [
     Case("get_model_request", pp.GetModelRequest(provider="anthropic", id="claude-opus-4-5")),
     Case("get_model_response", pp.GetModelResponse(model=MODEL)),
     Case(
+        "stream_request-background_with_fallbacks",
+        pp.StreamRequest(
+            context=pp.AgentContext(), background=True, fallback_models=["anthropic/claude-opus-4-5", "gpt-5"]
+        ),
+    ),
+    Case("resume_request", pp.ResumeRequest(stream_id="2DAzReqkHri_nbJng3x3Kw", after_seq=7, coalesce_deltas=True)),
+    Case("resume_request-uint64_max", pp.ResumeRequest(stream_id="s", after_seq=2**64 - 1)),
+    Case("cancel_request", pp.CancelRequest(stream_id="2DAzReqkHri_nbJng3x3Kw")),
+    Case("cancel_response", pp.CancelResponse(cancelled=True)),
+    Case("cancel_response-not_cancelled", pp.CancelResponse()),
+    Case(
         "stream_batched_response",
         pp.StreamBatchedResponse(
             events=[
@@ -591,6 +602,23 @@ CASES: list[Case] = [
     Case("done_event-deferred", pp.DoneEvent(reason=pp.StopReason.DEFERRED, message=DEFERRED)),
     Case("error_event", pp.ErrorEvent(reason=pp.StopReason.ERROR, message=FAILED)),
     Case("model_event-start", pp.ModelEvent(start=pp.StartEvent(header=HEADER))),
+    Case(
+        "model_event-start_kept",
+        pp.ModelEvent(start=pp.StartEvent(header=HEADER, stream_id="2DAzReqkHri_nbJng3x3Kw"), seq=1),
+        description="A kept stream's first event: numbered, with the stream's id.",
+    ),
+    Case(
+        "model_event-text_delta_numbered",
+        pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=1, delta="Hel"), seq=300),
+        description="seq (field 18) follows the event's member, as every encoder writes it.",
+    ),
+    Case(
+        "model_event-done_with_digest",
+        pp.ModelEvent(
+            done=pp.DoneEvent(reason=pp.StopReason.TOOL_USE, message=ASSISTANT, content_sha256=bytes(range(32))),
+            seq=2**64 - 1,
+        ),
+    ),
     Case("model_event-text_start", pp.ModelEvent(text_start=pp.TextStartEvent())),
     Case("model_event-text_delta", pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="Hello"))),
     Case("model_event-text_delta_empty", pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta=""))),

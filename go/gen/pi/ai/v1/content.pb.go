@@ -245,16 +245,16 @@ type ToolCall struct {
 	// An opaque provider signature for reusing the reasoning behind this call; absent when the
 	// provider gave none.
 	ThoughtSignature *string `protobuf:"bytes,5,opt,name=thought_signature,json=thoughtSignature,proto3,oneof" json:"thought_signature,omitempty"`
+	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+	ExtraJson string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
 	// The namespace of a namespaced or dynamically loaded tool (OpenAI Responses); absent for none.
 	Namespace *string `protobuf:"bytes,7,opt,name=namespace,proto3,oneof" json:"namespace,omitempty"`
 	// Set when the complete argument text the model sent was not a JSON object: what is wrong, with
 	// that text. `arguments_json` is then "{}", and running the tool fails with this message.
 	ArgumentsError *string `protobuf:"bytes,8,opt,name=arguments_error,json=argumentsError,proto3,oneof" json:"arguments_error,omitempty"`
-	// Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
-	// kept so the object converts back to pi-JSON unchanged. Empty when there are none.
-	ExtraJson     string `protobuf:"bytes,6,opt,name=extra_json,json=extraJson,proto3" json:"extra_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ToolCall) Reset() {
@@ -322,6 +322,13 @@ func (x *ToolCall) GetThoughtSignature() string {
 	return ""
 }
 
+func (x *ToolCall) GetExtraJson() string {
+	if x != nil {
+		return x.ExtraJson
+	}
+	return ""
+}
+
 func (x *ToolCall) GetNamespace() string {
 	if x != nil && x.Namespace != nil {
 		return *x.Namespace
@@ -332,13 +339,6 @@ func (x *ToolCall) GetNamespace() string {
 func (x *ToolCall) GetArgumentsError() string {
 	if x != nil && x.ArgumentsError != nil {
 		return *x.ArgumentsError
-	}
-	return ""
-}
-
-func (x *ToolCall) GetExtraJson() string {
-	if x != nil {
-		return x.ExtraJson
 	}
 	return ""
 }
@@ -652,12 +652,12 @@ const file_pi_ai_v1_content_proto_rawDesc = "" +
 	"\x0earguments_json\x18\x03 \x01(\tB\x10\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18\x02\b\x02H\x00R\rargumentsJson\x88\x01\x01\x124\n" +
 	"\rraw_arguments\x18\x04 \x01(\tB\n" +
 	"\xbaH\ar\x05(\x80\x80\x80\x02H\x01R\frawArguments\x88\x01\x01\x120\n" +
-	"\x11thought_signature\x18\x05 \x01(\tH\x02R\x10thoughtSignature\x88\x01\x01\x12!\n" +
+	"\x11thought_signature\x18\x05 \x01(\tH\x02R\x10thoughtSignature\x88\x01\x01\x12\x87\x01\n" +
+	"\n" +
+	"extra_json\x18\x06 \x01(\tBh\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18Z\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\x04name\x1a\targuments\x1a\frawArguments\x1a\x10thoughtSignature\x1a\tnamespace\x1a\x0eargumentsErrorR\textraJson\x12!\n" +
 	"\tnamespace\x18\a \x01(\tH\x03R\tnamespace\x88\x01\x01\x128\n" +
 	"\x0farguments_error\x18\b \x01(\tB\n" +
-	"\xbaH\ar\x05(\x80\x80\x80\x02H\x04R\x0eargumentsError\x88\x01\x01\x12\x87\x01\n" +
-	"\n" +
-	"extra_json\x18\x06 \x01(\tBh\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18Z\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\x04name\x1a\targuments\x1a\frawArguments\x1a\x10thoughtSignature\x1a\tnamespace\x1a\x0eargumentsErrorR\textraJsonB\x11\n" +
+	"\xbaH\ar\x05(\x80\x80\x80\x02H\x04R\x0eargumentsError\x88\x01\x01B\x11\n" +
 	"\x0f_arguments_jsonB\x10\n" +
 	"\x0e_raw_argumentsB\x14\n" +
 	"\x12_thought_signatureB\f\n" +

@@ -66,6 +66,14 @@ const (
 	StreamRule_STREAM_RULE_TERMINAL_MISSING StreamRule = 12
 	// (Receivers of a wire stream) Bytes arrived that do not decode as a ModelEvent.
 	StreamRule_STREAM_RULE_EVENT_DECODE StreamRule = 13
+	// (Receivers of a wire stream) Numbered events count up by one. An event numbered at or below
+	// the last one applied is a repeat (a resumed server sent it again) and is dropped unapplied and
+	// uncounted; one numbered further on than the next is a gap, which breaks this rule, except for a
+	// merged delta of a stream that asked for coalesce_deltas. Once one event is numbered, all are.
+	StreamRule_STREAM_RULE_SEQUENCE StreamRule = 14
+	// A terminal event's content_sha256, when it carries one, is the digest of the content the
+	// receiver rebuilt from the stream's block events.
+	StreamRule_STREAM_RULE_TERMINAL_DIGEST StreamRule = 15
 )
 
 // Enum value maps for StreamRule.
@@ -85,6 +93,8 @@ var (
 		11: "STREAM_RULE_SIZE_LIMIT",
 		12: "STREAM_RULE_TERMINAL_MISSING",
 		13: "STREAM_RULE_EVENT_DECODE",
+		14: "STREAM_RULE_SEQUENCE",
+		15: "STREAM_RULE_TERMINAL_DIGEST",
 	}
 	StreamRule_value = map[string]int32{
 		"STREAM_RULE_UNSPECIFIED":      0,
@@ -101,6 +111,8 @@ var (
 		"STREAM_RULE_SIZE_LIMIT":       11,
 		"STREAM_RULE_TERMINAL_MISSING": 12,
 		"STREAM_RULE_EVENT_DECODE":     13,
+		"STREAM_RULE_SEQUENCE":         14,
+		"STREAM_RULE_TERMINAL_DIGEST":  15,
 	}
 )
 
@@ -137,7 +149,12 @@ type StartEvent struct {
 	// The message header: api, provider, model, timestamp and any usage known so far. Its content
 	// is empty; blocks arrive through the block events. It has no stop reason yet, so the rules of
 	// a finished message do not apply to it.
-	Header        *AssistantMessage `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Header *AssistantMessage `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	// The id the server keeps this stream under, for ModelService.Resume and Cancel; empty when
+	// the server keeps no streams, and the stream cannot be resumed. Not the provider's response
+	// id (the header's response_id), which some providers send only later and which is not unique
+	// across providers: this one is the server's, unguessable, and known from the first event.
+	StreamId      string `protobuf:"bytes,2,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -177,6 +194,13 @@ func (x *StartEvent) GetHeader() *AssistantMessage {
 		return x.Header
 	}
 	return nil
+}
+
+func (x *StartEvent) GetStreamId() string {
+	if x != nil {
+		return x.StreamId
+	}
+	return ""
 }
 
 // TextStartEvent opens a text block.
@@ -689,7 +713,13 @@ type DoneEvent struct {
 	// reason.
 	Reason StopReason `protobuf:"varint,1,opt,name=reason,proto3,enum=pi.ai.v1.StopReason" json:"reason,omitempty"`
 	// The final assistant message, to be saved in the transcript.
-	Message       *AssistantMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Message *AssistantMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// SHA-256 of the content that the stream's block events built: of the encoding of an
+	// AssistantMessage whose only field is that content, each block with its fields in
+	// field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+	// content, because an event was lost, repeated or changed on the way, fails the stream by rule
+	// "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
+	ContentSha256 []byte `protobuf:"bytes,3,opt,name=content_sha256,json=contentSha256,proto3" json:"content_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -738,13 +768,26 @@ func (x *DoneEvent) GetMessage() *AssistantMessage {
 	return nil
 }
 
+func (x *DoneEvent) GetContentSha256() []byte {
+	if x != nil {
+		return x.ContentSha256
+	}
+	return nil
+}
+
 // ErrorEvent ends a stream that failed or was cancelled.
 type ErrorEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Why the call ended: ERROR or ABORTED, equal to the message's stop reason.
 	Reason StopReason `protobuf:"varint,1,opt,name=reason,proto3,enum=pi.ai.v1.StopReason" json:"reason,omitempty"`
 	// The final assistant message: everything generated before the failure, with its error message.
-	Message       *AssistantMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Message *AssistantMessage `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// SHA-256 of the content that the stream's block events built: of the encoding of an
+	// AssistantMessage whose only field is that content, each block with its fields in
+	// field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+	// content, because an event was lost, repeated or changed on the way, fails the stream by rule
+	// "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
+	ContentSha256 []byte `protobuf:"bytes,3,opt,name=content_sha256,json=contentSha256,proto3" json:"content_sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -793,6 +836,13 @@ func (x *ErrorEvent) GetMessage() *AssistantMessage {
 	return nil
 }
 
+func (x *ErrorEvent) GetContentSha256() []byte {
+	if x != nil {
+		return x.ContentSha256
+	}
+	return nil
+}
+
 // ModelEvent is one step of a streamed model call. A stream is a StartEvent, then block events,
 // then exactly one DoneEvent or ErrorEvent; ModelService.Stream states the full contract.
 type ModelEvent struct {
@@ -821,7 +871,13 @@ type ModelEvent struct {
 	// The sender's usage of the message, when it changed with this event; the receiver's partial
 	// takes it after applying the event. Absent when it did not change: a provider reports usage a
 	// few times per call, so this costs a few bytes per stream.
-	Usage         *Usage `protobuf:"bytes,17,opt,name=usage,proto3" json:"usage,omitempty"`
+	Usage *Usage `protobuf:"bytes,17,opt,name=usage,proto3" json:"usage,omitempty"`
+	// The event's number in its stream, from 1 for the StartEvent, one more for each event after;
+	// 0 when the sender does not number its events (an in-process stream, a transcript, a server
+	// that keeps no streams). A delta that merges waiting deltas (StreamRequest.coalesce_deltas)
+	// carries the number of the last one it merges. A resumed stream (ModelService.Resume) goes on
+	// with the same numbers.
+	Seq           uint64 `protobuf:"varint,18,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -985,6 +1041,13 @@ func (x *ModelEvent) GetUsage() *Usage {
 	return nil
 }
 
+func (x *ModelEvent) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 type isModelEvent_Event interface {
 	isModelEvent_Event()
 }
@@ -1077,10 +1140,11 @@ var File_pi_ai_v1_event_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\n" +
-	"\x14pi/ai/v1/event.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"H\n" +
+	"\x14pi/ai/v1/event.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"o\n" +
 	"\n" +
 	"StartEvent\x12:\n" +
-	"\x06header\x18\x01 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x06header\"5\n" +
+	"\x06header\x18\x01 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x06header\x12%\n" +
+	"\tstream_id\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bstreamId\"5\n" +
 	"\x0eTextStartEvent\x12#\n" +
 	"\rcontent_index\x18\x01 \x01(\rR\fcontentIndex\"K\n" +
 	"\x0eTextDeltaEvent\x12#\n" +
@@ -1110,18 +1174,22 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x05delta\x18\x02 \x01(\tR\x05delta\"h\n" +
 	"\x10ToolCallEndEvent\x12#\n" +
 	"\rcontent_index\x18\x01 \x01(\rR\fcontentIndex\x12/\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"\xb6\x03\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x12.pi.ai.v1.ToolCallR\btoolCall\"\xe9\x03\n" +
 	"\tDoneEvent\x12<\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\x0e\xbaH\v\x82\x01\b\x18\x01\x18\x02\x18\x03\x18\aR\x06reason\x12<\n" +
-	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\xac\x02\xbaH\xa8\x02\x1a\x95\x01\n" +
+	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage\x121\n" +
+	"\x0econtent_sha256\x18\x03 \x01(\fB\n" +
+	"\xbaH\a\xd8\x01\x01z\x02h R\rcontentSha256:\xac\x02\xbaH\xa8\x02\x1a\x95\x01\n" +
 	"\x1bdone.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\x1a\x8d\x01\n" +
-	"\x14done.deferred_handle\x12-a DEFERRED message carries its DeferredHandle\x1aF!has(this.message) || (this.reason == 7) == has(this.message.deferred)\"\xa4\x02\n" +
+	"\x14done.deferred_handle\x12-a DEFERRED message carries its DeferredHandle\x1aF!has(this.message) || (this.reason == 7) == has(this.message.deferred)\"\xd7\x02\n" +
 	"\n" +
 	"ErrorEvent\x128\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\x14.pi.ai.v1.StopReasonB\n" +
 	"\xbaH\a\x82\x01\x04\x18\x04\x18\x05R\x06reason\x12<\n" +
-	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n" +
-	"\x1cerror.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xd1\x06\n" +
+	"\amessage\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\amessage\x121\n" +
+	"\x0econtent_sha256\x18\x03 \x01(\fB\n" +
+	"\xbaH\a\xd8\x01\x01z\x02h R\rcontentSha256:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n" +
+	"\x1cerror.reason_matches_message\x127the message's stop_reason must equal the event's reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xe3\x06\n" +
 	"\n" +
 	"ModelEvent\x12,\n" +
 	"\x05start\x18\x01 \x01(\v2\x14.pi.ai.v1.StartEventH\x00R\x05start\x129\n" +
@@ -1140,8 +1208,9 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x04done\x18\v \x01(\v2\x13.pi.ai.v1.DoneEventH\x00R\x04done\x12,\n" +
 	"\x05error\x18\f \x01(\v2\x14.pi.ai.v1.ErrorEventH\x00R\x05error\x12<\n" +
 	"\apartial\x18\x10 \x01(\v2\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\apartial\x12%\n" +
-	"\x05usage\x18\x11 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usageB\x0e\n" +
-	"\x05event\x12\x05\xbaH\x02\b\x01*\xab\x03\n" +
+	"\x05usage\x18\x11 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12\x10\n" +
+	"\x03seq\x18\x12 \x01(\x04R\x03seqB\x0e\n" +
+	"\x05event\x12\x05\xbaH\x02\b\x01*\xe6\x03\n" +
 	"\n" +
 	"StreamRule\x12\x1b\n" +
 	"\x17STREAM_RULE_UNSPECIFIED\x10\x00\x12\x1a\n" +
@@ -1158,7 +1227,9 @@ const file_pi_ai_v1_event_proto_rawDesc = "" +
 	"\x12\x1a\n" +
 	"\x16STREAM_RULE_SIZE_LIMIT\x10\v\x12 \n" +
 	"\x1cSTREAM_RULE_TERMINAL_MISSING\x10\f\x12\x1c\n" +
-	"\x18STREAM_RULE_EVENT_DECODE\x10\rBN\n" +
+	"\x18STREAM_RULE_EVENT_DECODE\x10\r\x12\x18\n" +
+	"\x14STREAM_RULE_SEQUENCE\x10\x0e\x12\x1f\n" +
+	"\x1bSTREAM_RULE_TERMINAL_DIGEST\x10\x0fBN\n" +
 	"\x17io.github.piproto.ai.v1P\x01Z1github.com/pi-proto/pi-proto/go/gen/pi/ai/v1;aiv1b\x06proto3"
 
 var (

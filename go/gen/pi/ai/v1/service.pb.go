@@ -716,9 +716,19 @@ type StreamRequest struct {
 	CoalesceDeltas bool `protobuf:"varint,4,opt,name=coalesce_deltas,json=coalesceDeltas,proto3" json:"coalesce_deltas,omitempty"`
 	// The provider serving the model, as pi names a model by provider and id; empty for the only
 	// provider that serves `model`.
-	Provider      string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Provider string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	// Whether the call goes on when its client goes away, until it ends or ModelService.Cancel
+	// stops it; a client reads it again with ModelService.Resume. Without it, a call whose client
+	// went away without a terminal event is kept for the server's resume window (so a client cut
+	// off can resume) and then cancelled. A server that keeps no streams ignores it.
+	Background bool `protobuf:"varint,6,opt,name=background,proto3" json:"background,omitempty"`
+	// Models to try, in order, when the one named fails before the stream has sent anything of the
+	// provider's answer (a 429 or 5xx after its retries, a provider out of reach), each as
+	// "provider/id" or an id; they come before any the server's catalog lists for the model. The
+	// final message's response_model says which one answered. Empty for the catalog's only.
+	FallbackModels []string `protobuf:"bytes,7,rep,name=fallback_models,json=fallbackModels,proto3" json:"fallback_models,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *StreamRequest) Reset() {
@@ -786,6 +796,177 @@ func (x *StreamRequest) GetProvider() string {
 	return ""
 }
 
+func (x *StreamRequest) GetBackground() bool {
+	if x != nil {
+		return x.Background
+	}
+	return false
+}
+
+func (x *StreamRequest) GetFallbackModels() []string {
+	if x != nil {
+		return x.FallbackModels
+	}
+	return nil
+}
+
+// ResumeRequest asks for the rest of a stream the server keeps.
+type ResumeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stream's id, from its StartEvent.
+	StreamId string `protobuf:"bytes,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	// The number of the last event the client applied; 0 for the whole stream.
+	AfterSeq uint64 `protobuf:"varint,2,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// Whether waiting deltas may be merged, as StreamRequest.coalesce_deltas.
+	CoalesceDeltas bool `protobuf:"varint,3,opt,name=coalesce_deltas,json=coalesceDeltas,proto3" json:"coalesce_deltas,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ResumeRequest) Reset() {
+	*x = ResumeRequest{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRequest) ProtoMessage() {}
+
+func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
+func (*ResumeRequest) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResumeRequest) GetStreamId() string {
+	if x != nil {
+		return x.StreamId
+	}
+	return ""
+}
+
+func (x *ResumeRequest) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+func (x *ResumeRequest) GetCoalesceDeltas() bool {
+	if x != nil {
+		return x.CoalesceDeltas
+	}
+	return false
+}
+
+// CancelRequest asks the server to stop a stream it keeps.
+type CancelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stream's id, from its StartEvent.
+	StreamId      string `protobuf:"bytes,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRequest) Reset() {
+	*x = CancelRequest{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRequest) ProtoMessage() {}
+
+func (x *CancelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
+func (*CancelRequest) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *CancelRequest) GetStreamId() string {
+	if x != nil {
+		return x.StreamId
+	}
+	return ""
+}
+
+// CancelResponse says what a cancel did.
+type CancelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the stream was still running and is now ending ABORTED; false when it had already
+	// ended.
+	Cancelled     bool `protobuf:"varint,1,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelResponse) Reset() {
+	*x = CancelResponse{}
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelResponse) ProtoMessage() {}
+
+func (x *CancelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
+func (*CancelResponse) Descriptor() ([]byte, []int) {
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CancelResponse) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
+}
+
 // ListModelsRequest asks for the models a server serves.
 type ListModelsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -797,7 +978,7 @@ type ListModelsRequest struct {
 
 func (x *ListModelsRequest) Reset() {
 	*x = ListModelsRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +990,7 @@ func (x *ListModelsRequest) String() string {
 func (*ListModelsRequest) ProtoMessage() {}
 
 func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[5]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +1003,7 @@ func (x *ListModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsRequest.ProtoReflect.Descriptor instead.
 func (*ListModelsRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{5}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListModelsRequest) GetProvider() string {
@@ -843,7 +1024,7 @@ type ListModelsResponse struct {
 
 func (x *ListModelsResponse) Reset() {
 	*x = ListModelsResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +1036,7 @@ func (x *ListModelsResponse) String() string {
 func (*ListModelsResponse) ProtoMessage() {}
 
 func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[6]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1049,7 @@ func (x *ListModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListModelsResponse.ProtoReflect.Descriptor instead.
 func (*ListModelsResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{6}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListModelsResponse) GetModels() []*Model {
@@ -891,7 +1072,7 @@ type GetModelRequest struct {
 
 func (x *GetModelRequest) Reset() {
 	*x = GetModelRequest{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1084,7 @@ func (x *GetModelRequest) String() string {
 func (*GetModelRequest) ProtoMessage() {}
 
 func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[7]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1097,7 @@ func (x *GetModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModelRequest.ProtoReflect.Descriptor instead.
 func (*GetModelRequest) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{7}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetModelRequest) GetProvider() string {
@@ -944,7 +1125,7 @@ type GetModelResponse struct {
 
 func (x *GetModelResponse) Reset() {
 	*x = GetModelResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1137,7 @@ func (x *GetModelResponse) String() string {
 func (*GetModelResponse) ProtoMessage() {}
 
 func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[8]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1150,7 @@ func (x *GetModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetModelResponse.ProtoReflect.Descriptor instead.
 func (*GetModelResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{8}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetModelResponse) GetModel() *Model {
@@ -991,7 +1172,7 @@ type StreamBatchedResponse struct {
 
 func (x *StreamBatchedResponse) Reset() {
 	*x = StreamBatchedResponse{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1184,7 @@ func (x *StreamBatchedResponse) String() string {
 func (*StreamBatchedResponse) ProtoMessage() {}
 
 func (x *StreamBatchedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[9]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1197,7 @@ func (x *StreamBatchedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamBatchedResponse.ProtoReflect.Descriptor instead.
 func (*StreamBatchedResponse) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{9}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StreamBatchedResponse) GetEvents() []*ModelEvent {
@@ -1040,7 +1221,7 @@ type StreamBatchedView struct {
 
 func (x *StreamBatchedView) Reset() {
 	*x = StreamBatchedView{}
-	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1233,7 @@ func (x *StreamBatchedView) String() string {
 func (*StreamBatchedView) ProtoMessage() {}
 
 func (x *StreamBatchedView) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_ai_v1_service_proto_msgTypes[10]
+	mi := &file_pi_ai_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1246,7 @@ func (x *StreamBatchedView) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamBatchedView.ProtoReflect.Descriptor instead.
 func (*StreamBatchedView) Descriptor() ([]byte, []int) {
-	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_pi_ai_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamBatchedView) GetEvents() [][]byte {
@@ -1132,13 +1313,27 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x04mode\x18\x01 \x01(\x0e2\x18.pi.ai.v1.ToolChoiceModeB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04mode\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool:\x85\x01\xbaH\x81\x01\x1a\x7f\n" +
-	"\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != '')\"\xdb\x01\n" +
+	"\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != '')\"\xb7\x02\n" +
 	"\rStreamRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x128\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\acontext\x125\n" +
 	"\aoptions\x18\x03 \x01(\v2\x1b.pi.ai.v1.GenerationOptionsR\aoptions\x12'\n" +
 	"\x0fcoalesce_deltas\x18\x04 \x01(\bR\x0ecoalesceDeltas\x12\x1a\n" +
-	"\bprovider\x18\x05 \x01(\tR\bprovider\"/\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\x12\x1e\n" +
+	"\n" +
+	"background\x18\x06 \x01(\bR\n" +
+	"background\x12:\n" +
+	"\x0ffallback_models\x18\a \x03(\tB\x11\xbaH\x0e\x92\x01\v\x10\b\"\ar\x05\x10\x01\x18\x80\x02R\x0efallbackModels\"~\n" +
+	"\rResumeRequest\x12'\n" +
+	"\tstream_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bstreamId\x12\x1b\n" +
+	"\tafter_seq\x18\x02 \x01(\x04R\bafterSeq\x12'\n" +
+	"\x0fcoalesce_deltas\x18\x03 \x01(\bR\x0ecoalesceDeltas\"8\n" +
+	"\rCancelRequest\x12'\n" +
+	"\tstream_id\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bstreamId\".\n" +
+	"\x0eCancelResponse\x12\x1c\n" +
+	"\tcancelled\x18\x01 \x01(\bR\tcancelled\"/\n" +
 	"\x11ListModelsRequest\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\"=\n" +
 	"\x12ListModelsResponse\x12'\n" +
@@ -1181,10 +1376,12 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x1bCACHE_RETENTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_RETENTION_NONE\x10\x01\x12\x19\n" +
 	"\x15CACHE_RETENTION_SHORT\x10\x02\x12\x18\n" +
-	"\x14CACHE_RETENTION_LONG\x10\x032\xa2\x02\n" +
+	"\x14CACHE_RETENTION_LONG\x10\x032\x9a\x03\n" +
 	"\fModelService\x129\n" +
 	"\x06Stream\x12\x17.pi.ai.v1.StreamRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12K\n" +
-	"\rStreamBatched\x12\x17.pi.ai.v1.StreamRequest\x1a\x1f.pi.ai.v1.StreamBatchedResponse0\x01\x12G\n" +
+	"\rStreamBatched\x12\x17.pi.ai.v1.StreamRequest\x1a\x1f.pi.ai.v1.StreamBatchedResponse0\x01\x129\n" +
+	"\x06Resume\x12\x17.pi.ai.v1.ResumeRequest\x1a\x14.pi.ai.v1.ModelEvent0\x01\x12;\n" +
+	"\x06Cancel\x12\x17.pi.ai.v1.CancelRequest\x1a\x18.pi.ai.v1.CancelResponse\x12G\n" +
 	"\n" +
 	"ListModels\x12\x1b.pi.ai.v1.ListModelsRequest\x1a\x1c.pi.ai.v1.ListModelsResponse\x12A\n" +
 	"\bGetModel\x12\x19.pi.ai.v1.GetModelRequest\x1a\x1a.pi.ai.v1.GetModelResponseBN\n" +
@@ -1203,7 +1400,7 @@ func file_pi_ai_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_pi_ai_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_pi_ai_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_pi_ai_v1_service_proto_goTypes = []any{
 	(Transport)(0),                // 0: pi.ai.v1.Transport
 	(DeferredWindow)(0),           // 1: pi.ai.v1.DeferredWindow
@@ -1215,42 +1412,49 @@ var file_pi_ai_v1_service_proto_goTypes = []any{
 	(*ThinkingBudgets)(nil),       // 7: pi.ai.v1.ThinkingBudgets
 	(*ToolChoice)(nil),            // 8: pi.ai.v1.ToolChoice
 	(*StreamRequest)(nil),         // 9: pi.ai.v1.StreamRequest
-	(*ListModelsRequest)(nil),     // 10: pi.ai.v1.ListModelsRequest
-	(*ListModelsResponse)(nil),    // 11: pi.ai.v1.ListModelsResponse
-	(*GetModelRequest)(nil),       // 12: pi.ai.v1.GetModelRequest
-	(*GetModelResponse)(nil),      // 13: pi.ai.v1.GetModelResponse
-	(*StreamBatchedResponse)(nil), // 14: pi.ai.v1.StreamBatchedResponse
-	(*StreamBatchedView)(nil),     // 15: pi.ai.v1.StreamBatchedView
-	nil,                           // 16: pi.ai.v1.GenerationOptions.HeadersEntry
-	(*AgentContext)(nil),          // 17: pi.ai.v1.AgentContext
-	(*Model)(nil),                 // 18: pi.ai.v1.Model
-	(*ModelEvent)(nil),            // 19: pi.ai.v1.ModelEvent
+	(*ResumeRequest)(nil),         // 10: pi.ai.v1.ResumeRequest
+	(*CancelRequest)(nil),         // 11: pi.ai.v1.CancelRequest
+	(*CancelResponse)(nil),        // 12: pi.ai.v1.CancelResponse
+	(*ListModelsRequest)(nil),     // 13: pi.ai.v1.ListModelsRequest
+	(*ListModelsResponse)(nil),    // 14: pi.ai.v1.ListModelsResponse
+	(*GetModelRequest)(nil),       // 15: pi.ai.v1.GetModelRequest
+	(*GetModelResponse)(nil),      // 16: pi.ai.v1.GetModelResponse
+	(*StreamBatchedResponse)(nil), // 17: pi.ai.v1.StreamBatchedResponse
+	(*StreamBatchedView)(nil),     // 18: pi.ai.v1.StreamBatchedView
+	nil,                           // 19: pi.ai.v1.GenerationOptions.HeadersEntry
+	(*AgentContext)(nil),          // 20: pi.ai.v1.AgentContext
+	(*Model)(nil),                 // 21: pi.ai.v1.Model
+	(*ModelEvent)(nil),            // 22: pi.ai.v1.ModelEvent
 }
 var file_pi_ai_v1_service_proto_depIdxs = []int32{
 	2,  // 0: pi.ai.v1.GenerationOptions.reasoning:type_name -> pi.ai.v1.ThinkingLevel
 	7,  // 1: pi.ai.v1.GenerationOptions.thinking_budgets:type_name -> pi.ai.v1.ThinkingBudgets
 	8,  // 2: pi.ai.v1.GenerationOptions.tool_choice:type_name -> pi.ai.v1.ToolChoice
 	4,  // 3: pi.ai.v1.GenerationOptions.cache_retention:type_name -> pi.ai.v1.CacheRetention
-	16, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
+	19, // 4: pi.ai.v1.GenerationOptions.headers:type_name -> pi.ai.v1.GenerationOptions.HeadersEntry
 	0,  // 5: pi.ai.v1.GenerationOptions.transport:type_name -> pi.ai.v1.Transport
 	6,  // 6: pi.ai.v1.GenerationOptions.deferred:type_name -> pi.ai.v1.DeferredOptions
 	1,  // 7: pi.ai.v1.DeferredOptions.window:type_name -> pi.ai.v1.DeferredWindow
 	3,  // 8: pi.ai.v1.ToolChoice.mode:type_name -> pi.ai.v1.ToolChoiceMode
-	17, // 9: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
+	20, // 9: pi.ai.v1.StreamRequest.context:type_name -> pi.ai.v1.AgentContext
 	5,  // 10: pi.ai.v1.StreamRequest.options:type_name -> pi.ai.v1.GenerationOptions
-	18, // 11: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
-	18, // 12: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
-	19, // 13: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
+	21, // 11: pi.ai.v1.ListModelsResponse.models:type_name -> pi.ai.v1.Model
+	21, // 12: pi.ai.v1.GetModelResponse.model:type_name -> pi.ai.v1.Model
+	22, // 13: pi.ai.v1.StreamBatchedResponse.events:type_name -> pi.ai.v1.ModelEvent
 	9,  // 14: pi.ai.v1.ModelService.Stream:input_type -> pi.ai.v1.StreamRequest
 	9,  // 15: pi.ai.v1.ModelService.StreamBatched:input_type -> pi.ai.v1.StreamRequest
-	10, // 16: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
-	12, // 17: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
-	19, // 18: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
-	14, // 19: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
-	11, // 20: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
-	13, // 21: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
+	10, // 16: pi.ai.v1.ModelService.Resume:input_type -> pi.ai.v1.ResumeRequest
+	11, // 17: pi.ai.v1.ModelService.Cancel:input_type -> pi.ai.v1.CancelRequest
+	13, // 18: pi.ai.v1.ModelService.ListModels:input_type -> pi.ai.v1.ListModelsRequest
+	15, // 19: pi.ai.v1.ModelService.GetModel:input_type -> pi.ai.v1.GetModelRequest
+	22, // 20: pi.ai.v1.ModelService.Stream:output_type -> pi.ai.v1.ModelEvent
+	17, // 21: pi.ai.v1.ModelService.StreamBatched:output_type -> pi.ai.v1.StreamBatchedResponse
+	22, // 22: pi.ai.v1.ModelService.Resume:output_type -> pi.ai.v1.ModelEvent
+	12, // 23: pi.ai.v1.ModelService.Cancel:output_type -> pi.ai.v1.CancelResponse
+	14, // 24: pi.ai.v1.ModelService.ListModels:output_type -> pi.ai.v1.ListModelsResponse
+	16, // 25: pi.ai.v1.ModelService.GetModel:output_type -> pi.ai.v1.GetModelResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -1273,7 +1477,7 @@ func file_pi_ai_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_ai_v1_service_proto_rawDesc), len(file_pi_ai_v1_service_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   12,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

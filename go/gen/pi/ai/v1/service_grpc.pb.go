@@ -21,6 +21,8 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	ModelService_Stream_FullMethodName        = "/pi.ai.v1.ModelService/Stream"
 	ModelService_StreamBatched_FullMethodName = "/pi.ai.v1.ModelService/StreamBatched"
+	ModelService_Resume_FullMethodName        = "/pi.ai.v1.ModelService/Resume"
+	ModelService_Cancel_FullMethodName        = "/pi.ai.v1.ModelService/Cancel"
 	ModelService_ListModels_FullMethodName    = "/pi.ai.v1.ModelService/ListModels"
 	ModelService_GetModel_FullMethodName      = "/pi.ai.v1.ModelService/GetModel"
 )
@@ -72,6 +74,26 @@ type ModelServiceClient interface {
 	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
 	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	StreamBatched(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamBatchedResponse], error)
+	// Resume streams the events of a stream the server keeps (StartEvent.stream_id) numbered after
+	// `after_seq`: first those already produced, then the rest as they come, up to and with the
+	// terminal event, then status OK. A resumed client sees each event once, with the number and
+	// content it had in the first call, so applying them to what it kept from that call rebuilds
+	// the same message, which the terminal event's content_sha256 confirms. Any number of clients
+	// may resume one stream at once; each gets every event. A stream is kept while it runs and for
+	// the server's retention time after its terminal event; a stream the server no longer keeps
+	// (or never had) is NOT_FOUND, and an `after_seq` older than what a stream over the server's
+	// byte bound still holds is OUT_OF_RANGE, each with a message saying so. Our clients call it
+	// by themselves when a call with a stream id fails with UNAVAILABLE or ends without its
+	// terminal event, so their consumer sees one stream.
+	// It sends ModelEvent as Stream does, so a client applies a resumed stream's events with the
+	// same code.
+	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelEvent], error)
+	// Cancel stops a stream the server keeps: it ends ABORTED, for the client reading it and any
+	// resuming it. NOT_FOUND when the server does not keep it. Our clients call it when their
+	// caller cancels a call, since the server cannot tell that from a connection lost.
+	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	// ListModels lists the models the server serves, with what a client needs to choose one: the
 	// input it takes, its context window and output limit, and what its tokens cost.
 	ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error)
@@ -124,6 +146,35 @@ func (c *modelServiceClient) StreamBatched(ctx context.Context, in *StreamReques
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamBatchedClient = grpc.ServerStreamingClient[StreamBatchedResponse]
+
+func (c *modelServiceClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ModelEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ModelService_ServiceDesc.Streams[2], ModelService_Resume_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ResumeRequest, ModelEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_ResumeClient = grpc.ServerStreamingClient[ModelEvent]
+
+func (c *modelServiceClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelResponse)
+	err := c.cc.Invoke(ctx, ModelService_Cancel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *modelServiceClient) ListModels(ctx context.Context, in *ListModelsRequest, opts ...grpc.CallOption) (*ListModelsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -192,6 +243,26 @@ type ModelServiceServer interface {
 	// buf:lint:ignore RPC_REQUEST_STANDARD_NAME
 	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	StreamBatched(*StreamRequest, grpc.ServerStreamingServer[StreamBatchedResponse]) error
+	// Resume streams the events of a stream the server keeps (StartEvent.stream_id) numbered after
+	// `after_seq`: first those already produced, then the rest as they come, up to and with the
+	// terminal event, then status OK. A resumed client sees each event once, with the number and
+	// content it had in the first call, so applying them to what it kept from that call rebuilds
+	// the same message, which the terminal event's content_sha256 confirms. Any number of clients
+	// may resume one stream at once; each gets every event. A stream is kept while it runs and for
+	// the server's retention time after its terminal event; a stream the server no longer keeps
+	// (or never had) is NOT_FOUND, and an `after_seq` older than what a stream over the server's
+	// byte bound still holds is OUT_OF_RANGE, each with a message saying so. Our clients call it
+	// by themselves when a call with a stream id fails with UNAVAILABLE or ends without its
+	// terminal event, so their consumer sees one stream.
+	// It sends ModelEvent as Stream does, so a client applies a resumed stream's events with the
+	// same code.
+	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+	Resume(*ResumeRequest, grpc.ServerStreamingServer[ModelEvent]) error
+	// Cancel stops a stream the server keeps: it ends ABORTED, for the client reading it and any
+	// resuming it. NOT_FOUND when the server does not keep it. Our clients call it when their
+	// caller cancels a call, since the server cannot tell that from a connection lost.
+	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	// ListModels lists the models the server serves, with what a client needs to choose one: the
 	// input it takes, its context window and output limit, and what its tokens cost.
 	ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error)
@@ -212,6 +283,12 @@ func (UnimplementedModelServiceServer) Stream(*StreamRequest, grpc.ServerStreami
 }
 func (UnimplementedModelServiceServer) StreamBatched(*StreamRequest, grpc.ServerStreamingServer[StreamBatchedResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamBatched not implemented")
+}
+func (UnimplementedModelServiceServer) Resume(*ResumeRequest, grpc.ServerStreamingServer[ModelEvent]) error {
+	return status.Error(codes.Unimplemented, "method Resume not implemented")
+}
+func (UnimplementedModelServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
 }
 func (UnimplementedModelServiceServer) ListModels(context.Context, *ListModelsRequest) (*ListModelsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListModels not implemented")
@@ -262,6 +339,35 @@ func _ModelService_StreamBatched_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ModelService_StreamBatchedServer = grpc.ServerStreamingServer[StreamBatchedResponse]
 
+func _ModelService_Resume_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ResumeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ModelServiceServer).Resume(m, &grpc.GenericServerStream[ResumeRequest, ModelEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ModelService_ResumeServer = grpc.ServerStreamingServer[ModelEvent]
+
+func _ModelService_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ModelServiceServer).Cancel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ModelService_Cancel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ModelServiceServer).Cancel(ctx, req.(*CancelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ModelService_ListModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListModelsRequest)
 	if err := dec(in); err != nil {
@@ -306,6 +412,10 @@ var ModelService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*ModelServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
+			MethodName: "Cancel",
+			Handler:    _ModelService_Cancel_Handler,
+		},
+		{
 			MethodName: "ListModels",
 			Handler:    _ModelService_ListModels_Handler,
 		},
@@ -323,6 +433,11 @@ var ModelService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "StreamBatched",
 			Handler:       _ModelService_StreamBatched_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Resume",
+			Handler:       _ModelService_Resume_Handler,
 			ServerStreams: true,
 		},
 	},

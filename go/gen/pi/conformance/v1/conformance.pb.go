@@ -806,7 +806,12 @@ type ClientCase struct {
 	// How the client is set up and used.
 	Client *ClientSettings `protobuf:"bytes,3,opt,name=client,proto3" json:"client,omitempty"`
 	// What the client must produce.
-	Expect        *ClientOutcome `protobuf:"bytes,4,opt,name=expect,proto3" json:"expect,omitempty"`
+	Expect *ClientOutcome `protobuf:"bytes,4,opt,name=expect,proto3" json:"expect,omitempty"`
+	// What the server does when the client resumes the stream (ModelService.Resume), by the
+	// event number the client asks to resume after; a Resume asking for any other number, or for
+	// another stream id than the case's StartEvent gave, ends with FAILED_PRECONDITION, so a client
+	// that resumes from the wrong place fails the case. Empty for a server that keeps no streams.
+	Resumptions   []*Resumption `protobuf:"bytes,5,rep,name=resumptions,proto3" json:"resumptions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -869,6 +874,68 @@ func (x *ClientCase) GetExpect() *ClientOutcome {
 	return nil
 }
 
+func (x *ClientCase) GetResumptions() []*Resumption {
+	if x != nil {
+		return x.Resumptions
+	}
+	return nil
+}
+
+// Resumption is what the reference server does for one ModelService.Resume of a client case.
+type Resumption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The number of the last event the client must say it applied.
+	AfterSeq uint64 `protobuf:"varint,1,opt,name=after_seq,json=afterSeq,proto3" json:"after_seq,omitempty"`
+	// What the server does, as ClientCase.server.
+	Server        []*ServerAction `protobuf:"bytes,2,rep,name=server,proto3" json:"server,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Resumption) Reset() {
+	*x = Resumption{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Resumption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Resumption) ProtoMessage() {}
+
+func (x *Resumption) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Resumption.ProtoReflect.Descriptor instead.
+func (*Resumption) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Resumption) GetAfterSeq() uint64 {
+	if x != nil {
+		return x.AfterSeq
+	}
+	return 0
+}
+
+func (x *Resumption) GetServer() []*ServerAction {
+	if x != nil {
+		return x.Server
+	}
+	return nil
+}
+
 // ServerAction is one step of a misbehaving or failing server.
 type ServerAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -889,7 +956,7 @@ type ServerAction struct {
 
 func (x *ServerAction) Reset() {
 	*x = ServerAction{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[9]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +968,7 @@ func (x *ServerAction) String() string {
 func (*ServerAction) ProtoMessage() {}
 
 func (x *ServerAction) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[9]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +981,7 @@ func (x *ServerAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerAction.ProtoReflect.Descriptor instead.
 func (*ServerAction) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{9}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ServerAction) GetAction() isServerAction_Action {
@@ -1041,7 +1108,7 @@ type Status struct {
 
 func (x *Status) Reset() {
 	*x = Status{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[10]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1120,7 @@ func (x *Status) String() string {
 func (*Status) ProtoMessage() {}
 
 func (x *Status) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[10]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1133,7 @@ func (x *Status) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Status.ProtoReflect.Descriptor instead.
 func (*Status) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{10}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Status) GetCode() string {
@@ -1101,7 +1168,7 @@ type Metadata struct {
 
 func (x *Metadata) Reset() {
 	*x = Metadata{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[11]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1180,7 @@ func (x *Metadata) String() string {
 func (*Metadata) ProtoMessage() {}
 
 func (x *Metadata) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[11]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1193,7 @@ func (x *Metadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metadata.ProtoReflect.Descriptor instead.
 func (*Metadata) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{11}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Metadata) GetEntries() map[string]string {
@@ -1157,7 +1224,7 @@ type ClientSettings struct {
 
 func (x *ClientSettings) Reset() {
 	*x = ClientSettings{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[12]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1236,7 @@ func (x *ClientSettings) String() string {
 func (*ClientSettings) ProtoMessage() {}
 
 func (x *ClientSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[12]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1249,7 @@ func (x *ClientSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientSettings.ProtoReflect.Descriptor instead.
 func (*ClientSettings) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{12}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ClientSettings) GetDeadlineMs() uint32 {
@@ -1244,7 +1311,7 @@ type ClientOutcome struct {
 
 func (x *ClientOutcome) Reset() {
 	*x = ClientOutcome{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[13]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1323,7 @@ func (x *ClientOutcome) String() string {
 func (*ClientOutcome) ProtoMessage() {}
 
 func (x *ClientOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[13]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1336,7 @@ func (x *ClientOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientOutcome.ProtoReflect.Descriptor instead.
 func (*ClientOutcome) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{13}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClientOutcome) GetReason() v1.StopReason {
@@ -1364,7 +1431,7 @@ type PiJsonCase struct {
 
 func (x *PiJsonCase) Reset() {
 	*x = PiJsonCase{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[14]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1443,7 @@ func (x *PiJsonCase) String() string {
 func (*PiJsonCase) ProtoMessage() {}
 
 func (x *PiJsonCase) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[14]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1456,7 @@ func (x *PiJsonCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PiJsonCase.ProtoReflect.Descriptor instead.
 func (*PiJsonCase) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{14}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PiJsonCase) GetText() string {
@@ -1519,7 +1586,7 @@ type CostCase struct {
 
 func (x *CostCase) Reset() {
 	*x = CostCase{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1598,7 @@ func (x *CostCase) String() string {
 func (*CostCase) ProtoMessage() {}
 
 func (x *CostCase) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[15]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1611,7 @@ func (x *CostCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CostCase.ProtoReflect.Descriptor instead.
 func (*CostCase) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{15}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CostCase) GetRates() *v1.ModelCost {
@@ -1582,7 +1649,7 @@ type PartialJsonCase struct {
 
 func (x *PartialJsonCase) Reset() {
 	*x = PartialJsonCase{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1661,7 @@ func (x *PartialJsonCase) String() string {
 func (*PartialJsonCase) ProtoMessage() {}
 
 func (x *PartialJsonCase) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1674,7 @@ func (x *PartialJsonCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartialJsonCase.ProtoReflect.Descriptor instead.
 func (*PartialJsonCase) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PartialJsonCase) GetText() string {
@@ -1638,7 +1705,7 @@ type KnownFailures struct {
 
 func (x *KnownFailures) Reset() {
 	*x = KnownFailures{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1717,7 @@ func (x *KnownFailures) String() string {
 func (*KnownFailures) ProtoMessage() {}
 
 func (x *KnownFailures) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1730,7 @@ func (x *KnownFailures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailures.ProtoReflect.Descriptor instead.
 func (*KnownFailures) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KnownFailures) GetFailures() []*KnownFailure {
@@ -1693,7 +1760,7 @@ type KnownFailure struct {
 
 func (x *KnownFailure) Reset() {
 	*x = KnownFailure{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1772,7 @@ func (x *KnownFailure) String() string {
 func (*KnownFailure) ProtoMessage() {}
 
 func (x *KnownFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1785,7 @@ func (x *KnownFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailure.ProtoReflect.Descriptor instead.
 func (*KnownFailure) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KnownFailure) GetCase() string {
@@ -1748,7 +1815,7 @@ type Unsupported struct {
 
 func (x *Unsupported) Reset() {
 	*x = Unsupported{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1827,7 @@ func (x *Unsupported) String() string {
 func (*Unsupported) ProtoMessage() {}
 
 func (x *Unsupported) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1840,7 @@ func (x *Unsupported) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unsupported.ProtoReflect.Descriptor instead.
 func (*Unsupported) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Unsupported) GetKind() string {
@@ -1811,7 +1878,7 @@ type CaseRequest struct {
 
 func (x *CaseRequest) Reset() {
 	*x = CaseRequest{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1890,7 @@ func (x *CaseRequest) String() string {
 func (*CaseRequest) ProtoMessage() {}
 
 func (x *CaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1903,7 @@ func (x *CaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseRequest.ProtoReflect.Descriptor instead.
 func (*CaseRequest) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CaseRequest) GetCase() *Case {
@@ -1885,7 +1952,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1897,7 +1964,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1910,7 +1977,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CaseResult) GetName() string {
@@ -2074,7 +2141,7 @@ type WireResult struct {
 
 func (x *WireResult) Reset() {
 	*x = WireResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2153,7 @@ func (x *WireResult) String() string {
 func (*WireResult) ProtoMessage() {}
 
 func (x *WireResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2166,7 @@ func (x *WireResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WireResult.ProtoReflect.Descriptor instead.
 func (*WireResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WireResult) GetBinary() []byte {
@@ -2134,7 +2201,7 @@ type ValidateResult struct {
 
 func (x *ValidateResult) Reset() {
 	*x = ValidateResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2213,7 @@ func (x *ValidateResult) String() string {
 func (*ValidateResult) ProtoMessage() {}
 
 func (x *ValidateResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2226,7 @@ func (x *ValidateResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResult.ProtoReflect.Descriptor instead.
 func (*ValidateResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ValidateResult) GetViolations() []*Violation {
@@ -2184,7 +2251,7 @@ type StreamResult struct {
 
 func (x *StreamResult) Reset() {
 	*x = StreamResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2263,7 @@ func (x *StreamResult) String() string {
 func (*StreamResult) ProtoMessage() {}
 
 func (x *StreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2276,7 @@ func (x *StreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResult.ProtoReflect.Descriptor instead.
 func (*StreamResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StreamResult) GetPartials() []*v1.AssistantMessage {
@@ -2256,7 +2323,7 @@ type PiJsonResult struct {
 
 func (x *PiJsonResult) Reset() {
 	*x = PiJsonResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2268,7 +2335,7 @@ func (x *PiJsonResult) String() string {
 func (*PiJsonResult) ProtoMessage() {}
 
 func (x *PiJsonResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2281,7 +2348,7 @@ func (x *PiJsonResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PiJsonResult.ProtoReflect.Descriptor instead.
 func (*PiJsonResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PiJsonResult) GetRead() isPiJsonResult_Read {
@@ -2387,7 +2454,7 @@ type PartialJsonResult struct {
 
 func (x *PartialJsonResult) Reset() {
 	*x = PartialJsonResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2466,7 @@ func (x *PartialJsonResult) String() string {
 func (*PartialJsonResult) ProtoMessage() {}
 
 func (x *PartialJsonResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2479,7 @@ func (x *PartialJsonResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartialJsonResult.ProtoReflect.Descriptor instead.
 func (*PartialJsonResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PartialJsonResult) GetWhole() string {
@@ -2484,13 +2551,18 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\x06expect\"{\n" +
 	"\rStreamSuccess\x126\n" +
 	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +
-	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\"\xed\x01\n" +
+	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\"\xae\x02\n" +
 	"\n" +
 	"ClientCase\x121\n" +
 	"\arequest\x18\x01 \x01(\v2\x17.pi.ai.v1.StreamRequestR\arequest\x127\n" +
 	"\x06server\x18\x02 \x03(\v2\x1f.pi.conformance.v1.ServerActionR\x06server\x129\n" +
 	"\x06client\x18\x03 \x01(\v2!.pi.conformance.v1.ClientSettingsR\x06client\x128\n" +
-	"\x06expect\x18\x04 \x01(\v2 .pi.conformance.v1.ClientOutcomeR\x06expect\"\x81\x02\n" +
+	"\x06expect\x18\x04 \x01(\v2 .pi.conformance.v1.ClientOutcomeR\x06expect\x12?\n" +
+	"\vresumptions\x18\x05 \x03(\v2\x1d.pi.conformance.v1.ResumptionR\vresumptions\"b\n" +
+	"\n" +
+	"Resumption\x12\x1b\n" +
+	"\tafter_seq\x18\x01 \x01(\x04R\bafterSeq\x127\n" +
+	"\x06server\x18\x02 \x03(\v2\x1f.pi.conformance.v1.ServerActionR\x06server\"\x81\x02\n" +
 	"\fServerAction\x12,\n" +
 	"\x05event\x18\x01 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x16\n" +
 	"\x05frame\x18\x02 \x01(\fH\x00R\x05frame\x123\n" +
@@ -2608,7 +2680,7 @@ func file_pi_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_pi_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*Suite)(nil),               // 0: pi.conformance.v1.Suite
 	(*Case)(nil),                // 1: pi.conformance.v1.Case
@@ -2619,37 +2691,38 @@ var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*StreamCase)(nil),          // 6: pi.conformance.v1.StreamCase
 	(*StreamSuccess)(nil),       // 7: pi.conformance.v1.StreamSuccess
 	(*ClientCase)(nil),          // 8: pi.conformance.v1.ClientCase
-	(*ServerAction)(nil),        // 9: pi.conformance.v1.ServerAction
-	(*Status)(nil),              // 10: pi.conformance.v1.Status
-	(*Metadata)(nil),            // 11: pi.conformance.v1.Metadata
-	(*ClientSettings)(nil),      // 12: pi.conformance.v1.ClientSettings
-	(*ClientOutcome)(nil),       // 13: pi.conformance.v1.ClientOutcome
-	(*PiJsonCase)(nil),          // 14: pi.conformance.v1.PiJsonCase
-	(*CostCase)(nil),            // 15: pi.conformance.v1.CostCase
-	(*PartialJsonCase)(nil),     // 16: pi.conformance.v1.PartialJsonCase
-	(*KnownFailures)(nil),       // 17: pi.conformance.v1.KnownFailures
-	(*KnownFailure)(nil),        // 18: pi.conformance.v1.KnownFailure
-	(*Unsupported)(nil),         // 19: pi.conformance.v1.Unsupported
-	(*CaseRequest)(nil),         // 20: pi.conformance.v1.CaseRequest
-	(*CaseResult)(nil),          // 21: pi.conformance.v1.CaseResult
-	(*WireResult)(nil),          // 22: pi.conformance.v1.WireResult
-	(*ValidateResult)(nil),      // 23: pi.conformance.v1.ValidateResult
-	(*StreamResult)(nil),        // 24: pi.conformance.v1.StreamResult
-	(*PiJsonResult)(nil),        // 25: pi.conformance.v1.PiJsonResult
-	(*PartialJsonResult)(nil),   // 26: pi.conformance.v1.PartialJsonResult
-	nil,                         // 27: pi.conformance.v1.Metadata.EntriesEntry
-	(*structpb.Value)(nil),      // 28: google.protobuf.Value
-	(*v1.StreamRequest)(nil),    // 29: pi.ai.v1.StreamRequest
-	(*v1.AgentContext)(nil),     // 30: pi.ai.v1.AgentContext
-	(*v1.AgentMessage)(nil),     // 31: pi.ai.v1.AgentMessage
-	(*v1.ModelEvent)(nil),       // 32: pi.ai.v1.ModelEvent
-	(*v1.TranscriptEntry)(nil),  // 33: pi.ai.v1.TranscriptEntry
-	(*v1.Model)(nil),            // 34: pi.ai.v1.Model
-	(*v1.AssistantMessage)(nil), // 35: pi.ai.v1.AssistantMessage
-	(v1.StopReason)(0),          // 36: pi.ai.v1.StopReason
-	(*v1.ModelCost)(nil),        // 37: pi.ai.v1.ModelCost
-	(*v1.Usage)(nil),            // 38: pi.ai.v1.Usage
-	(*v1.Cost)(nil),             // 39: pi.ai.v1.Cost
+	(*Resumption)(nil),          // 9: pi.conformance.v1.Resumption
+	(*ServerAction)(nil),        // 10: pi.conformance.v1.ServerAction
+	(*Status)(nil),              // 11: pi.conformance.v1.Status
+	(*Metadata)(nil),            // 12: pi.conformance.v1.Metadata
+	(*ClientSettings)(nil),      // 13: pi.conformance.v1.ClientSettings
+	(*ClientOutcome)(nil),       // 14: pi.conformance.v1.ClientOutcome
+	(*PiJsonCase)(nil),          // 15: pi.conformance.v1.PiJsonCase
+	(*CostCase)(nil),            // 16: pi.conformance.v1.CostCase
+	(*PartialJsonCase)(nil),     // 17: pi.conformance.v1.PartialJsonCase
+	(*KnownFailures)(nil),       // 18: pi.conformance.v1.KnownFailures
+	(*KnownFailure)(nil),        // 19: pi.conformance.v1.KnownFailure
+	(*Unsupported)(nil),         // 20: pi.conformance.v1.Unsupported
+	(*CaseRequest)(nil),         // 21: pi.conformance.v1.CaseRequest
+	(*CaseResult)(nil),          // 22: pi.conformance.v1.CaseResult
+	(*WireResult)(nil),          // 23: pi.conformance.v1.WireResult
+	(*ValidateResult)(nil),      // 24: pi.conformance.v1.ValidateResult
+	(*StreamResult)(nil),        // 25: pi.conformance.v1.StreamResult
+	(*PiJsonResult)(nil),        // 26: pi.conformance.v1.PiJsonResult
+	(*PartialJsonResult)(nil),   // 27: pi.conformance.v1.PartialJsonResult
+	nil,                         // 28: pi.conformance.v1.Metadata.EntriesEntry
+	(*structpb.Value)(nil),      // 29: google.protobuf.Value
+	(*v1.StreamRequest)(nil),    // 30: pi.ai.v1.StreamRequest
+	(*v1.AgentContext)(nil),     // 31: pi.ai.v1.AgentContext
+	(*v1.AgentMessage)(nil),     // 32: pi.ai.v1.AgentMessage
+	(*v1.ModelEvent)(nil),       // 33: pi.ai.v1.ModelEvent
+	(*v1.TranscriptEntry)(nil),  // 34: pi.ai.v1.TranscriptEntry
+	(*v1.Model)(nil),            // 35: pi.ai.v1.Model
+	(*v1.AssistantMessage)(nil), // 36: pi.ai.v1.AssistantMessage
+	(v1.StopReason)(0),          // 37: pi.ai.v1.StopReason
+	(*v1.ModelCost)(nil),        // 38: pi.ai.v1.ModelCost
+	(*v1.Usage)(nil),            // 39: pi.ai.v1.Usage
+	(*v1.Cost)(nil),             // 40: pi.ai.v1.Cost
 }
 var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	1,  // 0: pi.conformance.v1.Suite.cases:type_name -> pi.conformance.v1.Case
@@ -2657,64 +2730,66 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	4,  // 2: pi.conformance.v1.Case.validate:type_name -> pi.conformance.v1.ValidateCase
 	6,  // 3: pi.conformance.v1.Case.stream:type_name -> pi.conformance.v1.StreamCase
 	8,  // 4: pi.conformance.v1.Case.client:type_name -> pi.conformance.v1.ClientCase
-	14, // 5: pi.conformance.v1.Case.pi_json:type_name -> pi.conformance.v1.PiJsonCase
-	15, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
-	16, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
-	28, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
-	29, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
-	30, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
-	31, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
-	32, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
-	33, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	34, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
+	15, // 5: pi.conformance.v1.Case.pi_json:type_name -> pi.conformance.v1.PiJsonCase
+	16, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
+	17, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
+	29, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
+	30, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
+	31, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
+	32, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
+	33, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
+	34, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	35, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
 	3,  // 15: pi.conformance.v1.ValidateCase.violations:type_name -> pi.conformance.v1.Violation
 	3,  // 16: pi.conformance.v1.StreamFailure.violations:type_name -> pi.conformance.v1.Violation
-	32, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
+	33, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
 	7,  // 18: pi.conformance.v1.StreamCase.success:type_name -> pi.conformance.v1.StreamSuccess
 	5,  // 19: pi.conformance.v1.StreamCase.failure:type_name -> pi.conformance.v1.StreamFailure
-	35, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
-	35, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
-	29, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
-	9,  // 23: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
-	12, // 24: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
-	13, // 25: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
-	32, // 26: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
-	10, // 27: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
-	11, // 28: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
-	11, // 29: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
-	27, // 30: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
-	36, // 31: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
-	5,  // 32: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
-	35, // 33: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
-	33, // 34: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	30, // 35: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
-	32, // 36: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
-	33, // 37: pi.conformance.v1.PiJsonCase.edited:type_name -> pi.ai.v1.TranscriptEntry
-	37, // 38: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
-	38, // 39: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
-	39, // 40: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
-	18, // 41: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
-	19, // 42: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	1,  // 43: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
-	22, // 44: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
-	23, // 45: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
-	24, // 46: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
-	13, // 47: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
-	25, // 48: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
-	39, // 49: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
-	26, // 50: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
-	3,  // 51: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
-	35, // 52: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
-	35, // 53: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
-	5,  // 54: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
-	33, // 55: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
-	30, // 56: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
-	32, // 57: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
-	58, // [58:58] is the sub-list for method output_type
-	58, // [58:58] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	36, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
+	36, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
+	30, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
+	10, // 23: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
+	13, // 24: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
+	14, // 25: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
+	9,  // 26: pi.conformance.v1.ClientCase.resumptions:type_name -> pi.conformance.v1.Resumption
+	10, // 27: pi.conformance.v1.Resumption.server:type_name -> pi.conformance.v1.ServerAction
+	33, // 28: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
+	11, // 29: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
+	12, // 30: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
+	12, // 31: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
+	28, // 32: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
+	37, // 33: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
+	5,  // 34: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
+	36, // 35: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
+	34, // 36: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	31, // 37: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
+	33, // 38: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
+	34, // 39: pi.conformance.v1.PiJsonCase.edited:type_name -> pi.ai.v1.TranscriptEntry
+	38, // 40: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	39, // 41: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	40, // 42: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	19, // 43: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
+	20, // 44: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
+	1,  // 45: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
+	23, // 46: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
+	24, // 47: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
+	25, // 48: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
+	14, // 49: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
+	26, // 50: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
+	40, // 51: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
+	27, // 52: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
+	3,  // 53: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
+	36, // 54: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
+	36, // 55: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
+	5,  // 56: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
+	34, // 57: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
+	31, // 58: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
+	33, // 59: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
+	60, // [60:60] is the sub-list for method output_type
+	60, // [60:60] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }
@@ -2743,7 +2818,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*StreamCase_Success)(nil),
 		(*StreamCase_Failure)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[9].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[10].OneofWrappers = []any{
 		(*ServerAction_Event)(nil),
 		(*ServerAction_Frame)(nil),
 		(*ServerAction_Status)(nil),
@@ -2751,17 +2826,17 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*ServerAction_Headers)(nil),
 		(*ServerAction_Batch)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[13].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[14].OneofWrappers = []any{
 		(*ClientOutcome_StatusCode)(nil),
 		(*ClientOutcome_Rule)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[14].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[15].OneofWrappers = []any{
 		(*PiJsonCase_Entry)(nil),
 		(*PiJsonCase_Context)(nil),
 		(*PiJsonCase_ErrorPath)(nil),
 		(*PiJsonCase_Event)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[21].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[22].OneofWrappers = []any{
 		(*CaseResult_Wire)(nil),
 		(*CaseResult_Validate)(nil),
 		(*CaseResult_Stream)(nil),
@@ -2771,7 +2846,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*CaseResult_PartialJson)(nil),
 		(*CaseResult_Error)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[25].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[26].OneofWrappers = []any{
 		(*PiJsonResult_Entry)(nil),
 		(*PiJsonResult_Context)(nil),
 		(*PiJsonResult_ErrorPath)(nil),
@@ -2783,7 +2858,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_conformance_v1_conformance_proto_rawDesc), len(file_pi_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/event.proto.
  */
 export const file_pi_ai_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChRwaS9haS92MS9ldmVudC5wcm90bxIIcGkuYWkudjEiQAoKU3RhcnRFdmVudBIyCgZoZWFkZXIYASABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPYAQMiJwoOVGV4dFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDSI2Cg5UZXh0RGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlUKDFRleHRFbmRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEhsKDnRleHRfc2lnbmF0dXJlGAIgASgJSACIAQFCEQoPX3RleHRfc2lnbmF0dXJlIisKElRoaW5raW5nU3RhcnRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNIjoKElRoaW5raW5nRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIoUBChBUaGlua2luZ0VuZEV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SHwoSdGhpbmtpbmdfc2lnbmF0dXJlGAIgASgJSACIAQESFQoIcmVkYWN0ZWQYAyABKAhIAYgBAUIVChNfdGhpbmtpbmdfc2lnbmF0dXJlQgsKCV9yZWRhY3RlZCJFChJUb29sQ2FsbFN0YXJ0RXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjoKElRvb2xDYWxsRGVsdGFFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEg0KBWRlbHRhGAIgASgJIlAKEFRvb2xDYWxsRW5kRXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIlCgl0b29sX2NhbGwYAiABKAsyEi5waS5haS52MS5Ub29sQ2FsbCKlAwoJRG9uZUV2ZW50EjQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb25CDrpIC4IBCBgBGAIYAxgHEjMKB21lc3NhZ2UYAiABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPIAQE6rAK6SKgCGpUBChtkb25lLnJlYXNvbl9tYXRjaGVzX21lc3NhZ2USN3RoZSBtZXNzYWdlJ3Mgc3RvcF9yZWFzb24gbXVzdCBlcXVhbCB0aGUgZXZlbnQncyByZWFzb24aPSFoYXModGhpcy5tZXNzYWdlKSB8fCB0aGlzLm1lc3NhZ2Uuc3RvcF9yZWFzb24gPT0gdGhpcy5yZWFzb24ajQEKFGRvbmUuZGVmZXJyZWRfaGFuZGxlEi1hIERFRkVSUkVEIG1lc3NhZ2UgY2FycmllcyBpdHMgRGVmZXJyZWRIYW5kbGUaRiFoYXModGhpcy5tZXNzYWdlKSB8fCAodGhpcy5yZWFzb24gPT0gNykgPT0gaGFzKHRoaXMubWVzc2FnZS5kZWZlcnJlZCkikwIKCkVycm9yRXZlbnQSMAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIKukgHggEEGAQYBRIzCgdtZXNzYWdlGAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUIGukgDyAEBOp0BukiZARqWAQocZXJyb3IucmVhc29uX21hdGNoZXNfbWVzc2FnZRI3dGhlIG1lc3NhZ2UncyBzdG9wX3JlYXNvbiBtdXN0IGVxdWFsIHRoZSBldmVudCdzIHJlYXNvbho9IWhhcyh0aGlzLm1lc3NhZ2UpIHx8IHRoaXMubWVzc2FnZS5zdG9wX3JlYXNvbiA9PSB0aGlzLnJlYXNvbiK4BQoKTW9kZWxFdmVudBIlCgVzdGFydBgBIAEoCzIULnBpLmFpLnYxLlN0YXJ0RXZlbnRIABIuCgp0ZXh0X3N0YXJ0GAIgASgLMhgucGkuYWkudjEuVGV4dFN0YXJ0RXZlbnRIABIuCgp0ZXh0X2RlbHRhGAMgASgLMhgucGkuYWkudjEuVGV4dERlbHRhRXZlbnRIABIqCgh0ZXh0X2VuZBgEIAEoCzIWLnBpLmFpLnYxLlRleHRFbmRFdmVudEgAEjYKDnRoaW5raW5nX3N0YXJ0GAUgASgLMhwucGkuYWkudjEuVGhpbmtpbmdTdGFydEV2ZW50SAASNgoOdGhpbmtpbmdfZGVsdGEYBiABKAsyHC5waS5haS52MS5UaGlua2luZ0RlbHRhRXZlbnRIABIyCgx0aGlua2luZ19lbmQYByABKAsyGi5waS5haS52MS5UaGlua2luZ0VuZEV2ZW50SAASNgoOdG9vbGNhbGxfc3RhcnQYCCABKAsyHC5waS5haS52MS5Ub29sQ2FsbFN0YXJ0RXZlbnRIABI2Cg50b29sY2FsbF9kZWx0YRgJIAEoCzIcLnBpLmFpLnYxLlRvb2xDYWxsRGVsdGFFdmVudEgAEjIKDHRvb2xjYWxsX2VuZBgKIAEoCzIaLnBpLmFpLnYxLlRvb2xDYWxsRW5kRXZlbnRIABIjCgRkb25lGAsgASgLMhMucGkuYWkudjEuRG9uZUV2ZW50SAASJQoFZXJyb3IYDCABKAsyFC5waS5haS52MS5FcnJvckV2ZW50SAASMwoHcGFydGlhbBgQIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCBrpIA9gBAxIeCgV1c2FnZRgRIAEoCzIPLnBpLmFpLnYxLlVzYWdlQg4KBWV2ZW50EgW6SAIIASqrAwoKU3RyZWFtUnVsZRIbChdTVFJFQU1fUlVMRV9VTlNQRUNJRklFRBAAEhoKFlNUUkVBTV9SVUxFX0VWRU5UX0tJTkQQARIbChdTVFJFQU1fUlVMRV9TVEFSVF9GSVJTVBACEhoKFlNUUkVBTV9SVUxFX1NUQVJUX09OQ0UQAxIaChZTVFJFQU1fUlVMRV9ORVhUX0lOREVYEAQSHAoYU1RSRUFNX1JVTEVfQkxPQ0tfRVhJU1RTEAUSGgoWU1RSRUFNX1JVTEVfQkxPQ0tfS0lORBAGEhoKFlNUUkVBTV9SVUxFX0JMT0NLX09QRU4QBxIcChhTVFJFQU1fUlVMRV9UT09MX0NBTExfSUQQCBIeChpTVFJFQU1fUlVMRV9URVJNSU5BTF9WQUxJRBAJEh8KG1NUUkVBTV9SVUxFX1RFUk1JTkFMX0FHUkVFUxAKEhoKFlNUUkVBTV9SVUxFX1NJWkVfTElNSVQQCxIgChxTVFJFQU1fUlVMRV9URVJNSU5BTF9NSVNTSU5HEAwSHAoYU1RSRUFNX1JVTEVfRVZFTlRfREVDT0RFEA1CGwoXaW8uZ2l0aHViLnBpcHJvdG8uYWkudjFQAWIGcHJvdG8z", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_message]);
+  fileDesc("ChRwaS9haS92MS9ldmVudC5wcm90bxIIcGkuYWkudjEiXQoKU3RhcnRFdmVudBIyCgZoZWFkZXIYASABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPYAQMSGwoJc3RyZWFtX2lkGAIgASgJQgi6SAVyAxiAASInCg5UZXh0U3RhcnRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNIjYKDlRleHREZWx0YUV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SDQoFZGVsdGEYAiABKAkiVQoMVGV4dEVuZEV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SGwoOdGV4dF9zaWduYXR1cmUYAiABKAlIAIgBAUIRCg9fdGV4dF9zaWduYXR1cmUiKwoSVGhpbmtpbmdTdGFydEV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0iOgoSVGhpbmtpbmdEZWx0YUV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SDQoFZGVsdGEYAiABKAkihQEKEFRoaW5raW5nRW5kRXZlbnQSFQoNY29udGVudF9pbmRleBgBIAEoDRIfChJ0aGlua2luZ19zaWduYXR1cmUYAiABKAlIAIgBARIVCghyZWRhY3RlZBgDIAEoCEgBiAEBQhUKE190aGlua2luZ19zaWduYXR1cmVCCwoJX3JlZGFjdGVkIkUKElRvb2xDYWxsU3RhcnRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkiOgoSVG9vbENhbGxEZWx0YUV2ZW50EhUKDWNvbnRlbnRfaW5kZXgYASABKA0SDQoFZGVsdGEYAiABKAkiUAoQVG9vbENhbGxFbmRFdmVudBIVCg1jb250ZW50X2luZGV4GAEgASgNEiUKCXRvb2xfY2FsbBgCIAEoCzISLnBpLmFpLnYxLlRvb2xDYWxsIskDCglEb25lRXZlbnQSNAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbkIOukgLggEIGAEYAhgDGAcSMwoHbWVzc2FnZRgCIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCBrpIA8gBARIiCg5jb250ZW50X3NoYTI1NhgDIAEoDEIKukgH2AEBegJoIDqsArpIqAIalQEKG2RvbmUucmVhc29uX21hdGNoZXNfbWVzc2FnZRI3dGhlIG1lc3NhZ2UncyBzdG9wX3JlYXNvbiBtdXN0IGVxdWFsIHRoZSBldmVudCdzIHJlYXNvbho9IWhhcyh0aGlzLm1lc3NhZ2UpIHx8IHRoaXMubWVzc2FnZS5zdG9wX3JlYXNvbiA9PSB0aGlzLnJlYXNvbhqNAQoUZG9uZS5kZWZlcnJlZF9oYW5kbGUSLWEgREVGRVJSRUQgbWVzc2FnZSBjYXJyaWVzIGl0cyBEZWZlcnJlZEhhbmRsZRpGIWhhcyh0aGlzLm1lc3NhZ2UpIHx8ICh0aGlzLnJlYXNvbiA9PSA3KSA9PSBoYXModGhpcy5tZXNzYWdlLmRlZmVycmVkKSK3AgoKRXJyb3JFdmVudBIwCgZyZWFzb24YASABKA4yFC5waS5haS52MS5TdG9wUmVhc29uQgq6SAeCAQQYBBgFEjMKB21lc3NhZ2UYAiABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQga6SAPIAQESIgoOY29udGVudF9zaGEyNTYYAyABKAxCCrpIB9gBAXoCaCA6nQG6SJkBGpYBChxlcnJvci5yZWFzb25fbWF0Y2hlc19tZXNzYWdlEjd0aGUgbWVzc2FnZSdzIHN0b3BfcmVhc29uIG11c3QgZXF1YWwgdGhlIGV2ZW50J3MgcmVhc29uGj0haGFzKHRoaXMubWVzc2FnZSkgfHwgdGhpcy5tZXNzYWdlLnN0b3BfcmVhc29uID09IHRoaXMucmVhc29uIsUFCgpNb2RlbEV2ZW50EiUKBXN0YXJ0GAEgASgLMhQucGkuYWkudjEuU3RhcnRFdmVudEgAEi4KCnRleHRfc3RhcnQYAiABKAsyGC5waS5haS52MS5UZXh0U3RhcnRFdmVudEgAEi4KCnRleHRfZGVsdGEYAyABKAsyGC5waS5haS52MS5UZXh0RGVsdGFFdmVudEgAEioKCHRleHRfZW5kGAQgASgLMhYucGkuYWkudjEuVGV4dEVuZEV2ZW50SAASNgoOdGhpbmtpbmdfc3RhcnQYBSABKAsyHC5waS5haS52MS5UaGlua2luZ1N0YXJ0RXZlbnRIABI2Cg50aGlua2luZ19kZWx0YRgGIAEoCzIcLnBpLmFpLnYxLlRoaW5raW5nRGVsdGFFdmVudEgAEjIKDHRoaW5raW5nX2VuZBgHIAEoCzIaLnBpLmFpLnYxLlRoaW5raW5nRW5kRXZlbnRIABI2Cg50b29sY2FsbF9zdGFydBgIIAEoCzIcLnBpLmFpLnYxLlRvb2xDYWxsU3RhcnRFdmVudEgAEjYKDnRvb2xjYWxsX2RlbHRhGAkgASgLMhwucGkuYWkudjEuVG9vbENhbGxEZWx0YUV2ZW50SAASMgoMdG9vbGNhbGxfZW5kGAogASgLMhoucGkuYWkudjEuVG9vbENhbGxFbmRFdmVudEgAEiMKBGRvbmUYCyABKAsyEy5waS5haS52MS5Eb25lRXZlbnRIABIlCgVlcnJvchgMIAEoCzIULnBpLmFpLnYxLkVycm9yRXZlbnRIABIzCgdwYXJ0aWFsGBAgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZUIGukgD2AEDEh4KBXVzYWdlGBEgASgLMg8ucGkuYWkudjEuVXNhZ2USCwoDc2VxGBIgASgEQg4KBWV2ZW50EgW6SAIIASrmAwoKU3RyZWFtUnVsZRIbChdTVFJFQU1fUlVMRV9VTlNQRUNJRklFRBAAEhoKFlNUUkVBTV9SVUxFX0VWRU5UX0tJTkQQARIbChdTVFJFQU1fUlVMRV9TVEFSVF9GSVJTVBACEhoKFlNUUkVBTV9SVUxFX1NUQVJUX09OQ0UQAxIaChZTVFJFQU1fUlVMRV9ORVhUX0lOREVYEAQSHAoYU1RSRUFNX1JVTEVfQkxPQ0tfRVhJU1RTEAUSGgoWU1RSRUFNX1JVTEVfQkxPQ0tfS0lORBAGEhoKFlNUUkVBTV9SVUxFX0JMT0NLX09QRU4QBxIcChhTVFJFQU1fUlVMRV9UT09MX0NBTExfSUQQCBIeChpTVFJFQU1fUlVMRV9URVJNSU5BTF9WQUxJRBAJEh8KG1NUUkVBTV9SVUxFX1RFUk1JTkFMX0FHUkVFUxAKEhoKFlNUUkVBTV9SVUxFX1NJWkVfTElNSVQQCxIgChxTVFJFQU1fUlVMRV9URVJNSU5BTF9NSVNTSU5HEAwSHAoYU1RSRUFNX1JVTEVfRVZFTlRfREVDT0RFEA0SGAoUU1RSRUFNX1JVTEVfU0VRVUVOQ0UQDhIfChtTVFJFQU1fUlVMRV9URVJNSU5BTF9ESUdFU1QQD0IbChdpby5naXRodWIucGlwcm90by5haS52MVABYgZwcm90bzM", [file_buf_validate_validate, file_pi_ai_v1_content, file_pi_ai_v1_message]);
 
 /**
  * StartEvent opens a stream and carries the header of the assistant message being generated.
@@ -31,6 +31,16 @@ export type StartEvent = Message<"pi.ai.v1.StartEvent"> & {
    * @generated from field: pi.ai.v1.AssistantMessage header = 1;
    */
   header?: AssistantMessage | undefined;
+
+  /**
+   * The id the server keeps this stream under, for ModelService.Resume and Cancel; empty when
+   * the server keeps no streams, and the stream cannot be resumed. Not the provider's response
+   * id (the header's response_id), which some providers send only later and which is not unique
+   * across providers: this one is the server's, unguessable, and known from the first event.
+   *
+   * @generated from field: string stream_id = 2;
+   */
+  streamId: string;
 };
 
 /**
@@ -320,6 +330,17 @@ export type DoneEvent = Message<"pi.ai.v1.DoneEvent"> & {
    * @generated from field: pi.ai.v1.AssistantMessage message = 2;
    */
   message?: AssistantMessage | undefined;
+
+  /**
+   * SHA-256 of the content that the stream's block events built: of the encoding of an
+   * AssistantMessage whose only field is that content, each block with its fields in
+   * field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+   * content, because an event was lost, repeated or changed on the way, fails the stream by rule
+   * "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
+   *
+   * @generated from field: bytes content_sha256 = 3;
+   */
+  contentSha256: Uint8Array;
 };
 
 /**
@@ -348,6 +369,17 @@ export type ErrorEvent = Message<"pi.ai.v1.ErrorEvent"> & {
    * @generated from field: pi.ai.v1.AssistantMessage message = 2;
    */
   message?: AssistantMessage | undefined;
+
+  /**
+   * SHA-256 of the content that the stream's block events built: of the encoding of an
+   * AssistantMessage whose only field is that content, each block with its fields in
+   * field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+   * content, because an event was lost, repeated or changed on the way, fails the stream by rule
+   * "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
+   *
+   * @generated from field: bytes content_sha256 = 3;
+   */
+  contentSha256: Uint8Array;
 };
 
 /**
@@ -484,6 +516,17 @@ export type ModelEvent = Message<"pi.ai.v1.ModelEvent"> & {
    * @generated from field: pi.ai.v1.Usage usage = 17;
    */
   usage?: Usage | undefined;
+
+  /**
+   * The event's number in its stream, from 1 for the StartEvent, one more for each event after;
+   * 0 when the sender does not number its events (an in-process stream, a transcript, a server
+   * that keeps no streams). A delta that merges waiting deltas (StreamRequest.coalesce_deltas)
+   * carries the number of the last one it merges. A resumed stream (ModelService.Resume) goes on
+   * with the same numbers.
+   *
+   * @generated from field: uint64 seq = 18;
+   */
+  seq: bigint;
 };
 
 /**
@@ -608,6 +651,24 @@ export enum StreamRule {
    * @generated from enum value: STREAM_RULE_EVENT_DECODE = 13;
    */
   EVENT_DECODE = 13,
+
+  /**
+   * (Receivers of a wire stream) Numbered events count up by one. An event numbered at or below
+   * the last one applied is a repeat (a resumed server sent it again) and is dropped unapplied and
+   * uncounted; one numbered further on than the next is a gap, which breaks this rule, except for a
+   * merged delta of a stream that asked for coalesce_deltas. Once one event is numbered, all are.
+   *
+   * @generated from enum value: STREAM_RULE_SEQUENCE = 14;
+   */
+  SEQUENCE = 14,
+
+  /**
+   * A terminal event's content_sha256, when it carries one, is the digest of the content the
+   * receiver rebuilt from the stream's block events.
+   *
+   * @generated from enum value: STREAM_RULE_TERMINAL_DIGEST = 15;
+   */
+  TERMINAL_DIGEST = 15,
 }
 
 /**

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/ai/v1/service.proto.
  */
 export const file_pi_ai_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSLjBwoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABEi8KFHNhbXBsaW5nX3BhcmFtc19qc29uGAwgASgJQhG6SAZyBCiAgASK4hgECAIQARIgCgp0aW1lb3V0X21zGA0gASgDQge6SAQiAigBSASIAQESIwoLbWF4X3JldHJpZXMYDiABKANCCbpIBiIEGGQoAEgFiAEBEjAKCXRyYW5zcG9ydBgPIAEoDjITLnBpLmFpLnYxLlRyYW5zcG9ydEIIukgFggECEAESIQoUZGlzYWJsZV9jb250aW51YXRpb24YECABKAhIBogBARIrCghkZWZlcnJlZBgRIAEoCzIZLnBpLmFpLnYxLkRlZmVycmVkT3B0aW9ucxouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnNCDQoLX3Nlc3Npb25faWRCFQoTX21heF9yZXRyeV9kZWxheV9tc0INCgtfdGltZW91dF9tc0IOCgxfbWF4X3JldHJpZXNCFwoVX2Rpc2FibGVfY29udGludWF0aW9uIkUKD0RlZmVycmVkT3B0aW9ucxIyCgZ3aW5kb3cYASABKA4yGC5waS5haS52MS5EZWZlcnJlZFdpbmRvd0IIukgFggECEAEirQEKD1RoaW5raW5nQnVkZ2V0cxIdCgdtaW5pbWFsGAEgASgDQge6SAQiAigASACIAQESGQoDbG93GAIgASgDQge6SAQiAigASAGIAQESHAoGbWVkaXVtGAMgASgDQge6SAQiAigASAKIAQESGgoEaGlnaBgEIAEoA0IHukgEIgIoAEgDiAEBQgoKCF9taW5pbWFsQgYKBF9sb3dCCQoHX21lZGl1bUIHCgVfaGlnaCLWAQoKVG9vbENob2ljZRIyCgRtb2RlGAEgASgOMhgucGkuYWkudjEuVG9vbENob2ljZU1vZGVCCrpIB4IBBBABIAASDAoEdG9vbBgCIAEoCTqFAbpIgQEafwoWdG9vbF9jaG9pY2UudG9vbF9uYW1lZBI+YSB0b29sIGlzIG5hbWVkIGV4YWN0bHkgd2hlbiB0aGUgbW9kZSBpcyBUT09MX0NIT0lDRV9NT0RFX1RPT0waJSh0aGlzLm1vZGUgPT0gNCkgPT0gKHRoaXMudG9vbCAhPSAnJykiqAEKDVN0cmVhbVJlcXVlc3QSDQoFbW9kZWwYASABKAkSLwoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEIGukgDyAEBEiwKB29wdGlvbnMYAyABKAsyGy5waS5haS52MS5HZW5lcmF0aW9uT3B0aW9ucxIXCg9jb2FsZXNjZV9kZWx0YXMYBCABKAgSEAoIcHJvdmlkZXIYBSABKAkiJQoRTGlzdE1vZGVsc1JlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkiNQoSTGlzdE1vZGVsc1Jlc3BvbnNlEh8KBm1vZGVscxgBIAMoCzIPLnBpLmFpLnYxLk1vZGVsIjgKD0dldE1vZGVsUmVxdWVzdBIQCghwcm92aWRlchgBIAEoCRITCgJpZBgCIAEoCUIHukgEcgIQASIyChBHZXRNb2RlbFJlc3BvbnNlEh4KBW1vZGVsGAEgASgLMg8ucGkuYWkudjEuTW9kZWwiRwoVU3RyZWFtQmF0Y2hlZFJlc3BvbnNlEi4KBmV2ZW50cxgBIAMoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRCCLpIBZIBAggBIiMKEVN0cmVhbUJhdGNoZWRWaWV3Eg4KBmV2ZW50cxgBIAMoDCqGAQoJVHJhbnNwb3J0EhkKFVRSQU5TUE9SVF9VTlNQRUNJRklFRBAAEhEKDVRSQU5TUE9SVF9TU0UQARIXChNUUkFOU1BPUlRfV0VCU09DS0VUEAISHgoaVFJBTlNQT1JUX1dFQlNPQ0tFVF9DQUNIRUQQAxISCg5UUkFOU1BPUlRfQVVUTxAEKnsKDkRlZmVycmVkV2luZG93Eh8KG0RFRkVSUkVEX1dJTkRPV19VTlNQRUNJRklFRBAAEhcKE0RFRkVSUkVEX1dJTkRPV18xNU0QARIWChJERUZFUlJFRF9XSU5ET1dfMUgQAhIXChNERUZFUlJFRF9XSU5ET1dfMjRIEAMqyQEKDVRoaW5raW5nTGV2ZWwSHgoaVEhJTktJTkdfTEVWRUxfVU5TUEVDSUZJRUQQABIaChZUSElOS0lOR19MRVZFTF9NSU5JTUFMEAESFgoSVEhJTktJTkdfTEVWRUxfTE9XEAISGQoVVEhJTktJTkdfTEVWRUxfTUVESVVNEAMSFwoTVEhJTktJTkdfTEVWRUxfSElHSBAEEhgKFFRISU5LSU5HX0xFVkVMX1hISUdIEAUSFgoSVEhJTktJTkdfTEVWRUxfTUFYEAYqogEKDlRvb2xDaG9pY2VNb2RlEiAKHFRPT0xfQ0hPSUNFX01PREVfVU5TUEVDSUZJRUQQABIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QARIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAhIdChlUT09MX0NIT0lDRV9NT0RFX1JFUVVJUkVEEAMSGQoVVE9PTF9DSE9JQ0VfTU9ERV9UT09MEAQqgAEKDkNhY2hlUmV0ZW50aW9uEh8KG0NBQ0hFX1JFVEVOVElPTl9VTlNQRUNJRklFRBAAEhgKFENBQ0hFX1JFVEVOVElPTl9OT05FEAESGQoVQ0FDSEVfUkVURU5USU9OX1NIT1JUEAISGAoUQ0FDSEVfUkVURU5USU9OX0xPTkcQAzKiAgoMTW9kZWxTZXJ2aWNlEjkKBlN0cmVhbRIXLnBpLmFpLnYxLlN0cmVhbVJlcXVlc3QaFC5waS5haS52MS5Nb2RlbEV2ZW50MAESSwoNU3RyZWFtQmF0Y2hlZBIXLnBpLmFpLnYxLlN0cmVhbVJlcXVlc3QaHy5waS5haS52MS5TdHJlYW1CYXRjaGVkUmVzcG9uc2UwARJHCgpMaXN0TW9kZWxzEhsucGkuYWkudjEuTGlzdE1vZGVsc1JlcXVlc3QaHC5waS5haS52MS5MaXN0TW9kZWxzUmVzcG9uc2USQQoIR2V0TW9kZWwSGS5waS5haS52MS5HZXRNb2RlbFJlcXVlc3QaGi5waS5haS52MS5HZXRNb2RlbFJlc3BvbnNlQhsKF2lvLmdpdGh1Yi5waXByb3RvLmFpLnYxUAFiBnByb3RvMw", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
+  fileDesc("ChZwaS9haS92MS9zZXJ2aWNlLnByb3RvEghwaS5haS52MSLjBwoRR2VuZXJhdGlvbk9wdGlvbnMSMQoLdGVtcGVyYXR1cmUYASABKAFCF7pIFBISGQAAAAAAAABAKQAAAAAAAAAASACIAQESIAoKbWF4X3Rva2VucxgCIAEoA0IHukgEIgIoAUgBiAEBEjQKCXJlYXNvbmluZxgDIAEoDjIXLnBpLmFpLnYxLlRoaW5raW5nTGV2ZWxCCLpIBYIBAhABEjMKEHRoaW5raW5nX2J1ZGdldHMYBCABKAsyGS5waS5haS52MS5UaGlua2luZ0J1ZGdldHMSKQoLdG9vbF9jaG9pY2UYBSABKAsyFC5waS5haS52MS5Ub29sQ2hvaWNlEjsKD2NhY2hlX3JldGVudGlvbhgGIAEoDjIYLnBpLmFpLnYxLkNhY2hlUmV0ZW50aW9uQgi6SAWCAQIQARIjCgpzZXNzaW9uX2lkGAcgASgJQgq6SAdyBRABGIACSAKIAQESKAoSbWF4X3JldHJ5X2RlbGF5X21zGAggASgDQge6SAQiAigASAOIAQESKAoNbWV0YWRhdGFfanNvbhgJIAEoCUIRukgGcgQogIAEiuIYBAgCEAESVAoHaGVhZGVycxgKIAMoCzIoLnBpLmFpLnYxLkdlbmVyYXRpb25PcHRpb25zLkhlYWRlcnNFbnRyeUIZukgWmgETEEAiBXIDwAEBKghyBiiAQMABAhIwChVwcm92aWRlcl9vcHRpb25zX2pzb24YCyABKAlCEbpIBnIEKICABIriGAQIAhABEi8KFHNhbXBsaW5nX3BhcmFtc19qc29uGAwgASgJQhG6SAZyBCiAgASK4hgECAIQARIgCgp0aW1lb3V0X21zGA0gASgDQge6SAQiAigBSASIAQESIwoLbWF4X3JldHJpZXMYDiABKANCCbpIBiIEGGQoAEgFiAEBEjAKCXRyYW5zcG9ydBgPIAEoDjITLnBpLmFpLnYxLlRyYW5zcG9ydEIIukgFggECEAESIQoUZGlzYWJsZV9jb250aW51YXRpb24YECABKAhIBogBARIrCghkZWZlcnJlZBgRIAEoCzIZLnBpLmFpLnYxLkRlZmVycmVkT3B0aW9ucxouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIOCgxfdGVtcGVyYXR1cmVCDQoLX21heF90b2tlbnNCDQoLX3Nlc3Npb25faWRCFQoTX21heF9yZXRyeV9kZWxheV9tc0INCgtfdGltZW91dF9tc0IOCgxfbWF4X3JldHJpZXNCFwoVX2Rpc2FibGVfY29udGludWF0aW9uIkUKD0RlZmVycmVkT3B0aW9ucxIyCgZ3aW5kb3cYASABKA4yGC5waS5haS52MS5EZWZlcnJlZFdpbmRvd0IIukgFggECEAEirQEKD1RoaW5raW5nQnVkZ2V0cxIdCgdtaW5pbWFsGAEgASgDQge6SAQiAigASACIAQESGQoDbG93GAIgASgDQge6SAQiAigASAGIAQESHAoGbWVkaXVtGAMgASgDQge6SAQiAigASAKIAQESGgoEaGlnaBgEIAEoA0IHukgEIgIoAEgDiAEBQgoKCF9taW5pbWFsQgYKBF9sb3dCCQoHX21lZGl1bUIHCgVfaGlnaCLWAQoKVG9vbENob2ljZRIyCgRtb2RlGAEgASgOMhgucGkuYWkudjEuVG9vbENob2ljZU1vZGVCCrpIB4IBBBABIAASDAoEdG9vbBgCIAEoCTqFAbpIgQEafwoWdG9vbF9jaG9pY2UudG9vbF9uYW1lZBI+YSB0b29sIGlzIG5hbWVkIGV4YWN0bHkgd2hlbiB0aGUgbW9kZSBpcyBUT09MX0NIT0lDRV9NT0RFX1RPT0waJSh0aGlzLm1vZGUgPT0gNCkgPT0gKHRoaXMudG9vbCAhPSAnJyki6AEKDVN0cmVhbVJlcXVlc3QSDQoFbW9kZWwYASABKAkSLwoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEIGukgDyAEBEiwKB29wdGlvbnMYAyABKAsyGy5waS5haS52MS5HZW5lcmF0aW9uT3B0aW9ucxIXCg9jb2FsZXNjZV9kZWx0YXMYBCABKAgSEAoIcHJvdmlkZXIYBSABKAkSEgoKYmFja2dyb3VuZBgGIAEoCBIqCg9mYWxsYmFja19tb2RlbHMYByADKAlCEbpIDpIBCxAIIgdyBRABGIACIloKDVJlc3VtZVJlcXVlc3QSHQoJc3RyZWFtX2lkGAEgASgJQgq6SAdyBRABGIABEhEKCWFmdGVyX3NlcRgCIAEoBBIXCg9jb2FsZXNjZV9kZWx0YXMYAyABKAgiLgoNQ2FuY2VsUmVxdWVzdBIdCglzdHJlYW1faWQYASABKAlCCrpIB3IFEAEYgAEiIwoOQ2FuY2VsUmVzcG9uc2USEQoJY2FuY2VsbGVkGAEgASgIIiUKEUxpc3RNb2RlbHNSZXF1ZXN0EhAKCHByb3ZpZGVyGAEgASgJIjUKEkxpc3RNb2RlbHNSZXNwb25zZRIfCgZtb2RlbHMYASADKAsyDy5waS5haS52MS5Nb2RlbCI4Cg9HZXRNb2RlbFJlcXVlc3QSEAoIcHJvdmlkZXIYASABKAkSEwoCaWQYAiABKAlCB7pIBHICEAEiMgoQR2V0TW9kZWxSZXNwb25zZRIeCgVtb2RlbBgBIAEoCzIPLnBpLmFpLnYxLk1vZGVsIkcKFVN0cmVhbUJhdGNoZWRSZXNwb25zZRIuCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50Qgi6SAWSAQIIASIjChFTdHJlYW1CYXRjaGVkVmlldxIOCgZldmVudHMYASADKAwqhgEKCVRyYW5zcG9ydBIZChVUUkFOU1BPUlRfVU5TUEVDSUZJRUQQABIRCg1UUkFOU1BPUlRfU1NFEAESFwoTVFJBTlNQT1JUX1dFQlNPQ0tFVBACEh4KGlRSQU5TUE9SVF9XRUJTT0NLRVRfQ0FDSEVEEAMSEgoOVFJBTlNQT1JUX0FVVE8QBCp7Cg5EZWZlcnJlZFdpbmRvdxIfChtERUZFUlJFRF9XSU5ET1dfVU5TUEVDSUZJRUQQABIXChNERUZFUlJFRF9XSU5ET1dfMTVNEAESFgoSREVGRVJSRURfV0lORE9XXzFIEAISFwoTREVGRVJSRURfV0lORE9XXzI0SBADKskBCg1UaGlua2luZ0xldmVsEh4KGlRISU5LSU5HX0xFVkVMX1VOU1BFQ0lGSUVEEAASGgoWVEhJTktJTkdfTEVWRUxfTUlOSU1BTBABEhYKElRISU5LSU5HX0xFVkVMX0xPVxACEhkKFVRISU5LSU5HX0xFVkVMX01FRElVTRADEhcKE1RISU5LSU5HX0xFVkVMX0hJR0gQBBIYChRUSElOS0lOR19MRVZFTF9YSElHSBAFEhYKElRISU5LSU5HX0xFVkVMX01BWBAGKqIBCg5Ub29sQ2hvaWNlTW9kZRIgChxUT09MX0NIT0lDRV9NT0RFX1VOU1BFQ0lGSUVEEAASGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAISHQoZVE9PTF9DSE9JQ0VfTU9ERV9SRVFVSVJFRBADEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBAEKoABCg5DYWNoZVJldGVudGlvbhIfChtDQUNIRV9SRVRFTlRJT05fVU5TUEVDSUZJRUQQABIYChRDQUNIRV9SRVRFTlRJT05fTk9ORRABEhkKFUNBQ0hFX1JFVEVOVElPTl9TSE9SVBACEhgKFENBQ0hFX1JFVEVOVElPTl9MT05HEAMymgMKDE1vZGVsU2VydmljZRI5CgZTdHJlYW0SFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0GhQucGkuYWkudjEuTW9kZWxFdmVudDABEksKDVN0cmVhbUJhdGNoZWQSFy5waS5haS52MS5TdHJlYW1SZXF1ZXN0Gh8ucGkuYWkudjEuU3RyZWFtQmF0Y2hlZFJlc3BvbnNlMAESOQoGUmVzdW1lEhcucGkuYWkudjEuUmVzdW1lUmVxdWVzdBoULnBpLmFpLnYxLk1vZGVsRXZlbnQwARI7CgZDYW5jZWwSFy5waS5haS52MS5DYW5jZWxSZXF1ZXN0GhgucGkuYWkudjEuQ2FuY2VsUmVzcG9uc2USRwoKTGlzdE1vZGVscxIbLnBpLmFpLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GhwucGkuYWkudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkEKCEdldE1vZGVsEhkucGkuYWkudjEuR2V0TW9kZWxSZXF1ZXN0GhoucGkuYWkudjEuR2V0TW9kZWxSZXNwb25zZUIbChdpby5naXRodWIucGlwcm90by5haS52MVABYgZwcm90bzM", [file_buf_validate_validate, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_json, file_pi_ai_v1_model]);
 
 /**
  * GenerationOptions tunes one model call, with pi's StreamOptions and SimpleStreamOptions; an
@@ -297,6 +297,26 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
    * @generated from field: string provider = 5;
    */
   provider: string;
+
+  /**
+   * Whether the call goes on when its client goes away, until it ends or ModelService.Cancel
+   * stops it; a client reads it again with ModelService.Resume. Without it, a call whose client
+   * went away without a terminal event is kept for the server's resume window (so a client cut
+   * off can resume) and then cancelled. A server that keeps no streams ignores it.
+   *
+   * @generated from field: bool background = 6;
+   */
+  background: boolean;
+
+  /**
+   * Models to try, in order, when the one named fails before the stream has sent anything of the
+   * provider's answer (a 429 or 5xx after its retries, a provider out of reach), each as
+   * "provider/id" or an id; they come before any the server's catalog lists for the model. The
+   * final message's response_model says which one answered. Empty for the catalog's only.
+   *
+   * @generated from field: repeated string fallback_models = 7;
+   */
+  fallbackModels: string[];
 };
 
 /**
@@ -305,6 +325,84 @@ export type StreamRequest = Message<"pi.ai.v1.StreamRequest"> & {
  */
 export const StreamRequestSchema: GenMessage<StreamRequest> = /*@__PURE__*/
   messageDesc(file_pi_ai_v1_service, 4);
+
+/**
+ * ResumeRequest asks for the rest of a stream the server keeps.
+ *
+ * @generated from message pi.ai.v1.ResumeRequest
+ */
+export type ResumeRequest = Message<"pi.ai.v1.ResumeRequest"> & {
+  /**
+   * The stream's id, from its StartEvent.
+   *
+   * @generated from field: string stream_id = 1;
+   */
+  streamId: string;
+
+  /**
+   * The number of the last event the client applied; 0 for the whole stream.
+   *
+   * @generated from field: uint64 after_seq = 2;
+   */
+  afterSeq: bigint;
+
+  /**
+   * Whether waiting deltas may be merged, as StreamRequest.coalesce_deltas.
+   *
+   * @generated from field: bool coalesce_deltas = 3;
+   */
+  coalesceDeltas: boolean;
+};
+
+/**
+ * Describes the message pi.ai.v1.ResumeRequest.
+ * Use `create(ResumeRequestSchema)` to create a new message.
+ */
+export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 5);
+
+/**
+ * CancelRequest asks the server to stop a stream it keeps.
+ *
+ * @generated from message pi.ai.v1.CancelRequest
+ */
+export type CancelRequest = Message<"pi.ai.v1.CancelRequest"> & {
+  /**
+   * The stream's id, from its StartEvent.
+   *
+   * @generated from field: string stream_id = 1;
+   */
+  streamId: string;
+};
+
+/**
+ * Describes the message pi.ai.v1.CancelRequest.
+ * Use `create(CancelRequestSchema)` to create a new message.
+ */
+export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 6);
+
+/**
+ * CancelResponse says what a cancel did.
+ *
+ * @generated from message pi.ai.v1.CancelResponse
+ */
+export type CancelResponse = Message<"pi.ai.v1.CancelResponse"> & {
+  /**
+   * Whether the stream was still running and is now ending ABORTED; false when it had already
+   * ended.
+   *
+   * @generated from field: bool cancelled = 1;
+   */
+  cancelled: boolean;
+};
+
+/**
+ * Describes the message pi.ai.v1.CancelResponse.
+ * Use `create(CancelResponseSchema)` to create a new message.
+ */
+export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
+  messageDesc(file_pi_ai_v1_service, 7);
 
 /**
  * ListModelsRequest asks for the models a server serves.
@@ -325,7 +423,7 @@ export type ListModelsRequest = Message<"pi.ai.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 5);
+  messageDesc(file_pi_ai_v1_service, 8);
 
 /**
  * ListModelsResponse lists the models a server serves.
@@ -346,7 +444,7 @@ export type ListModelsResponse = Message<"pi.ai.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 6);
+  messageDesc(file_pi_ai_v1_service, 9);
 
 /**
  * GetModelRequest asks for one model of the catalog.
@@ -374,7 +472,7 @@ export type GetModelRequest = Message<"pi.ai.v1.GetModelRequest"> & {
  * Use `create(GetModelRequestSchema)` to create a new message.
  */
 export const GetModelRequestSchema: GenMessage<GetModelRequest> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 7);
+  messageDesc(file_pi_ai_v1_service, 10);
 
 /**
  * GetModelResponse is one model of the catalog.
@@ -395,7 +493,7 @@ export type GetModelResponse = Message<"pi.ai.v1.GetModelResponse"> & {
  * Use `create(GetModelResponseSchema)` to create a new message.
  */
 export const GetModelResponseSchema: GenMessage<GetModelResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 8);
+  messageDesc(file_pi_ai_v1_service, 11);
 
 /**
  * StreamBatchedResponse carries consecutive events of one stream, in order.
@@ -417,7 +515,7 @@ export type StreamBatchedResponse = Message<"pi.ai.v1.StreamBatchedResponse"> & 
  * Use `create(StreamBatchedResponseSchema)` to create a new message.
  */
 export const StreamBatchedResponseSchema: GenMessage<StreamBatchedResponse> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 9);
+  messageDesc(file_pi_ai_v1_service, 12);
 
 /**
  * StreamBatchedView reads a StreamBatchedResponse without decoding its events: the same field,
@@ -441,7 +539,7 @@ export type StreamBatchedView = Message<"pi.ai.v1.StreamBatchedView"> & {
  * Use `create(StreamBatchedViewSchema)` to create a new message.
  */
 export const StreamBatchedViewSchema: GenMessage<StreamBatchedView> = /*@__PURE__*/
-  messageDesc(file_pi_ai_v1_service, 10);
+  messageDesc(file_pi_ai_v1_service, 13);
 
 /**
  * Transport is how a provider call travels, as pi's Transport.
@@ -745,6 +843,42 @@ export const ModelService: GenService<{
     methodKind: "server_streaming";
     input: typeof StreamRequestSchema;
     output: typeof StreamBatchedResponseSchema;
+  },
+  /**
+   * Resume streams the events of a stream the server keeps (StartEvent.stream_id) numbered after
+   * `after_seq`: first those already produced, then the rest as they come, up to and with the
+   * terminal event, then status OK. A resumed client sees each event once, with the number and
+   * content it had in the first call, so applying them to what it kept from that call rebuilds
+   * the same message, which the terminal event's content_sha256 confirms. Any number of clients
+   * may resume one stream at once; each gets every event. A stream is kept while it runs and for
+   * the server's retention time after its terminal event; a stream the server no longer keeps
+   * (or never had) is NOT_FOUND, and an `after_seq` older than what a stream over the server's
+   * byte bound still holds is OUT_OF_RANGE, each with a message saying so. Our clients call it
+   * by themselves when a call with a stream id fails with UNAVAILABLE or ends without its
+   * terminal event, so their consumer sees one stream.
+   * It sends ModelEvent as Stream does, so a client applies a resumed stream's events with the
+   * same code.
+   * buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+   * buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+   *
+   * @generated from rpc pi.ai.v1.ModelService.Resume
+   */
+  resume: {
+    methodKind: "server_streaming";
+    input: typeof ResumeRequestSchema;
+    output: typeof ModelEventSchema;
+  },
+  /**
+   * Cancel stops a stream the server keeps: it ends ABORTED, for the client reading it and any
+   * resuming it. NOT_FOUND when the server does not keep it. Our clients call it when their
+   * caller cancels a call, since the server cannot tell that from a connection lost.
+   *
+   * @generated from rpc pi.ai.v1.ModelService.Cancel
+   */
+  cancel: {
+    methodKind: "unary";
+    input: typeof CancelRequestSchema;
+    output: typeof CancelResponseSchema;
   },
   /**
    * ListModels lists the models the server serves, with what a client needs to choose one: the

@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/conformance/v1/conformance.proto.
  */
 export const file_pi_conformance_v1_conformance: GenFile = /*@__PURE__*/
-  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSLMAQoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZSLSAQoMU2VydmVyQWN0aW9uEiUKBWV2ZW50GAEgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEg8KBWZyYW1lGAIgASgMSAASKwoGc3RhdHVzGAMgASgLMhkucGkuY29uZm9ybWFuY2UudjEuU3RhdHVzSAASEgoIc2xlZXBfbXMYBCABKA1IABIuCgdoZWFkZXJzGAUgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGFIABIPCgViYXRjaBgGIAEoDEgAQggKBmFjdGlvbiJWCgZTdGF0dXMSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEi0KCHRyYWlsZXJzGAMgASgLMhsucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEidQoITWV0YWRhdGESOQoHZW50cmllcxgBIAMoCzIoLnBpLmNvbmZvcm1hbmNlLnYxLk1ldGFkYXRhLkVudHJpZXNFbnRyeRouCgxFbnRyaWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKSAQoOQ2xpZW50U2V0dGluZ3MSEwoLZGVhZGxpbmVfbXMYASABKA0SGwoTY2FuY2VsX2FmdGVyX2V2ZW50cxgCIAEoDRIXCg9jYW5jZWxfYWZ0ZXJfbXMYAyABKA0SGQoRbWF4X21lc3NhZ2VfYnl0ZXMYBCABKAQSGgoSY2xvc2VfYWZ0ZXJfZXZlbnRzGAUgASgNIsUBCg1DbGllbnRPdXRjb21lEiQKBnJlYXNvbhgBIAEoDjIULnBpLmFpLnYxLlN0b3BSZWFzb24SDgoGZXZlbnRzGAIgASgNEhUKC3N0YXR1c19jb2RlGAMgASgJSAASMAoEcnVsZRgEIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIqCgZyZXN1bHQYBSABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlQgkKB2ZhaWx1cmUiiQIKClBpSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIqCgVlbnRyeRgCIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeUgAEikKB2NvbnRleHQYAyABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIUCgplcnJvcl9wYXRoGAQgASgJSAASJQoFZXZlbnQYBiABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASDwoHd3JpdHRlbhgFIAEoCRIpCgZlZGl0ZWQYByABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnkSEwoLZWRpdGVkX3RleHQYCCABKAlCCAoGZXhwZWN0ImwKCENvc3RDYXNlEiIKBXJhdGVzGAEgASgLMhMucGkuYWkudjEuTW9kZWxDb3N0Eh4KBXVzYWdlGAIgASgLMg8ucGkuYWkudjEuVXNhZ2USHAoEY29zdBgDIAEoCzIOLnBpLmFpLnYxLkNvc3QiMgoPUGFydGlhbEpzb25DYXNlEgwKBHRleHQYASABKAkSEQoJY29tcGxldGVkGAIgASgJIncKDUtub3duRmFpbHVyZXMSMQoIZmFpbHVyZXMYASADKAsyHy5waS5jb25mb3JtYW5jZS52MS5Lbm93bkZhaWx1cmUSMwoLdW5zdXBwb3J0ZWQYAiADKAsyHi5waS5jb25mb3JtYW5jZS52MS5VbnN1cHBvcnRlZCIsCgxLbm93bkZhaWx1cmUSDAoEY2FzZRgBIAEoCRIOCgZyZWFzb24YAiABKAkiKwoLVW5zdXBwb3J0ZWQSDAoEa2luZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiVgoLQ2FzZVJlcXVlc3QSJQoEY2FzZRgBIAEoCzIXLnBpLmNvbmZvcm1hbmNlLnYxLkNhc2USDgoGc2VydmVyGAIgASgJEhAKCHByb3RvY29sGAMgASgJIpQDCgpDYXNlUmVzdWx0EgwKBG5hbWUYASABKAkSLQoEd2lyZRgCIAEoCzIdLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVSZXN1bHRIABI1Cgh2YWxpZGF0ZRgDIAEoCzIhLnBpLmNvbmZvcm1hbmNlLnYxLlZhbGlkYXRlUmVzdWx0SAASMQoGc3RyZWFtGAQgASgLMh8ucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtUmVzdWx0SAASMgoGY2xpZW50GAUgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZUgAEjIKB3BpX2pzb24YBiABKAsyHy5waS5jb25mb3JtYW5jZS52MS5QaUpzb25SZXN1bHRIABIeCgRjb3N0GAcgASgLMg4ucGkuYWkudjEuQ29zdEgAEjwKDHBhcnRpYWxfanNvbhgIIAEoCzIkLnBpLmNvbmZvcm1hbmNlLnYxLlBhcnRpYWxKc29uUmVzdWx0SAASDwoFZXJyb3IYCSABKAlIAEIICgZyZXN1bHQiPwoKV2lyZVJlc3VsdBIOCgZiaW5hcnkYASABKAwSDAoEanNvbhgCIAEoCRITCgtqc29uX2JpbmFyeRgDIAEoDCJCCg5WYWxpZGF0ZVJlc3VsdBIwCgp2aW9sYXRpb25zGAEgAygLMhwucGkuY29uZm9ybWFuY2UudjEuVmlvbGF0aW9uIpsBCgxTdHJlYW1SZXN1bHQSLAoIcGFydGlhbHMYASADKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlEioKBnJlc3VsdBgCIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USMQoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmUi0wEKDFBpSnNvblJlc3VsdBIqCgVlbnRyeRgBIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeUgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIUCgplcnJvcl9wYXRoGAMgASgJSAASJQoFZXZlbnQYBSABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASDwoHd3JpdHRlbhgEIAEoCRIWCg5lZGl0ZWRfd3JpdHRlbhgGIAEoCUIGCgRyZWFkIjgKEVBhcnRpYWxKc29uUmVzdWx0Eg0KBXdob2xlGAEgASgJEhQKDGJ5X2NoYXJhY3RlchgCIAEoCUIkCiBpby5naXRodWIucGlwcm90by5jb25mb3JtYW5jZS52MVABYgZwcm90bzM", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
+  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSKAAgoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZRIyCgtyZXN1bXB0aW9ucxgFIAMoCzIdLnBpLmNvbmZvcm1hbmNlLnYxLlJlc3VtcHRpb24iUAoKUmVzdW1wdGlvbhIRCglhZnRlcl9zZXEYASABKAQSLwoGc2VydmVyGAIgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuU2VydmVyQWN0aW9uItIBCgxTZXJ2ZXJBY3Rpb24SJQoFZXZlbnQYASABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASDwoFZnJhbWUYAiABKAxIABIrCgZzdGF0dXMYAyABKAsyGS5waS5jb25mb3JtYW5jZS52MS5TdGF0dXNIABISCghzbGVlcF9tcxgEIAEoDUgAEi4KB2hlYWRlcnMYBSABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YUgAEg8KBWJhdGNoGAYgASgMSABCCAoGYWN0aW9uIlYKBlN0YXR1cxIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSLQoIdHJhaWxlcnMYAyABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YSJ1CghNZXRhZGF0YRI5CgdlbnRyaWVzGAEgAygLMigucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEuRW50cmllc0VudHJ5Gi4KDEVudHJpZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpIBCg5DbGllbnRTZXR0aW5ncxITCgtkZWFkbGluZV9tcxgBIAEoDRIbChNjYW5jZWxfYWZ0ZXJfZXZlbnRzGAIgASgNEhcKD2NhbmNlbF9hZnRlcl9tcxgDIAEoDRIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBBIaChJjbG9zZV9hZnRlcl9ldmVudHMYBSABKA0ixQEKDUNsaWVudE91dGNvbWUSJAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbhIOCgZldmVudHMYAiABKA0SFQoLc3RhdHVzX2NvZGUYAyABKAlIABIwCgRydWxlGAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZUgAEioKBnJlc3VsdBgFIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCCQoHZmFpbHVyZSKJAgoKUGlKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEioKBWVudHJ5GAIgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgDIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYBCABKAlIABIlCgVldmVudBgGIAEoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRIABIPCgd3cml0dGVuGAUgASgJEikKBmVkaXRlZBgHIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeRITCgtlZGl0ZWRfdGV4dBgIIAEoCUIICgZleHBlY3QibAoIQ29zdENhc2USIgoFcmF0ZXMYASABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHgoFdXNhZ2UYAiABKAsyDy5waS5haS52MS5Vc2FnZRIcCgRjb3N0GAMgASgLMg4ucGkuYWkudjEuQ29zdCIyCg9QYXJ0aWFsSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIRCgljb21wbGV0ZWQYAiABKAkidwoNS25vd25GYWlsdXJlcxIxCghmYWlsdXJlcxgBIAMoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLktub3duRmFpbHVyZRIzCgt1bnN1cHBvcnRlZBgCIAMoCzIeLnBpLmNvbmZvcm1hbmNlLnYxLlVuc3VwcG9ydGVkIiwKDEtub3duRmFpbHVyZRIMCgRjYXNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIrCgtVbnN1cHBvcnRlZBIMCgRraW5kGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJWCgtDYXNlUmVxdWVzdBIlCgRjYXNlGAEgASgLMhcucGkuY29uZm9ybWFuY2UudjEuQ2FzZRIOCgZzZXJ2ZXIYAiABKAkSEAoIcHJvdG9jb2wYAyABKAkilAMKCkNhc2VSZXN1bHQSDAoEbmFtZRgBIAEoCRItCgR3aXJlGAIgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuV2lyZVJlc3VsdEgAEjUKCHZhbGlkYXRlGAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuVmFsaWRhdGVSZXN1bHRIABIxCgZzdHJlYW0YBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1SZXN1bHRIABIyCgZjbGllbnQYBSABKAsyIC5waS5jb25mb3JtYW5jZS52MS5DbGllbnRPdXRjb21lSAASMgoHcGlfanNvbhgGIAEoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLlBpSnNvblJlc3VsdEgAEh4KBGNvc3QYByABKAsyDi5waS5haS52MS5Db3N0SAASPAoMcGFydGlhbF9qc29uGAggASgLMiQucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25SZXN1bHRIABIPCgVlcnJvchgJIAEoCUgAQggKBnJlc3VsdCI/CgpXaXJlUmVzdWx0Eg4KBmJpbmFyeRgBIAEoDBIMCgRqc29uGAIgASgJEhMKC2pzb25fYmluYXJ5GAMgASgMIkIKDlZhbGlkYXRlUmVzdWx0EjAKCnZpb2xhdGlvbnMYASADKAsyHC5waS5jb25mb3JtYW5jZS52MS5WaW9sYXRpb24imwEKDFN0cmVhbVJlc3VsdBIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZRIxCgdmYWlsdXJlGAMgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZSLTAQoMUGlKc29uUmVzdWx0EioKBWVudHJ5GAEgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYAyABKAlIABIlCgVldmVudBgFIAEoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRIABIPCgd3cml0dGVuGAQgASgJEhYKDmVkaXRlZF93cml0dGVuGAYgASgJQgYKBHJlYWQiOAoRUGFydGlhbEpzb25SZXN1bHQSDQoFd2hvbGUYASABKAkSFAoMYnlfY2hhcmFjdGVyGAIgASgJQiQKIGlvLmdpdGh1Yi5waXByb3RvLmNvbmZvcm1hbmNlLnYxUAFiBnByb3RvMw", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
 
 /**
  * Suite is one file of the conformance corpus (YAML read as ProtoJSON): the cases of one topic.
@@ -452,6 +452,16 @@ export type ClientCase = Message<"pi.conformance.v1.ClientCase"> & {
    * @generated from field: pi.conformance.v1.ClientOutcome expect = 4;
    */
   expect?: ClientOutcome | undefined;
+
+  /**
+   * What the server does when the client resumes the stream (ModelService.Resume), by the
+   * event number the client asks to resume after; a Resume asking for any other number, or for
+   * another stream id than the case's StartEvent gave, ends with FAILED_PRECONDITION, so a client
+   * that resumes from the wrong place fails the case. Empty for a server that keeps no streams.
+   *
+   * @generated from field: repeated pi.conformance.v1.Resumption resumptions = 5;
+   */
+  resumptions: Resumption[];
 };
 
 /**
@@ -460,6 +470,34 @@ export type ClientCase = Message<"pi.conformance.v1.ClientCase"> & {
  */
 export const ClientCaseSchema: GenMessage<ClientCase> = /*@__PURE__*/
   messageDesc(file_pi_conformance_v1_conformance, 8);
+
+/**
+ * Resumption is what the reference server does for one ModelService.Resume of a client case.
+ *
+ * @generated from message pi.conformance.v1.Resumption
+ */
+export type Resumption = Message<"pi.conformance.v1.Resumption"> & {
+  /**
+   * The number of the last event the client must say it applied.
+   *
+   * @generated from field: uint64 after_seq = 1;
+   */
+  afterSeq: bigint;
+
+  /**
+   * What the server does, as ClientCase.server.
+   *
+   * @generated from field: repeated pi.conformance.v1.ServerAction server = 2;
+   */
+  server: ServerAction[];
+};
+
+/**
+ * Describes the message pi.conformance.v1.Resumption.
+ * Use `create(ResumptionSchema)` to create a new message.
+ */
+export const ResumptionSchema: GenMessage<Resumption> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 9);
 
 /**
  * ServerAction is one step of a misbehaving or failing server.
@@ -530,7 +568,7 @@ export type ServerAction = Message<"pi.conformance.v1.ServerAction"> & {
  * Use `create(ServerActionSchema)` to create a new message.
  */
 export const ServerActionSchema: GenMessage<ServerAction> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 9);
+  messageDesc(file_pi_conformance_v1_conformance, 10);
 
 /**
  * Status is a gRPC status that ends a call.
@@ -565,7 +603,7 @@ export type Status = Message<"pi.conformance.v1.Status"> & {
  * Use `create(StatusSchema)` to create a new message.
  */
 export const StatusSchema: GenMessage<Status> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 10);
+  messageDesc(file_pi_conformance_v1_conformance, 11);
 
 /**
  * Metadata is a set of gRPC metadata entries.
@@ -586,7 +624,7 @@ export type Metadata = Message<"pi.conformance.v1.Metadata"> & {
  * Use `create(MetadataSchema)` to create a new message.
  */
 export const MetadataSchema: GenMessage<Metadata> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 11);
+  messageDesc(file_pi_conformance_v1_conformance, 12);
 
 /**
  * ClientSettings say how a runner sets up its client and consumes the call.
@@ -637,7 +675,7 @@ export type ClientSettings = Message<"pi.conformance.v1.ClientSettings"> & {
  * Use `create(ClientSettingsSchema)` to create a new message.
  */
 export const ClientSettingsSchema: GenMessage<ClientSettings> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 12);
+  messageDesc(file_pi_conformance_v1_conformance, 13);
 
 /**
  * ClientOutcome is what the client's stream yields: its final event and result.
@@ -697,7 +735,7 @@ export type ClientOutcome = Message<"pi.conformance.v1.ClientOutcome"> & {
  * Use `create(ClientOutcomeSchema)` to create a new message.
  */
 export const ClientOutcomeSchema: GenMessage<ClientOutcome> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 13);
+  messageDesc(file_pi_conformance_v1_conformance, 14);
 
 /**
  * PiJsonCase checks the pi-JSON codec on one object.
@@ -783,7 +821,7 @@ export type PiJsonCase = Message<"pi.conformance.v1.PiJsonCase"> & {
  * Use `create(PiJsonCaseSchema)` to create a new message.
  */
 export const PiJsonCaseSchema: GenMessage<PiJsonCase> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 14);
+  messageDesc(file_pi_conformance_v1_conformance, 15);
 
 /**
  * CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
@@ -824,7 +862,7 @@ export type CostCase = Message<"pi.conformance.v1.CostCase"> & {
  * Use `create(CostCaseSchema)` to create a new message.
  */
 export const CostCaseSchema: GenMessage<CostCase> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 15);
+  messageDesc(file_pi_conformance_v1_conformance, 16);
 
 /**
  * PartialJsonCase checks how a receiver completes tool-call argument text cut short into a JSON
@@ -853,7 +891,7 @@ export type PartialJsonCase = Message<"pi.conformance.v1.PartialJsonCase"> & {
  * Use `create(PartialJsonCaseSchema)` to create a new message.
  */
 export const PartialJsonCaseSchema: GenMessage<PartialJsonCase> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 16);
+  messageDesc(file_pi_conformance_v1_conformance, 17);
 
 /**
  * KnownFailures lists the cases a runtime is known to fail, and the case kinds it does not run.
@@ -882,7 +920,7 @@ export type KnownFailures = Message<"pi.conformance.v1.KnownFailures"> & {
  * Use `create(KnownFailuresSchema)` to create a new message.
  */
 export const KnownFailuresSchema: GenMessage<KnownFailures> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 17);
+  messageDesc(file_pi_conformance_v1_conformance, 18);
 
 /**
  * KnownFailure is one case a runtime fails, and why.
@@ -910,7 +948,7 @@ export type KnownFailure = Message<"pi.conformance.v1.KnownFailure"> & {
  * Use `create(KnownFailureSchema)` to create a new message.
  */
 export const KnownFailureSchema: GenMessage<KnownFailure> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 18);
+  messageDesc(file_pi_conformance_v1_conformance, 19);
 
 /**
  * Unsupported is one kind of case a runtime does not run, and why.
@@ -938,7 +976,7 @@ export type Unsupported = Message<"pi.conformance.v1.Unsupported"> & {
  * Use `create(UnsupportedSchema)` to create a new message.
  */
 export const UnsupportedSchema: GenMessage<Unsupported> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 19);
+  messageDesc(file_pi_conformance_v1_conformance, 20);
 
 /**
  * CaseRequest is what the harness sends a runtime's executor: one case to run. An executor reads
@@ -979,7 +1017,7 @@ export type CaseRequest = Message<"pi.conformance.v1.CaseRequest"> & {
  * Use `create(CaseRequestSchema)` to create a new message.
  */
 export const CaseRequestSchema: GenMessage<CaseRequest> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 20);
+  messageDesc(file_pi_conformance_v1_conformance, 21);
 
 /**
  * CaseResult is what an executor's runtime did with one case: the member of the case's kind, or
@@ -1072,7 +1110,7 @@ export type CaseResult = Message<"pi.conformance.v1.CaseResult"> & {
  * Use `create(CaseResultSchema)` to create a new message.
  */
 export const CaseResultSchema: GenMessage<CaseResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 21);
+  messageDesc(file_pi_conformance_v1_conformance, 22);
 
 /**
  * WireResult is what a runtime made of a WireCase.
@@ -1107,7 +1145,7 @@ export type WireResult = Message<"pi.conformance.v1.WireResult"> & {
  * Use `create(WireResultSchema)` to create a new message.
  */
 export const WireResultSchema: GenMessage<WireResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 22);
+  messageDesc(file_pi_conformance_v1_conformance, 23);
 
 /**
  * ValidateResult is the violations a runtime found.
@@ -1128,7 +1166,7 @@ export type ValidateResult = Message<"pi.conformance.v1.ValidateResult"> & {
  * Use `create(ValidateResultSchema)` to create a new message.
  */
 export const ValidateResultSchema: GenMessage<ValidateResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 23);
+  messageDesc(file_pi_conformance_v1_conformance, 24);
 
 /**
  * StreamResult is what a runtime's event stream made of a StreamCase's events.
@@ -1163,7 +1201,7 @@ export type StreamResult = Message<"pi.conformance.v1.StreamResult"> & {
  * Use `create(StreamResultSchema)` to create a new message.
  */
 export const StreamResultSchema: GenMessage<StreamResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 24);
+  messageDesc(file_pi_conformance_v1_conformance, 25);
 
 /**
  * PiJsonResult is what a runtime's pi-JSON codec made of a PiJsonCase's text: read as an entry,
@@ -1231,7 +1269,7 @@ export type PiJsonResult = Message<"pi.conformance.v1.PiJsonResult"> & {
  * Use `create(PiJsonResultSchema)` to create a new message.
  */
 export const PiJsonResultSchema: GenMessage<PiJsonResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 25);
+  messageDesc(file_pi_conformance_v1_conformance, 26);
 
 /**
  * PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
@@ -1260,5 +1298,5 @@ export type PartialJsonResult = Message<"pi.conformance.v1.PartialJsonResult"> &
  * Use `create(PartialJsonResultSchema)` to create a new message.
  */
 export const PartialJsonResultSchema: GenMessage<PartialJsonResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 26);
+  messageDesc(file_pi_conformance_v1_conformance, 27);
 

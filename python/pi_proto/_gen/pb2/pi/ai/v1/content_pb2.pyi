@@ -40,24 +40,24 @@ class ImageContent(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., mime_type: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "name", "arguments_json", "raw_arguments", "thought_signature", "namespace", "arguments_error", "extra_json")
+    __slots__ = ("id", "name", "arguments_json", "raw_arguments", "thought_signature", "extra_json", "namespace", "arguments_error")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     RAW_ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     THOUGHT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_ERROR_FIELD_NUMBER: _ClassVar[int]
-    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     arguments_json: str
     raw_arguments: str
     thought_signature: str
+    extra_json: str
     namespace: str
     arguments_error: str
-    extra_json: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., raw_arguments: _Optional[str] = ..., thought_signature: _Optional[str] = ..., namespace: _Optional[str] = ..., arguments_error: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., raw_arguments: _Optional[str] = ..., thought_signature: _Optional[str] = ..., extra_json: _Optional[str] = ..., namespace: _Optional[str] = ..., arguments_error: _Optional[str] = ...) -> None: ...
 
 class UserContent(_message.Message):
     __slots__ = ("text", "image")

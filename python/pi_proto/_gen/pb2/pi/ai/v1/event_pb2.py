@@ -27,7 +27,7 @@ from . import content_pb2 as pi_dot_ai_dot_v1_dot_content__pb2
 from . import message_pb2 as pi_dot_ai_dot_v1_dot_message__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14pi/ai/v1/event.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"H\n\nStartEvent\x12:\n\x06header\x18\x01 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x06header\"5\n\x0eTextStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\"K\n\x0eTextDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"r\n\x0cTextEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x42\x11\n\x0f_text_signature\"9\n\x12ThinkingStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\"O\n\x12ThinkingDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"\xb0\x01\n\x10ThinkingEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x42\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"]\n\x12ToolCallStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x0e\n\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n\x04name\x18\x03 \x01(\tR\x04name\"O\n\x12ToolCallDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"h\n\x10ToolCallEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12/\n\ttool_call\x18\x02 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallR\x08toolCall\"\xb6\x03\n\tDoneEvent\x12<\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonB\x0e\xbaH\x0b\x82\x01\x08\x18\x01\x18\x02\x18\x03\x18\x07R\x06reason\x12<\n\x07message\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\x07message:\xac\x02\xbaH\xa8\x02\x1a\x95\x01\n\x1b\x64one.reason_matches_message\x12\x37the message\'s stop_reason must equal the event\'s reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\x1a\x8d\x01\n\x14\x64one.deferred_handle\x12-a DEFERRED message carries its DeferredHandle\x1a\x46!has(this.message) || (this.reason == 7) == has(this.message.deferred)\"\xa4\x02\n\nErrorEvent\x12\x38\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonB\n\xbaH\x07\x82\x01\x04\x18\x04\x18\x05R\x06reason\x12<\n\x07message\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\x07message:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n\x1c\x65rror.reason_matches_message\x12\x37the message\'s stop_reason must equal the event\'s reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xd1\x06\n\nModelEvent\x12,\n\x05start\x18\x01 \x01(\x0b\x32\x14.pi.ai.v1.StartEventH\x00R\x05start\x12\x39\n\ntext_start\x18\x02 \x01(\x0b\x32\x18.pi.ai.v1.TextStartEventH\x00R\ttextStart\x12\x39\n\ntext_delta\x18\x03 \x01(\x0b\x32\x18.pi.ai.v1.TextDeltaEventH\x00R\ttextDelta\x12\x33\n\x08text_end\x18\x04 \x01(\x0b\x32\x16.pi.ai.v1.TextEndEventH\x00R\x07textEnd\x12\x45\n\x0ethinking_start\x18\x05 \x01(\x0b\x32\x1c.pi.ai.v1.ThinkingStartEventH\x00R\rthinkingStart\x12\x45\n\x0ethinking_delta\x18\x06 \x01(\x0b\x32\x1c.pi.ai.v1.ThinkingDeltaEventH\x00R\rthinkingDelta\x12?\n\x0cthinking_end\x18\x07 \x01(\x0b\x32\x1a.pi.ai.v1.ThinkingEndEventH\x00R\x0bthinkingEnd\x12\x45\n\x0etoolcall_start\x18\x08 \x01(\x0b\x32\x1c.pi.ai.v1.ToolCallStartEventH\x00R\rtoolcallStart\x12\x45\n\x0etoolcall_delta\x18\t \x01(\x0b\x32\x1c.pi.ai.v1.ToolCallDeltaEventH\x00R\rtoolcallDelta\x12?\n\x0ctoolcall_end\x18\n \x01(\x0b\x32\x1a.pi.ai.v1.ToolCallEndEventH\x00R\x0btoolcallEnd\x12)\n\x04\x64one\x18\x0b \x01(\x0b\x32\x13.pi.ai.v1.DoneEventH\x00R\x04\x64one\x12,\n\x05\x65rror\x18\x0c \x01(\x0b\x32\x14.pi.ai.v1.ErrorEventH\x00R\x05\x65rror\x12<\n\x07partial\x18\x10 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x07partial\x12%\n\x05usage\x18\x11 \x01(\x0b\x32\x0f.pi.ai.v1.UsageR\x05usageB\x0e\n\x05\x65vent\x12\x05\xbaH\x02\x08\x01*\xab\x03\n\nStreamRule\x12\x1b\n\x17STREAM_RULE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STREAM_RULE_EVENT_KIND\x10\x01\x12\x1b\n\x17STREAM_RULE_START_FIRST\x10\x02\x12\x1a\n\x16STREAM_RULE_START_ONCE\x10\x03\x12\x1a\n\x16STREAM_RULE_NEXT_INDEX\x10\x04\x12\x1c\n\x18STREAM_RULE_BLOCK_EXISTS\x10\x05\x12\x1a\n\x16STREAM_RULE_BLOCK_KIND\x10\x06\x12\x1a\n\x16STREAM_RULE_BLOCK_OPEN\x10\x07\x12\x1c\n\x18STREAM_RULE_TOOL_CALL_ID\x10\x08\x12\x1e\n\x1aSTREAM_RULE_TERMINAL_VALID\x10\t\x12\x1f\n\x1bSTREAM_RULE_TERMINAL_AGREES\x10\n\x12\x1a\n\x16STREAM_RULE_SIZE_LIMIT\x10\x0b\x12 \n\x1cSTREAM_RULE_TERMINAL_MISSING\x10\x0c\x12\x1c\n\x18STREAM_RULE_EVENT_DECODE\x10\rB\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14pi/ai/v1/event.proto\x12\x08pi.ai.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x16pi/ai/v1/content.proto\x1a\x16pi/ai/v1/message.proto\"o\n\nStartEvent\x12:\n\x06header\x18\x01 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x06header\x12%\n\tstream_id\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x18\x80\x01R\x08streamId\"5\n\x0eTextStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\"K\n\x0eTextDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"r\n\x0cTextEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12*\n\x0etext_signature\x18\x02 \x01(\tH\x00R\rtextSignature\x88\x01\x01\x42\x11\n\x0f_text_signature\"9\n\x12ThinkingStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\"O\n\x12ThinkingDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"\xb0\x01\n\x10ThinkingEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x32\n\x12thinking_signature\x18\x02 \x01(\tH\x00R\x11thinkingSignature\x88\x01\x01\x12\x1f\n\x08redacted\x18\x03 \x01(\x08H\x01R\x08redacted\x88\x01\x01\x42\x15\n\x13_thinking_signatureB\x0b\n\t_redacted\"]\n\x12ToolCallStartEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x0e\n\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n\x04name\x18\x03 \x01(\tR\x04name\"O\n\x12ToolCallDeltaEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12\x14\n\x05\x64\x65lta\x18\x02 \x01(\tR\x05\x64\x65lta\"h\n\x10ToolCallEndEvent\x12#\n\rcontent_index\x18\x01 \x01(\rR\x0c\x63ontentIndex\x12/\n\ttool_call\x18\x02 \x01(\x0b\x32\x12.pi.ai.v1.ToolCallR\x08toolCall\"\xe9\x03\n\tDoneEvent\x12<\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonB\x0e\xbaH\x0b\x82\x01\x08\x18\x01\x18\x02\x18\x03\x18\x07R\x06reason\x12<\n\x07message\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\x07message\x12\x31\n\x0e\x63ontent_sha256\x18\x03 \x01(\x0c\x42\n\xbaH\x07z\x02h \xd8\x01\x01R\rcontentSha256:\xac\x02\xbaH\xa8\x02\x1a\x95\x01\n\x1b\x64one.reason_matches_message\x12\x37the message\'s stop_reason must equal the event\'s reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\x1a\x8d\x01\n\x14\x64one.deferred_handle\x12-a DEFERRED message carries its DeferredHandle\x1a\x46!has(this.message) || (this.reason == 7) == has(this.message.deferred)\"\xd7\x02\n\nErrorEvent\x12\x38\n\x06reason\x18\x01 \x01(\x0e\x32\x14.pi.ai.v1.StopReasonB\n\xbaH\x07\x82\x01\x04\x18\x04\x18\x05R\x06reason\x12<\n\x07message\x18\x02 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xc8\x01\x01R\x07message\x12\x31\n\x0e\x63ontent_sha256\x18\x03 \x01(\x0c\x42\n\xbaH\x07z\x02h \xd8\x01\x01R\rcontentSha256:\x9d\x01\xbaH\x99\x01\x1a\x96\x01\n\x1c\x65rror.reason_matches_message\x12\x37the message\'s stop_reason must equal the event\'s reason\x1a=!has(this.message) || this.message.stop_reason == this.reason\"\xe3\x06\n\nModelEvent\x12,\n\x05start\x18\x01 \x01(\x0b\x32\x14.pi.ai.v1.StartEventH\x00R\x05start\x12\x39\n\ntext_start\x18\x02 \x01(\x0b\x32\x18.pi.ai.v1.TextStartEventH\x00R\ttextStart\x12\x39\n\ntext_delta\x18\x03 \x01(\x0b\x32\x18.pi.ai.v1.TextDeltaEventH\x00R\ttextDelta\x12\x33\n\x08text_end\x18\x04 \x01(\x0b\x32\x16.pi.ai.v1.TextEndEventH\x00R\x07textEnd\x12\x45\n\x0ethinking_start\x18\x05 \x01(\x0b\x32\x1c.pi.ai.v1.ThinkingStartEventH\x00R\rthinkingStart\x12\x45\n\x0ethinking_delta\x18\x06 \x01(\x0b\x32\x1c.pi.ai.v1.ThinkingDeltaEventH\x00R\rthinkingDelta\x12?\n\x0cthinking_end\x18\x07 \x01(\x0b\x32\x1a.pi.ai.v1.ThinkingEndEventH\x00R\x0bthinkingEnd\x12\x45\n\x0etoolcall_start\x18\x08 \x01(\x0b\x32\x1c.pi.ai.v1.ToolCallStartEventH\x00R\rtoolcallStart\x12\x45\n\x0etoolcall_delta\x18\t \x01(\x0b\x32\x1c.pi.ai.v1.ToolCallDeltaEventH\x00R\rtoolcallDelta\x12?\n\x0ctoolcall_end\x18\n \x01(\x0b\x32\x1a.pi.ai.v1.ToolCallEndEventH\x00R\x0btoolcallEnd\x12)\n\x04\x64one\x18\x0b \x01(\x0b\x32\x13.pi.ai.v1.DoneEventH\x00R\x04\x64one\x12,\n\x05\x65rror\x18\x0c \x01(\x0b\x32\x14.pi.ai.v1.ErrorEventH\x00R\x05\x65rror\x12<\n\x07partial\x18\x10 \x01(\x0b\x32\x1a.pi.ai.v1.AssistantMessageB\x06\xbaH\x03\xd8\x01\x03R\x07partial\x12%\n\x05usage\x18\x11 \x01(\x0b\x32\x0f.pi.ai.v1.UsageR\x05usage\x12\x10\n\x03seq\x18\x12 \x01(\x04R\x03seqB\x0e\n\x05\x65vent\x12\x05\xbaH\x02\x08\x01*\xe6\x03\n\nStreamRule\x12\x1b\n\x17STREAM_RULE_UNSPECIFIED\x10\x00\x12\x1a\n\x16STREAM_RULE_EVENT_KIND\x10\x01\x12\x1b\n\x17STREAM_RULE_START_FIRST\x10\x02\x12\x1a\n\x16STREAM_RULE_START_ONCE\x10\x03\x12\x1a\n\x16STREAM_RULE_NEXT_INDEX\x10\x04\x12\x1c\n\x18STREAM_RULE_BLOCK_EXISTS\x10\x05\x12\x1a\n\x16STREAM_RULE_BLOCK_KIND\x10\x06\x12\x1a\n\x16STREAM_RULE_BLOCK_OPEN\x10\x07\x12\x1c\n\x18STREAM_RULE_TOOL_CALL_ID\x10\x08\x12\x1e\n\x1aSTREAM_RULE_TERMINAL_VALID\x10\t\x12\x1f\n\x1bSTREAM_RULE_TERMINAL_AGREES\x10\n\x12\x1a\n\x16STREAM_RULE_SIZE_LIMIT\x10\x0b\x12 \n\x1cSTREAM_RULE_TERMINAL_MISSING\x10\x0c\x12\x1c\n\x18STREAM_RULE_EVENT_DECODE\x10\r\x12\x18\n\x14STREAM_RULE_SEQUENCE\x10\x0e\x12\x1f\n\x1bSTREAM_RULE_TERMINAL_DIGEST\x10\x0f\x42\x1b\n\x17io.github.piproto.ai.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,48 +37,54 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\027io.github.piproto.ai.v1P\001'
   _globals['_STARTEVENT'].fields_by_name['header']._loaded_options = None
   _globals['_STARTEVENT'].fields_by_name['header']._serialized_options = b'\272H\003\330\001\003'
+  _globals['_STARTEVENT'].fields_by_name['stream_id']._loaded_options = None
+  _globals['_STARTEVENT'].fields_by_name['stream_id']._serialized_options = b'\272H\005r\003\030\200\001'
   _globals['_DONEEVENT'].fields_by_name['reason']._loaded_options = None
   _globals['_DONEEVENT'].fields_by_name['reason']._serialized_options = b'\272H\013\202\001\010\030\001\030\002\030\003\030\007'
   _globals['_DONEEVENT'].fields_by_name['message']._loaded_options = None
   _globals['_DONEEVENT'].fields_by_name['message']._serialized_options = b'\272H\003\310\001\001'
+  _globals['_DONEEVENT'].fields_by_name['content_sha256']._loaded_options = None
+  _globals['_DONEEVENT'].fields_by_name['content_sha256']._serialized_options = b'\272H\007z\002h \330\001\001'
   _globals['_DONEEVENT']._loaded_options = None
   _globals['_DONEEVENT']._serialized_options = b'\272H\250\002\032\225\001\n\033done.reason_matches_message\0227the message\'s stop_reason must equal the event\'s reason\032=!has(this.message) || this.message.stop_reason == this.reason\032\215\001\n\024done.deferred_handle\022-a DEFERRED message carries its DeferredHandle\032F!has(this.message) || (this.reason == 7) == has(this.message.deferred)'
   _globals['_ERROREVENT'].fields_by_name['reason']._loaded_options = None
   _globals['_ERROREVENT'].fields_by_name['reason']._serialized_options = b'\272H\007\202\001\004\030\004\030\005'
   _globals['_ERROREVENT'].fields_by_name['message']._loaded_options = None
   _globals['_ERROREVENT'].fields_by_name['message']._serialized_options = b'\272H\003\310\001\001'
+  _globals['_ERROREVENT'].fields_by_name['content_sha256']._loaded_options = None
+  _globals['_ERROREVENT'].fields_by_name['content_sha256']._serialized_options = b'\272H\007z\002h \330\001\001'
   _globals['_ERROREVENT']._loaded_options = None
   _globals['_ERROREVENT']._serialized_options = b'\272H\231\001\032\226\001\n\034error.reason_matches_message\0227the message\'s stop_reason must equal the event\'s reason\032=!has(this.message) || this.message.stop_reason == this.reason'
   _globals['_MODELEVENT'].oneofs_by_name['event']._loaded_options = None
   _globals['_MODELEVENT'].oneofs_by_name['event']._serialized_options = b'\272H\002\010\001'
   _globals['_MODELEVENT'].fields_by_name['partial']._loaded_options = None
   _globals['_MODELEVENT'].fields_by_name['partial']._serialized_options = b'\272H\003\330\001\003'
-  _globals['_STREAMRULE']._serialized_start=2623
-  _globals['_STREAMRULE']._serialized_end=3050
+  _globals['_STREAMRULE']._serialized_start=2782
+  _globals['_STREAMRULE']._serialized_end=3268
   _globals['_STARTEVENT']._serialized_start=111
-  _globals['_STARTEVENT']._serialized_end=183
-  _globals['_TEXTSTARTEVENT']._serialized_start=185
-  _globals['_TEXTSTARTEVENT']._serialized_end=238
-  _globals['_TEXTDELTAEVENT']._serialized_start=240
-  _globals['_TEXTDELTAEVENT']._serialized_end=315
-  _globals['_TEXTENDEVENT']._serialized_start=317
-  _globals['_TEXTENDEVENT']._serialized_end=431
-  _globals['_THINKINGSTARTEVENT']._serialized_start=433
-  _globals['_THINKINGSTARTEVENT']._serialized_end=490
-  _globals['_THINKINGDELTAEVENT']._serialized_start=492
-  _globals['_THINKINGDELTAEVENT']._serialized_end=571
-  _globals['_THINKINGENDEVENT']._serialized_start=574
-  _globals['_THINKINGENDEVENT']._serialized_end=750
-  _globals['_TOOLCALLSTARTEVENT']._serialized_start=752
-  _globals['_TOOLCALLSTARTEVENT']._serialized_end=845
-  _globals['_TOOLCALLDELTAEVENT']._serialized_start=847
-  _globals['_TOOLCALLDELTAEVENT']._serialized_end=926
-  _globals['_TOOLCALLENDEVENT']._serialized_start=928
-  _globals['_TOOLCALLENDEVENT']._serialized_end=1032
-  _globals['_DONEEVENT']._serialized_start=1035
-  _globals['_DONEEVENT']._serialized_end=1473
-  _globals['_ERROREVENT']._serialized_start=1476
-  _globals['_ERROREVENT']._serialized_end=1768
-  _globals['_MODELEVENT']._serialized_start=1771
-  _globals['_MODELEVENT']._serialized_end=2620
+  _globals['_STARTEVENT']._serialized_end=222
+  _globals['_TEXTSTARTEVENT']._serialized_start=224
+  _globals['_TEXTSTARTEVENT']._serialized_end=277
+  _globals['_TEXTDELTAEVENT']._serialized_start=279
+  _globals['_TEXTDELTAEVENT']._serialized_end=354
+  _globals['_TEXTENDEVENT']._serialized_start=356
+  _globals['_TEXTENDEVENT']._serialized_end=470
+  _globals['_THINKINGSTARTEVENT']._serialized_start=472
+  _globals['_THINKINGSTARTEVENT']._serialized_end=529
+  _globals['_THINKINGDELTAEVENT']._serialized_start=531
+  _globals['_THINKINGDELTAEVENT']._serialized_end=610
+  _globals['_THINKINGENDEVENT']._serialized_start=613
+  _globals['_THINKINGENDEVENT']._serialized_end=789
+  _globals['_TOOLCALLSTARTEVENT']._serialized_start=791
+  _globals['_TOOLCALLSTARTEVENT']._serialized_end=884
+  _globals['_TOOLCALLDELTAEVENT']._serialized_start=886
+  _globals['_TOOLCALLDELTAEVENT']._serialized_end=965
+  _globals['_TOOLCALLENDEVENT']._serialized_start=967
+  _globals['_TOOLCALLENDEVENT']._serialized_end=1071
+  _globals['_DONEEVENT']._serialized_start=1074
+  _globals['_DONEEVENT']._serialized_end=1563
+  _globals['_ERROREVENT']._serialized_start=1566
+  _globals['_ERROREVENT']._serialized_end=1909
+  _globals['_MODELEVENT']._serialized_start=1912
+  _globals['_MODELEVENT']._serialized_end=2779
 # @@protoc_insertion_point(module_scope)

@@ -25,6 +25,8 @@ class StreamRule(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STREAM_RULE_SIZE_LIMIT: _ClassVar[StreamRule]
     STREAM_RULE_TERMINAL_MISSING: _ClassVar[StreamRule]
     STREAM_RULE_EVENT_DECODE: _ClassVar[StreamRule]
+    STREAM_RULE_SEQUENCE: _ClassVar[StreamRule]
+    STREAM_RULE_TERMINAL_DIGEST: _ClassVar[StreamRule]
 STREAM_RULE_UNSPECIFIED: StreamRule
 STREAM_RULE_EVENT_KIND: StreamRule
 STREAM_RULE_START_FIRST: StreamRule
@@ -39,12 +41,16 @@ STREAM_RULE_TERMINAL_AGREES: StreamRule
 STREAM_RULE_SIZE_LIMIT: StreamRule
 STREAM_RULE_TERMINAL_MISSING: StreamRule
 STREAM_RULE_EVENT_DECODE: StreamRule
+STREAM_RULE_SEQUENCE: StreamRule
+STREAM_RULE_TERMINAL_DIGEST: StreamRule
 
 class StartEvent(_message.Message):
-    __slots__ = ("header",)
+    __slots__ = ("header", "stream_id")
     HEADER_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     header: _message_pb2.AssistantMessage
-    def __init__(self, header: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+    stream_id: str
+    def __init__(self, header: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., stream_id: _Optional[str] = ...) -> None: ...
 
 class TextStartEvent(_message.Message):
     __slots__ = ("content_index",)
@@ -119,23 +125,27 @@ class ToolCallEndEvent(_message.Message):
     def __init__(self, content_index: _Optional[int] = ..., tool_call: _Optional[_Union[_content_pb2.ToolCall, _Mapping]] = ...) -> None: ...
 
 class DoneEvent(_message.Message):
-    __slots__ = ("reason", "message")
+    __slots__ = ("reason", "message", "content_sha256")
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_SHA256_FIELD_NUMBER: _ClassVar[int]
     reason: _message_pb2.StopReason
     message: _message_pb2.AssistantMessage
-    def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., message: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+    content_sha256: bytes
+    def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., message: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., content_sha256: _Optional[bytes] = ...) -> None: ...
 
 class ErrorEvent(_message.Message):
-    __slots__ = ("reason", "message")
+    __slots__ = ("reason", "message", "content_sha256")
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_SHA256_FIELD_NUMBER: _ClassVar[int]
     reason: _message_pb2.StopReason
     message: _message_pb2.AssistantMessage
-    def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., message: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
+    content_sha256: bytes
+    def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., message: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., content_sha256: _Optional[bytes] = ...) -> None: ...
 
 class ModelEvent(_message.Message):
-    __slots__ = ("start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error", "partial", "usage")
+    __slots__ = ("start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error", "partial", "usage", "seq")
     START_FIELD_NUMBER: _ClassVar[int]
     TEXT_START_FIELD_NUMBER: _ClassVar[int]
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -150,6 +160,7 @@ class ModelEvent(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
     start: StartEvent
     text_start: TextStartEvent
     text_delta: TextDeltaEvent
@@ -164,4 +175,5 @@ class ModelEvent(_message.Message):
     error: ErrorEvent
     partial: _message_pb2.AssistantMessage
     usage: _message_pb2.Usage
-    def __init__(self, start: _Optional[_Union[StartEvent, _Mapping]] = ..., text_start: _Optional[_Union[TextStartEvent, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaEvent, _Mapping]] = ..., text_end: _Optional[_Union[TextEndEvent, _Mapping]] = ..., thinking_start: _Optional[_Union[ThinkingStartEvent, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaEvent, _Mapping]] = ..., thinking_end: _Optional[_Union[ThinkingEndEvent, _Mapping]] = ..., toolcall_start: _Optional[_Union[ToolCallStartEvent, _Mapping]] = ..., toolcall_delta: _Optional[_Union[ToolCallDeltaEvent, _Mapping]] = ..., toolcall_end: _Optional[_Union[ToolCallEndEvent, _Mapping]] = ..., done: _Optional[_Union[DoneEvent, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., partial: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ...) -> None: ...
+    seq: int
+    def __init__(self, start: _Optional[_Union[StartEvent, _Mapping]] = ..., text_start: _Optional[_Union[TextStartEvent, _Mapping]] = ..., text_delta: _Optional[_Union[TextDeltaEvent, _Mapping]] = ..., text_end: _Optional[_Union[TextEndEvent, _Mapping]] = ..., thinking_start: _Optional[_Union[ThinkingStartEvent, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaEvent, _Mapping]] = ..., thinking_end: _Optional[_Union[ThinkingEndEvent, _Mapping]] = ..., toolcall_start: _Optional[_Union[ToolCallStartEvent, _Mapping]] = ..., toolcall_delta: _Optional[_Union[ToolCallDeltaEvent, _Mapping]] = ..., toolcall_end: _Optional[_Union[ToolCallEndEvent, _Mapping]] = ..., done: _Optional[_Union[DoneEvent, _Mapping]] = ..., error: _Optional[_Union[ErrorEvent, _Mapping]] = ..., partial: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., usage: _Optional[_Union[_message_pb2.Usage, _Mapping]] = ..., seq: _Optional[int] = ...) -> None: ...

@@ -150,18 +150,44 @@ class ToolChoice(_message.Message):
     def __init__(self, mode: _Optional[_Union[ToolChoiceMode, str]] = ..., tool: _Optional[str] = ...) -> None: ...
 
 class StreamRequest(_message.Message):
-    __slots__ = ("model", "context", "options", "coalesce_deltas", "provider")
+    __slots__ = ("model", "context", "options", "coalesce_deltas", "provider", "background", "fallback_models")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     COALESCE_DELTAS_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
     model: str
     context: _context_pb2.AgentContext
     options: GenerationOptions
     coalesce_deltas: bool
     provider: str
-    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ..., coalesce_deltas: _Optional[bool] = ..., provider: _Optional[str] = ...) -> None: ...
+    background: bool
+    fallback_models: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ..., coalesce_deltas: _Optional[bool] = ..., provider: _Optional[str] = ..., background: _Optional[bool] = ..., fallback_models: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ResumeRequest(_message.Message):
+    __slots__ = ("stream_id", "after_seq", "coalesce_deltas")
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    COALESCE_DELTAS_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    after_seq: int
+    coalesce_deltas: bool
+    def __init__(self, stream_id: _Optional[str] = ..., after_seq: _Optional[int] = ..., coalesce_deltas: _Optional[bool] = ...) -> None: ...
+
+class CancelRequest(_message.Message):
+    __slots__ = ("stream_id",)
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    stream_id: str
+    def __init__(self, stream_id: _Optional[str] = ...) -> None: ...
+
+class CancelResponse(_message.Message):
+    __slots__ = ("cancelled",)
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    cancelled: bool
+    def __init__(self, cancelled: _Optional[bool] = ...) -> None: ...
 
 class ListModelsRequest(_message.Message):
     __slots__ = ("provider",)

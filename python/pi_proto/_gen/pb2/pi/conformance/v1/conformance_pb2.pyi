@@ -111,16 +111,26 @@ class StreamSuccess(_message.Message):
     def __init__(self, partials: _Optional[_Iterable[_Union[_message_pb2.AssistantMessage, _Mapping]]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
 
 class ClientCase(_message.Message):
-    __slots__ = ("request", "server", "client", "expect")
+    __slots__ = ("request", "server", "client", "expect", "resumptions")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     SERVER_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     EXPECT_FIELD_NUMBER: _ClassVar[int]
+    RESUMPTIONS_FIELD_NUMBER: _ClassVar[int]
     request: _service_pb2.StreamRequest
     server: _containers.RepeatedCompositeFieldContainer[ServerAction]
     client: ClientSettings
     expect: ClientOutcome
-    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., server: _Optional[_Iterable[_Union[ServerAction, _Mapping]]] = ..., client: _Optional[_Union[ClientSettings, _Mapping]] = ..., expect: _Optional[_Union[ClientOutcome, _Mapping]] = ...) -> None: ...
+    resumptions: _containers.RepeatedCompositeFieldContainer[Resumption]
+    def __init__(self, request: _Optional[_Union[_service_pb2.StreamRequest, _Mapping]] = ..., server: _Optional[_Iterable[_Union[ServerAction, _Mapping]]] = ..., client: _Optional[_Union[ClientSettings, _Mapping]] = ..., expect: _Optional[_Union[ClientOutcome, _Mapping]] = ..., resumptions: _Optional[_Iterable[_Union[Resumption, _Mapping]]] = ...) -> None: ...
+
+class Resumption(_message.Message):
+    __slots__ = ("after_seq", "server")
+    AFTER_SEQ_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    after_seq: int
+    server: _containers.RepeatedCompositeFieldContainer[ServerAction]
+    def __init__(self, after_seq: _Optional[int] = ..., server: _Optional[_Iterable[_Union[ServerAction, _Mapping]]] = ...) -> None: ...
 
 class ServerAction(_message.Message):
     __slots__ = ("event", "frame", "status", "sleep_ms", "headers", "batch")

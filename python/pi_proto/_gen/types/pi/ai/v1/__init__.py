@@ -10,6 +10,8 @@ __all__ = (
     "AssistantMessage",
     "BranchSummary",
     "CacheRetention",
+    "CancelRequest",
+    "CancelResponse",
     "Compaction",
     "ConstrainedSampling",
     "ContentBlock",
@@ -51,6 +53,7 @@ __all__ = (
     "NestedCallStatus",
     "NestedToolCall",
     "NestedToolCalls",
+    "ResumeRequest",
     "SessionEntry",
     "SessionHeader",
     "SessionInfo",
@@ -544,6 +547,20 @@ class StreamRule(betterproto2.Enum):
     (Receivers of a wire stream) Bytes arrived that do not decode as a ModelEvent.
     """
 
+    SEQUENCE = 14
+    """
+    (Receivers of a wire stream) Numbered events count up by one. An event numbered at or below
+    the last one applied is a repeat (a resumed server sent it again) and is dropped unapplied and
+    uncounted; one numbered further on than the next is a gap, which breaks this rule, except for a
+    merged delta of a stream that asked for coalesce_deltas. Once one event is numbered, all are.
+    """
+
+    TERMINAL_DIGEST = 15
+    """
+    A terminal event's content_sha256, when it carries one, is the digest of the content the
+    receiver rebuilt from the stream's block events.
+    """
+
     @classmethod
     def betterproto_value_to_renamed_proto_names(cls) -> dict[int, str]:
         return {
@@ -561,6 +578,8 @@ class StreamRule(betterproto2.Enum):
             11: "STREAM_RULE_SIZE_LIMIT",
             12: "STREAM_RULE_TERMINAL_MISSING",
             13: "STREAM_RULE_EVENT_DECODE",
+            14: "STREAM_RULE_SEQUENCE",
+            15: "STREAM_RULE_TERMINAL_DIGEST",
         }
 
     @classmethod
@@ -580,6 +599,8 @@ class StreamRule(betterproto2.Enum):
             "STREAM_RULE_SIZE_LIMIT": 11,
             "STREAM_RULE_TERMINAL_MISSING": 12,
             "STREAM_RULE_EVENT_DECODE": 13,
+            "STREAM_RULE_SEQUENCE": 14,
+            "STREAM_RULE_TERMINAL_DIGEST": 15,
         }
 
 
@@ -1035,6 +1056,37 @@ class BranchSummary(betterproto2.Message):
 
 
 default_message_pool.register_message("pi.ai.v1", "BranchSummary", BranchSummary)
+
+
+@dataclass(eq=False, repr=False)
+class CancelRequest(betterproto2.Message):
+    """
+    CancelRequest asks the server to stop a stream it keeps.
+    """
+
+    stream_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The stream's id, from its StartEvent.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "CancelRequest", CancelRequest)
+
+
+@dataclass(eq=False, repr=False)
+class CancelResponse(betterproto2.Message):
+    """
+    CancelResponse says what a cancel did.
+    """
+
+    cancelled: "bool" = betterproto2.field(1, betterproto2.TYPE_BOOL)
+    """
+    Whether the stream was still running and is now ending ABORTED; false when it had already
+    ended.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "CancelResponse", CancelResponse)
 
 
 @dataclass(eq=False, repr=False)
@@ -1512,6 +1564,15 @@ class DoneEvent(betterproto2.Message):
     The final assistant message, to be saved in the transcript.
     """
 
+    content_sha256: "bytes" = betterproto2.field(3, betterproto2.TYPE_BYTES)
+    """
+    SHA-256 of the content that the stream's block events built: of the encoding of an
+    AssistantMessage whose only field is that content, each block with its fields in
+    field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+    content, because an event was lost, repeated or changed on the way, fails the stream by rule
+    "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "DoneEvent", DoneEvent)
 
@@ -1530,6 +1591,15 @@ class ErrorEvent(betterproto2.Message):
     message: "AssistantMessage | None" = betterproto2.field(2, betterproto2.TYPE_MESSAGE, optional=True)
     """
     The final assistant message: everything generated before the failure, with its error message.
+    """
+
+    content_sha256: "bytes" = betterproto2.field(3, betterproto2.TYPE_BYTES)
+    """
+    SHA-256 of the content that the stream's block events built: of the encoding of an
+    AssistantMessage whose only field is that content, each block with its fields in
+    field-number order (as every runtime's encoder writes them). A receiver that rebuilt another
+    content, because an event was lost, repeated or changed on the way, fails the stream by rule
+    "terminal-digest". Empty when the sender gives none; 32 bytes otherwise.
     """
 
 
@@ -2136,6 +2206,15 @@ class ModelEvent(betterproto2.Message):
     few times per call, so this costs a few bytes per stream.
     """
 
+    seq: "int" = betterproto2.field(18, betterproto2.TYPE_UINT64)
+    """
+    The event's number in its stream, from 1 for the StartEvent, one more for each event after;
+    0 when the sender does not number its events (an in-process stream, a transcript, a server
+    that keeps no streams). A delta that merges waiting deltas (StreamRequest.coalesce_deltas)
+    carries the number of the last one it merges. A resumed stream (ModelService.Resume) goes on
+    with the same numbers.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "ModelEvent", ModelEvent)
 
@@ -2316,6 +2395,31 @@ default_message_pool.register_message("pi.ai.v1", "NestedToolCalls", NestedToolC
 
 
 @dataclass(eq=False, repr=False)
+class ResumeRequest(betterproto2.Message):
+    """
+    ResumeRequest asks for the rest of a stream the server keeps.
+    """
+
+    stream_id: "str" = betterproto2.field(1, betterproto2.TYPE_STRING)
+    """
+    The stream's id, from its StartEvent.
+    """
+
+    after_seq: "int" = betterproto2.field(2, betterproto2.TYPE_UINT64)
+    """
+    The number of the last event the client applied; 0 for the whole stream.
+    """
+
+    coalesce_deltas: "bool" = betterproto2.field(3, betterproto2.TYPE_BOOL)
+    """
+    Whether waiting deltas may be merged, as StreamRequest.coalesce_deltas.
+    """
+
+
+default_message_pool.register_message("pi.ai.v1", "ResumeRequest", ResumeRequest)
+
+
+@dataclass(eq=False, repr=False)
 class SessionEntry(betterproto2.Message):
     """
     SessionEntry is an entry of a pi session file that holds no message: the session header, a
@@ -2468,6 +2572,14 @@ class StartEvent(betterproto2.Message):
     a finished message do not apply to it.
     """
 
+    stream_id: "str" = betterproto2.field(2, betterproto2.TYPE_STRING)
+    """
+    The id the server keeps this stream under, for ModelService.Resume and Cancel; empty when
+    the server keeps no streams, and the stream cannot be resumed. Not the provider's response
+    id (the header's response_id), which some providers send only later and which is not unique
+    across providers: this one is the server's, unguessable, and known from the first event.
+    """
+
 
 default_message_pool.register_message("pi.ai.v1", "StartEvent", StartEvent)
 
@@ -2538,6 +2650,22 @@ class StreamRequest(betterproto2.Message):
     """
     The provider serving the model, as pi names a model by provider and id; empty for the only
     provider that serves `model`.
+    """
+
+    background: "bool" = betterproto2.field(6, betterproto2.TYPE_BOOL)
+    """
+    Whether the call goes on when its client goes away, until it ends or ModelService.Cancel
+    stops it; a client reads it again with ModelService.Resume. Without it, a call whose client
+    went away without a terminal event is kept for the server's resume window (so a client cut
+    off can resume) and then cancelled. A server that keeps no streams ignores it.
+    """
+
+    fallback_models: "list[str]" = betterproto2.field(7, betterproto2.TYPE_STRING, repeated=True)
+    """
+    Models to try, in order, when the one named fails before the stream has sent anything of the
+    provider's answer (a 429 or 5xx after its retries, a provider out of reach), each as
+    "provider/id" or an id; they come before any the server's catalog lists for the model. The
+    final message's response_model says which one answered. Empty for the catalog's only.
     """
 
 
@@ -2940,6 +3068,12 @@ class ToolCall(betterproto2.Message):
     provider gave none.
     """
 
+    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
+    """
+    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
+    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
+    """
+
     namespace: "str | None" = betterproto2.field(7, betterproto2.TYPE_STRING, optional=True)
     """
     The namespace of a namespaced or dynamically loaded tool (OpenAI Responses); absent for none.
@@ -2949,12 +3083,6 @@ class ToolCall(betterproto2.Message):
     """
     Set when the complete argument text the model sent was not a JSON object: what is wrong, with
     that text. `arguments_json` is then "{}", and running the tool fails with this message.
-    """
-
-    extra_json: "str" = betterproto2.field(6, betterproto2.TYPE_STRING)
-    """
-    Fields of the pi-JSON object that this schema does not model, as the text of a JSON object;
-    kept so the object converts back to pi-JSON unchanged. Empty when there are none.
     """
 
 
