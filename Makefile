@@ -78,6 +78,10 @@ pi-setup: $(PI_TESTS)/node_modules/.installed ## Install pi 1.6 and the Node 22 
 /usr/bin/curl:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl
 
+# The Redis the tests of `serve --redis` start, Debian's own.
+/usr/bin/redis-server:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+
 $(VALIDATE_PROTO):
 	mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
 		-Dartifact=build.buf:protovalidate:$(PROTOVALIDATE_VERSION) -DoutputDirectory=build/jars
@@ -174,7 +178,7 @@ release-baseline: setup proto-deps ## At a release: make this version's schema t
 # The suite runs on this many processes: on two cores, two take it from about 5 minutes to 3.
 PYTEST_WORKERS ?= 2
 
-pytest: setup browser-setup pi-setup /usr/bin/curl grpcurl protoc ## Run the Python tests only (PYTEST_WORKERS processes).
+pytest: setup browser-setup pi-setup /usr/bin/curl /usr/bin/redis-server grpcurl protoc ## Run the Python tests only (PYTEST_WORKERS processes).
 	pytest -n $(PYTEST_WORKERS)
 
 .PHONY: ts-test

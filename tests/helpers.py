@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
-from pi_proto.grpc.methods import STREAM_METHOD
+from pi_proto.grpc.methods import CANCEL_METHOD, RESUME_METHOD, STREAM_METHOD
 from pi_proto.ir.events import events_of
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.models.seed import README_REQUEST
@@ -135,3 +135,40 @@ def serve_process(*flags: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     finally:
         process.kill()
         process.communicate()
+
+
+class Rpc:
+    """ModelService's streaming and cancel methods on a channel, bytes in and out."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(STREAM_METHOD)
+        self.resume: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(RESUME_METHOD)
+        self.cancel: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(CANCEL_METHOD)
+
+
+async def read_events(call: grpc.aio.UnaryStreamCall[bytes, bytes]) -> list[pp.ModelEvent]:
+    """The rest of a call's events, read one by one (a call read() once cannot be iterated)."""
+    events = []
+    while isinstance(data := await call.read(), bytes):
+        events.append(pp.decode(pp.ModelEvent, data))
+    return events
+
+
+def stream_id_of(event: pp.ModelEvent) -> str:
+    """The stream id of a start event."""
+    assert event.start is not None
+    return event.start.stream_id
+
+
+def terminal_of(event: pp.ModelEvent) -> pp.DoneEvent | pp.ErrorEvent:
+    """The body of a terminal event."""
+    body = event.done or event.error
+    assert body is not None
+    return body
+
+
+async def next_event(call: grpc.aio.UnaryStreamCall[bytes, bytes]) -> pp.ModelEvent:
+    """The call's next event; the call must not have ended."""
+    data = await call.read()
+    assert isinstance(data, bytes), "the call ended"
+    return pp.decode(pp.ModelEvent, data)

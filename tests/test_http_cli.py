@@ -45,7 +45,8 @@ async def test_serve_prints_the_grpc_line_first_then_the_http_line_and_serves_bo
         assert process.wait(timeout=20) == 0
     assert over_connect == over_grpc
     assert reply.status == 200
-    assert json.loads(reply.content.decode().split("\n\n")[-2].removeprefix("data: "))["type"] == "done"
+    last = reply.content.decode().split("\n\n")[-2]  # an SSE event: its id line, then its data line
+    assert json.loads(last.partition("data: ")[2])["type"] == "done"
 
 
 def signed_by_a_ca() -> tuple[bytes, bytes, bytes]:

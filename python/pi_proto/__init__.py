@@ -13,6 +13,8 @@ from ._gen.types.pi.ai.v1 import (
     AssistantMessage,
     BranchSummary,
     CacheRetention,
+    CancelRequest,
+    CancelResponse,
     Compaction,
     ConstrainedSampling,
     ContentBlock,
@@ -52,6 +54,7 @@ from ._gen.types.pi.ai.v1 import (
     NestedCallStatus,
     NestedToolCall,
     NestedToolCalls,
+    ResumeRequest,
     SessionEntry,
     SessionHeader,
     SessionInfo,
@@ -120,6 +123,7 @@ from .ir.messages import (
     zero_usage,
 )
 from .models.scripted import ScriptedModel
+from .resume import MemoryStore
 from .stream.accumulator import Accumulator, StreamProtocolError, stream_rule_id
 from .stream.event_stream import AssistantMessageEventStream, EventStream, ModelRefused, ServedModel, StreamFailure
 from .stream.partial_json import complete_json
@@ -145,6 +149,8 @@ __all__ = [
     "BranchSummary",
     "CacheRetention",
     "CallError",
+    "CancelRequest",
+    "CancelResponse",
     "Compaction",
     "ConstrainedSampling",
     "ContentBlock",
@@ -174,6 +180,7 @@ __all__ = [
     "Label",
     "ListModelsRequest",
     "ListModelsResponse",
+    "MemoryStore",
     "Model",
     "ModelChange",
     "ModelClient",
@@ -192,6 +199,7 @@ __all__ = [
     "NestedToolCalls",
     "NullValue",
     "PiJsonError",
+    "ResumeRequest",
     "ScriptedModel",
     "ServedModel",
     "ServerLimits",

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 import pi_proto as pp
+from pi_proto.grpc.client import ModelClient
+from pi_proto.grpc.server import ModelServer
 from pi_proto.models.providers import CatalogError, ProviderModel, load_models
 
 from . import test_anthropic_messages, test_openai_responses
@@ -89,6 +91,41 @@ async def test_when_every_model_fails_the_error_says_what_each_said() -> None:
     assert message.error_message.startswith("the provider answered 401")
     assert f"(after falling back from openai/{OPENAI.id}: the provider answered 429" in message.error_message
     assert SECRET not in message.error_message
+
+
+async def test_a_request_names_its_own_fallbacks_which_come_before_the_catalogs() -> None:
+    async with ReplayServer() as primary, ReplayServer() as asked, ReplayServer() as listed:
+        primary.reply(RECORDINGS / "openai-responses" / "error-429-long.http")
+        asked.reply(RECORDINGS / "anthropic-messages" / "text.http")
+        model = served_model(dataclasses.replace(OPENAI, base_url=primary.base_url))
+        named = served_model(dataclasses.replace(ANTHROPIC, id="claude-asked", base_url=asked.base_url))
+        model.fallbacks = [served_model(dataclasses.replace(ANTHROPIC, base_url=listed.base_url))]
+        async with ModelServer([model, named, *model.fallbacks]) as server, ModelClient(server.target) as client:
+            stream = client.stream(
+                hi(), model=OPENAI.id, options=RETRYING, fallback_models=[f"{ANTHROPIC.provider}/claude-asked"]
+            )
+            events = [event async for event in stream]
+    assert (len(primary.requests), len(asked.requests), len(listed.requests)) == (1, 1, 0)
+    assert final_message(events).model == "claude-asked"
+
+
+@pytest.mark.parametrize(
+    ("names", "code", "words"),
+    [
+        (["anthropic/nothing"], "NOT_FOUND", "fallback_models[0]: model anthropic/nothing is not served"),
+        (["scripted/scripted-v1"], "INVALID_ARGUMENT", "only models of a models.json fall back"),
+    ],
+)
+async def test_a_fallback_a_request_names_must_be_a_served_provider_model(
+    names: list[str], code: str, words: str
+) -> None:
+    model = served_model(OPENAI)
+    async with ModelServer([model, pp.ScriptedModel.readme()]) as server, ModelClient(server.target) as client:
+        stream = client.stream(hi(), model=OPENAI.id, fallback_models=names)
+        _ = [event async for event in stream]
+    assert stream.failure is not None
+    assert stream.failure.status_code == code
+    assert words in stream.failure.detail
 
 
 def catalog(tmp_path: Path, fallbacks: object) -> Path:

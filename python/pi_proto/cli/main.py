@@ -29,6 +29,10 @@ from ..ir.messages import agent_message, user_message
 from ..models import telemetry
 from ..models.providers import ProviderModel, load_models
 from ..models.scripted import ScriptedModel
+from ..resume import MemoryStore
+from ..resume.memory import MAX_BYTES as RESUME_BYTES
+from ..resume.memory import RETENTION_SECONDS, UNATTENDED_SECONDS
+from ..resume.redis import RedisStore
 from ..stream.event_stream import ServedModel
 from ..transcripts.convert import convert
 from ..wire.codec import to_json
@@ -80,6 +84,7 @@ async def serve(args: argparse.Namespace) -> int:
         limits=limits,
         flush_window=args.flush_ms / 1000,
         reuse_port=args.worker is not None,
+        streams=kept_streams(args),
     )
     http: AsgiServer | None = None
     if args.http_port is not None:
@@ -104,6 +109,8 @@ async def serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(signal.SIGHUP, reload_token, server.gate, args.token_file)
     if args.worker is not None:
         watch_supervisor(args.worker, stop.set)
+    if isinstance(server.streams, RedisStore):
+        await server.streams.start()
     await server.start()
     if http is not None:
         await _start_beside(http, server)
@@ -118,7 +125,24 @@ async def serve(args: argparse.Namespace) -> int:
         await server.stop(grace=args.grace)
     else:
         await asyncio.gather(server.stop(grace=args.grace), http.stop(grace=args.grace))
+    if isinstance(server.streams, RedisStore):
+        await server.streams.close_redis()
     return 0
+
+
+def kept_streams(args: argparse.Namespace) -> MemoryStore | None:
+    """Where `serve` keeps its streams: nowhere with --no-resume, Redis with --redis, else memory."""
+    if args.no_resume:
+        return None
+    bounds = {"max_bytes": args.resume_bytes, "retention": args.resume_retention, "unattended": args.resume_unattended}
+    if args.redis is None:
+        return MemoryStore(**bounds)
+    try:
+        return RedisStore(args.redis, **bounds)
+    except ModuleNotFoundError as error:
+        raise ValueError(f"--redis needs the {error.name} package: pip install 'pi-proto[redis]'") from None
+    except ValueError as error:  # a URL redis cannot read
+        raise ValueError(f"--redis {args.redis}: {error}") from None
 
 
 # Objects allocated, net, between two collections of the youngest generation (Python's default: 700).
@@ -462,6 +486,38 @@ def parser() -> argparse.ArgumentParser:
         "stream's events share messages (gRPC, Connect and gRPC-web; each event waits up to N ms longer); "
         "0 sends at once (default: %(default)g)",
     )
+    serve_cmd.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="keep no streams: events are not numbered, a client cut off cannot resume, and a client that goes "
+        "away cancels its call at once",
+    )
+    serve_cmd.add_argument(
+        "--redis",
+        metavar="URL",
+        help="keep streams in Redis too (redis://host:port/db), so that a client resumes on any replica serving "
+        "with the same URL, and a replica's streams outlive it up to their last event",
+    )
+    serve_cmd.add_argument(
+        "--resume-bytes",
+        type=whole(0),
+        default=RESUME_BYTES,
+        help="bytes the kept streams hold together; over it, ended streams are dropped first, then the events "
+        "every reader has passed (default: %(default)s)",
+    )
+    serve_cmd.add_argument(
+        "--resume-retention",
+        type=duration(),
+        default=RETENTION_SECONDS,
+        help="seconds an ended stream can still be resumed (default: %(default)g)",
+    )
+    serve_cmd.add_argument(
+        "--resume-unattended",
+        type=duration(),
+        default=UNATTENDED_SECONDS,
+        help="seconds a running stream whose client went away waits for one to resume it before it is cancelled; "
+        "a background request waits to its end (default: %(default)g)",
+    )
     serve_cmd.set_defaults(run=serve)
 
     stream_cmd = commands.add_parser("stream", help="send a user message and print the streamed answer")
@@ -513,6 +569,12 @@ def check_serve(args: argparse.Namespace) -> None:
         raise ValueError(f"--http-port and --port must differ: both are {args.port}")
     if args.cors_origin and args.http_port is None:
         raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
+    kept = (args.resume_bytes, args.resume_retention, args.resume_unattended)
+    if args.no_resume and (kept != (RESUME_BYTES, RETENTION_SECONDS, UNATTENDED_SECONDS) or args.redis):
+        raise ValueError(
+            "--no-resume keeps no streams: --redis, --resume-bytes, --resume-retention and --resume-unattended "
+            "go without it"
+        )
     if args.http_port is None and (args.max_connections, args.header_timeout) != (None, HEADER_TIMEOUT):
         flag = "--max-connections" if args.max_connections is not None else "--header-timeout"
         raise ValueError(f"{flag} needs --http-port: it bounds the HTTP port's connections")
@@ -524,6 +586,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             check_serve(args)
             if args.workers > 1:
+                if not args.no_resume and args.redis is None:
+                    print(
+                        "pi-proto serve: warning: each worker keeps its own streams, so a client resumes only "
+                        "when it reconnects to the same worker (--redis shares them)",
+                        file=sys.stderr,
+                    )
                 return run_workers(
                     sys.argv[1:] if argv is None else argv,
                     args.host,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
 from collections import deque
@@ -16,6 +17,7 @@ from .._gen.pb2.pi.ai.v1 import service_pb2
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
     AssistantMessage,
+    CancelRequest,
     GenerationOptions,
     GetModelRequest,
     GetModelResponse,
@@ -23,14 +25,16 @@ from .._gen.types.pi.ai.v1 import (
     ListModelsResponse,
     Model,
     ModelEvent,
+    ResumeRequest,
     StopReason,
     StreamRequest,
     StreamRule,
 )
 from ..stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ..stream.event_stream import AssistantMessageEventStream, StreamFailure
+from ..stream.numbering import Numbering
 from ..wire.codec import DecodeError, EncodeError, decode, encode, from_upb, parse
-from .methods import BATCHED_METHOD, SERVICE, STREAM_METHOD
+from .methods import BATCHED_METHOD, CANCEL_METHOD, RESUME_METHOD, SERVICE, STREAM_METHOD
 
 Metadata = Sequence[tuple[str, str | bytes]]
 Unary = grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]
@@ -41,6 +45,13 @@ AFTER_TERMINAL_SECONDS = 1.0
 DEFAULT_TIMEOUT_SECONDS = 900.0
 # The error message of a stream that ModelClient.close() ended, or that was started after it.
 CLIENT_CLOSED = "the client was closed"
+# A call cut off after its stream id arrived is resumed (ModelService.Resume) up to this many
+# times in a row without an event between, waiting RESUME_BACKOFF_SECONDS, doubled each time.
+MAX_RESUMES = 5
+RESUME_BACKOFF_SECONDS = 0.05
+# The statuses of a connection lost rather than a call refused: a call cut off by them resumes.
+RESUMABLE = (grpc.StatusCode.UNAVAILABLE,)
+CANCEL_SECONDS = 1.0  # how long a Cancel call, or close() waiting for them, may take
 
 
 class CallError(Exception):
@@ -72,6 +83,10 @@ class ModelCallStream(AssistantMessageEventStream):
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         fallback: Callable[[], grpc.aio.UnaryStreamCall[bytes, bytes]] | None = None,
+        resume: Callable[[str, int], grpc.aio.UnaryStreamCall[bytes, bytes]] | None = None,
+        cancel_kept: Callable[[str], None] | None = None,
+        deadline: float | None = None,
+        coalesced: bool = False,
     ) -> None:
         super().__init__(max_message_bytes=max_message_bytes)
         self._call = call
@@ -82,6 +97,12 @@ class ModelCallStream(AssistantMessageEventStream):
         self._batch_error: DecodeError | None = None  # what cut that batch short, after its events
         self._pulling = asyncio.Lock()
         self._received = 0
+        self._numbering = Numbering(coalesced=coalesced)
+        self._resume = resume  # makes the Resume call of a stream id after an event number
+        self._cancel_kept = cancel_kept  # calls ModelService.Cancel for a stream id
+        self._deadline = deadline  # of the whole call, resumes included, by time.monotonic()
+        self._resumes = 0  # in a row, since the last event applied
+        self.stream_id = ""  # the server's id of the stream, from its start event; empty if none
 
     async def __anext__(self) -> ModelEvent:
         while not self._queue and not self.done:
@@ -101,6 +122,9 @@ class ModelCallStream(AssistantMessageEventStream):
             return
         if self._call is not None:
             self._call.cancel()
+        if self.stream_id and self._cancel_kept is not None:
+            # The server cannot tell a cancelled call from a connection lost: it is told.
+            self._cancel_kept(self.stream_id)
         self.fail(reason, message)
 
     async def initial_metadata(self) -> Metadata:
@@ -157,7 +181,8 @@ class ModelCallStream(AssistantMessageEventStream):
         try:
             data = await self._call.read()
             if not isinstance(data, bytes):  # grpc.aio.EOF
-                self.end_without_terminal()
+                if not await self._resumed():
+                    self.end_without_terminal()
             elif self._fallback is None:
                 self._apply(data)
             else:
@@ -165,6 +190,8 @@ class ModelCallStream(AssistantMessageEventStream):
         except grpc.aio.AioRpcError as error:
             if self._fallback is not None and self._received == 0 and error.code() == grpc.StatusCode.UNIMPLEMENTED:
                 self._call, self._fallback = self._fallback(), None  # a server without StreamBatched
+                return
+            if error.code() in RESUMABLE and await self._resumed():
                 return
             code = error.code().name
             self.fail(StopReason.ERROR, error.details() or code, StreamFailure(error.details() or code, code))
@@ -176,20 +203,44 @@ class ModelCallStream(AssistantMessageEventStream):
             # ModelClient.close(), which have ended the stream already, or by grpc itself.
             self.cancel("the call was cancelled")
 
+    async def _resumed(self) -> bool:
+        """Resume a call cut off after its stream id arrived: wait, then make the Resume call
+        that goes on after the last event applied. False when it cannot: no stream id, the
+        attempts or the deadline used up."""
+        if not self.stream_id or self._resume is None or self._resumes >= MAX_RESUMES:
+            return False
+        wait = RESUME_BACKOFF_SECONDS * 2**self._resumes
+        if self._deadline is not None and time.monotonic() + wait >= self._deadline:
+            return False
+        self._resumes += 1
+        await asyncio.sleep(wait)
+        self._call, self._fallback = self._resume(self.stream_id, self._numbering.last), None
+        return True
+
     def _apply(self, data: bytes) -> None:
         """Decode one event and apply it; whatever the bytes hold, a failure ends the stream."""
-        index, self._received = self._received, self._received + 1
+        index = self._received
         try:
             event = from_upb(parse(ModelEvent, data), ModelEvent)
+            del data  # upb keeps what it needs: the bytes are not held twice
+            if not self._numbering.admit(event, index):
+                return  # a repeat of an event applied before the stream resumed
+        except StreamProtocolError as error:
+            self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+            return
         except Exception as error:  # untrusted bytes: any failure to read them is this rule
             failure = StreamProtocolError(index, StreamRule.EVENT_DECODE, f"cannot decode the event: {error}")
             self.fail(StopReason.ERROR, str(failure), StreamFailure.of_rule(failure))
             return
-        del data  # upb keeps what it needs: the bytes are not held twice
+        self._received += 1
+        self._resumes = 0
         try:
             self.push(event)
         except StreamProtocolError as error:
             self.fail(StopReason.ERROR, str(error), StreamFailure.of_rule(error))
+            return
+        if event.start is not None:
+            self.stream_id = event.start.stream_id
 
 
 def _cancelling_current_task() -> bool:
@@ -255,6 +306,9 @@ class ModelClient:
         self._batched: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(BATCHED_METHOD)
         self._list: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/ListModels")
         self._get: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(f"/{SERVICE}/GetModel")
+        self._resume: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = self._channel.unary_stream(RESUME_METHOD)
+        self._cancel: Unary = self._channel.unary_unary(CANCEL_METHOD)
+        self._cancels: set[asyncio.Task[None]] = set()  # Cancel calls on their way
         # Weakly: a stream nobody holds any more has no consumer to tell when the client closes.
         self._open_streams: weakref.WeakSet[ModelCallStream] = weakref.WeakSet()
         self._closed = False
@@ -268,6 +322,8 @@ class ModelClient:
         for events in list(self._open_streams):
             events.cancel(CLIENT_CLOSED)
         self._open_streams.clear()
+        if self._cancels:  # the servers' streams are told before the channel goes
+            await asyncio.wait(self._cancels, timeout=CANCEL_SECONDS)
         await self._channel.close()
 
     async def __aenter__(self) -> ModelClient:
@@ -290,6 +346,18 @@ class ModelClient:
             raise CallError("INTERNAL", "the server answered GetModel without a model")
         return found
 
+    def _cancel_kept(self, stream_id: str, headers: Metadata) -> None:
+        """Tell the server to cancel a kept stream (with the call's own headers), without waiting
+        for its answer."""
+        task = asyncio.ensure_future(self._send_cancel(stream_id, headers))
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
+
+    async def _send_cancel(self, stream_id: str, headers: Metadata) -> None:
+        # Best effort: a stream nobody reads is cancelled by its server soon after anyway.
+        with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+            await self._cancel(encode(CancelRequest(stream_id=stream_id)), timeout=CANCEL_SECONDS, metadata=headers)
+
     async def _unary(
         self, method: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes], request: bytes, timeout: float
     ) -> bytes:
@@ -311,6 +379,8 @@ class ModelClient:
         timeout: float | None = None,
         metadata: Metadata = (),
         coalesce_deltas: bool = False,
+        background: bool = False,
+        fallback_models: Sequence[str] = (),
     ) -> ModelCallStream:
         """Start one model call; the events arrive with `partial` rebuilt.
 
@@ -318,11 +388,21 @@ class ModelClient:
         picks (see ModelServer). `timeout` is the call's deadline in seconds (default: the
         client's `default_timeout`).
         With `coalesce_deltas` the server may merge deltas that wait while this client is behind.
+        With `background` the call goes on if this client goes away (read it again with the
+        stream's `stream_id`); `fallback_models` ("provider/id") are tried in turn when the model
+        fails before it answers. A call cut off after its first event resumes by itself
+        (docs/resume.md); cancel() also cancels the server's stream.
         """
         try:
             request = encode(
                 StreamRequest(
-                    provider=provider, model=model, context=context, options=options, coalesce_deltas=coalesce_deltas
+                    provider=provider,
+                    model=model,
+                    context=context,
+                    options=options,
+                    coalesce_deltas=coalesce_deltas,
+                    background=background,
+                    fallback_models=list(fallback_models),
                 )
             )
         except EncodeError as error:
@@ -341,10 +421,22 @@ class ModelClient:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             return self._stream(request, timeout=left, metadata=headers)
 
-        if self.batched:
-            call = self._batched(request, timeout=seconds, metadata=headers)
-            events = ModelCallStream(call, max_message_bytes=self.max_message_bytes, fallback=plain)
-        else:
-            events = ModelCallStream(plain(), max_message_bytes=self.max_message_bytes)
+        def resume(stream_id: str, after_seq: int) -> grpc.aio.UnaryStreamCall[bytes, bytes]:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            asked = ResumeRequest(stream_id=stream_id, after_seq=after_seq, coalesce_deltas=coalesce_deltas)
+            return self._resume(encode(asked), timeout=left, metadata=headers)
+
+        first, fallback = (
+            (self._batched(request, timeout=seconds, metadata=headers), plain) if self.batched else (plain(), None)
+        )
+        events = ModelCallStream(
+            first,
+            max_message_bytes=self.max_message_bytes,
+            fallback=fallback,
+            resume=resume,
+            cancel_kept=lambda stream_id: self._cancel_kept(stream_id, headers),
+            deadline=deadline,
+            coalesced=coalesce_deltas,
+        )
         self._open_streams.add(events)
         return events

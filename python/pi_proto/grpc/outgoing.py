@@ -4,12 +4,11 @@ the coalescing of deltas waiting for a slow client."""
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Protocol
 
 from .._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from .._gen.types.pi.ai.v1 import ModelEvent, TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
 from ..ir.events import EVENT_KINDS, event_kind
-from ..stream.event_stream import AssistantMessageEventStream
 from ..wire import varint
 from ..wire.codec import EncodeError, fill_upb
 
@@ -31,7 +30,11 @@ def wire_event(event: ModelEvent) -> bytes:
         )
     kind = EVENT_KINDS[position]
     if (tag := _DELTA_TAGS.get(kind)) is not None and members["usage"] is None and (data := _delta_wire(tag, body)):
-        return data
+        seq = members["seq"]
+        if not seq:
+            return data
+        if type(seq) is int and 0 < seq < _UINT64_END:
+            return data + _SEQ_TAG + varint.encode(seq)  # field 18 comes last, as upb writes it
     upb = _UpbModelEvent()
     into = getattr(upb, kind)
     into.SetInParent()
@@ -39,6 +42,8 @@ def wire_event(event: ModelEvent) -> bytes:
     if (usage := members["usage"]) is not None:
         upb.usage.SetInParent()
         fill_upb(upb.usage, usage)
+    if seq := members["seq"]:
+        upb.seq = seq
     return upb.SerializeToString()
 
 
@@ -46,6 +51,8 @@ _members_of = operator.itemgetter(*EVENT_KINDS)
 # The key of each delta event's field in ModelEvent (field number << 3 | length-delimited).
 _DELTA_TAGS = {"text_delta": b"\x1a", "thinking_delta": b"\x32", "toolcall_delta": b"\x4a"}
 _UINT32_END = 1 << 32
+_UINT64_END = 1 << 64
+_SEQ_TAG = b"\x90\x01"  # ModelEvent.seq: field 18, varint
 
 
 def _delta_wire(tag: bytes, body: Any) -> bytes | None:
@@ -67,10 +74,17 @@ def _delta_wire(tag: bytes, body: Any) -> bytes | None:
     return tag + varint.encode(len(inner)) + inner
 
 
+class Waiting(Protocol):
+    """Events that may be waiting behind the one being sent."""
+
+    def peek(self) -> ModelEvent | None: ...
+    def take(self) -> ModelEvent: ...
+
+
 _DELTAS = {"text_delta": TextDeltaEvent, "thinking_delta": ThinkingDeltaEvent, "toolcall_delta": ToolCallDeltaEvent}
 
 
-def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEvent:
+def coalesce(event: ModelEvent, events: Waiting) -> ModelEvent:
     """Merge into a delta the deltas of the same block already waiting behind it.
 
     Events wait only while the client reads slower than the model writes, so a client that keeps
@@ -79,15 +93,16 @@ def coalesce(event: ModelEvent, events: AssistantMessageEventStream) -> ModelEve
     kind, body = event_kind(event)
     if kind not in _DELTAS:
         return event
-    parts, usage = [body.delta], event.usage
+    parts, usage, seq = [body.delta], event.usage, event.seq
     while (waiting := events.peek()) is not None:
         next_kind, next_body = event_kind(waiting)
         if next_kind != kind or next_body.content_index != body.content_index:
             break
         parts.append(next_body.delta)
         usage = waiting.usage if waiting.usage is not None else usage  # the latest usage survives
+        seq = waiting.seq  # a merged delta carries the number of the last one it merges
         events.take()
     if len(parts) == 1:
         return event
     merged: dict[str, Any] = {kind: _DELTAS[kind](content_index=body.content_index, delta="".join(parts))}
-    return ModelEvent(**merged, usage=usage)
+    return ModelEvent(**merged, usage=usage, seq=seq)

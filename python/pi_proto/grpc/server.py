@@ -5,24 +5,27 @@ from __future__ import annotations
 import asyncio
 import math
 import ssl
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import grpc
 
 from .._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView
 from .._gen.types.pi.ai.v1 import (
     AssistantMessage,
+    CancelRequest,
+    CancelResponse,
     GetModelRequest,
     GetModelResponse,
     ListModelsRequest,
     ListModelsResponse,
     Model,
     ModelEvent,
+    ResumeRequest,
     StartEvent,
     StopReason,
     StreamRequest,
@@ -30,6 +33,7 @@ from .._gen.types.pi.ai.v1 import (
 from ..ir.events import is_terminal
 from ..ir.messages import now_ms, zero_usage
 from ..models import telemetry
+from ..resume import Gone, JournalReader, MemoryStore, NotKept
 from ..stream.event_stream import AssistantMessageEventStream, ModelRefused, ServedModel
 from ..wire.codec import DecodeError, M, encode, from_upb, parse
 from ..wire.files import read_regular_file
@@ -63,6 +67,20 @@ ECHO_INITIAL = "x-grpc-test-echo-initial"
 ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
 
 
+class EventSource(Protocol):
+    """Events to send: a model's stream, or a reader of a kept stream."""
+
+    def __aiter__(self) -> AsyncIterator[ModelEvent]: ...
+    def peek(self) -> ModelEvent | None: ...
+    def take(self) -> ModelEvent: ...
+
+
+class KeptReader(EventSource, Protocol):
+    """A reader of a kept stream, here or in another replica's store."""
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True, eq=False)
 class Call:
     """One model call being served, over gRPC or HTTP: its checked request and its events.
@@ -73,7 +91,13 @@ class Call:
 
     request: StreamRequest
     events: AssistantMessageEventStream
-    deadline: asyncio.TimerHandle
+    deadline: asyncio.TimerHandle | None
+    # What the client reads: the model's events themselves, or with a store, its reader of the
+    # journal that keeps them (which outlives this call, for Resume).
+    source: EventSource
+    coalesce: bool
+    # The id of the kept stream `source` reads; empty when the stream is not kept.
+    stream_id: str = ""
 
 
 MAX_PEM_BYTES = 4 * 1024 * 1024  # a certificate chain or a key; a CA bundle is some hundred KiB
@@ -138,6 +162,7 @@ class ModelServer:
         limits: ServerLimits = ServerLimits(),  # frozen, so sharing the default is safe
         flush_window: float = 0.0,
         reuse_port: bool = False,
+        streams: MemoryStore | None = None,
     ) -> None:
         self.models = list(models) if isinstance(models, Sequence) else [models]
         if not self.models:
@@ -148,6 +173,7 @@ class ModelServer:
         self.port = port
         self.limits = limits
         self.flush_window = flush_window  # seconds a batch waits for more events; 0 sends at once
+        self.streams = streams  # where calls are kept for Resume; None keeps none
         self._tls = tls
         self._active: set[AssistantMessageEventStream] = set()
         self._stopping = False
@@ -163,6 +189,8 @@ class ModelServer:
         methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
             "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
             "StreamBatched": grpc.unary_stream_rpc_method_handler(self._stream_batched),
+            "Resume": grpc.unary_stream_rpc_method_handler(self._resume),
+            "Cancel": grpc.unary_unary_rpc_method_handler(self._cancel),
             "ListModels": grpc.unary_unary_rpc_method_handler(self._list_models),
             "GetModel": grpc.unary_unary_rpc_method_handler(self._get_model),
         }
@@ -223,6 +251,8 @@ class ModelServer:
         for events in list(self._active):
             events.cancel("the server is shutting down")
         await self._server.stop(grace)
+        if self.streams is not None:
+            self.streams.close()
 
     async def wait_for_termination(self) -> None:
         """Wait until the server has stopped."""
@@ -265,11 +295,10 @@ class ModelServer:
 
     async def _parsed(self, cls: type[M], data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> M:
         try:
-            upb = parse(cls, data)
-            check(upb)
-        except (DecodeError, ValidationError) as error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
-        return from_upb(upb, cls)
+            return await self._checked(cls, data)
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        raise AssertionError("abort raises")
 
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         """ModelService.Stream: one event per message."""
@@ -279,11 +308,25 @@ class ModelServer:
         """ModelService.StreamBatched: the events waiting together in one message."""
         await self._play(data, context, batched=True)
 
-    async def _play(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes], *, batched: bool) -> None:
+    async def _resume(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+        """ModelService.Resume: a kept stream's events after the client's last, one per message."""
+        await self._play(data, context, batched=False, resume=True)
+
+    async def _cancel(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        """ModelService.Cancel."""
+        try:
+            return encode(await self.cancel_stream(data))
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        raise AssertionError("abort raises")
+
+    async def _play(
+        self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes], *, batched: bool, resume: bool = False
+    ) -> None:
         metadata = dict(context.invocation_metadata() or ())
         headers = {name: value for name, value in metadata.items() if isinstance(value, str)}  # not -bin ones
         try:
-            call = await self.start_call(data, headers)
+            call = await (self.resume_call(data) if resume else self.start_call(data, headers))
         except Refused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
             raise AssertionError("abort raises") from None
@@ -310,42 +353,117 @@ class ModelServer:
         except KeyError as error:
             raise Refused("NOT_FOUND", error.args[0]) from None
         assert request.context is not None  # the rules require it
+        fallbacks = self._fallbacks(model, request.fallback_models)
         try:
             with telemetry.extracted(headers):
-                events = model.stream(request.context, request.options)
+                if fallbacks:
+                    events = model.stream(request.context, request.options, fallbacks=fallbacks)  # type: ignore[call-arg]
+                else:
+                    events = model.stream(request.context, request.options)
         except ModelRefused as refusal:
             raise Refused(refusal.code, refusal.message) from None
         events.high_water_bytes = self.limits.max_queued_bytes
         self._active.add(events)
-        handler = asyncio.current_task()
-        assert handler is not None
-        deadline = asyncio.get_running_loop().call_later(
-            self.limits.stream_timeout, self._time_out, events, handler, model.info
-        )
+        # A kept stream outlives its first client: its time limit ends the model, not the call.
+        handler = asyncio.current_task() if self.streams is None else None
+        loop = asyncio.get_running_loop()
+        deadline = loop.call_later(self.limits.stream_timeout, self._time_out, events, handler, model.info)
         if self._stopping:
             events.cancel("the server is shutting down")
-        return Call(request, events, deadline)
+        if self.streams is None:
+            return Call(request, events, deadline, events, request.coalesce_deltas)
+        journal = self.streams.keep(events, background=request.background)
+        journal.on_end.append(deadline.cancel)
+        journal.on_end.append(lambda: self._active.discard(events))
+        return Call(request, events, None, journal.reader(0), request.coalesce_deltas, journal.stream_id)
+
+    async def resume_call(self, data: bytes) -> Call:
+        """Start reading a kept stream again, as the ResumeRequest's bytes ask (ModelService.Resume);
+        raises Refused: NOT_FOUND for a stream not kept (or a server that keeps none), OUT_OF_RANGE
+        for events no longer held, INVALID_ARGUMENT for a malformed request. End it with end_call()."""
+        request = await self._checked(ResumeRequest, data)
+        if self.streams is None:
+            raise Refused("NOT_FOUND", "this server keeps no streams, so none can be resumed")
+        try:
+            reader = await self.streams.reader(request.stream_id, request.after_seq)
+        except NotKept as error:
+            raise Refused("NOT_FOUND", str(error)) from None
+        except Gone as error:
+            raise Refused("OUT_OF_RANGE", str(error)) from None
+        events = reader.journal.events if isinstance(reader, JournalReader) else reader.events
+        return Call(StreamRequest(), events, None, reader, request.coalesce_deltas, request.stream_id)
+
+    async def cancel_stream(self, data: bytes) -> CancelResponse:
+        """Cancel a kept stream, as the CancelRequest's bytes ask (ModelService.Cancel); raises
+        Refused: NOT_FOUND for a stream not kept, INVALID_ARGUMENT for a malformed request."""
+        request = await self._checked(CancelRequest, data)
+        if self.streams is None:
+            raise Refused("NOT_FOUND", "this server keeps no streams, so none can be cancelled")
+        try:
+            return CancelResponse(cancelled=await self.streams.cancel(request.stream_id))
+        except NotKept as error:
+            raise Refused("NOT_FOUND", str(error)) from None
+
+    async def _checked(self, cls: type[M], data: bytes) -> M:
+        try:
+            upb = parse(cls, data)
+            check(upb)
+        except (DecodeError, ValidationError) as error:
+            raise Refused("INVALID_ARGUMENT", str(error)) from None
+        return from_upb(upb, cls)
+
+    def _fallbacks(self, model: ServedModel, names: Sequence[str]) -> list[ServedModel]:
+        """The served models a request names to fall back to; raises Refused: NOT_FOUND for one
+        not served, INVALID_ARGUMENT when the model or one of them cannot take part (only models
+        of a models.json fall back)."""
+        found = []
+        for index, name in enumerate(names):
+            provider, _, model_id = name.rpartition("/")
+            try:
+                fallback = self.find(provider, model_id)
+            except KeyError as error:
+                raise Refused("NOT_FOUND", f"fallback_models[{index}]: {error.args[0]}") from None
+            if not getattr(fallback, "falls_back", False) or not getattr(model, "falls_back", False):
+                raise Refused(
+                    "INVALID_ARGUMENT",
+                    f"fallback_models[{index}]: only models of a models.json fall back to one another",
+                )
+            found.append(fallback)
+        return found
 
     def end_call(self, call: Call) -> None:
         """End a call: its timer stops, and its model is cancelled unless it already finished (a
-        client that left)."""
-        call.deadline.cancel()
-        call.events.cancel()  # a no-op after the terminal event; stops the model if the client left
-        self._active.discard(call.events)
+        client that left). A kept stream goes on instead: its store decides when a stream nobody
+        reads is cancelled."""
+        if call.stream_id:
+            cast(KeptReader, call.source).close()
+        else:
+            call.events.cancel()  # a no-op after the terminal event; stops the model if the client left
+        if call.deadline is not None:  # the call's own limit, not a kept stream's
+            call.deadline.cancel()
+            self._active.discard(call.events)
+
+    def client_left(self, call: Call) -> None:
+        """The client of a call went away before its end: a kept stream goes on for whoever
+        resumes it (its reader stops), any other is cancelled."""
+        if call.stream_id:
+            cast(KeptReader, call.source).close()
+        else:
+            call.events.cancel()
 
     async def call_messages(self, call: Call, *, batched: bool) -> AsyncGenerator[bytes, None]:
         """The call's events as the messages of the wire: a ModelEvent each, or with `batched` a
         StreamBatchedResponse of the events waiting together; deltas merged when the request asks."""
-        events, merge = call.events, call.request.coalesce_deltas
-        async for event in events:
+        source, merge = call.source, call.coalesce
+        async for event in source:
             if merge:
-                event = coalesce(event, events)
+                event = coalesce(event, source)
             if batched:
-                yield await self._batch(event, events, merge)
+                yield await self._batch(event, source, merge)
             else:
                 yield wire_event(event)
 
-    async def _batch(self, first: ModelEvent, events: AssistantMessageEventStream, merge: bool) -> bytes:
+    async def _batch(self, first: ModelEvent, events: EventSource, merge: bool) -> bytes:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
         window, if the server has one), up to BATCH_BYTES."""
         batch = [wire_event(first)]
@@ -359,7 +477,7 @@ class ModelServer:
         # The view writes the events' bytes as they are: none is decoded or encoded again.
         return StreamBatchedView(events=batch).SerializeToString()
 
-    def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any], info: Model) -> None:
+    def _time_out(self, events: AssistantMessageEventStream, handler: asyncio.Task[Any] | None, info: Model) -> None:
         """End a stream that ran out of time: an ERROR event for a client that reads, and soon after,
         whatever the client does, the call itself, so it cannot hold its slot. A model that has
         not answered yet gets its `start` sent for it first, so the error still names the model."""
@@ -371,7 +489,8 @@ class ModelServer:
         events.cancel(
             f"the stream ran longer than the server's limit of {self.limits.stream_timeout:g} s", StopReason.ERROR
         )
-        asyncio.get_running_loop().call_later(TIMEOUT_GRACE_SECONDS, handler.cancel)
+        if handler is not None:
+            asyncio.get_running_loop().call_later(TIMEOUT_GRACE_SECONDS, handler.cancel)
 
     async def off_loop(self, size: int, work: Callable[..., R], *args: Any) -> R:
         """`work(*args)` for a request of `size` bytes: at once when it is small, else in a worker

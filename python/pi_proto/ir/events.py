@@ -57,7 +57,7 @@ def utf8_size(text: str) -> int:
 def without_partial(event: ModelEvent) -> ModelEvent:
     """The event as it travels: `partial` is never sent (stream contract, rule 4)."""
     kind, body = event_kind(event)
-    return ModelEvent(**({kind: body} if kind else {}), usage=event.usage)
+    return ModelEvent(**({kind: body} if kind else {}), usage=event.usage, seq=event.seq)
 
 
 def is_terminal(event: ModelEvent) -> bool:

@@ -31,6 +31,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..ir.events import event_kind, utf8_size
 from ..wire.validate import Violation, violations
+from .digest import content_sha256
 from .partial_json import Completion
 
 _BLOCK_OF_KIND = {"text": "text", "thinking": "thinking", "toolcall": "tool_call"}
@@ -75,6 +76,9 @@ class Accumulator:
 
     def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         self.partial = AssistantMessage()
+        # The content the block events built, once a terminal event has replaced the partial
+        # with its message: what that event's content_sha256 is the digest of.
+        self.built: list[AssistantContent] = []
         self.count = 0
         self.max_message_bytes = max_message_bytes
         self.received_bytes = 0  # of UTF-8, over what the block events so far brought (size-limit)
@@ -176,6 +180,7 @@ class Accumulator:
         for content in message.content:
             if isinstance(call := content.tool_call, _StreamingToolCall):
                 content.tool_call = copy.copy(call)  # the message goes on as plain ToolCalls
+        self.built = message.content
         self.partial = message
         event.partial = self.partial
         return event
@@ -267,6 +272,12 @@ class Accumulator:
                 raise rule.broken(
                     StreamRule.TERMINAL_AGREES, f"the message has blocks {final}, the stream built {streamed}"
                 )
+        if body.content_sha256 and content_sha256(self.partial.content) != body.content_sha256:
+            raise rule.broken(
+                StreamRule.TERMINAL_DIGEST,
+                "content_sha256 is not the digest of the content the stream's events built",
+            )
+        self.built = self.partial.content
         self.partial = message
 
 

@@ -15,6 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
+    AssistantContent,
     AssistantMessage,
     ErrorEvent,
     GenerationOptions,
@@ -267,6 +268,12 @@ class AssistantMessageEventStream(EventStream[ModelEvent, AssistantMessage]):
     def partial(self) -> AssistantMessage:
         """The message as rebuilt from the events pushed so far."""
         return self._accumulator.partial
+
+    @property
+    def built_content(self) -> list[AssistantContent]:
+        """The content the block events built, once the terminal event has arrived (the digest
+        its content_sha256 is of); before it, the partial's content."""
+        return self._accumulator.built if self.done else self._accumulator.partial.content
 
     @property
     def started(self) -> bool:

@@ -9,6 +9,7 @@ breaks a stream rule is ERROR naming the event and the rule; `cancel()` is ABORT
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import weakref
 from collections import deque
@@ -26,6 +27,7 @@ from pyqwest import Client, HTTPTransport
 from .._gen.pb2.pi.ai.v1 import event_pb2, service_pb2
 from .._gen.types.pi.ai.v1 import (
     AgentContext,
+    CancelRequest,
     GenerationOptions,
     GetModelRequest,
     GetModelResponse,
@@ -33,16 +35,26 @@ from .._gen.types.pi.ai.v1 import (
     ListModelsResponse,
     Model,
     ModelEvent,
+    ResumeRequest,
     StopReason,
     StreamRequest,
     StreamRule,
 )
-from ..grpc.client import CLIENT_CLOSED, DEFAULT_TIMEOUT_SECONDS, CallError, _split_batch
+from ..grpc.client import (
+    CANCEL_SECONDS,
+    CLIENT_CLOSED,
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_RESUMES,
+    RESUME_BACKOFF_SECONDS,
+    CallError,
+    _split_batch,
+)
 from ..stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ..stream.event_stream import AssistantMessageEventStream, StreamFailure
+from ..stream.numbering import Numbering
 from ..wire.codec import DecodeError, EncodeError, M, decode, encode, from_upb, parse
 from .codec import GRPC_NAMES, JSON, PROTO, ClientCodec, Wire
-from .service import GET_MODEL, LIST_MODELS, STREAM, STREAM_BATCHED
+from .service import CANCEL, GET_MODEL, LIST_MODELS, RESUME, STREAM, STREAM_BATCHED
 
 PROTOCOLS = {"connect": ProtocolType.CONNECT, "grpc-web": ProtocolType.GRPC_WEB}
 # How long a stream reads on after its terminal event, for the rest of the response (the status,
@@ -92,6 +104,7 @@ class HttpModelClient:
         )
         # Weakly: a stream nobody holds any more has no consumer to tell when the client closes.
         self._open_streams: weakref.WeakSet[AssistantMessageEventStream] = weakref.WeakSet()
+        self._cancels: set[asyncio.Task[None]] = set()  # Cancel calls on their way
         self._closed = False
 
     async def close(self) -> None:
@@ -101,6 +114,8 @@ class HttpModelClient:
         for events in list(self._open_streams):
             events.cancel(CLIENT_CLOSED)
         self._open_streams.clear()
+        if self._cancels:  # the servers' streams are told before the connections go
+            await asyncio.wait(self._cancels, timeout=CANCEL_SECONDS)
         await self._client.close()
         await self._transport.aclose()
 
@@ -155,13 +170,21 @@ class HttpModelClient:
         timeout: float | None = None,
         metadata: Sequence[tuple[str, str | bytes]] | Mapping[str, str] = (),
         coalesce_deltas: bool = False,
+        background: bool = False,
+        fallback_models: Sequence[str] = (),
     ) -> AssistantMessageEventStream:
         """Start one model call, as ModelClient.stream does; `metadata` are extra request headers."""
         events = AssistantMessageEventStream(max_message_bytes=self.max_message_bytes)
         try:
             request = encode(
                 StreamRequest(
-                    provider=provider, model=model, context=context, options=options, coalesce_deltas=coalesce_deltas
+                    provider=provider,
+                    model=model,
+                    context=context,
+                    options=options,
+                    coalesce_deltas=coalesce_deltas,
+                    background=background,
+                    fallback_models=list(fallback_models),
                 )
             )
         except EncodeError as error:
@@ -174,48 +197,95 @@ class HttpModelClient:
         headers = {**self._headers, **{key: _text(value) for key, value in pairs}}
         seconds = self.default_timeout if timeout is None else timeout
         deadline = None if seconds is None else time.monotonic() + seconds
-        events.drive(self._read(events, Wire(service_pb2.StreamRequest, request), headers, deadline))
+        asked = Wire(service_pb2.StreamRequest, request)
+        events.drive(self._read(events, asked, headers, deadline, coalesce_deltas))
         self._open_streams.add(events)
         return events
 
     async def _read(
-        self, events: AssistantMessageEventStream, request: Wire, headers: dict[str, str], deadline: float | None
+        self,
+        events: AssistantMessageEventStream,
+        request: Wire,
+        headers: dict[str, str],
+        deadline: float | None,
+        coalesced_deltas: bool,
     ) -> None:
         """Feed `events` from the call: StreamBatched first unless told otherwise, Stream when the
         server has no StreamBatched. Returning without a terminal event ends the stream with rule
-        `terminal-missing`; raising StreamProtocolError, with that rule broken."""
-        reader = _Reader(events, self.codec)
-        batched = self.batched
+        `terminal-missing`; raising StreamProtocolError, with that rule broken. A call cut off
+        (UNAVAILABLE, or an end without a terminal event) after its stream id came resumes, as
+        ModelClient's do."""
+        reader = _Reader(events, self.codec, Numbering(coalesced=coalesced_deltas))
+        batched, method, resumes = self.batched, STREAM_BATCHED if self.batched else STREAM, 0
         while True:
             left = None if deadline is None else max(1, int((deadline - time.monotonic()) * 1000))
             messages = self._client.execute_server_stream(
-                request=request, method=STREAM_BATCHED if batched else STREAM, headers=headers, timeout_ms=left
+                request=request, method=method, headers=headers, timeout_ms=left
             )
+            received = reader.received
             try:
                 async with aclosing(messages):  # type: ignore[type-var]
                     await reader.read(messages, batched=batched)
-                return
+                failure = None
             except ConnectError as error:
                 current = asyncio.current_task()
                 if current is not None and current.cancelling():
+                    if reader.stream_id:  # the server cannot tell this from a connection lost
+                        self._cancel_kept(reader.stream_id, headers)
                     raise asyncio.CancelledError from None  # cancel(): connectrpc reports it as CANCELED
                 if batched and reader.received == 0 and error.code is Code.UNIMPLEMENTED:
-                    batched = False  # a server without StreamBatched
+                    batched, method = False, STREAM  # a server without StreamBatched
                     continue
-                if not events.done:
-                    name = GRPC_NAMES[error.code]
-                    detail = error.message or name
-                    events.fail(StopReason.ERROR, detail, StreamFailure(detail, name))
+                failure = error
+            except asyncio.CancelledError:
+                if reader.stream_id:
+                    self._cancel_kept(reader.stream_id, headers)
+                raise
+            if events.done:
                 return
+            resumes = 0 if reader.received > received else resumes
+            resumable = failure is None or failure.code is Code.UNAVAILABLE
+            wait = RESUME_BACKOFF_SECONDS * 2**resumes
+            in_time = deadline is None or time.monotonic() + wait < deadline
+            if reader.stream_id and resumable and resumes < MAX_RESUMES and in_time:
+                resumes += 1
+                await asyncio.sleep(wait)
+                asked = ResumeRequest(
+                    stream_id=reader.stream_id, after_seq=reader.numbering.last, coalesce_deltas=coalesced_deltas
+                )
+                request, method, batched = Wire(service_pb2.ResumeRequest, encode(asked)), RESUME, False
+                continue
+            if failure is None:
+                return  # the stream ends without a terminal event
+            name = GRPC_NAMES[failure.code]
+            detail = failure.message or name
+            events.fail(StopReason.ERROR, detail, StreamFailure(detail, name))
+            return
+
+    def _cancel_kept(self, stream_id: str, headers: dict[str, str]) -> None:
+        """Tell the server to cancel a kept stream, without waiting for its answer."""
+        task = asyncio.ensure_future(self._send_cancel(stream_id, headers))
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
+
+    async def _send_cancel(self, stream_id: str, headers: dict[str, str]) -> None:
+        request = Wire(service_pb2.CancelRequest, encode(CancelRequest(stream_id=stream_id)))
+        # Best effort: a stream nobody reads is cancelled by its server soon after anyway.
+        with contextlib.suppress(ConnectError, OSError):
+            await self._client.execute_unary(
+                request=request, method=CANCEL, headers=headers, timeout_ms=int(CANCEL_SECONDS * 1000)
+            )
 
 
 class _Reader:
     """Decodes a call's messages and pushes their events, each decoded as it is reached."""
 
-    def __init__(self, events: AssistantMessageEventStream, codec: str) -> None:
+    def __init__(self, events: AssistantMessageEventStream, codec: str, numbering: Numbering) -> None:
         self.events = events
         self.codec = codec
+        self.numbering = numbering
         self.received = 0
+        self.stream_id = ""  # the server's id of the stream, from its start event
 
     async def read(self, messages: AsyncIterator[bytes], *, batched: bool) -> None:
         async for message in messages:
@@ -246,8 +316,9 @@ class _Reader:
         return None
 
     async def _push(self, data: bytes, *, json: bool) -> None:
-        """Decode one event and push it; whatever the bytes hold, a failure breaks a stream rule."""
-        index, self.received = self.received, self.received + 1
+        """Decode one event and push it; whatever the bytes hold, a failure breaks a stream rule.
+        A repeat of an event already pushed (a resumed server sent it again) is dropped."""
+        index = self.received
         try:
             if not json:
                 upb = parse(ModelEvent, data)
@@ -257,7 +328,12 @@ class _Reader:
             event = from_upb(upb, ModelEvent)
         except Exception as error:  # untrusted bytes: any failure to read them is this rule
             raise StreamProtocolError(index, StreamRule.EVENT_DECODE, f"cannot decode the event: {error}") from None
+        if not self.numbering.admit(event, index):
+            return
+        self.received += 1
         await self.events.send(event)
+        if event.start is not None:
+            self.stream_id = event.start.stream_id
 
     async def _rest(self, messages: AsyncIterator[bytes]) -> None:
         """Read what follows the terminal event (ignored), for a while, so the connection is reused."""

@@ -36,22 +36,25 @@ Request = bytes | JsonRequest  # what the codecs make of a request's body
 
 
 def method(
-    name: str, request: type[UpbMessage], response: type[UpbMessage], *, streaming: bool
+    name: str, request: type[UpbMessage], response: type[UpbMessage], *, streaming: bool, acts: bool = False
 ) -> MethodInfo[Any, Any]:
-    """A method of pi.ai.v1.ModelService; the unary ones have no side effects, so Connect also
-    serves them to GET (`?encoding=json&message=...`), which browsers and curl can cache."""
+    """A method of pi.ai.v1.ModelService; the unary ones that do not `act` have no side effects,
+    so Connect also serves them to GET (`?encoding=json&message=...`), which browsers and curl can
+    cache."""
     return MethodInfo(
         name=name,
         service_name=SERVICE,
         input=request,
         output=response,
-        idempotency_level=IdempotencyLevel.UNKNOWN if streaming else IdempotencyLevel.NO_SIDE_EFFECTS,
+        idempotency_level=IdempotencyLevel.UNKNOWN if streaming or acts else IdempotencyLevel.NO_SIDE_EFFECTS,
         stream_type=StreamType.SERVER_STREAM if streaming else StreamType.UNARY,
     )
 
 
 STREAM = method("Stream", service_pb2.StreamRequest, event_pb2.ModelEvent, streaming=True)
 STREAM_BATCHED = method("StreamBatched", service_pb2.StreamRequest, service_pb2.StreamBatchedResponse, streaming=True)
+RESUME = method("Resume", service_pb2.ResumeRequest, event_pb2.ModelEvent, streaming=True)
+CANCEL = method("Cancel", service_pb2.CancelRequest, service_pb2.CancelResponse, streaming=False, acts=True)
 LIST_MODELS = method("ListModels", service_pb2.ListModelsRequest, service_pb2.ListModelsResponse, streaming=False)
 GET_MODEL = method("GetModel", service_pb2.GetModelRequest, service_pb2.GetModelResponse, streaming=False)
 
@@ -111,6 +114,8 @@ class ModelService:
         return {
             path_of(STREAM): Endpoint.server_stream(STREAM, self.stream),
             path_of(STREAM_BATCHED): Endpoint.server_stream(STREAM_BATCHED, self.stream_batched),
+            path_of(RESUME): Endpoint.server_stream(RESUME, self.resume),
+            path_of(CANCEL): Endpoint.unary(CANCEL, self.cancel),
             path_of(LIST_MODELS): Endpoint.unary(LIST_MODELS, self.list_models),
             path_of(GET_MODEL): Endpoint.unary(GET_MODEL, self.get_model),
         }
@@ -125,8 +130,27 @@ class ModelService:
         _unbuffered(ctx)
         return self._play(request, ctx, service_pb2.StreamBatchedResponse, batched=True)
 
+    def resume(self, request: Request, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+        """ModelService.Resume: a kept stream's events after the client's last, one per message."""
+        _unbuffered(ctx)
+        return self._play(request, ctx, event_pb2.ModelEvent, batched=False, resume=True)
+
+    async def cancel(self, request: Request, ctx: RequestContext[Any, Any]) -> Wire:
+        """ModelService.Cancel: a kept stream ends ABORTED."""
+        try:
+            answer = await self.server.cancel_stream(await self.decoded(request))
+        except Refused as refused:
+            raise ConnectError(connect_code(refused.code), refused.message) from None
+        return Wire(service_pb2.CancelResponse, encode(answer))
+
     async def _play(
-        self, request: Request, ctx: RequestContext[Any, Any], cls: type[UpbMessage], *, batched: bool
+        self,
+        request: Request,
+        ctx: RequestContext[Any, Any],
+        cls: type[UpbMessage],
+        *,
+        batched: bool,
+        resume: bool = False,
     ) -> AsyncIterator[Wire]:
         data = await self.decoded(request)
         try:
@@ -134,7 +158,7 @@ class ModelService:
         except Refused as refused:
             raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
         try:
-            call = await self.start_call(data, dict(ctx.request_headers))
+            call = await self.start_call(data, dict(ctx.request_headers), resume=resume)
             try:
                 async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
                     async for message in messages:
@@ -144,11 +168,13 @@ class ModelService:
         finally:
             release_slot(self.server.gate)
 
-    async def start_call(self, request: bytes, headers: Mapping[str, str] | None = None) -> Call:
-        """ModelServer.start_call, with a refusal as a ConnectError; the call is aborted at once
-        while the server stops."""
+    async def start_call(
+        self, request: bytes, headers: Mapping[str, str] | None = None, *, resume: bool = False
+    ) -> Call:
+        """ModelServer.start_call (resume_call with `resume`), with a refusal as a ConnectError;
+        the call is aborted at once while the server stops."""
         try:
-            call = await self.server.start_call(request, headers)
+            call = await (self.server.resume_call(request) if resume else self.server.start_call(request, headers))
         except Refused as refused:
             raise ConnectError(connect_code(refused.code), refused.message) from None
         self.calls.add(call)

@@ -25,6 +25,8 @@ request, its events, its error body) is an SseProtocol: /v1/stream's is here, pi
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -41,6 +43,7 @@ from .._gen.types.pi.ai.v1 import (
     ErrorEvent,
     GenerationOptions,
     ModelEvent,
+    ResumeRequest,
     StartEvent,
     StreamRequest,
     TextDeltaEvent,
@@ -54,12 +57,11 @@ from .._gen.types.pi.ai.v1 import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from ..grpc.outgoing import coalesce
+from ..grpc.outgoing import Waiting, coalesce
 from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimits
-from ..grpc.server import BATCH_BYTES, Call
+from ..grpc.server import BATCH_BYTES, Call, ModelServer
 from ..ir.events import EVENT_KINDS, event_kind
 from ..ir.messages import dump_json
-from ..stream.event_stream import AssistantMessageEventStream
 from ..transcripts import surrogates
 from ..transcripts.pi_json import (
     STOP_REASON_NAMES,
@@ -122,10 +124,11 @@ def event_to_sse(event: ModelEvent) -> JsonObject:
     """An event as pi's AssistantMessageEvent without `partial` (see the module's docstring)."""
     kind, body = event_kind(event)
     out: JsonObject
-    if kind == "done":
-        out = {"type": "done", "reason": STOP_REASON_NAMES[body.reason], "message": assistant_to_pi(body.message)}
-    elif kind == "error":
-        out = {"type": "error", "reason": STOP_REASON_NAMES[body.reason], "error": assistant_to_pi(body.message)}
+    if kind in ("done", "error"):
+        key = "message" if kind == "done" else "error"
+        out = {"type": kind, "reason": STOP_REASON_NAMES[body.reason], key: assistant_to_pi(body.message)}
+        if body.content_sha256:
+            out["contentSha256"] = base64.b64encode(body.content_sha256).decode()
     elif kind == "start":
         out = {"type": "start", "partial": assistant_to_pi(body.header)}
     else:
@@ -187,6 +190,16 @@ _DELTAS: dict[str, Any] = {
 }
 
 
+def _digest(text: Any) -> bytes:
+    """A terminal event's contentSha256 (base64); empty when absent."""
+    try:
+        if isinstance(text, str):
+            return base64.b64decode(text, validate=True)
+    except binascii.Error:
+        pass
+    raise PiJsonError("event.contentSha256", "expected base64 text")
+
+
 @pi_reader
 def event_from_sse(value: Any) -> ModelEvent:
     """The ModelEvent an SSE event object of event_to_sse() stands for; an AssistantMessageEventStream
@@ -205,10 +218,13 @@ def event_from_sse(value: Any) -> ModelEvent:
         reason = STOP_REASONS.get(value.get("reason"))  # type: ignore[arg-type]
         if reason is None:
             raise PiJsonError("event.reason", f"expected one of {', '.join(STOP_REASONS)}")
+        digest = _digest(value.get("contentSha256", ""))
         if kind == "done":
-            event = ModelEvent(done=DoneEvent(reason=reason, message=assistant_from_pi(value.get("message"))))
+            message = assistant_from_pi(value.get("message"))
+            event = ModelEvent(done=DoneEvent(reason=reason, message=message, content_sha256=digest))
         else:
-            event = ModelEvent(error=ErrorEvent(reason=reason, message=assistant_from_pi(value.get("error"), "error")))
+            failed = assistant_from_pi(value.get("error"), "error")
+            event = ModelEvent(error=ErrorEvent(reason=reason, message=failed, content_sha256=digest))
     elif kind == "start":
         event = ModelEvent(start=StartEvent(header=assistant_from_pi(value.get("partial"), "partial")))
     elif kind in _STARTS:
@@ -277,7 +293,7 @@ _json_string = json.encoder.encode_basestring  # a str as JSON, non-ASCII kept, 
 
 def sse_chunk(
     first: ModelEvent,
-    events: AssistantMessageEventStream,
+    events: Waiting,
     merge: bool,
     write: Callable[[ModelEvent], bytes] = sse_data,
 ) -> bytes:
@@ -520,15 +536,20 @@ class SseEndpoint:
         if body is None:
             return  # the client went away
         query = scope.get("query_string", b"").decode("latin-1")
+        carried = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
         try:
-            decoded = await server.off_loop(len(body), self._decode, body, query, limits)
+            # A client that saw event `seq` of a kept stream resumes it with the id it last saw;
+            # the body, the request it sent first, is not read again.
+            if (last := carried.get("last-event-id")) is not None:
+                decoded = Decoded(encode(resume_request(last)), as_written)
+            else:
+                decoded = await server.off_loop(len(body), self._decode, body, query, limits)
             take_slot(server.gate)
         except Refused as refused:
             await self._refuse(send, refused)
             return
-        carried = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers", ())}
         try:
-            await self._serve(decoded, carried, receive, send)
+            await self._serve(decoded, carried, receive, send, resume=last is not None)
         finally:
             release_slot(server.gate)
 
@@ -538,9 +559,15 @@ class SseEndpoint:
         except RecursionError:  # the JSON, or a value inside it the conversion walks
             raise Refused("INVALID_ARGUMENT", "the body holds JSON nested too deeply to read") from None
 
-    async def _serve(self, decoded: Decoded, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _serve(
+        self, decoded: Decoded, headers: dict[str, str], receive: Receive, send: Send, *, resume: bool
+    ) -> None:
+        server = self.service.server
         try:
-            call = await self.service.server.start_call(decoded.data, headers)  # its trace context
+            if resume:
+                call = await server.resume_call(decoded.data)
+            else:
+                call = await server.start_call(decoded.data, headers)  # its trace context
         except RequestInvalid as refused:
             # The broken rules, where the client wrote them (a pi-JSON body has pi's names).
             found = [replace(broken, field_path=decoded.path(broken.field_path)) for broken in refused.violations]
@@ -552,10 +579,13 @@ class SseEndpoint:
         self.service.calls.add(call)
         if self.service.stopping:
             call.events.cancel("the server is shutting down")
-        watch = asyncio.create_task(_cancel_when_gone(receive, call))
+        watch = asyncio.create_task(_leave_when_gone(receive, server, call))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-            events, merge, write = call.events, call.request.coalesce_deltas, self.protocol.write
+            events, merge = call.source, call.coalesce
+            write: Callable[[ModelEvent], bytes] = self.protocol.write
+            if call.stream_id:
+                write = identified(write, call.stream_id)
             async for event in events:
                 chunk = sse_chunk(event, events, merge, write)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -586,8 +616,31 @@ class SseEndpoint:
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _cancel_when_gone(receive: Receive, call: Call) -> None:
-    """Wait for the client to go away, then cancel the model's stream (ABORTED)."""
+async def _leave_when_gone(receive: Receive, server: ModelServer, call: Call) -> None:
+    """Wait for the client to go away, then leave the call as a cancelled gRPC call does."""
     while (await receive())["type"] != "http.disconnect":
         pass
-    call.events.cancel()
+    server.client_left(call)
+
+
+def identified(write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable[[ModelEvent], bytes]:
+    """`write`, each event of a kept stream given the SSE id `<stream id>:<seq>` that a client
+    sends back as Last-Event-ID to resume after it."""
+    prefix = f"id: {stream_id}:".encode()
+
+    def with_id(event: ModelEvent) -> bytes:
+        return b"%s%d\n%s" % (prefix, event.seq, write(event))
+
+    return with_id
+
+
+def resume_request(last_event_id: str) -> ResumeRequest:
+    """The ResumeRequest of a Last-Event-ID header (`<stream id>:<seq>`); raises Refused
+    (INVALID_ARGUMENT) for one that is not."""
+    stream_id, _, seq = last_event_id.strip().rpartition(":")
+    if not stream_id or not seq.isascii() or not seq.isdigit() or len(seq) > 20:
+        raise Refused(
+            "INVALID_ARGUMENT",
+            f"Last-Event-ID {last_event_id!r} is not an id this server sent (<stream id>:<event number>)",
+        )
+    return ResumeRequest(stream_id=stream_id, after_seq=int(seq))

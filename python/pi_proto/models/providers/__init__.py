@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol, cast
@@ -47,6 +47,9 @@ def provider_api(api: str) -> ProviderApi:
 class ProviderModel:
     """A model of the catalog, served by calling its provider."""
 
+    # A request may name other models of the catalog to fall back to (StreamRequest.fallback_models).
+    falls_back = True
+
     def __init__(
         self,
         config: ModelConfig,
@@ -68,20 +71,34 @@ class ProviderModel:
     def info(self) -> Model:
         return self.config.info
 
-    def stream(self, context: AgentContext, options: GenerationOptions | None = None) -> AssistantMessageEventStream:
+    def stream(
+        self,
+        context: AgentContext,
+        options: GenerationOptions | None = None,
+        *,
+        fallbacks: Sequence[ProviderModel] = (),
+    ) -> AssistantMessageEventStream:
+        """One call; when it fails before it answers, `fallbacks` (a request's), then the
+        catalog's, are tried in turn."""
         traced = CallTrace(self.config.info, options, self._monotonic)
         events = TimedStream(
             clock=self._clock, monotonic=self._monotonic, max_message_bytes=self.max_message_bytes, trace=traced
         )
         with trace.use_span(traced.span, end_on_exit=False):  # the provider's task runs within the span
-            events.drive(self._answer(context, options, events))
+            events.drive(self._answer(context, options, events, fallbacks))
         return events
 
-    async def _answer(self, context: AgentContext, options: GenerationOptions | None, events: TimedStream) -> None:
+    async def _answer(
+        self,
+        context: AgentContext,
+        options: GenerationOptions | None,
+        events: TimedStream,
+        fallbacks: Sequence[ProviderModel],
+    ) -> None:
         """This model's call, then each fallback's in turn while one fails before it answered
         with a failure the next may not share (a 429, a 5xx, a connection that failed); the last
         one's failure ends the stream, naming what the others said."""
-        chain = [self, *self.fallbacks]
+        chain = list(dict.fromkeys([self, *fallbacks, *self.fallbacks]))  # each model once, in order
         failed: list[str] = []
         for model in chain:
             call = Call(model.config, context, options, events, self._clock)
