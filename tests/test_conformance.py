@@ -87,12 +87,13 @@ def test_the_wire_corpus_covers_every_role_and_stop_reason() -> None:
 def test_the_corpus_covers_every_stream_rule_and_client_failure() -> None:
     stream_rules = {case.stream.failure.rule_id for case in CASES if case.stream.HasField("failure")}
     rules = {pp.stream_rule_id(rule) for rule in pp.StreamRule if rule != pp.StreamRule.UNSPECIFIED}
-    receivers = {"terminal-missing", "event-decode"}  # rules of bytes from the wire: client cases
+    receivers = {"terminal-missing", "event-decode", "sequence"}  # rules of bytes from the wire: client cases
     assert stream_rules == rules - receivers
     client = [case.client.expect for case in CLIENT_CASES]
     assert {outcome.rule.rule_id for outcome in client if outcome.HasField("rule")} >= receivers | {
-        "terminal-valid", "size-limit",
+        "terminal-valid", "size-limit", "terminal-digest",
     }  # fmt: skip
+    assert any(case.client.resumptions for case in CLIENT_CASES)
     assert {outcome.status_code for outcome in client if outcome.status_code} >= {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
     settings = [case.client.client for case in CLIENT_CASES]
     assert any(item.cancel_after_ms for item in settings)

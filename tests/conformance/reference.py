@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 
 import grpc
 
-from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamBatchedView, StreamRequest
+from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import (
+    CancelRequest,
+    CancelResponse,
+    ResumeRequest,
+    StreamBatchedView,
+    StreamRequest,
+)
 from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import (
     Case,
     ClientCase,
@@ -52,6 +58,8 @@ class ConformanceServer:
         methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
             "Stream": grpc.unary_stream_rpc_method_handler(self._stream),
             "StreamBatched": grpc.unary_stream_rpc_method_handler(self._stream_batched),
+            "Resume": grpc.unary_stream_rpc_method_handler(self._resume),
+            "Cancel": grpc.unary_unary_rpc_method_handler(self._cancel),
         }
         self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
 
@@ -80,40 +88,97 @@ class ConformanceServer:
     async def _stream(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
         """Stream: each event, and each frame, is a message of its own."""
         case = await self._case(data, context)
-        async for message in played(case, batched=False, act=lambda action: _act(action, context)):
+        async for message in played(case.server, batched=False, act=lambda action: _act(action, context)):
             yield message
+
+    async def _resume(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        """Resume: the actions of the case's resumption after the event the client names."""
+        try:
+            actions = find_resumption(self.cases, _case_name(context), data)
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        async for message in played(actions, batched=False, act=lambda action: _act(action, context)):
+            yield message
+
+    async def _cancel(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        """Cancel: accepted for the stream id of the case the call names."""
+        try:
+            return cancelled(self.cases, _case_name(context), data)
+        except Refused as refusal:
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
+        raise AssertionError("abort raises")
 
     async def _stream_batched(
         self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]
     ) -> AsyncIterator[bytes]:
         """StreamBatched: see played()."""
         case = await self._case(data, context)
-        async for message in played(case, batched=True, act=lambda action: _act(action, context)):
+        async for message in played(case.server, batched=True, act=lambda action: _act(action, context)):
             yield message
 
     async def _case(self, data: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> ClientCase:
         """The case the call names, its request checked; the call is aborted when either is wrong."""
-        name = dict(context.invocation_metadata() or ()).get(CASE_HEADER, "")
         try:
-            return find_case(self.cases, name if isinstance(name, str) else name.decode(), data)
+            return find_case(self.cases, _case_name(context), data)
         except Refused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
         raise AssertionError("abort raises")
 
 
-def find_case(cases: dict[str, ClientCase], name: str, request: bytes) -> ClientCase:
-    """The client case `name`, when `request` is the request it expects; raises Refused with
-    NOT_FOUND for an unknown case and INVALID_ARGUMENT for another request, whatever the protocol."""
+def _case_name(context: grpc.aio.ServicerContext[bytes, bytes]) -> str:
+    name = dict(context.invocation_metadata() or ()).get(CASE_HEADER, "")
+    return name if isinstance(name, str) else name.decode()
+
+
+def _named(cases: dict[str, ClientCase], name: str) -> ClientCase:
     case = cases.get(name)
     if case is None:
         raise Refused("NOT_FOUND", f"no client case named {name!r} in this corpus")
+    return case
+
+
+def _stream_id(case: ClientCase) -> str:
+    """The stream id the case's start event gives; empty when it gives none."""
+    first = case.server[0] if case.server else ServerAction()
+    return first.event.start.stream_id if first.WhichOneof("action") == "event" else ""
+
+
+def find_resumption(cases: dict[str, ClientCase], name: str, request: bytes) -> list[ServerAction]:
+    """What the server of client case `name` does for a Resume; raises Refused: NOT_FOUND for an
+    unknown case, FAILED_PRECONDITION for another stream or an event number the case does not
+    resume after, whatever the protocol."""
+    case = _named(cases, name)
+    resume = ResumeRequest.FromString(request)
+    if not _stream_id(case) or resume.stream_id != _stream_id(case):
+        raise Refused("FAILED_PRECONDITION", f"case {name!r} has no stream {resume.stream_id!r} to resume")
+    for resumption in case.resumptions:
+        if resumption.after_seq == resume.after_seq:
+            return list(resumption.server)
+    expected = ", ".join(str(resumption.after_seq) for resumption in case.resumptions) or "nowhere"
+    raise Refused("FAILED_PRECONDITION", f"case {name!r} resumes after {expected}, not after {resume.after_seq}")
+
+
+def cancelled(cases: dict[str, ClientCase], name: str, request: bytes) -> bytes:
+    """The answer to a Cancel of client case `name`'s stream; raises Refused (NOT_FOUND) for
+    another stream."""
+    if CancelRequest.FromString(request).stream_id != _stream_id(_named(cases, name)) or not _stream_id(
+        _named(cases, name)
+    ):
+        raise Refused("NOT_FOUND", f"case {name!r} keeps no such stream")
+    return CancelResponse(cancelled=True).SerializeToString()
+
+
+def find_case(cases: dict[str, ClientCase], name: str, request: bytes) -> ClientCase:
+    """The client case `name`, when `request` is the request it expects; raises Refused with
+    NOT_FOUND for an unknown case and INVALID_ARGUMENT for another request, whatever the protocol."""
+    case = _named(cases, name)
     if StreamRequest.FromString(request) != client_request(case):
         raise Refused("INVALID_ARGUMENT", f"the request differs from case {name!r}'s")
     return case
 
 
-async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[bytes]:
-    """The messages the server of a client case sends, in order, whatever the protocol; `act`
+async def played(actions: Iterable[ServerAction], *, batched: bool, act: Act) -> AsyncIterator[bytes]:
+    """The messages a client case's `actions` send, in order, whatever the protocol; `act`
     performs every other action (headers, a pause, the status) when its turn comes.
 
     Unbatched (Stream), each event and each frame is a message of its own. Batched
@@ -123,7 +188,7 @@ async def played(case: ClientCase, *, batched: bool, act: Act) -> AsyncIterator[
     message as it is; unbatched, it ends the call with FAILED_PRECONDITION.
     """
     batch: list[bytes] = []
-    for action in case.server:
+    for action in actions:
         step = action.WhichOneof("action")
         if step == "batch" and not batched:
             unbatched = Status(code="FAILED_PRECONDITION", message="this case's server sends StreamBatched messages")

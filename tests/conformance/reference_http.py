@@ -23,9 +23,9 @@ from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ServerActi
 from pi_proto.grpc.requests import Refused
 from pi_proto.web.codec import Wire, connect_code
 from pi_proto.web.server import AsgiServer
-from pi_proto.web.service import STREAM, STREAM_BATCHED, ConnectApp, path_of
+from pi_proto.web.service import CANCEL, RESUME, STREAM, STREAM_BATCHED, ConnectApp, path_of
 
-from .reference import CASE_HEADER, find_case, played
+from .reference import CASE_HEADER, cancelled, find_case, find_resumption, played
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
@@ -38,6 +38,8 @@ class HttpConformanceServer(AsgiServer):
         endpoints = {
             path_of(STREAM): Endpoint.server_stream(STREAM, self._stream),
             path_of(STREAM_BATCHED): Endpoint.server_stream(STREAM_BATCHED, self._stream_batched),
+            path_of(RESUME): Endpoint.server_stream(RESUME, self._resume),
+            path_of(CANCEL): Endpoint.unary(CANCEL, self._cancel),
         }
         super().__init__(ConnectApp(endpoints, read_max_bytes=MAX_REQUEST_BYTES), host=host, port=port)
 
@@ -47,11 +49,31 @@ class HttpConformanceServer(AsgiServer):
     def _stream_batched(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
         return self._play(request, ctx, service_pb2.StreamBatchedResponse, batched=True)
 
-    async def _play(
-        self, request: bytes, ctx: RequestContext[Any, Any], cls: type[UpbMessage], *, batched: bool
-    ) -> AsyncIterator[Wire]:
+    def _resume(self, request: bytes, ctx: RequestContext[Any, Any]) -> AsyncIterator[Wire]:
+        return self._play(request, ctx, event_pb2.ModelEvent, batched=False, resume=True)
+
+    async def _cancel(self, request: bytes, ctx: RequestContext[Any, Any]) -> Wire:
         try:
-            case = find_case(self.cases, ctx.request_headers.get(CASE_HEADER, ""), request)
+            return Wire(
+                service_pb2.CancelResponse, cancelled(self.cases, ctx.request_headers.get(CASE_HEADER, ""), request)
+            )
+        except Refused as refused:
+            raise ConnectError(connect_code(refused.code), refused.message) from None
+
+    async def _play(
+        self,
+        request: bytes,
+        ctx: RequestContext[Any, Any],
+        cls: type[UpbMessage],
+        *,
+        batched: bool,
+        resume: bool = False,
+    ) -> AsyncIterator[Wire]:
+        name = ctx.request_headers.get(CASE_HEADER, "")
+        try:
+            actions = (
+                find_resumption(self.cases, name, request) if resume else find_case(self.cases, name, request).server
+            )
         except Refused as refused:
             raise ConnectError(connect_code(refused.code), refused.message) from None
 
@@ -68,5 +90,5 @@ class HttpConformanceServer(AsgiServer):
                     ctx.response_trailers.add(key, value)
                 raise ConnectError(connect_code(status.code), status.message)
 
-        async for message in played(case, batched=batched, act=act):
+        async for message in played(actions, batched=batched, act=act):
             yield Wire(cls, message)
