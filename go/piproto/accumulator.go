@@ -1,6 +1,7 @@
 package piproto
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,7 +56,9 @@ const DefaultMaxMessageBytes = 64 << 20
 // from the wire is the partial the sender had (the stream contract in service.proto, rule 4). An
 // event that breaks one of the stream rules is refused with a *[StreamProtocolError] naming the
 // event's index and the rule; the rules are those of the StreamRule enum in
-// proto/pi/ai/v1/event.proto.
+// proto/pi/ai/v1/event.proto. A terminal event's content_sha256, when set, must be the
+// [ContentSHA256] of the content the block events built (rule "terminal-digest"); rule
+// "sequence" is checked before, by whoever reads the wire, with a [Numbering].
 //
 // While a tool call streams, its raw_arguments hold the argument text so far and its
 // arguments_json that text completed into a JSON object (see ToolCallDeltaEvent in event.proto:
@@ -400,9 +403,34 @@ func (a *Accumulator) finish(broken brokenRule, event *aiv1.ModelEvent, message 
 				return broken(aiv1.StreamRule_STREAM_RULE_TERMINAL_AGREES, "the message has the blocks %v, the stream built %v", final, streamed)
 			}
 		}
+		if err := a.checkDigest(broken, event); err != nil {
+			return err
+		}
 	}
 	if message != nil {
 		a.end(message)
+	}
+	return nil
+}
+
+// checkDigest compares a terminal event's content_sha256, when it carries one, with the digest
+// of the content the block events built: the partial as it stands, its streaming tool calls
+// completed, before the event's message replaces it. A mismatch means an event was lost,
+// repeated or changed on the way.
+func (a *Accumulator) checkDigest(broken brokenRule, event *aiv1.ModelEvent) error {
+	want := event.GetDone().GetContentSha256()
+	if event.GetError() != nil {
+		want = event.GetError().GetContentSha256()
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	built, err := ContentSHA256(a.Partial().GetContent())
+	if err != nil {
+		return broken(aiv1.StreamRule_STREAM_RULE_TERMINAL_DIGEST, "the content the stream's events built cannot be encoded: %v", err)
+	}
+	if !bytes.Equal(built, want) {
+		return broken(aiv1.StreamRule_STREAM_RULE_TERMINAL_DIGEST, "content_sha256 is not the digest of the content the stream's events built")
 	}
 	return nil
 }

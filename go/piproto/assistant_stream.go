@@ -52,6 +52,10 @@ type AssistantMessageEventStream struct {
 	failure  *StreamFailure
 	driven   context.Context
 	stop     context.CancelFunc
+	streamID string // from the start event pushed
+	// cancelled is told the stream id when a cancel ends a stream that has one, so that the
+	// server keeping the stream can be told too; nil when nobody needs to know.
+	cancelled func(streamID string)
 
 	viewMu sync.Mutex   // the view, between the consumer taking an event and Partial
 	view   *Accumulator // the partial the consumers see, in the turn of the one taking an event
@@ -91,8 +95,19 @@ func (s *AssistantMessageEventStream) Push(event *aiv1.ModelEvent) error {
 	if err := s.received.apply(event, true); err != nil {
 		return err
 	}
+	if start := event.GetStart(); start != nil {
+		s.streamID = start.GetStreamId()
+	}
 	s.events.Push(event)
 	return nil
+}
+
+// StreamID is the id the server keeps the stream under (StartEvent.stream_id), from the start
+// event pushed; "" before it, or when the server keeps the stream under none.
+func (s *AssistantMessageEventStream) StreamID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streamID
 }
 
 // Send is Push once there is room in the queue, as [EventStream.Send] waits for it, so a producer
@@ -111,18 +126,20 @@ func (s *AssistantMessageEventStream) Fail(reason aiv1.StopReason, errorMessage 
 	s.fail(reason, errorMessage, nil)
 }
 
-// fail is Fail, recording why the receiver ended the stream.
-func (s *AssistantMessageEventStream) fail(reason aiv1.StopReason, errorMessage string, failure *StreamFailure) {
+// fail is Fail, recording why the receiver ended the stream; it reports whether it did end it,
+// with the stream's id.
+func (s *AssistantMessageEventStream) fail(reason aiv1.StopReason, errorMessage string, failure *StreamFailure) (bool, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.events.Done() {
-		return
+		return false, ""
 	}
 	s.failure = failure
 	message := s.received.Partial()
 	message.StopReason = reason
 	message.ErrorMessage = &errorMessage
 	s.events.Push(&aiv1.ModelEvent{Event: &aiv1.ModelEvent_Error{Error: &aiv1.ErrorEvent{Reason: reason, Message: message}}})
+	return true, s.streamID
 }
 
 // failRule ends the stream with an ERROR event for a broken stream rule.
@@ -200,12 +217,16 @@ func (s *AssistantMessageEventStream) CancelWith(errorMessage string, reason aiv
 }
 
 func (s *AssistantMessageEventStream) cancel(errorMessage string, reason aiv1.StopReason, failure *StreamFailure) {
-	s.fail(reason, errorMessage, failure)
+	ended, streamID := s.fail(reason, errorMessage, failure)
 	s.mu.Lock()
-	stop := s.stop
+	stop, cancelled := s.stop, s.cancelled
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	// A caller's cancel, not a passed deadline: the server cannot tell it from a connection lost.
+	if ended && failure == nil && streamID != "" && cancelled != nil {
+		cancelled(streamID)
 	}
 }
 

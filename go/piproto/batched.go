@@ -16,6 +16,12 @@ func (c *Client) open(call context.Context, request []byte, batched bool) (*even
 	if batched {
 		method, name = &aiv1.ModelService_ServiceDesc.Streams[1], aiv1.ModelService_StreamBatched_FullMethodName
 	}
+	return c.openStream(call, method, name, request, batched)
+}
+
+// openStream starts a call of a server-streaming method and sends it the request, encoded in
+// advance; batched says its messages are StreamBatchedResponses.
+func (c *Client) openStream(call context.Context, method *grpc.StreamDesc, name string, request []byte, batched bool) (*eventSource, error) {
 	codec := &frameCodec{}
 	stream, err := c.conn.NewStream(call, method, name, grpc.ForceCodecV2(codec))
 	if err == nil {

@@ -41,6 +41,7 @@ type Client struct {
 	mu      sync.Mutex
 	closed  bool
 	streams map[*AssistantMessageEventStream]struct{} // the streams whose calls are running
+	cancels map[chan struct{}]struct{}                // the Cancel calls on their way, closed when done
 }
 
 type clientConfig struct {
@@ -172,7 +173,9 @@ func (config *clientConfig) check(target string) error {
 
 // Close closes the connection. Streams still open end with an ABORTED error event, "the client
 // was closed", with no Failure (the caller ended them; nothing failed), and streams started from
-// then on end with it at once; catalog calls fail with CANCELED.
+// then on end with it at once; catalog calls fail with CANCELED. The server is told to cancel
+// each of those streams it keeps (ModelService.Cancel), and Close waits up to [CancelTimeout]
+// for those calls before it closes the connection.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
@@ -184,6 +187,7 @@ func (c *Client) Close() error {
 	for events := range open {
 		events.CancelWith(clientClosed, aiv1.StopReason_STOP_REASON_ABORTED)
 	}
+	c.awaitCancels() // the servers' streams are told before the connection goes
 	return c.conn.Close()
 }
 
@@ -268,6 +272,16 @@ func WithMetadata(keyValues ...string) StreamOption {
 // are ERROR naming the event's index and the rule. Cancelling ctx, or calling Cancel on the
 // stream, ends it with ABORTED "cancelled" and no Failure; closing the client ends it with ABORTED
 // "the client was closed" and no Failure, at once for a stream started after [Client.Close].
+//
+// The events of a numbered stream (ModelEvent.seq) are checked by a [Numbering]: a repeat is
+// dropped, a gap ends the stream with rule "sequence". A call cut off after its start event gave
+// a stream id, by UNAVAILABLE or by an end without a terminal event, resumes by itself: after
+// [ResumeBackoff], doubled at each attempt, it calls ModelService.Resume after the last event
+// applied, within the call's deadline, and goes on with its events as one stream, up to
+// [MaxResumes] attempts in a row without an event between them; when it cannot, the stream ends
+// as it would have without them. A stream with a stream id that the caller cancels (Cancel,
+// ctx, [Client.Close]) is cancelled on the server too, by a ModelService.Cancel call that is not
+// waited for.
 func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, options ...StreamOption) *AssistantMessageEventStream {
 	config := streamConfig{timeout: &c.defaultTimeout}
 	for _, option := range options {
@@ -292,6 +306,7 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 		pairs = append([]string{"authorization", c.authorization}, pairs...)
 	}
 	timeout := *config.timeout
+	events.cancelled = func(streamID string) { c.cancelKept(streamID, pairs) } // set before anyone can cancel
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -308,7 +323,7 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 		if len(pairs) > 0 {
 			ctx = metadata.AppendToOutgoingContext(ctx, pairs...)
 		}
-		return c.receive(ctx, events, request, timeout)
+		return c.receive(ctx, events, request, timeout, config.coalesce)
 	})
 	return events
 }
@@ -321,9 +336,10 @@ func (c *Client) forget(events *AssistantMessageEventStream) {
 }
 
 // receive runs one call and feeds its events to events, reading the next event only once it is
-// wanted. It ends the stream itself on a status, an undecodable event or a broken rule; it
-// returns nil when the call ended without a terminal event, which Drive turns into one.
-func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration) error {
+// wanted, and resumes the call when it is cut off. It ends the stream itself on a status, an
+// undecodable event or a broken rule; it returns nil when the call ended without a terminal
+// event, which Drive turns into one.
+func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStream, request []byte, timeout time.Duration, coalesce bool) error {
 	var call context.Context
 	var cancel context.CancelFunc
 	if timeout != 0 {
@@ -341,30 +357,48 @@ func (c *Client) receive(ctx context.Context, events *AssistantMessageEventStrea
 	if unimplemented(source, err) {
 		source, err = c.open(call, request, false)
 	}
-	for index := 0; err == nil; index++ {
-		if err = events.events.awaitDemand(call); err != nil {
-			break
+	numbering := NewNumbering(coalesce)
+	var resumes resumption
+	applied := 0 // the events applied: the index of the next one
+	for {
+		if err == nil {
+			err = events.events.awaitDemand(call)
 		}
 		var frame []byte
-		frame, err = source.next()
-		if index == 0 && unimplemented(source, err) {
-			if source, err = c.open(call, request, false); err == nil {
-				frame, err = source.next()
+		if err == nil {
+			frame, err = source.next()
+			if applied == 0 && unimplemented(source, err) {
+				if source, err = c.open(call, request, false); err == nil {
+					frame, err = source.next()
+				}
 			}
 		}
 		var malformed *batchError
 		if errors.As(err, &malformed) {
-			events.failRule(newStreamProtocolError(index, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "cannot decode the batch: "+malformed.detail))
+			events.failRule(newStreamProtocolError(applied, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "cannot decode the batch: "+malformed.detail))
 			return nil
 		}
 		if err != nil {
+			if call.Err() == nil && resumable(err) && resumes.wait(call, events.StreamID()) {
+				source, err = c.resume(call, events.StreamID(), numbering.Last(), coalesce)
+				continue
+			}
 			break
 		}
 		event := &aiv1.ModelEvent{}
 		if decodeErr := proto.Unmarshal(frame, event); decodeErr != nil {
-			events.failRule(newStreamProtocolError(index, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "not a ModelEvent: "+decodeError(decodeErr)))
+			events.failRule(newStreamProtocolError(applied, aiv1.StreamRule_STREAM_RULE_EVENT_DECODE, "not a ModelEvent: "+decodeError(decodeErr)))
 			return nil
 		}
+		admitted, admitErr := numbering.Admit(event, applied)
+		if admitErr != nil {
+			return admitErr // a *StreamProtocolError, which Drive makes the stream's failure
+		}
+		if !admitted {
+			continue // a repeat, which a resumed server may send: dropped uncounted
+		}
+		applied++
+		resumes.applied()
 		if pushErr := events.Push(event); pushErr != nil {
 			return pushErr // a *StreamProtocolError, which Drive makes the stream's failure
 		}

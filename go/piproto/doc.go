@@ -9,7 +9,9 @@
 // rules, and ends at the first done or error event; [Client.Stream] starts one call and never
 // fails: every failure becomes the stream's one error event, so iterating the stream ends and
 // [AssistantMessageEventStream.Result] always gives a message, while
-// [AssistantMessageEventStream.Failure] says what went wrong in structured form.
+// [AssistantMessageEventStream.Failure] says what went wrong in structured form; it resumes a
+// call cut off after its stream id arrived (ModelService.Resume) and tells the server when the
+// caller cancels a kept stream (ModelService.Cancel).
 // [Client.ListModels] and [Client.GetModel] read the server's model catalog. [ReadSession],
 // [EntryFromPi], [MessageFromPi], [EventFromPi] and their writers read and write pi's own JSON
 // (its session files and events) byte for byte.

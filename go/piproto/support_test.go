@@ -219,6 +219,21 @@ type fakeServer struct {
 	mu        sync.Mutex
 	methods   []string    // of every call received, in order
 	deadlines []time.Time // of every call received, in order
+	resumes   []*aiv1.ResumeRequest
+	cancels   chan cancelSeen // every Cancel call received
+}
+
+// cancelSeen is a Cancel call the fake server received: its request and its metadata.
+type cancelSeen struct {
+	request *aiv1.CancelRequest
+	headers metadata.MD
+}
+
+// resumesSeen is the request of every Resume call so far, in order.
+func (f *fakeServer) resumesSeen() []*aiv1.ResumeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.resumes)
 }
 
 // headersSeen is the metadata of the call the server received last.
@@ -276,9 +291,14 @@ func startCatalog(t testing.TB, models ...*aiv1.Model) *fakeServer {
 	return startServices(t, services{stream: playing(wire(t, eventsOf(readmeTurn(), 8)...), 0, codes.OK, ""), models: models})
 }
 
+// resumeScript plays one Resume call: it gets the decoded request and sends frames on stream;
+// the status it returns ends the call.
+type resumeScript func(request *aiv1.ResumeRequest, stream grpc.ServerStream) error
+
 // services are what a fake server serves.
 type services struct {
 	stream  script        // plays Stream (UNIMPLEMENTED when nil)
+	resume  resumeScript  // plays Resume (UNIMPLEMENTED when nil); Cancel is always answered
 	batched script        // plays StreamBatched, sending batches; nil: stream's frames, a batch each
 	old     bool          // StreamBatched is UNIMPLEMENTED, as on a server that predates it
 	models  []*aiv1.Model // ListModels and GetModel serve them, when not nil
@@ -290,7 +310,7 @@ func startServices(t testing.TB, served services, options ...grpc.ServerOption) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := &fakeServer{target: listener.Addr().String()}
+	fake := &fakeServer{target: listener.Addr().String(), cancels: make(chan cancelSeen, 16)}
 	fake.server = grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodecV2(bytesCodec{}),
 		grpc.UnknownServiceHandler(func(_ any, stream grpc.ServerStream) error {
@@ -307,6 +327,31 @@ func startServices(t testing.TB, served services, options ...grpc.ServerOption) 
 					}
 					return err
 				}
+			}
+			switch method {
+			case aiv1.ModelService_Cancel_FullMethodName:
+				request := &aiv1.CancelRequest{}
+				if err := proto.Unmarshal(data, request); err != nil {
+					return status.Error(codes.InvalidArgument, err.Error())
+				}
+				fake.cancels <- cancelSeen{request, metadataOf(stream)}
+				reply, err := proto.Marshal(&aiv1.CancelResponse{Cancelled: true})
+				if err == nil {
+					err = stream.SendMsg(reply)
+				}
+				return err
+			case aiv1.ModelService_Resume_FullMethodName:
+				if served.resume == nil {
+					return status.Errorf(codes.Unimplemented, "no method %s", method)
+				}
+				request := &aiv1.ResumeRequest{}
+				if err := proto.Unmarshal(data, request); err != nil {
+					return status.Error(codes.InvalidArgument, err.Error())
+				}
+				fake.mu.Lock()
+				fake.resumes = append(fake.resumes, request)
+				fake.mu.Unlock()
+				return served.resume(request, stream)
 			}
 			play := served.stream
 			switch {
