@@ -10,10 +10,12 @@
  * text completed into a JSON object (partial-json.ts). Both grow by appending, which JavaScript
  * engines do without copying the text so far, so a call streamed in many deltas costs linear
  * time. A non-terminal event that carries `usage` sets the partial's usage (a terminal event's
- * message carries its own).
+ * message carries its own). A terminal event's `contentSha256`, when it carries one, must be the
+ * digest of the content the partial holds as it arrives (digest.ts; rule `terminal-digest`).
  */
 
 import { create, toBinary } from "@bufbuild/protobuf";
+import { contentSha256 } from "./digest.js";
 import { eventKind } from "./events.js";
 import {
   type AssistantContent,
@@ -237,8 +239,21 @@ export class Accumulator {
         );
       }
     }
+    // The sender's digest of what it streamed: a receiver that rebuilt other content (an event
+    // lost, repeated or changed on the way) must not present the sender's message as its own.
+    const digest = body.value.contentSha256;
+    if (digest.length > 0 && !sameBytes(contentSha256(this.partial.content), digest)) {
+      throw broken(
+        StreamRule.TERMINAL_DIGEST,
+        "content_sha256 is not the digest of the content the stream's events built",
+      );
+    }
     this.partial = message;
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, at) => byte === b[at]);
 }
 
 function utf8Bytes(text: string): number {

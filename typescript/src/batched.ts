@@ -12,12 +12,7 @@ import type { Transport } from "@connectrpc/connect";
 import { createAsyncIterable } from "@connectrpc/connect/protocol";
 import { StreamProtocolError } from "./accumulator.js";
 import { type ModelEvent, ModelEventSchema, StreamRule } from "./gen/pi/ai/v1/event_pb.js";
-import {
-  ModelService,
-  StreamBatchedViewSchema,
-  type StreamRequest,
-  type StreamRequestSchema,
-} from "./gen/pi/ai/v1/service_pb.js";
+import { ModelService, StreamBatchedViewSchema, type StreamRequestSchema } from "./gen/pi/ai/v1/service_pb.js";
 
 /** ModelService.StreamBatched, its responses read as StreamBatchedView: the same bytes on the wire. */
 export const STREAM_BATCHED_VIEW: DescMethodServerStreaming<
@@ -36,14 +31,14 @@ export interface StreamCallOptions {
 }
 
 /**
- * The response messages of the server-streaming `method`, called over `transport` with
- * `request`; the response headers go to `onHeader` before the first message, the trailers to
- * `onTrailer` after the last. Fails with connect's ConnectError.
+ * The response messages of the server-streaming `method` (Stream, StreamBatched or Resume), called
+ * over `transport` with `request`; the response headers go to `onHeader` before the first message,
+ * the trailers to `onTrailer` after the last. Fails with connect's ConnectError.
  */
-export async function* serverStream<O extends DescMessage>(
+export async function* serverStream<I extends DescMessage, O extends DescMessage>(
   transport: Transport,
-  method: DescMethodServerStreaming<typeof StreamRequestSchema, O>,
-  request: StreamRequest,
+  method: DescMethodServerStreaming<I, O>,
+  request: MessageShape<I>,
   options: StreamCallOptions,
 ): AsyncGenerator<MessageShape<O>, void, undefined> {
   const { signal, timeoutMs, headers } = options;

@@ -6,6 +6,7 @@
 
 import http from "node:http";
 import https from "node:https";
+import { setTimeout as sleep } from "node:timers/promises";
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -31,14 +32,17 @@ import { type ModelEvent, StreamRule } from "./gen/pi/ai/v1/event_pb.js";
 import { StopReason } from "./gen/pi/ai/v1/message_pb.js";
 import type { Model } from "./gen/pi/ai/v1/model_pb.js";
 import {
+  CancelRequestSchema,
   type GenerationOptionsSchema,
   GetModelRequestSchema,
   ListModelsRequestSchema,
   ModelService,
+  ResumeRequestSchema,
   type StreamBatchedView,
   type StreamRequest,
   StreamRequestSchema,
 } from "./gen/pi/ai/v1/service_pb.js";
+import { Numbering } from "./numbering.js";
 import { violations } from "./validate.js";
 
 /** The deadline of a stream that sets none: 15 minutes, longer than the server's own stream limit. */
@@ -49,6 +53,19 @@ export const DEFAULT_UNARY_TIMEOUT_MS = 30 * 1000;
 
 /** How long the trailers may take after the terminal event before the call is cut. */
 const TRAILER_GRACE_MS = 1000;
+
+/**
+ * A call cut off after its stream id arrived is resumed (ModelService.Resume) up to this many times
+ * in a row without an event applied between them, waiting RESUME_BACKOFF_MS before the first
+ * attempt, doubled before each next one.
+ */
+export const MAX_RESUMES = 5;
+
+/** How long a client waits before its first Resume of a call cut off: 50 ms, doubled on each attempt in a row. */
+export const RESUME_BACKOFF_MS = 50;
+
+/** How long a Cancel call (ModelService.Cancel, sent when the caller cancels a kept stream) may take. */
+const CANCEL_TIMEOUT_MS = 1000;
 
 /**
  * The longest deadline a call gets, in milliseconds: 99,999,999 (about 27.8 hours), the most the
@@ -135,10 +152,19 @@ export class CallError extends Error {
 
 /** The events of one call, plus the response metadata the server sent with them. */
 export class ModelCallStream extends AssistantMessageEventStream {
-  /** The response headers (gRPC initial metadata), in place before the first event arrives. */
+  /**
+   * The response headers (gRPC initial metadata), in place before the first event arrives: those
+   * of the first call, when the stream was resumed.
+   */
   headers: Headers = new Headers();
-  /** The response trailers (gRPC trailing metadata) of a call that ends with status OK. */
+  /** The response trailers (gRPC trailing metadata) of the call (the last, if resumed) that ends with status OK. */
   trailers: Headers = new Headers();
+  /**
+   * The id the server keeps the stream under (its start event's `streamId`), which the client
+   * resumes and cancels it by; empty until the start event arrives, and when the server keeps no
+   * streams.
+   */
+  streamId = "";
 }
 
 /**
@@ -214,6 +240,15 @@ function sharedTransport(target: string, options: TransportOptions): Transport {
  * event is called again through Stream, within the same deadline; `batched: false` calls Stream
  * alone.
  *
+ * A server that keeps its streams numbers their events and names the stream in its start event
+ * (`streamId`). A repeated event is then dropped and a missing one breaks rule `sequence`; a call
+ * cut off (UNAVAILABLE, or the connection lost) or ended without a terminal event is resumed by
+ * itself (ModelService.Resume after the last event applied, up to MAX_RESUMES times in a row,
+ * waiting RESUME_BACKOFF_MS doubled each time, within the same deadline), so the consumer sees one
+ * stream; when it cannot resume, the stream ends as it would have without resuming, and a Resume
+ * refused (NOT_FOUND, OUT_OF_RANGE...) ends it ERROR with that status. A cancel of such a stream
+ * also sends ModelService.Cancel, without waiting for it.
+ *
  * Every failure becomes the stream's one `error` event, carrying everything received before it,
  * and `failure` on the stream says which it was: a request that breaks the schema's rules is never
  * sent (status INVALID_ARGUMENT, as a server would answer); a non-OK status or transport failure
@@ -268,9 +303,16 @@ export function streamModel(
   const caller = options.signal;
   const cancel = (): void => events.cancel();
   events.drive(async (signal) => {
+    // The server keeps a stream running for a while after its client goes away, and cannot tell
+    // a cancel from a connection lost: it is told.
+    const cancelKept = (): void => {
+      if (events.streamId !== "") sendCancel(transport, events.streamId, requestHeaders(options));
+    };
+    signal.addEventListener("abort", cancelKept, { once: true });
     try {
       await receive(events, transport, request, options, signal);
     } finally {
+      signal.removeEventListener("abort", cancelKept);
       caller?.removeEventListener("abort", cancel); // the stream has ended, or is about to
     }
   });
@@ -302,7 +344,7 @@ async function receive(
   }
 }
 
-/** The messages of one call: batches whose events are bytes (StreamBatched), or ModelEvents (Stream). */
+/** The messages of one call: batches whose events are bytes (StreamBatched), or ModelEvents (Stream, Resume). */
 type Messages =
   | { readonly kind: "batches"; readonly iterator: AsyncIterator<StreamBatchedView> }
   | { readonly kind: "events"; readonly iterator: AsyncIterator<ModelEvent> };
@@ -316,6 +358,11 @@ type Messages =
  * With StreamBatched, each event of a batch is decoded and applied only when a consumer asks for
  * it, and counts as one event for every index; a server without StreamBatched (UNIMPLEMENTED
  * before any event) is called again through Stream, within what is left of the deadline.
+ *
+ * A numbered stream's repeats are dropped and its gaps break rule `sequence` (Numbering). A call
+ * with a stream id that is cut off (UNAVAILABLE, or a connection lost) or that ends without its
+ * terminal event is resumed: ModelService.Resume after the last event applied, within what is
+ * left of the deadline, its events applied as the first call's, so the consumer sees one stream.
  */
 async function relay(
   events: ModelCallStream,
@@ -326,37 +373,68 @@ async function relay(
 ): Promise<ModelEvent | undefined> {
   if (signal.aborted) return undefined; // cancelled before the call could start
   const firstTimeout = callTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS); // throws for a deadline that has passed
-  const deadline = performance.now() + (firstTimeout ?? 0);
+  const deadline = firstTimeout === undefined ? Infinity : performance.now() + firstTimeout;
+  const left = (): number | undefined =>
+    firstTimeout === undefined ? undefined : Math.max(1, Math.floor(deadline - performance.now()));
   const call = new AbortController();
   const abort = (): void => call.abort();
   signal.addEventListener("abort", abort, { once: true });
+  const callOptions = (timeoutMs: number | undefined, resumed: boolean): StreamCallOptions => ({
+    signal: call.signal,
+    timeoutMs,
+    headers: requestHeaders(options),
+    // The headers are the first call's: the consumer may hold them since its first event.
+    onHeader: (sent) => {
+      if (!resumed) events.headers = sent;
+    },
+    onTrailer: (sent) => (events.trailers = sent),
+  });
   const open = (batched: boolean, timeoutMs: number | undefined): Messages => {
-    const callOptions: StreamCallOptions = {
-      signal: call.signal,
-      timeoutMs,
-      headers: requestHeaders(options),
-      onHeader: (sent) => (events.headers = sent),
-      onTrailer: (sent) => (events.trailers = sent),
-    };
-    if (batched)
-      return { kind: "batches", iterator: serverStream(transport, STREAM_BATCHED_VIEW, request, callOptions) };
-    return { kind: "events", iterator: serverStream(transport, ModelService.method.stream, request, callOptions) };
+    const asked = callOptions(timeoutMs, false);
+    if (batched) return { kind: "batches", iterator: serverStream(transport, STREAM_BATCHED_VIEW, request, asked) };
+    return { kind: "events", iterator: serverStream(transport, ModelService.method.stream, request, asked) };
+  };
+  const numbering = new Numbering(request.coalesceDeltas);
+  let resumes = 0; // Resume calls in a row without an event applied between them
+  /** Wait, then resume after the last event applied; undefined when the stream cannot resume. */
+  const resume = async (): Promise<Messages | undefined> => {
+    if (events.streamId === "" || resumes >= MAX_RESUMES || signal.aborted) return undefined;
+    const wait = RESUME_BACKOFF_MS * 2 ** resumes;
+    if (performance.now() + wait >= deadline) return undefined;
+    resumes += 1;
+    await sleep(wait, undefined, { signal }).catch(() => undefined); // a cancel ends the wait
+    if (signal.aborted) return undefined;
+    const asked = create(ResumeRequestSchema, {
+      streamId: events.streamId,
+      afterSeq: numbering.last,
+      coalesceDeltas: request.coalesceDeltas,
+    });
+    // Resume streams single events, whichever method the first call was.
+    const iterator = serverStream(transport, ModelService.method.resume, asked, callOptions(left(), true));
+    return { kind: "events", iterator };
   };
   let messages = open(options.batched ?? true, firstTimeout);
   let terminal: ModelEvent | undefined;
   let grace: ReturnType<typeof setTimeout> | undefined;
-  let received = 0; // events, not messages
+  let received = 0; // events applied (repeats are not), not messages
   let reading = false;
   let finished = false; // the call's messages were read to their end, or reading them failed
-  /** Count one event and pass it on; `asked`: push it only once a consumer asks for it. */
+  /** Apply one event's number, then count it and pass it on; `asked`: push it only once a consumer asks for it. */
   const pass = async (event: ModelEvent, asked: boolean): Promise<void> => {
-    received += 1;
     if (terminal !== undefined) return; // anything sent after the terminal event is ignored
+    if (!numbering.admit(event, received)) return; // a repeat of an event applied already
+    received += 1;
+    resumes = 0;
+    // Known before the event is pushed: a consumer that cancels as soon as it has the event
+    // tells the server.
+    if (received === 1 && event.event.case === "start") events.streamId = event.event.value.streamId;
     if (isTerminal(event)) {
       terminal = event;
       // The trailers follow the terminal event at once; a server that holds on is cut off.
       grace = setTimeout(abort, TRAILER_GRACE_MS);
-    } else if (asked) {
+      return;
+    }
+    if (asked) {
       await events.offer(event); // its partial is the message as of this event, as it is consumed
     } else {
       await events.send(event); // waits while the consumer is behind
@@ -369,17 +447,26 @@ async function relay(
       try {
         next = await messages.iterator.next();
       } catch (error) {
-        const unimplemented = ConnectError.from(error).code === Code.Unimplemented;
-        if (messages.kind === "batches" && received === 0 && unimplemented && !signal.aborted) {
+        if (terminal !== undefined || signal.aborted) throw error;
+        const failure = ConnectError.from(error);
+        if (messages.kind === "batches" && received === 0 && failure.code === Code.Unimplemented) {
           // A server without StreamBatched: the same call through Stream, within the same deadline.
-          const left = firstTimeout === undefined ? undefined : Math.max(1, Math.floor(deadline - performance.now()));
-          messages = open(false, left);
+          messages = open(false, left());
           continue;
         }
-        throw error;
+        const resumed = cutOff(failure) ? await resume() : undefined;
+        if (resumed === undefined) throw error;
+        messages = resumed;
+        continue;
       }
       reading = false;
-      if (next.done === true) break;
+      if (next.done === true) {
+        // An end without the terminal event: the server lost the model's stream, not the stream itself.
+        const resumed = terminal === undefined ? await resume() : undefined;
+        if (resumed === undefined) break;
+        messages = resumed;
+        continue;
+      }
       if (messages.kind === "events") {
         await pass(next.value as ModelEvent, false);
         continue;
@@ -414,6 +501,15 @@ async function relay(
     if (!finished) void drain(messages.iterator);
   }
   return terminal;
+}
+
+/**
+ * Ask the server to stop the stream it keeps as `streamId`, without waiting for the answer. Best
+ * effort: a stream nobody reads is cancelled by its server soon after anyway, so errors are ignored.
+ */
+function sendCancel(transport: Transport, streamId: string, headers: Headers): void {
+  const request = create(CancelRequestSchema, { streamId });
+  transport.unary(ModelService.method.cancel, undefined, CANCEL_TIMEOUT_MS, headers, request).catch(() => undefined);
 }
 
 /**
@@ -513,6 +609,11 @@ function callTimeout(timeoutMs: number): number | undefined {
 function connectionLost(error: ConnectError): boolean {
   const status = error.code === Code.Canceled || error.code === Code.Aborted;
   return status && [...error.metadata.keys()].length === 0; // a status from the server carries metadata
+}
+
+/** Whether a call was cut off rather than refused (UNAVAILABLE, or the connection under it lost): it may resume. */
+function cutOff(error: ConnectError): boolean {
+  return error.code === Code.Unavailable || connectionLost(error);
 }
 
 /** Read what is left of an aborted call, to its end. */

@@ -15,14 +15,17 @@ export {
   DEFAULT_UNARY_TIMEOUT_MS,
   getModel,
   listModels,
+  MAX_RESUMES,
   ModelCallStream,
   PROTOCOLS,
   type Protocol,
+  RESUME_BACKOFF_MS,
   type StreamModelOptions,
   streamModel,
   type TransportOptions,
 } from "./client.js";
 export { calculateCost } from "./cost.js";
+export { contentSha256 } from "./digest.js";
 export { EventStream } from "./event-stream.js";
 export { eventKind, isTerminal, terminalMessage } from "./events.js";
 export * from "./gen/pi/ai/v1/content_pb.js";
@@ -36,6 +39,7 @@ export * from "./gen/pi/ai/v1/tool_pb.js";
 export * from "./gen/pi/ai/v1/transcript_pb.js";
 export { type JsonTextProblem, jsonTextProblem, jsonViolations, MAX_JSON_DEPTH } from "./json-text.js";
 export { type AnyMessage, textOf, unwrap } from "./messages.js";
+export { Numbering } from "./numbering.js";
 export { ArgumentsCompletion, completeArguments, completeJson, EMPTY_ARGUMENTS } from "./partial-json.js";
 export {
   assistantFromPi,

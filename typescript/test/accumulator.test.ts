@@ -11,6 +11,7 @@ import {
   type AssistantMessage,
   AssistantMessageSchema,
   completeJson,
+  contentSha256,
   DEFAULT_MAX_MESSAGE_BYTES,
   eventKind,
   type ModelEvent,
@@ -181,6 +182,8 @@ test("a rule's text id is its enum value's name, without the prefix, in lower ca
     "size-limit",
     "terminal-missing",
     "event-decode",
+    "sequence",
+    "terminal-digest",
   ]);
   assert.equal(streamRuleId(StreamRule.UNSPECIFIED), "unspecified");
   assert.equal(streamRuleId(99 as StreamRule), "99"); // a rule of a newer schema, by its number
@@ -388,4 +391,73 @@ test("an event that carries usage sets the partial's usage", { timeout: TEST_TIM
   const terminal = done(final);
   terminal.usage = usage(1n);
   assert.equal(accumulator.apply(terminal).partial?.usage?.output, 9n);
+});
+
+/** The events of "Hello, world" in three deltas, with `digest` on the done event. */
+function helloWorld(digest: Uint8Array): ModelEvent[] {
+  const deltas = ["Hel", "lo, ", "world"].map((delta) =>
+    event({ case: "textDelta", value: { contentIndex: 0, delta } }),
+  );
+  const terminal = done(assistantMessage([text("Hello, world")]));
+  if (terminal.event.case === "done") terminal.event.value.contentSha256 = digest;
+  return [START, TEXT_START, ...deltas, TEXT_END, terminal];
+}
+
+test("the digest is SHA-256 of the encoded content, as every runtime computes it", { timeout: TEST_TIMEOUT }, () => {
+  // The digest the corpus gives for "Hello, world" (tests/conformance/resume.yaml).
+  const hello = Buffer.from(contentSha256([text("Hello, world")])).toString("base64");
+  assert.equal(hello, "4neC0P5vvmFOX7GfuEtvAtP92M6zjfvlFWg903GftrA=");
+  assert.equal(contentSha256([]).length, 32);
+  assert.notDeepEqual(contentSha256([text("Hello, world!")]), contentSha256([text("Hello, world")]));
+});
+
+test("a terminal event whose content_sha256 matches the content streamed ends the stream", {
+  timeout: TEST_TIMEOUT,
+}, () => {
+  const accumulator = new Accumulator();
+  const events = helloWorld(contentSha256([text("Hello, world")]));
+  for (const item of events) accumulator.apply(item);
+  assert.equal(textOf(accumulator.partial), "Hello, world");
+  assert.equal(accumulator.partial.stopReason, StopReason.STOP);
+  // Without a digest nothing is checked.
+  const unsigned = new Accumulator();
+  for (const item of helloWorld(new Uint8Array())) unsigned.apply(item);
+  assert.equal(unsigned.partial.stopReason, StopReason.STOP);
+});
+
+test("a content_sha256 of other content breaks rule terminal-digest, keeping the partial", {
+  timeout: TEST_TIMEOUT,
+}, () => {
+  const accumulator = new Accumulator();
+  const events = helloWorld(contentSha256([text("Hello, world!")]));
+  const error = refusal(events, accumulator);
+  assert.deepEqual([error.eventIndex, error.rule, error.ruleId], [6, StreamRule.TERMINAL_DIGEST, "terminal-digest"]);
+  // The partial is what the events built, not the terminal event's message.
+  const terminal = events.at(-1)!.event;
+  assert.ok(terminal.case === "done");
+  assert.notEqual(accumulator.partial, terminal.value.message);
+  assert.equal(textOf(accumulator.partial), "Hello, world");
+});
+
+test("the digest of a tool call cut short covers its raw text and its completion", { timeout: TEST_TIMEOUT }, () => {
+  const delta = event({ case: "toolcallDelta", value: { contentIndex: 0, delta: '{"path":"RE' } });
+  const streamed = create(ToolCallSchema, {
+    id: "call_1",
+    name: "read",
+    argumentsJson: '{"path":"RE"}',
+    rawArguments: '{"path":"RE',
+  });
+  const partial = create(AssistantContentSchema, { block: { case: "toolCall", value: streamed } });
+  const failed = (digest: Uint8Array): ModelEvent => {
+    const message = assistantMessage([partial], { stopReason: StopReason.ERROR, errorMessage: "overloaded" });
+    return event({ case: "error", value: { reason: StopReason.ERROR, message, contentSha256: digest } });
+  };
+  const accumulator = new Accumulator();
+  for (const item of [START, CALL_START, delta, failed(contentSha256([partial]))]) accumulator.apply(item);
+  assert.equal(accumulator.partial.errorMessage, "overloaded");
+  // The raw text alone, without the completion, is other content.
+  const rawOnly = create(AssistantContentSchema, {
+    block: { case: "toolCall", value: { id: "call_1", name: "read", rawArguments: '{"path":"RE' } },
+  });
+  assert.equal(refusal([START, CALL_START, delta, failed(contentSha256([rawOnly]))]).ruleId, "terminal-digest");
 });

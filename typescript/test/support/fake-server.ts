@@ -19,7 +19,14 @@ import { promisify } from "node:util";
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { type Model, type ModelEvent, ModelService, type StreamRequest } from "../../src/index.js";
+import {
+  type CancelRequest,
+  type Model,
+  type ModelEvent,
+  ModelService,
+  type ResumeRequest,
+  type StreamRequest,
+} from "../../src/index.js";
 
 /** What the server does for one call: the events to send; throw a ConnectError for a status. */
 export type Script = (request: StreamRequest, context: HandlerContext) => AsyncIterable<ModelEvent>;
@@ -31,6 +38,9 @@ export type Script = (request: StreamRequest, context: HandlerContext) => AsyncI
  * that follows them (OK when it gives none).
  */
 export type Batches = "grouped" | "unimplemented" | Raw;
+
+/** What the server does for one Resume call: the events to send; throw a ConnectError for a status. */
+export type ResumeScript = (request: ResumeRequest, context: HandlerContext) => AsyncIterable<ModelEvent>;
 
 /** The bytes of each message of a call (any bytes, malformed or not), and the status that follows them (OK when none). */
 export type Raw = () => { messages: Uint8Array[]; status?: Code };
@@ -44,6 +54,8 @@ export interface FakeServerOptions {
   httpVersion?: "2" | "1.1";
   /** Answer Stream with these bytes and this status, in place of the script. */
   stream?: Raw;
+  /** Answer Resume by this script; without one, Resume is NOT_FOUND, as a server that keeps no streams says. */
+  resume?: ResumeScript;
 }
 
 const STREAM_PATH = "/pi.ai.v1.ModelService/Stream";
@@ -66,6 +78,10 @@ export interface FakeServer {
   readonly connections: number;
   /** The deadline each call asked for, in milliseconds (its grpc-timeout or connect-timeout-ms header). */
   readonly deadlines: ReadonlyArray<number | undefined>;
+  /** Every Resume request received, in order. */
+  readonly resumes: readonly ResumeRequest[];
+  /** Every Cancel request received, in order. */
+  readonly cancels: readonly CancelRequest[];
   /** Cut every connection at once, as a server that crashes does. */
   drop(): void;
   close(): Promise<void>;
@@ -86,6 +102,8 @@ export async function startFakeServer(
   let connections = 0;
   let lastHeaders: Headers | undefined;
   const batchSizes: number[] = [];
+  const resumes: ResumeRequest[] = [];
+  const cancels: CancelRequest[] = [];
   const received = (context: HandlerContext): void => {
     calls += 1;
     lastHeaders = context.requestHeader;
@@ -106,6 +124,17 @@ export async function startFakeServer(
             }
           },
         }),
+        resume(request, context) {
+          received(context);
+          resumes.push(request);
+          if (options.resume === undefined) throw new ConnectError("this server keeps no streams", Code.NotFound);
+          return options.resume(request, context);
+        },
+        cancel(request, context) {
+          received(context);
+          cancels.push(request);
+          return { cancelled: true };
+        },
         listModels(request, context) {
           received(context);
           return { models: catalog.filter((model) => !request.provider || model.provider === request.provider) };
@@ -190,6 +219,8 @@ export async function startFakeServer(
       return connections;
     },
     deadlines,
+    resumes,
+    cancels,
     drop,
     close: () =>
       new Promise<void>((resolve) => {
@@ -230,10 +261,16 @@ export async function* grouped(events: AsyncIterable<ModelEvent>): AsyncIterable
     const group = [first.value];
     for (;;) {
       pending = iterator.next();
-      const ready = await Promise.race([
-        pending,
-        new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
-      ]);
+      let ready: IteratorResult<ModelEvent> | undefined;
+      try {
+        ready = await Promise.race([
+          pending,
+          new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+        ]);
+      } catch (error) {
+        yield group; // the events in front of a status are sent before it
+        throw error;
+      }
       if (ready === undefined || ready.done === true) break;
       group.push(ready.value);
     }
