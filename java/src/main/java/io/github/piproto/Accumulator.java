@@ -1,5 +1,6 @@
 package io.github.piproto;
 
+import com.google.protobuf.ByteString;
 import io.github.piproto.ai.v1.AssistantContent;
 import io.github.piproto.ai.v1.AssistantMessage;
 import io.github.piproto.ai.v1.ModelEvent;
@@ -9,6 +10,7 @@ import io.github.piproto.ai.v1.TextEndEvent;
 import io.github.piproto.ai.v1.ThinkingContent;
 import io.github.piproto.ai.v1.ThinkingEndEvent;
 import io.github.piproto.ai.v1.ToolCall;
+import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +34,9 @@ import java.util.stream.Collectors;
  * While a tool call's arguments stream, its partial holds the text so far in {@code raw_arguments}
  * and its completion into a JSON object ({@link PartialJson}, read incrementally) in {@code
  * arguments_json}. A non-terminal event that carries {@code usage} sets the partial's usage once
- * applied (a terminal event's message carries its own).
+ * applied (a terminal event's message carries its own). A terminal event that carries a {@code
+ * content_sha256} must carry the {@link Digest} of the partial's content as it stands when the
+ * terminal event arrives (rule {@code terminal-digest}).
  *
  * <p>Not thread-safe: one stream applies its events from one thread at a time.
  */
@@ -306,7 +310,22 @@ public final class Accumulator {
             "the message has blocks %s, the stream built %s".formatted(result, streamed));
       }
     }
+    ByteString digest = terminalDigest(terminal);
+    if (!digest.isEmpty()
+        && !MessageDigest.isEqual(
+            Digest.contentSha256(partial().getContentList()), digest.toByteArray())) {
+      throw rule.broken(
+          StreamRule.STREAM_RULE_TERMINAL_DIGEST,
+          "content_sha256 is not the digest of the content the stream's events built");
+    }
     replaceWith(message);
+  }
+
+  /** The content_sha256 of a terminal event; empty when it gives none. */
+  private static ByteString terminalDigest(ModelEvent terminal) {
+    return terminal.hasDone()
+        ? terminal.getDone().getContentSha256()
+        : terminal.getError().getContentSha256();
   }
 
   /** Make {@code message} the partial, its blocks all ended. */

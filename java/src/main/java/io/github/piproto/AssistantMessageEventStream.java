@@ -39,6 +39,7 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
   private final Accumulator seen; // guarded by this
   private Thread producer; // guarded by this
   private StreamFailure failure; // guarded by this
+  private String streamId = ""; // guarded by this
 
   public AssistantMessageEventStream() {
     this(Accumulator.DEFAULT_MAX_MESSAGE_BYTES);
@@ -71,6 +72,14 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
   }
 
   /**
+   * The id the server keeps the stream under ({@code StartEvent.stream_id}), from the start event
+   * pushed; empty before it, and when the server keeps none.
+   */
+  public synchronized String streamId() {
+    return streamId;
+  }
+
+  /**
    * Check {@code event} against the stream so far and deliver it, without any {@code partial} it
    * arrived with: the receiver's own is {@link #partial()}.
    *
@@ -82,6 +91,9 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
     offer(
         () -> {
           pushed.apply(event);
+          if (event.hasStart()) {
+            streamId = event.getStart().getStreamId();
+          }
           return Events.withoutPartial(event);
         });
   }
@@ -191,10 +203,18 @@ public class AssistantMessageEventStream extends EventStream<ModelEvent, Assista
       driver = producer;
       fail(reason, errorMessage, null);
     }
+    cancelled();
     if (driver != null) {
       driver.interrupt();
     }
   }
+
+  /**
+   * Called once when {@link #cancel(String, StopReason)} has ended the stream, before the producer
+   * is interrupted, on the cancelling thread (under the stream's lock when a consumer was
+   * interrupted): a subclass tells whatever keeps the stream elsewhere. It must not block.
+   */
+  protected void cancelled() {}
 
   private void run(Producer producer) {
     try {

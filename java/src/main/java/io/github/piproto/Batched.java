@@ -2,6 +2,7 @@ package io.github.piproto;
 
 import com.google.protobuf.ByteString;
 import io.github.piproto.ai.v1.ModelServiceGrpc;
+import io.github.piproto.ai.v1.ResumeRequest;
 import io.github.piproto.ai.v1.StreamBatchedView;
 import io.github.piproto.ai.v1.StreamRequest;
 import io.grpc.MethodDescriptor;
@@ -21,9 +22,9 @@ import java.util.List;
  *
  * <p>{@link #STREAM_BATCHED} reads each StreamBatchedResponse through the generated {@link
  * StreamBatchedView} (protobuf's own parser, through grpc-java's marshaller), its events as bytes;
- * {@link #STREAM} takes each message of Stream as one event. A batch that does not parse as a
- * StreamBatchedView has no events, and {@link #malformed()} says why: it fails as a whole, at the
- * index its first event would have had.
+ * {@link #STREAM} and {@link #RESUME} take each message of Stream or Resume as one event. A batch
+ * that does not parse as a StreamBatchedView has no events, and {@link #malformed()} says why: it
+ * fails as a whole, at the index its first event would have had.
  */
 final class Batched {
   /** StreamBatched, each response read as a StreamBatchedView. */
@@ -33,6 +34,12 @@ final class Batched {
   /** Stream, each response one event. */
   static final MethodDescriptor<StreamRequest, Batched> STREAM =
       ModelServiceGrpc.getStreamMethod().toBuilder(new SortedMaps(), new OneEvent()).build();
+
+  /** Resume, each response one event: it streams single events, whichever call it goes on from. */
+  static final MethodDescriptor<ResumeRequest, Batched> RESUME =
+      ModelServiceGrpc.getResumeMethod().toBuilder(
+              ModelServiceGrpc.getResumeMethod().getRequestMarshaller(), new OneEvent())
+          .build();
 
   private final List<ByteString> events;
   private final String malformed;

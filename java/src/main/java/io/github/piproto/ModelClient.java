@@ -3,12 +3,15 @@ package io.github.piproto;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.github.piproto.ai.v1.AgentContext;
+import io.github.piproto.ai.v1.CancelRequest;
+import io.github.piproto.ai.v1.CancelResponse;
 import io.github.piproto.ai.v1.GetModelRequest;
 import io.github.piproto.ai.v1.GetModelResponse;
 import io.github.piproto.ai.v1.ListModelsRequest;
 import io.github.piproto.ai.v1.Model;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.ModelServiceGrpc;
+import io.github.piproto.ai.v1.ResumeRequest;
 import io.github.piproto.ai.v1.StopReason;
 import io.github.piproto.ai.v1.StreamRequest;
 import io.github.piproto.ai.v1.StreamRule;
@@ -16,6 +19,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -24,6 +28,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,6 +37,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A client of {@code pi.ai.v1.ModelService} over one gRPC channel.
@@ -51,6 +57,19 @@ import java.util.concurrent.TimeUnit;
  * delivered one at a time, exactly as if each had come in a message of its own: each has its own
  * partial, every event index counts events, and an undecodable event fails at its own index after
  * the events in front of it ({@link Batched}: a batch that does not parse fails as a whole).
+ *
+ * <p>A numbered stream ({@code ModelEvent.seq}) is checked by its numbers ({@link Numbering}: a
+ * repeat is dropped, a gap breaks rule {@code sequence}). A call whose start event gave a stream id
+ * and that then fails with UNAVAILABLE, or ends without a terminal event, is resumed by the client
+ * itself: after {@link #RESUME_BACKOFF}, doubled for each attempt in a row, it calls {@code Resume}
+ * for the events after the last one applied, within the first call's deadline and with its headers,
+ * and goes on applying events as from the first call, so the consumer sees one stream. At most
+ * {@link #MAX_RESUMES} attempts in a row without an event between them; when it cannot resume, the
+ * stream ends as it would have without resuming, and a Resume that fails with another status ends
+ * it with that status. Cancelling a stream that has a stream id (its {@code cancel()}, a consumer
+ * interrupted, {@link #close()}) also sends {@code Cancel} for it, best effort and without waiting
+ * for it, since a server keeps a stream running for a while after its client goes away and cannot
+ * tell a cancel from a connection lost.
  *
  * <p>A call without a deadline of its own gets {@link #DEFAULT_TIMEOUT} (15 minutes); a stream
  * whose block events add up to more than {@link Accumulator#DEFAULT_MAX_MESSAGE_BYTES} (64 MiB)
@@ -77,6 +96,18 @@ public final class ModelClient implements AutoCloseable {
 
   /** The {@code error_message} of a stream ended by {@link #close()}. */
   public static final String CLIENT_CLOSED = "the client was closed";
+
+  /**
+   * How many times in a row a call cut off after its stream id arrived is resumed ({@code
+   * ModelService.Resume}) without an event applied between the attempts.
+   */
+  public static final int MAX_RESUMES = 5;
+
+  /** The wait before the first Resume of a row, doubled before each further one. */
+  public static final Duration RESUME_BACKOFF = Duration.ofMillis(50);
+
+  /** How long a Cancel call may take, and how long {@link #close()} waits for those under way. */
+  public static final Duration CANCEL_TIMEOUT = Duration.ofSeconds(1);
 
   private final ManagedChannel channel;
   private final OpenStreams open; // shared by the clients on this channel
@@ -182,7 +213,11 @@ public final class ModelClient implements AutoCloseable {
    */
   public AssistantMessageEventStream stream(
       StreamRequest request, Duration timeout, Metadata headers) {
-    AssistantMessageEventStream events = new AssistantMessageEventStream(maxMessageBytes);
+    // Resume and Cancel carry the call's headers too: they name the same stream to the server.
+    Channel target =
+        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+    ModelCallStream events =
+        new ModelCallStream(maxMessageBytes, streamId -> sendCancel(target, streamId));
     String invalid = invalidHeader(headers);
     if (invalid != null) {
       // grpc-java would log a warning and send the call without it (an authorization header, say).
@@ -202,17 +237,55 @@ public final class ModelClient implements AutoCloseable {
         deadline == null
             ? CallOptions.DEFAULT
             : CallOptions.DEFAULT.withDeadlineAfter(nanos(deadline), TimeUnit.NANOSECONDS);
-    Channel target =
-        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+    Receiver receiver = new Receiver(events, target, request, options, batched);
     events.drive(
         stream -> {
           try {
-            receive(stream, target, request, options, batched);
+            receiver.receive();
           } finally {
             open.remove(stream);
           }
         });
     return events;
+  }
+
+  /**
+   * Tell the server to cancel the stream it keeps as {@code streamId}, without waiting for its
+   * answer: it cannot tell a cancelled call from a connection lost. Best effort: errors are
+   * ignored, since a stream nobody reads is cancelled by its server soon after anyway.
+   */
+  private void sendCancel(Channel target, String streamId) {
+    CancelRequest request = CancelRequest.newBuilder().setStreamId(streamId).build();
+    open.cancelStarted();
+    StreamObserver<CancelResponse> done =
+        new StreamObserver<>() {
+          @Override
+          public void onNext(CancelResponse response) {}
+
+          @Override
+          public void onError(Throwable error) {
+            open.cancelEnded();
+          }
+
+          @Override
+          public void onCompleted() {
+            open.cancelEnded();
+          }
+        };
+    // Forked: the call being cancelled is this thread's context at times, and must not take the
+    // Cancel call down with it.
+    Context.current()
+        .fork()
+        .run(
+            () -> {
+              try {
+                ModelServiceGrpc.newStub(target)
+                    .withDeadlineAfter(CANCEL_TIMEOUT.toNanos(), TimeUnit.NANOSECONDS)
+                    .cancel(request, done);
+              } catch (RuntimeException refused) { // a channel shut down, say
+                open.cancelEnded();
+              }
+            });
   }
 
   /**
@@ -301,7 +374,8 @@ public final class ModelClient implements AutoCloseable {
   /**
    * Shut the channel down. Streams still open end first, with an ABORTED {@code error} event,
    * {@link #CLIENT_CLOSED}, and no {@code failure()}; streams started from now on end that way at
-   * once, and catalog calls throw {@link CallException} CANCELLED.
+   * once, and catalog calls throw {@link CallException} CANCELLED. The Cancel calls of the streams
+   * the server keeps get up to {@link #CANCEL_TIMEOUT} to reach it before the channel goes.
    */
   @Override
   public void close() {
@@ -309,96 +383,186 @@ public final class ModelClient implements AutoCloseable {
     for (AssistantMessageEventStream events : open.close()) {
       events.cancel(CLIENT_CLOSED, StopReason.STOP_REASON_ABORTED);
     }
-    channel.shutdownNow();
     try {
+      open.awaitCancels(CANCEL_TIMEOUT); // the servers' streams are told before the channel goes
+      channel.shutdownNow();
       channel.awaitTermination(10, TimeUnit.SECONDS);
     } catch (InterruptedException interrupted) {
+      channel.shutdownNow();
       Thread.currentThread().interrupt();
     }
   }
 
-  private static void receive(
-      AssistantMessageEventStream events,
-      Channel target,
-      StreamRequest request,
-      CallOptions options,
-      boolean batched)
-      throws InterruptedException {
-    // The call belongs to this context: cancelling it ends the call wherever the loop stands. The
-    // options hold the deadline as an instant, so a fallback call keeps the first call's deadline.
-    Context.CancellableContext call = Context.current().withCancellation();
-    Context outer = call.attach();
-    try {
-      Iterator<Batched> messages =
-          ClientCalls.blockingServerStreamingCall(
-              target, batched ? Batched.STREAM_BATCHED : Batched.STREAM, options, request);
-      int received = 0; // events, not messages: every index counts events
-      while (true) {
-        boolean more;
-        try {
-          more = messages.hasNext();
-        } catch (StatusRuntimeException error) {
-          if (batched
-              && received == 0
-              && error.getStatus().getCode() == Status.Code.UNIMPLEMENTED) {
-            // A server without StreamBatched: the same request goes to Stream.
-            batched = false;
-            messages =
-                ClientCalls.blockingServerStreamingCall(target, Batched.STREAM, options, request);
-            continue;
-          }
-          throw error;
-        }
-        if (!more) {
-          break;
-        }
-        Batched message = messages.next();
-        for (ByteString event : message.events()) {
-          if (!deliver(events, event, received++)) {
-            return;
-          }
-        }
-        if (message.malformed() != null) {
-          String detail = "cannot decode the batch: " + message.malformed();
-          events.fail(
-              new StreamProtocolException(received, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
-          return;
-        }
+  /**
+   * The stream of one call: it sends the Cancel of the stream the server keeps when the caller
+   * cancels it (its own cancel, a consumer interrupted, the client closed).
+   */
+  private static final class ModelCallStream extends AssistantMessageEventStream {
+    private final Consumer<String> cancelKept;
+
+    ModelCallStream(long maxMessageBytes, Consumer<String> cancelKept) {
+      super(maxMessageBytes);
+      this.cancelKept = cancelKept;
+    }
+
+    @Override
+    protected void cancelled() {
+      String kept = streamId();
+      if (!kept.isEmpty()) {
+        cancelKept.accept(kept);
       }
-      events.endWithoutTerminal();
-    } catch (StreamProtocolException broken) {
-      events.fail(broken);
-    } catch (RuntimeException error) {
-      Status status = Status.fromThrowable(error);
-      String code = status.getCode().name();
-      String description = status.getDescription();
-      String message = description == null || description.isEmpty() ? code : description;
-      events.fail(StopReason.STOP_REASON_ERROR, message, StreamFailure.ofStatus(code, message));
-    } finally {
-      call.detach(outer);
-      call.cancel(null);
     }
   }
 
   /**
-   * Decode {@code data}, the {@code index}th event of the stream, and send it; false once the
-   * stream has ended, by this event's failure to decode or by a terminal event (anything after it
-   * is ignored: the call is then cancelled).
+   * Reads one call into its stream, on the stream's producer thread: the first call, its fallback
+   * to Stream, and the Resume calls that go on from it when it is cut off, as one stream.
    */
-  private static boolean deliver(AssistantMessageEventStream events, ByteString data, int index)
-      throws InterruptedException {
-    ModelEvent event;
-    try {
-      event = ModelEvent.parseFrom(data);
-    } catch (InvalidProtocolBufferException | RuntimeException error) {
-      // Untrusted bytes: whatever goes wrong reading them is this one rule.
-      String detail =
-          "cannot decode a ModelEvent from %d bytes: %s".formatted(data.size(), error.getMessage());
-      events.fail(new StreamProtocolException(index, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
-      return false;
+  private static final class Receiver {
+    private final AssistantMessageEventStream events;
+    private final Channel target;
+    private final StreamRequest request;
+    private final CallOptions options; // the deadline, an instant, holds for every call
+    private final Numbering numbering;
+    private boolean batched;
+    private int received; // events applied, not messages: every index counts events
+    private int resumes; // in a row, since the last event applied
+
+    Receiver(
+        AssistantMessageEventStream events,
+        Channel target,
+        StreamRequest request,
+        CallOptions options,
+        boolean batched) {
+      this.events = events;
+      this.target = target;
+      this.request = request;
+      this.options = options;
+      this.batched = batched;
+      this.numbering = new Numbering(request.getCoalesceDeltas());
     }
-    events.send(event); // waits while the consumers are behind
-    return !events.isDone();
+
+    void receive() throws InterruptedException {
+      // The calls belong to this context: cancelling it ends the one running wherever the loop
+      // stands.
+      Context.CancellableContext call = Context.current().withCancellation();
+      Context outer = call.attach();
+      try {
+        Iterator<Batched> messages =
+            ClientCalls.blockingServerStreamingCall(
+                target, batched ? Batched.STREAM_BATCHED : Batched.STREAM, options, request);
+        while (true) {
+          boolean more;
+          try {
+            more = messages.hasNext();
+          } catch (StatusRuntimeException error) {
+            Status.Code code = error.getStatus().getCode();
+            if (batched && received == 0 && code == Status.Code.UNIMPLEMENTED) {
+              // A server without StreamBatched: the same request goes to Stream.
+              batched = false;
+              messages =
+                  ClientCalls.blockingServerStreamingCall(target, Batched.STREAM, options, request);
+              continue;
+            }
+            // UNAVAILABLE is a connection lost rather than a call refused.
+            Iterator<Batched> resumed = code == Status.Code.UNAVAILABLE ? resumed() : null;
+            if (resumed == null) {
+              throw error;
+            }
+            messages = resumed;
+            continue;
+          }
+          if (!more) {
+            Iterator<Batched> resumed = resumed(); // ended OK, but without its terminal event
+            if (resumed == null) {
+              break;
+            }
+            messages = resumed;
+            continue;
+          }
+          Batched message = messages.next();
+          for (ByteString event : message.events()) {
+            if (!deliver(event)) {
+              return;
+            }
+          }
+          if (message.malformed() != null) {
+            String detail = "cannot decode the batch: " + message.malformed();
+            events.fail(
+                new StreamProtocolException(received, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
+            return;
+          }
+        }
+        events.endWithoutTerminal();
+      } catch (StreamProtocolException broken) {
+        events.fail(broken);
+      } catch (RuntimeException error) {
+        Status status = Status.fromThrowable(error);
+        String code = status.getCode().name();
+        String description = status.getDescription();
+        String message = description == null || description.isEmpty() ? code : description;
+        events.fail(StopReason.STOP_REASON_ERROR, message, StreamFailure.ofStatus(code, message));
+      } finally {
+        call.detach(outer);
+        call.cancel(null);
+      }
+    }
+
+    /**
+     * The Resume call that goes on after the last event applied, made once the backoff has passed;
+     * null when the call cannot be resumed: no stream id, the attempts or the deadline used up.
+     */
+    private Iterator<Batched> resumed() throws InterruptedException {
+      String streamId = events.streamId();
+      if (streamId.isEmpty() || resumes >= MAX_RESUMES || events.isDone()) {
+        return null;
+      }
+      long wait = RESUME_BACKOFF.toNanos() << resumes;
+      Deadline deadline = options.getDeadline();
+      if (deadline != null && deadline.timeRemaining(TimeUnit.NANOSECONDS) <= wait) {
+        return null;
+      }
+      resumes += 1;
+      TimeUnit.NANOSECONDS.sleep(wait); // cancel() interrupts it
+      batched = false; // Resume streams single events, and has no fallback
+      ResumeRequest resume =
+          ResumeRequest.newBuilder()
+              .setStreamId(streamId)
+              .setAfterSeq(numbering.last())
+              .setCoalesceDeltas(request.getCoalesceDeltas())
+              .build();
+      return ClientCalls.blockingServerStreamingCall(target, Batched.RESUME, options, resume);
+    }
+
+    /**
+     * Decode {@code data}, the next event of the stream, and send it unless it is a repeat; false
+     * once the stream has ended, by this event's failure to decode or by a terminal event (anything
+     * after it is ignored: the call is then cancelled).
+     *
+     * @throws StreamProtocolException if the event breaks a stream rule
+     */
+    private boolean deliver(ByteString data) throws InterruptedException {
+      int index = received;
+      ModelEvent event;
+      try {
+        event = ModelEvent.parseFrom(data);
+      } catch (InvalidProtocolBufferException | RuntimeException error) {
+        // Untrusted bytes: whatever goes wrong reading them is this one rule.
+        String detail =
+            "cannot decode a ModelEvent from %d bytes: %s"
+                .formatted(data.size(), error.getMessage());
+        events.fail(
+            new StreamProtocolException(index, StreamRule.STREAM_RULE_EVENT_DECODE, detail));
+        return false;
+      }
+      if (!numbering.admit(event, index)) {
+        return true; // a repeat of an event applied before, which a resumed server may send
+      }
+      received += 1;
+      resumes = 0;
+      events.send(event); // waits while the consumers are behind
+      return !events.isDone();
+    }
   }
 
   /** The streams of the clients on one channel that are still running, until it is closed. */
@@ -406,6 +570,7 @@ public final class ModelClient implements AutoCloseable {
     private final Set<AssistantMessageEventStream> running =
         Collections.newSetFromMap(new IdentityHashMap<>());
     private boolean closed;
+    private int cancelling; // Cancel calls under way
 
     /** Count {@code events} as running; false once the channel is closed. */
     synchronized boolean add(AssistantMessageEventStream events) {
@@ -418,6 +583,24 @@ public final class ModelClient implements AutoCloseable {
 
     synchronized boolean isClosed() {
       return closed;
+    }
+
+    synchronized void cancelStarted() {
+      cancelling += 1;
+    }
+
+    synchronized void cancelEnded() {
+      cancelling -= 1;
+      notifyAll();
+    }
+
+    /** Wait until no Cancel call is under way, for {@code timeout} at most. */
+    synchronized void awaitCancels(Duration timeout) throws InterruptedException {
+      long end = System.nanoTime() + timeout.toNanos();
+      for (long left = timeout.toNanos(); cancelling > 0 && left > 0; ) {
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+        left = end - System.nanoTime();
+      }
     }
 
     /** Mark the channel closed, and return the streams still running. */

@@ -440,4 +440,94 @@ class AccumulatorTest {
     assertSame(partial.getContent(0), later.getContent(0));
     assertEquals(3, later.getUsage().getOutput());
   }
+
+  /** {@code event}, a done or error event, carrying {@code digest} as its content_sha256. */
+  private static ModelEvent withDigest(ModelEvent event, byte[] digest) {
+    ByteString sha256 = ByteString.copyFrom(digest);
+    ModelEvent.Builder built = event.toBuilder();
+    if (event.hasDone()) {
+      built.getDoneBuilder().setContentSha256(sha256);
+    } else {
+      built.getErrorBuilder().setContentSha256(sha256);
+    }
+    return built.build();
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void theDigestIsOfTheEncodingOfAMessageHoldingOnlyTheContent() {
+    // The corpus's digest of one text block "Hello, world" (tests/conformance/resume.yaml).
+    assertEquals(
+        "4neC0P5vvmFOX7GfuEtvAtP92M6zjfvlFWg903GftrA=",
+        java.util.Base64.getEncoder()
+            .encodeToString(Digest.contentSha256(List.of(text("Hello, world")))));
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aTerminalEventWithTheDigestOfTheStreamedContentPasses() {
+    AssistantMessage message = assistantMessage(STOP, text("Hello, world"));
+    Accumulator accumulator = new Accumulator();
+    for (ModelEvent event : Events.eventsOf(message, 5)) {
+      accumulator.apply(
+          Events.isTerminal(event)
+              ? withDigest(event, Digest.contentSha256(message.getContentList()))
+              : event);
+    }
+    assertSame(message, accumulator.partial());
+
+    // An error cut short in a tool call: the digest is of the partial call, raw text and
+    // completion, as the corpus gives it.
+    Accumulator cut = new Accumulator();
+    cut.apply(start());
+    cut.apply(toolCallStart(0, "call_1", "read"));
+    cut.apply(toolCallDelta(0, "{\"path\":\"RE"));
+    ToolCall partialCall =
+        ToolCall.newBuilder()
+            .setId("call_1")
+            .setName("read")
+            .setArgumentsJson("{\"path\":\"RE\"}")
+            .setRawArguments("{\"path\":\"RE")
+            .build();
+    AssistantMessage failure =
+        failed(AssistantContent.newBuilder().setToolCall(partialCall).build()).toBuilder()
+            .setErrorMessage("overloaded")
+            .build();
+    byte[] digest =
+        java.util.Base64.getDecoder().decode("RYrHAZUOuBhgwXehGIZPwPgPekWWzr2KqKzQ8mWzyAc=");
+    cut.apply(withDigest(error(ERROR, failure), digest));
+    assertSame(failure, cut.partial());
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aTerminalEventWithAnotherDigestBreaksRuleTerminalDigestKeepingThePartial() {
+    AssistantMessage message = assistantMessage(STOP, text("Hello, world"));
+    byte[] other = Digest.contentSha256(List.of(text("Hello, world!")));
+    Accumulator accumulator = new Accumulator();
+    List<ModelEvent> events = Events.eventsOf(message, 5);
+    for (ModelEvent event : events.subList(0, events.size() - 1)) {
+      accumulator.apply(event);
+    }
+    AssistantMessage before = accumulator.partial();
+    assertEquals(
+        (events.size() - 1) + " terminal-digest",
+        firstBroken(accumulator, withDigest(events.get(events.size() - 1), other)));
+    assertEquals(before, accumulator.partial());
+
+    // An error event's digest is checked alike; no digest at all is no check.
+    assertEquals(
+        "3 terminal-digest",
+        firstBroken(
+            start(),
+            textStart(0),
+            textDelta(0, "Hi"),
+            withDigest(error(ERROR, failed(text("Hi"))), other)));
+    Accumulator plain = new Accumulator();
+    plain.apply(start());
+    plain.apply(textStart(0));
+    plain.apply(textEnd(0));
+    plain.apply(done(STOP, message));
+    assertSame(message, plain.partial());
+  }
 }

@@ -1,11 +1,14 @@
 package io.github.piproto;
 
 import com.google.protobuf.ByteString;
+import io.github.piproto.ai.v1.CancelRequest;
+import io.github.piproto.ai.v1.CancelResponse;
 import io.github.piproto.ai.v1.GetModelResponse;
 import io.github.piproto.ai.v1.ListModelsResponse;
 import io.github.piproto.ai.v1.Model;
 import io.github.piproto.ai.v1.ModelEvent;
 import io.github.piproto.ai.v1.ModelServiceGrpc;
+import io.github.piproto.ai.v1.ResumeRequest;
 import io.github.piproto.ai.v1.StreamBatchedView;
 import io.github.piproto.ai.v1.StreamRequest;
 import io.grpc.Contexts;
@@ -29,8 +32,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,13 +43,20 @@ import java.util.concurrent.TimeUnit;
  * whatever its script says: events, raw bytes no correct server sends, statuses and pauses. It
  * serves Stream and StreamBatched with the same script (or Stream alone, as an older server); on
  * StreamBatched each event the script sends is a batch of its own unless it sends a batch. Its
- * catalog (ListModels, GetModel) serves the models it was given.
+ * catalog (ListModels, GetModel) serves the models it was given. Resume plays a script of its own
+ * (NOT_FOUND without one), and Cancel records each request and answers it cancelled.
  */
 final class FakeModelServer implements AutoCloseable {
   /** What the server does with one call. */
   @FunctionalInterface
   interface Script {
     void play(StreamRequest request, Metadata headers, Call call) throws Exception;
+  }
+
+  /** What the server does with one Resume call; its responses are single events. */
+  @FunctionalInterface
+  interface ResumeScript {
+    void play(ResumeRequest request, Call call) throws Exception;
   }
 
   /** One call, as the script sees it. */
@@ -126,8 +138,16 @@ final class FakeModelServer implements AutoCloseable {
   private final Server server;
   private final CountDownLatch anyCancelled = new CountDownLatch(1);
   private final List<String> methods = new CopyOnWriteArrayList<>();
+  private final List<ResumeRequest> resumes = new CopyOnWriteArrayList<>();
+  private final BlockingQueue<CancelRequest> cancels = new LinkedBlockingQueue<>();
+  private final BlockingQueue<Metadata> cancelHeaders = new LinkedBlockingQueue<>();
 
   private FakeModelServer(Script script, List<Model> catalog, boolean batched) throws IOException {
+    this(script, null, catalog, batched);
+  }
+
+  private FakeModelServer(Script script, ResumeScript resume, List<Model> catalog, boolean batched)
+      throws IOException {
     MethodDescriptor<StreamRequest, byte[]> stream =
         ModelServiceGrpc.getStreamMethod().toBuilder(
                 ModelServiceGrpc.getStreamMethod().getRequestMarshaller(), new RawBytes())
@@ -153,9 +173,23 @@ final class FakeModelServer implements AutoCloseable {
     if (batched) { // without it, StreamBatched is answered UNIMPLEMENTED, as by an older server
       definition.addMethod(streamBatched, played(script, headersKey, true));
     }
+    MethodDescriptor<ResumeRequest, byte[]> resumeMethod =
+        ModelServiceGrpc.getResumeMethod().toBuilder(
+                ModelServiceGrpc.getResumeMethod().getRequestMarshaller(), new RawBytes())
+            .build();
     ServerServiceDefinition service =
         definition
             .addMethod(stream, played(script, headersKey, false))
+            .addMethod(resumeMethod, resumed(resume))
+            .addMethod(
+                ModelServiceGrpc.getCancelMethod(),
+                ServerCalls.asyncUnaryCall(
+                    (request, observer) -> {
+                      cancelHeaders.add(headersKey.get());
+                      cancels.add(request);
+                      observer.onNext(CancelResponse.newBuilder().setCancelled(true).build());
+                      observer.onCompleted();
+                    }))
             .addMethod(
                 ModelServiceGrpc.getListModelsMethod(),
                 ServerCalls.asyncUnaryCall(
@@ -229,6 +263,55 @@ final class FakeModelServer implements AutoCloseable {
           player.setDaemon(true);
           player.start();
         });
+  }
+
+  /** The handler of Resume: {@code resume} played on a thread of its own; NOT_FOUND without. */
+  private ServerCallHandler<ResumeRequest, byte[]> resumed(ResumeScript resume) {
+    return ServerCalls.asyncServerStreamingCall(
+        (request, observer) -> {
+          resumes.add(request);
+          ServerCallStreamObserver<byte[]> responses = (ServerCallStreamObserver<byte[]>) observer;
+          if (resume == null) {
+            responses.onError(Status.NOT_FOUND.withDescription("no stream kept").asException());
+            return;
+          }
+          CountDownLatch cancelled = new CountDownLatch(1);
+          responses.setOnCancelHandler(cancelled::countDown);
+          Call call = new Call(responses, cancelled, false);
+          Runnable play =
+              () -> {
+                try {
+                  resume.play(request, call);
+                } catch (Exception error) {
+                  call.fail(Status.INTERNAL.withCause(error));
+                }
+              };
+          Thread player = new Thread(io.grpc.Context.current().wrap(play));
+          player.setDaemon(true);
+          player.start();
+        });
+  }
+
+  /**
+   * Serve {@code script} on Stream and StreamBatched, and {@code resume} on Resume, until closed.
+   */
+  static FakeModelServer startResumable(Script script, ResumeScript resume) throws IOException {
+    return new FakeModelServer(script, resume, List.of(), true);
+  }
+
+  /** The Resume calls made so far, in order. */
+  List<ResumeRequest> resumes() {
+    return List.copyOf(resumes);
+  }
+
+  /** The next Cancel call a client makes, waiting {@code duration} for it; null if none came. */
+  CancelRequest takeCancel(Duration duration) throws InterruptedException {
+    return cancels.poll(duration.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** The headers of the next Cancel call taken; null if none came. */
+  Metadata takeCancelHeaders(Duration duration) throws InterruptedException {
+    return cancelHeaders.poll(duration.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** Serve {@code script} on Stream and StreamBatched until closed. */
