@@ -68,7 +68,8 @@ fn wire(case: &pb::WireCase) -> Ran<pb::WireResult> {
         ThinkingLevelMapping, ModelPromptCache, ModelInputLimits, ModelImageInputLimits,
         ModelImageResize, ModelCost, ModelCostTier, GenerationOptions, DeferredOptions,
         ThinkingBudgets, ToolChoice, StreamRequest, ListModelsRequest, ListModelsResponse,
-        GetModelRequest, GetModelResponse, StreamBatchedResponse, StreamBatchedView,
+        GetModelRequest, GetModelResponse, StreamBatchedResponse, StreamBatchedView, ResumeRequest,
+        CancelRequest, CancelResponse,
     }
 }
 
@@ -240,6 +241,7 @@ fn streamed(deltas: impl Iterator<Item = String>) -> Ran<String> {
     let mut accumulator = Accumulator::default();
     let start = Event::Start(v1::StartEvent {
         header: Some(v1::AssistantMessage::default()),
+        ..Default::default()
     });
     let call = Event::ToolcallStart(v1::ToolCallStartEvent {
         content_index: 0,

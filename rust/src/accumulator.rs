@@ -11,12 +11,17 @@
 //! incrementally: each delta rewrites only the end of the completed text that changed, so a call
 //! streamed in many deltas costs linear time. A non-terminal event that carries `usage` sets the
 //! partial's usage once it is applied (a terminal event's message carries its own).
+//!
+//! A terminal event that carries `content_sha256` is checked against the digest of the content
+//! the partial holds when it arrives ([`crate::content_sha256`], rule `terminal-digest`), so
+//! every receiver notices a stream whose events were lost, repeated or changed on the way.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
 use crate::descriptors::POOL;
+use crate::digest::content_sha256;
 use crate::events::{event_kind, terminal_message};
 use crate::partial_json::Completion;
 use crate::v1::assistant_content::Block;
@@ -170,8 +175,12 @@ impl Accumulator {
             kind: event_kind(event),
         };
         let applied = match body {
-            Event::Done(done) => self.finish(&rule, event, done.message.as_ref()),
-            Event::Error(error) => self.finish(&rule, event, error.message.as_ref()),
+            Event::Done(done) => {
+                self.finish(&rule, event, done.message.as_ref(), &done.content_sha256)
+            }
+            Event::Error(error) => {
+                self.finish(&rule, event, error.message.as_ref(), &error.content_sha256)
+            }
             Event::Start(start) => {
                 if self.started || index > 0 {
                     let broken = if self.started {
@@ -413,6 +422,7 @@ impl Accumulator {
         rule: &Rule,
         event: &ModelEvent,
         message: Option<&AssistantMessage>,
+        digest: &[u8],
     ) -> Result<(), StreamProtocolError> {
         let broken = violations(event);
         if !broken.is_empty() {
@@ -437,6 +447,12 @@ impl Accumulator {
                 );
                 return Err(rule.broken(StreamRule::TerminalAgrees, detail));
             }
+        }
+        // The partial's content before the message replaces it: what the sender's events built.
+        if !digest.is_empty() && content_sha256(&self.partial.content).as_slice() != digest {
+            let detail =
+                "content_sha256 is not the digest of the content the stream's events built";
+            return Err(rule.broken(StreamRule::TerminalDigest, detail));
         }
         self.partial = Arc::new(message.clone());
         Ok(())

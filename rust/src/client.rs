@@ -1,6 +1,7 @@
 //! The gRPC client of `pi.ai.v1.ModelService`: streams whose iteration never fails (read through
-//! `StreamBatched`, or `Stream` on a server without it), and the model catalog (`ListModels`,
-//! `GetModel`).
+//! `StreamBatched`, or `Stream` on a server without it, resumed through `Resume` when cut off,
+//! and cancelled on the server through `Cancel` when their caller cancels them), and the model
+//! catalog (`ListModels`, `GetModel`).
 
 use std::fmt;
 use std::future::Future;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use prost::{DecodeError, Message};
+use tokio::runtime::Handle;
 use tokio::time::{Instant, Sleep};
 use tonic::codec::Streaming;
 use tonic::codegen::http::uri::PathAndQuery;
@@ -21,10 +23,12 @@ use tonic::{Code, Extensions, Status};
 use crate::accumulator::{DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError};
 use crate::batched::{Batch, CallCodec, Decoded};
 use crate::event_stream::{AssistantMessageEventStream, StreamFailure};
+use crate::numbering::Numbering;
+use crate::v1::model_event::Event;
 use crate::v1::model_service_client::ModelServiceClient;
 use crate::v1::{
-    AgentContext, GenerationOptions, GetModelRequest, ListModelsRequest, Model, ModelEvent,
-    StreamBatchedView, StreamRequest, StreamRule,
+    AgentContext, CancelRequest, GenerationOptions, GetModelRequest, ListModelsRequest, Model,
+    ModelEvent, ResumeRequest, StreamBatchedView, StreamRequest, StreamRule,
 };
 
 /// The deadline of a call that sets none: 15 minutes, longer than a server's usual stream limit.
@@ -37,8 +41,20 @@ pub const DEFAULT_CATALOG_TIMEOUT: Duration = Duration::from_secs(30);
 /// about 11,400 years). A longer one, `Duration::MAX` say, is sent as this: practically none.
 const LONGEST_TIMEOUT: Duration = Duration::from_secs(99_999_999 * 3600);
 
+/// A call cut off after its stream id arrived is resumed (`ModelService.Resume`) up to this
+/// many times in a row without an event applied between, waiting [`RESUME_BACKOFF`] before the
+/// first attempt, twice as long before each next one.
+pub const MAX_RESUMES: u32 = 5;
+
+/// The wait before the first of a run of resumes; it doubles with each attempt after it.
+pub const RESUME_BACKOFF: Duration = Duration::from_millis(50);
+
+/// How long the `Cancel` call a cancelled stream sends to its server may take.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(1);
+
 const STREAM_METHOD: &str = "/pi.ai.v1.ModelService/Stream";
 const BATCHED_METHOD: &str = "/pi.ai.v1.ModelService/StreamBatched";
+const RESUME_METHOD: &str = "/pi.ai.v1.ModelService/Resume";
 
 /// What one call may set besides its context.
 #[derive(Debug, Clone, Default)]
@@ -129,9 +145,23 @@ impl From<&Status> for CallError {
 /// to `Stream` (one event per message) when that call fails with UNIMPLEMENTED before any event,
 /// within the same deadline. [`ModelClient::with_batched`]`(false)` calls `Stream` only. Either
 /// way the stream yields the same events, each with its own partial and index.
+///
+/// A server that keeps its streams names each in its start event (`StartEvent.stream_id`) and
+/// numbers the events (`ModelEvent.seq`; the stream applies each once, rule `sequence`). When
+/// such a call fails with UNAVAILABLE (the connection lost) or ends without a terminal event, the
+/// stream resumes it by itself: it waits [`RESUME_BACKOFF`], doubled on each attempt in a row,
+/// then calls `Resume` after the last event applied, within what is left of the deadline, so its
+/// consumer sees one uninterrupted stream. At most [`MAX_RESUMES`] attempts follow one another
+/// without an event between; when it cannot resume, the stream ends as it would have (the
+/// status, or rule `terminal-missing`), and a `Resume` refused (NOT_FOUND, OUT_OF_RANGE, ...)
+/// ends it with that status. A stream of such a call that its caller cancels, or drops before
+/// its end, also sends `Cancel` for its stream id to the server, which cannot tell a cancel from
+/// a connection lost: best effort, without waiting (1 s at most, failures ignored).
 #[derive(Debug, Clone)]
 pub struct ModelClient {
     channel: Channel,
+    /// The runtime the client was made on, which runs the `Cancel` calls of cancelled streams.
+    runtime: Option<Handle>,
     default_timeout: Option<Duration>,
     catalog_timeout: Option<Duration>,
     max_message_bytes: u64,
@@ -152,6 +182,7 @@ impl ModelClient {
         };
         Ok(Self {
             channel: Endpoint::from_shared(uri)?.connect_lazy(),
+            runtime: Handle::try_current().ok(),
             default_timeout: Some(DEFAULT_TIMEOUT),
             catalog_timeout: Some(DEFAULT_CATALOG_TIMEOUT),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -212,6 +243,7 @@ impl ModelClient {
             context: Some(context),
             options: options.generation,
             coalesce_deltas: options.coalesce_deltas,
+            ..Default::default()
         };
         let timeout = options
             .timeout
@@ -247,7 +279,11 @@ impl ModelClient {
             largest_message: usize::try_from(largest_message).unwrap_or(usize::MAX),
         };
         let now = Instant::now();
-        let fallback = self.batched.then(|| opener.clone());
+        let canceller = Canceller {
+            channel: self.channel.clone(),
+            metadata: opener.metadata.clone(),
+            runtime: self.runtime.clone(),
+        };
         let call = Call {
             // The timeout is for the server; ours is Call::deadline.
             phase: Phase::Opening(opener.open(self.batched, timeout)),
@@ -256,10 +292,16 @@ impl ModelClient {
                 .and_then(|limit| now.checked_add(limit))
                 .map(|deadline| Box::pin(tokio::time::sleep_until(deadline))),
             received: 0,
-            fallback,
+            opener,
+            fallback: self.batched,
             batch: None,
+            numbering: Numbering::new(options.coalesce_deltas),
+            coalesce_deltas: options.coalesce_deltas,
+            stream_id: String::new(),
+            resumes: 0,
         };
         events.read_from(Box::pin(call));
+        events.on_cancel(Box::new(move |stream_id| canceller.send(stream_id)));
         events
     }
 
@@ -327,12 +369,11 @@ type Opening = Pin<Box<dyn Future<Output = Result<Messages, Status>> + Send>>;
 enum Messages {
     /// StreamBatched's, each one batch of events.
     Batched(Box<Streaming<Decoded<StreamBatchedView>>>),
-    /// Stream's, each one event.
+    /// Stream's and Resume's, each one event.
     Single(Box<Streaming<Decoded<ModelEvent>>>),
 }
 
-/// What it takes to open a streaming call: the encoded request and its metadata.
-#[derive(Clone)]
+/// What it takes to open the calls of one stream: the encoded request and its metadata.
 struct Opener {
     channel: Channel,
     /// The client's metadata and the call's, without the deadline.
@@ -344,11 +385,40 @@ struct Opener {
 impl Opener {
     /// Open StreamBatched (`batched`) or Stream, telling the server `timeout`.
     fn open(&self, batched: bool, timeout: Option<Duration>) -> Opening {
-        let mut request = tonic::Request::from_parts(
-            self.metadata.clone(),
-            Extensions::default(),
-            self.body.clone(),
-        );
+        let method = if batched {
+            BATCHED_METHOD
+        } else {
+            STREAM_METHOD
+        };
+        self.call(method, self.body.clone(), batched, timeout)
+    }
+
+    /// Open Resume: the events of stream `stream_id` after `after_seq`, one per message.
+    fn resume(
+        &self,
+        stream_id: &str,
+        after_seq: u64,
+        coalesce_deltas: bool,
+        timeout: Option<Duration>,
+    ) -> Opening {
+        let request = ResumeRequest {
+            stream_id: stream_id.to_owned(),
+            after_seq,
+            coalesce_deltas,
+        };
+        let body = Bytes::from(request.encode_to_vec());
+        self.call(RESUME_METHOD, body, false, timeout)
+    }
+
+    fn call(
+        &self,
+        method: &'static str,
+        body: Bytes,
+        batched: bool,
+        timeout: Option<Duration>,
+    ) -> Opening {
+        let mut request =
+            tonic::Request::from_parts(self.metadata.clone(), Extensions::default(), body);
         if let Some(limit) = timeout {
             request.set_timeout(limit);
         }
@@ -358,12 +428,11 @@ impl Opener {
             grpc.ready()
                 .await
                 .map_err(|error| Status::unavailable(error.to_string()))?;
+            let path = PathAndQuery::from_static(method);
             if batched {
-                let path = PathAndQuery::from_static(BATCHED_METHOD);
                 let response = grpc.server_streaming(request, path, CallCodec::default());
                 Ok(Messages::Batched(Box::new(response.await?.into_inner())))
             } else {
-                let path = PathAndQuery::from_static(STREAM_METHOD);
                 let response = grpc.server_streaming(request, path, CallCodec::default());
                 Ok(Messages::Single(Box::new(response.await?.into_inner())))
             }
@@ -371,18 +440,53 @@ impl Opener {
     }
 }
 
-/// One call as a stream of events, or of the failure that ends it.
+/// Sends `Cancel` for a stream its caller cancelled: the server keeps a stream running for a
+/// while after its client goes away, and cannot tell a cancel from a connection lost.
+struct Canceller {
+    channel: Channel,
+    metadata: MetadataMap,
+    runtime: Option<Handle>,
+}
+
+impl Canceller {
+    /// Send the call on its own, without waiting for it; best effort: a stream nobody reads is
+    /// cancelled by its server soon after anyway.
+    fn send(self, stream_id: &str) {
+        let Some(runtime) = self.runtime else {
+            return;
+        };
+        let request = CancelRequest {
+            stream_id: stream_id.to_owned(),
+        };
+        let mut request = tonic::Request::from_parts(self.metadata, Extensions::default(), request);
+        request.set_timeout(CANCEL_TIMEOUT);
+        let mut service = ModelServiceClient::new(self.channel);
+        runtime.spawn(async move {
+            let _ = tokio::time::timeout(CANCEL_TIMEOUT, service.cancel(request)).await;
+        });
+    }
+}
+
+/// One call as a stream of events, or of the failure that ends it: the first call, then the
+/// Resume calls that go on with it when it is cut off.
 struct Call {
     phase: Phase,
     deadline: Option<Pin<Box<Sleep>>>,
-    /// Events read so far (not messages): the index of the next event.
+    /// Events applied so far (not messages, nor repeats dropped): the index of the next event.
     received: usize,
-    /// While StreamBatched has not yet delivered an event: opens the Stream call that replaces
-    /// it if the server answers UNIMPLEMENTED.
-    fallback: Option<Opener>,
+    opener: Opener,
+    /// While StreamBatched has not yet delivered an event: whether to open the Stream call that
+    /// replaces it if the server answers UNIMPLEMENTED.
+    fallback: bool,
     /// The batch at hand: its events are decoded one at a time, as they are consumed, so each
     /// is applied (and its partial rebuilt) before the next.
     batch: Option<Batch>,
+    numbering: Numbering,
+    coalesce_deltas: bool,
+    /// The server's id of the stream, from its start event; empty when it keeps none.
+    stream_id: String,
+    /// Resumes in a row, since the last event applied.
+    resumes: u32,
 }
 
 enum Phase {
@@ -390,11 +494,14 @@ enum Phase {
     Opening(Opening),
     /// Reading the messages: each one event, or one batch of them.
     Open(Messages),
+    /// Waiting before the call that resumes a call cut off.
+    Resuming(Pin<Box<Sleep>>),
 }
 
 impl Call {
-    /// The next event of the batch at hand; `None` once it is used up.
-    fn next_in_batch(&mut self) -> Option<Result<ModelEvent, StreamFailure>> {
+    /// The next event of the batch at hand, `Some(None)` for a repeat dropped; `None` once the
+    /// batch is used up.
+    fn next_in_batch(&mut self) -> Option<Option<Result<ModelEvent, StreamFailure>>> {
         let event = self.batch.as_mut()?.next();
         if event.is_none() {
             self.batch = None;
@@ -402,21 +509,63 @@ impl Call {
         Some(self.event(ModelEvent::decode(event?)))
     }
 
-    /// The next event, as it decoded. Bytes from the network: whatever they hold, a failure to
-    /// read them is rule `event-decode`, at this event's index.
+    /// The next event, as it decoded, or `None` for a repeat to drop. Bytes from the network:
+    /// whatever they hold, a failure to read them is rule `event-decode`, at this event's index.
     fn event(
         &mut self,
         decoded: Result<ModelEvent, DecodeError>,
-    ) -> Result<ModelEvent, StreamFailure> {
+    ) -> Option<Result<ModelEvent, StreamFailure>> {
         let index = self.received;
-        self.received += 1;
         // An event has come: the call stays the one it is.
-        self.fallback = None;
-        decoded.map_err(|error| {
-            let detail = format!("the message is not a ModelEvent: {error}");
-            let rule = StreamProtocolError::new(index, StreamRule::EventDecode, detail);
-            StreamFailure::Rule(rule)
+        self.fallback = false;
+        let event = match decoded {
+            Ok(event) => event,
+            Err(error) => {
+                let detail = format!("the message is not a ModelEvent: {error}");
+                let rule = StreamProtocolError::new(index, StreamRule::EventDecode, detail);
+                return Some(Err(StreamFailure::Rule(rule)));
+            }
+        };
+        match self.numbering.admit(&event, index) {
+            // A repeat of an event applied before the stream resumed.
+            Ok(false) => return None,
+            Err(broken) => return Some(Err(StreamFailure::Rule(broken))),
+            Ok(true) => {}
+        }
+        self.received += 1;
+        self.resumes = 0;
+        if let Some(Event::Start(start)) = &event.event {
+            self.stream_id.clone_from(&start.stream_id);
+        }
+        Some(Ok(event))
+    }
+
+    /// What is left of the deadline; `None` for no deadline.
+    fn left(&self) -> Option<Duration> {
+        self.deadline.as_ref().map(|deadline| {
+            deadline
+                .deadline()
+                .saturating_duration_since(Instant::now())
         })
+    }
+
+    /// Resume a call cut off after its stream id arrived: wait, then make the Resume call that
+    /// goes on after the last event applied. False when it cannot: no stream id, the attempts or
+    /// the deadline used up.
+    fn resume(&mut self) -> bool {
+        if self.stream_id.is_empty() || self.resumes >= MAX_RESUMES {
+            return false;
+        }
+        let wait = RESUME_BACKOFF * 2u32.pow(self.resumes);
+        if let Some(deadline) = &self.deadline
+            && Instant::now() + wait >= deadline.deadline()
+        {
+            return false;
+        }
+        self.resumes += 1;
+        // The call cut off goes now: dropping it ends the RPC.
+        self.phase = Phase::Resuming(Box::pin(tokio::time::sleep(wait)));
+        true
     }
 }
 
@@ -433,8 +582,10 @@ impl Stream for Call {
             return Poll::Ready(Some(Err(StreamFailure::Status { code, message })));
         }
         loop {
-            if let Some(item) = this.next_in_batch() {
-                return Poll::Ready(Some(item));
+            match this.next_in_batch() {
+                Some(Some(item)) => return Poll::Ready(Some(item)),
+                Some(None) => continue,
+                None => {}
             }
             let status = match &mut this.phase {
                 Phase::Opening(opening) => match ready!(opening.as_mut().poll(context)) {
@@ -444,6 +595,15 @@ impl Stream for Call {
                     }
                     Err(status) => status,
                 },
+                Phase::Resuming(wait) => {
+                    ready!(wait.as_mut().poll(context));
+                    let (after, left) = (this.numbering.last(), this.left());
+                    let opening =
+                        this.opener
+                            .resume(&this.stream_id, after, this.coalesce_deltas, left);
+                    this.phase = Phase::Opening(opening);
+                    continue;
+                }
                 Phase::Open(Messages::Batched(messages)) => {
                     match ready!(Pin::new(messages.as_mut()).poll_next(context)) {
                         Some(Ok(Ok(view))) => {
@@ -459,30 +619,42 @@ impl Stream for Call {
                             return Poll::Ready(Some(Err(StreamFailure::Rule(rule))));
                         }
                         Some(Err(status)) => status,
+                        None if this.resume() => continue,
                         None => return Poll::Ready(None),
                     }
                 }
                 Phase::Open(Messages::Single(messages)) => {
                     match ready!(Pin::new(messages.as_mut()).poll_next(context)) {
-                        Some(Ok(decoded)) => return Poll::Ready(Some(this.event(decoded))),
+                        Some(Ok(decoded)) => match this.event(decoded) {
+                            Some(item) => return Poll::Ready(Some(item)),
+                            None => continue,
+                        },
                         Some(Err(status)) => status,
+                        // Ended without a terminal event: the stream is cut short.
+                        None if this.resume() => continue,
                         None => return Poll::Ready(None),
                     }
                 }
             };
-            if status.code() == Code::Unimplemented
-                && let Some(opener) = this.fallback.take()
-            {
+            if status.code() == Code::Unimplemented && this.fallback {
                 // A server without StreamBatched: Stream, within what is left of the deadline.
-                let left = this.deadline.as_ref().map(|deadline| {
-                    deadline
-                        .deadline()
-                        .saturating_duration_since(Instant::now())
-                });
-                this.phase = Phase::Opening(opener.open(false, left));
+                this.fallback = false;
+                this.phase = Phase::Opening(this.opener.open(false, this.left()));
                 continue;
             }
-            return Poll::Ready(Some(Err(status_failure(&status))));
+            let failure = status_failure(&status);
+            // A connection lost, not a call refused.
+            if matches!(
+                failure,
+                StreamFailure::Status {
+                    code: "UNAVAILABLE",
+                    ..
+                }
+            ) && this.resume()
+            {
+                continue;
+            }
+            return Poll::Ready(Some(Err(failure)));
         }
     }
 }

@@ -27,6 +27,10 @@ use crate::v1::{AssistantMessage, ErrorEvent, ModelEvent, StopReason, StreamRule
 /// stream with ERROR. Ending without a terminal event is a failure too (`terminal-missing`).
 pub type Source = Pin<Box<dyn Stream<Item = Result<ModelEvent, StreamFailure>> + Send>>;
 
+/// What a stream whose caller cancels it does besides ending: given the stream id, tell the
+/// server that keeps the stream (the client's `Cancel` call).
+pub(crate) type OnCancel = Box<dyn FnOnce(&str) + Send>;
+
 /// Why a receiver ended a stream itself, with an `error` event of its own making.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamFailure {
@@ -59,7 +63,8 @@ impl fmt::Display for StreamFailure {
 /// and anything pushed after it is ignored. Iterating never fails: every failure of the source
 /// becomes the final `error` event, with everything received before it, and [`Self::failure`]
 /// says what it was. [`Self::result`] is the message the terminal event carries.
-/// [`Self::cancel`], from any task or thread, or dropping the stream, stops the source.
+/// [`Self::cancel`], from any task or thread, or dropping the stream, stops the source (and, for
+/// a client's stream that has a stream id, cancels the stream on its server).
 ///
 /// Events arrive with `partial` unset: a copy of the message in every event would make a stream
 /// cost time and memory quadratic in its length. [`Self::partial`] shares the one partial the
@@ -95,6 +100,10 @@ struct State {
     /// The place in line of the consumer that reads the stream as a [`Stream`].
     own_reader: Option<u64>,
     next_reader: u64,
+    /// From the start event applied.
+    stream_id: String,
+    /// Until the stream ends: what its caller cancelling it does besides ending it.
+    on_cancel: Option<OnCancel>,
 }
 
 impl fmt::Debug for State {
@@ -125,6 +134,8 @@ impl AssistantMessageEventStream {
                 finishing: Vec::new(),
                 own_reader: None,
                 next_reader: 0,
+                stream_id: String::new(),
+                on_cancel: None,
             }),
         }
     }
@@ -139,6 +150,12 @@ impl AssistantMessageEventStream {
     /// Read the events from `source` from now on (the client's call).
     pub(crate) fn read_from(&self, source: Source) {
         self.lock().source = Some(source);
+    }
+
+    /// Call `on_cancel` with the stream id when the caller cancels the stream (or drops it)
+    /// before its end, once its start event brought a stream id.
+    pub(crate) fn on_cancel(&self, on_cancel: OnCancel) {
+        self.lock().on_cancel = Some(on_cancel);
     }
 
     /// End the stream with an ERROR `error` event for `failure`, which [`Self::failure`] then
@@ -174,10 +191,22 @@ impl AssistantMessageEventStream {
 
     /// Stop the call, from any task or thread: the source is dropped (which cancels the RPC) and
     /// the stream ends with an ABORTED `error` event "cancelled", after the events already
-    /// queued. A consumer waiting for the next event receives it.
+    /// queued. A consumer waiting for the next event receives it. A client's stream that has a
+    /// stream id also sends `Cancel` to its server, without waiting for it.
     pub fn cancel(&self) {
-        self.lock()
-            .fail(StopReason::Aborted, "cancelled".to_owned(), None);
+        let mut state = self.lock();
+        let told = state.cancelled();
+        state.fail(StopReason::Aborted, "cancelled".to_owned(), None);
+        drop(state);
+        if let Some((on_cancel, stream_id)) = told {
+            on_cancel(&stream_id);
+        }
+    }
+
+    /// The id the server keeps the stream under (`StartEvent.stream_id`), once the start event
+    /// is applied; empty before it, and when the server keeps none.
+    pub fn stream_id(&self) -> String {
+        self.lock().stream_id.clone()
     }
 
     /// Whether the stream has ended: nothing pushed from now on is delivered.
@@ -232,6 +261,16 @@ impl AssistantMessageEventStream {
         // A panic while the lock was held (in a source's poll, say) leaves the state as it was
         // after its last complete step, so a poisoned lock is used as it is.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for AssistantMessageEventStream {
+    /// Dropped before its end, the stream is cancelled: its server is told as by [`Self::cancel`].
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some((on_cancel, stream_id)) = state.cancelled() {
+            on_cancel(&stream_id);
+        }
     }
 }
 
@@ -420,8 +459,20 @@ impl State {
             return Ok(());
         }
         self.accumulator.apply(&event)?;
+        if let Some(Event::Start(start)) = &event.event {
+            self.stream_id.clone_from(&start.stream_id);
+        }
         self.deliver(event);
         Ok(())
+    }
+
+    /// What to call, with the stream id, for a stream its caller cancels now: `None` once it
+    /// has ended, and without a stream id (nothing on a server to cancel).
+    fn cancelled(&mut self) -> Option<(OnCancel, String)> {
+        if self.done || self.stream_id.is_empty() {
+            return None;
+        }
+        Some((self.on_cancel.take()?, self.stream_id.clone()))
     }
 
     fn fail(&mut self, reason: StopReason, error_message: String, failure: Option<StreamFailure>) {
@@ -436,6 +487,7 @@ impl State {
             event: Some(Event::Error(ErrorEvent {
                 reason: reason as i32,
                 message: Some(message),
+                ..Default::default()
             })),
             ..Default::default()
         };
@@ -460,6 +512,8 @@ impl State {
         if let Some(message) = terminal {
             self.done = true;
             self.result = Some(message);
+            // Ended: there is nothing left to cancel.
+            self.on_cancel = None;
             // Anything after the terminal event is ignored: dropping the source ends the call.
             self.source = None;
             // Consumers still in line get no event: their `next` returns `None`.

@@ -61,6 +61,7 @@ pub fn events_of(message: &AssistantMessage, delta_size: usize) -> Vec<ModelEven
     };
     let mut events = vec![event(Event::Start(StartEvent {
         header: Some(header),
+        ..Default::default()
     }))];
     for (index, content) in message.content.iter().enumerate() {
         block_events(&mut events, index as u32, content, delta_size);
@@ -69,9 +70,17 @@ pub fn events_of(message: &AssistantMessage, delta_size: usize) -> Vec<ModelEven
     let message = Some(message.clone());
     let failed = [StopReason::Error as i32, StopReason::Aborted as i32];
     events.push(event(if failed.contains(&reason) {
-        Event::Error(ErrorEvent { reason, message })
+        Event::Error(ErrorEvent {
+            reason,
+            message,
+            ..Default::default()
+        })
     } else {
-        Event::Done(DoneEvent { reason, message })
+        Event::Done(DoneEvent {
+            reason,
+            message,
+            ..Default::default()
+        })
     }));
     events
 }

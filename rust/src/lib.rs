@@ -12,10 +12,14 @@
 //! - [`Accumulator`]: rebuilds the partial message in place and enforces the stream rules, which
 //!   the `pi.ai.v1.StreamRule` enum in `proto/pi/ai/v1/event.proto` states (a broken one is a
 //!   [`StreamProtocolError`] carrying its [`v1::StreamRule`] and [`stream_rule_id`]); a streaming
-//!   tool call's arguments are completed into a JSON object ([`complete_json`]).
+//!   tool call's arguments are completed into a JSON object ([`complete_json`]); a terminal
+//!   event's digest is checked against [`content_sha256`] of the content built.
+//! - [`Numbering`]: the numbers of a wire stream's events (rule `sequence`): repeats dropped,
+//!   gaps refused.
 //! - [`ModelClient`]: streams a call, naming the model by provider and id; every failure becomes
-//!   the stream's final `error` event. [`ModelClient::list_models`] and
-//!   [`ModelClient::get_model`] read the server's catalog.
+//!   the stream's final `error` event. A call cut off after its stream id arrived is resumed by
+//!   itself, and a cancelled one is cancelled on the server too. [`ModelClient::list_models`]
+//!   and [`ModelClient::get_model`] read the server's catalog.
 //! - [`calculate_cost`]: what a call's usage costs at a model's rates, as pi computes it.
 //! - [`text_of`]: a message's text blocks joined with newlines; [`user_message`] and the
 //!   `From` conversions into [`v1::AgentMessage`] build a context.
@@ -34,6 +38,7 @@ mod batched;
 mod client;
 mod cost;
 mod descriptors;
+mod digest;
 mod event_stream;
 mod events;
 mod js_json;
@@ -41,6 +46,7 @@ mod js_number;
 mod json_text;
 mod messages;
 mod null_value;
+mod numbering;
 mod partial_json;
 mod pi_json;
 mod surrogates;
@@ -49,8 +55,12 @@ mod validate;
 pub use accumulator::{
     Accumulator, DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError, stream_rule_id,
 };
-pub use client::{CallError, CallOptions, DEFAULT_CATALOG_TIMEOUT, DEFAULT_TIMEOUT, ModelClient};
+pub use client::{
+    CallError, CallOptions, DEFAULT_CATALOG_TIMEOUT, DEFAULT_TIMEOUT, MAX_RESUMES, ModelClient,
+    RESUME_BACKOFF,
+};
 pub use cost::{Rates, calculate_cost};
+pub use digest::content_sha256;
 #[allow(deprecated)]
 pub use event_stream::EventStream;
 pub use event_stream::{AssistantMessageEventStream, Next, Source, StreamFailure};
@@ -58,6 +68,7 @@ pub use events::{event_kind, events_of, is_terminal, terminal_message};
 pub use js_json::{JsonObject, dump_json, load_json};
 pub use json_text::MAX_DEPTH as MAX_JSON_DEPTH;
 pub use messages::{TextBlocks, text_of, user_message, zero_usage};
+pub use numbering::Numbering;
 #[allow(deprecated)]
 pub use partial_json::complete_arguments;
 pub use partial_json::complete_json;

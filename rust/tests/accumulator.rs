@@ -13,7 +13,10 @@ use pi_proto::v1::{
     TextEndEvent, TextStartEvent, ThinkingContent, ThinkingEndEvent, ThinkingStartEvent, ToolCall,
     ToolCallDeltaEvent, ToolCallEndEvent, ToolCallStartEvent, Usage, assistant_content,
 };
-use pi_proto::{Accumulator, StreamProtocolError, event_kind, events_of, stream_rule_id, text_of};
+use pi_proto::{
+    Accumulator, StreamProtocolError, content_sha256, event_kind, events_of, stream_rule_id,
+    text_of,
+};
 use support::{
     assistant_message, bounded, done, error, event, many_deltas, text, text_delta, tool_call,
 };
@@ -90,6 +93,64 @@ fn terminal_agrees_is_checked_after_terminal_valid() {
         events.push(done(assistant_message(vec![], StopReason::Stop)));
         let broken = refusal(&mut accumulator, &events);
         assert_eq!((broken.event_index, broken.rule_id), (2, "terminal-agrees"));
+    });
+}
+
+/// A stream of `text` in deltas of 2 characters whose terminal event carries `digest`.
+fn digested(text_streamed: &str, digest: Vec<u8>) -> Vec<ModelEvent> {
+    let message = assistant_message(vec![text(text_streamed)], StopReason::Stop);
+    let mut events = events_of(&message, 2);
+    if let Some(Event::Done(terminal)) = &mut events.last_mut().expect("a terminal").event {
+        terminal.content_sha256 = digest;
+    }
+    events
+}
+
+#[test]
+fn a_terminal_digest_of_the_content_built_passes() {
+    bounded(|| {
+        let digest = content_sha256(&[text("Hello, world")]).to_vec();
+        let mut accumulator = Accumulator::default();
+        for event in digested("Hello, world", digest) {
+            accumulator.apply(&event).expect("the digest agrees");
+        }
+        assert_eq!(text_of(accumulator.partial()), "Hello, world");
+        assert_eq!(accumulator.partial().stop_reason, StopReason::Stop as i32);
+    });
+}
+
+#[test]
+fn a_terminal_digest_of_other_content_breaks_rule_terminal_digest_and_changes_nothing() {
+    bounded(|| {
+        let digest = content_sha256(&[text("Hello, world!")]).to_vec();
+        let events = digested("Hello, world", digest);
+        let mut accumulator = Accumulator::default();
+        let broken = refusal(&mut accumulator, &events);
+
+        let last = events.len() - 1;
+        assert_eq!(
+            (broken.event_index, broken.rule),
+            (last, StreamRule::TerminalDigest)
+        );
+        assert_eq!(broken.rule_id, "terminal-digest");
+        // The partial is still the one the events built, unfinished.
+        assert_eq!(text_of(accumulator.partial()), "Hello, world");
+        assert_eq!(accumulator.partial().stop_reason, 0);
+    });
+}
+
+#[test]
+fn a_digest_that_is_not_32_bytes_breaks_terminal_valid_first() {
+    bounded(|| {
+        let mut accumulator = Accumulator::default();
+        let broken = refusal(&mut accumulator, &digested("Hi", vec![1, 2, 3]));
+        assert_eq!(broken.rule, StreamRule::TerminalValid);
+        let paths: Vec<_> = broken
+            .violations
+            .iter()
+            .map(|v| v.field_path.as_str())
+            .collect();
+        assert_eq!(paths, ["done.content_sha256"]);
     });
 }
 
@@ -254,6 +315,7 @@ fn tool_call_opening() -> Accumulator {
     let mut accumulator = Accumulator::default();
     let start = event(Event::Start(StartEvent {
         header: Some(AssistantMessage::default()),
+        ..Default::default()
     }));
     let call = event(Event::ToolcallStart(ToolCallStartEvent {
         content_index: 0,
@@ -429,6 +491,7 @@ fn counted(limit: u64, events: &[ModelEvent]) -> u64 {
 fn start() -> ModelEvent {
     event(Event::Start(StartEvent {
         header: Some(AssistantMessage::default()),
+        ..Default::default()
     }))
 }
 

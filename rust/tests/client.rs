@@ -1,19 +1,21 @@
 //! The client against a fake server in this process: the events in order with the partial
 //! rebuilt, the request and its defaults, every failure as one final `error` event with a
-//! structured failure, batches (StreamBatched) and the fallback to Stream, and the model catalog.
+//! structured failure, batches (StreamBatched) and the fallback to Stream, numbered streams
+//! resumed when cut off and cancelled on the server, and the model catalog.
 
 mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
-    AgentContext, AssistantMessage, GetModelRequest, ListModelsRequest, Model, ModelCost,
-    ModelEvent, StopReason, StreamRule, assistant_content,
+    AgentContext, AssistantMessage, CancelRequest, GetModelRequest, ListModelsRequest, Model,
+    ModelCost, ModelEvent, ResumeRequest, StopReason, StreamRule, assistant_content,
 };
 use pi_proto::{
-    CallError, CallOptions, ModelClient, StreamFailure, event_kind, events_of, terminal_message,
-    text_of, user_message,
+    CallError, CallOptions, MAX_RESUMES, ModelClient, RESUME_BACKOFF, StreamFailure,
+    content_sha256, event_kind, events_of, terminal_message, text_of, user_message,
 };
 use prost::Message;
 use support::fake_server::{Action, FakeServer, batch_of};
@@ -702,6 +704,382 @@ async fn a_catalog_call_to_nothing_listening_is_unavailable() {
 
         let error = client.list_models("").await.expect_err("nothing listens");
         assert_eq!(error.code, "UNAVAILABLE", "{error}");
+    })
+    .await;
+}
+
+// Numbered, resumable streams: a server that keeps its streams names each in its start event and
+// numbers the events; the client resumes a call cut off, and cancels a stream on the server.
+
+const RESUME: &str = "/pi.ai.v1.ModelService/Resume";
+const CANCEL: &str = "/pi.ai.v1.ModelService/Cancel";
+const STREAM_ID: &str = "kept-stream-1";
+
+/// The seed's turn as a server that keeps its streams sends it: numbered from 1, the start
+/// naming the stream, the done carrying the digest of the content the events build.
+fn kept_turn() -> Vec<ModelEvent> {
+    let mut events = seed_turn();
+    for (at, event) in events.iter_mut().enumerate() {
+        event.seq = at as u64 + 1;
+        match &mut event.event {
+            Some(Event::Start(start)) => start.stream_id = STREAM_ID.to_owned(),
+            Some(Event::Done(done)) => {
+                let content = &done.message.as_ref().expect("a message").content;
+                done.content_sha256 = content_sha256(content).to_vec();
+            }
+            _ => {}
+        }
+    }
+    events
+}
+
+fn seqs(events: &[ModelEvent]) -> Vec<u64> {
+    events.iter().map(|event| event.seq).collect()
+}
+
+/// The Resume requests the server received, in order.
+fn resumes(server: &FakeServer) -> Vec<ResumeRequest> {
+    let received = server.received_of(RESUME);
+    let decode = |call: &support::fake_server::Received| ResumeRequest::decode(call.body.clone());
+    received.iter().map(|call| decode(call).unwrap()).collect()
+}
+
+/// The Cancel requests the server has received, waiting up to `wait` for a first one.
+async fn cancels(server: &FakeServer, wait: Duration) -> Vec<CancelRequest> {
+    let until = tokio::time::Instant::now() + wait;
+    loop {
+        let received = server.received_of(CANCEL);
+        if !received.is_empty() || tokio::time::Instant::now() >= until {
+            let decode = |call: &support::fake_server::Received| {
+                CancelRequest::decode(call.body.clone()).unwrap()
+            };
+            return received.iter().map(decode).collect();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn with_case_header() -> CallOptions {
+    CallOptions {
+        metadata: vec![("pi-case".to_owned(), "resume".to_owned())],
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn a_call_cut_off_after_its_stream_id_resumes_after_the_last_event_applied() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        let server = FakeServer::resumable(script, vec![(3, playing(&turn[3..]))]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let options = CallOptions {
+            coalesce_deltas: true,
+            timeout: Some(Duration::from_secs(30)),
+            ..with_case_header()
+        };
+        let events = client.stream(user_context("hi"), options);
+
+        let seen = collect(&events).await;
+        // One uninterrupted stream: every event once, in order.
+        assert_eq!(kinds(&seen), kinds(&turn));
+        assert_eq!(seqs(&seen), (1..=turn.len() as u64).collect::<Vec<_>>());
+        assert_eq!(events.failure(), None);
+        assert_eq!(
+            Some(&events.result().await),
+            terminal_message(&turn[turn.len() - 1])
+        );
+        assert_eq!(events.stream_id(), STREAM_ID);
+
+        assert_eq!(paths(&server), [BATCHED, RESUME]);
+        let expected = ResumeRequest {
+            stream_id: STREAM_ID.to_owned(),
+            after_seq: 3,
+            coalesce_deltas: true,
+        };
+        assert_eq!(resumes(&server), [expected]);
+        // Within what is left of the call's deadline, with the call's metadata.
+        let resume = &server.received_of(RESUME)[0];
+        assert_eq!(resume.headers["pi-case"], "resume");
+        let left = grpc_timeout(&resume.headers["grpc-timeout"]);
+        assert!(
+            left < Duration::from_secs(30) && left > Duration::from_secs(20),
+            "{left:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_ended_without_its_terminal_event_resumes_and_drops_the_repeats() {
+    within(async {
+        let turn = kept_turn();
+        // The resumed server sends events 3 and 4 again, then the rest.
+        let server = FakeServer::resumable(playing(&turn[..4]), vec![(4, playing(&turn[2..]))]);
+        let server = server.await;
+        let client = ModelClient::new(&server.target)
+            .expect("a valid target")
+            .with_batched(false);
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(seqs(&seen), (1..=turn.len() as u64).collect::<Vec<_>>());
+        assert_eq!(events.failure(), None);
+        assert_eq!(text_of(&events.result().await), PREAMBLE);
+        assert_eq!(paths(&server), [STREAM, RESUME]);
+        assert_eq!(resumes(&server)[0].after_seq, 4);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn each_resume_goes_on_after_the_last_event_applied() {
+    within(async {
+        let turn = kept_turn();
+        let mut first = playing(&turn[..2]);
+        first.push(Action::Status(14, "connection lost"));
+        let mut second = playing(&turn[2..5]);
+        second.push(Action::Status(14, "connection lost again"));
+        let resumptions = vec![(2, second), (5, playing(&turn[5..]))];
+        let server = FakeServer::resumable(first, resumptions).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(seqs(&seen), (1..=turn.len() as u64).collect::<Vec<_>>());
+        assert_eq!(events.failure(), None);
+        let after: Vec<u64> = resumes(&server)
+            .iter()
+            .map(|resume| resume.after_seq)
+            .collect();
+        assert_eq!(after, [2, 5]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn resuming_gives_up_after_max_resumes_in_a_row() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        let again = vec![Action::Status(14, "still lost")];
+        let server = FakeServer::resumable(script, vec![(3, again)]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let started = std::time::Instant::now();
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        let expected = StreamFailure::Status {
+            code: "UNAVAILABLE",
+            message: "still lost".to_owned(),
+        };
+        assert_eq!(events.failure(), Some(expected));
+        assert_eq!(resumes(&server).len(), MAX_RESUMES as usize);
+        // The waits double: 50 + 100 + 200 + 400 + 800 ms.
+        let waits = (0..MAX_RESUMES).map(|attempt| RESUME_BACKOFF * 2u32.pow(attempt));
+        let waited = waits.sum::<Duration>();
+        assert!(started.elapsed() >= waited, "{:?}", started.elapsed());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn resuming_stops_at_the_deadline() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        let again = vec![Action::Status(14, "still lost")];
+        let server = FakeServer::resumable(script, vec![(3, again)]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        // Room for the first wait (50 ms), not for the second (100 ms more).
+        let options = CallOptions {
+            timeout: Some(Duration::from_millis(120)),
+            ..Default::default()
+        };
+        let events = client.stream(user_context("hi"), options);
+
+        collect(&events).await;
+        let failure = events.failure();
+        assert!(
+            matches!(
+                failure,
+                Some(StreamFailure::Status {
+                    code: "UNAVAILABLE",
+                    ..
+                })
+            ),
+            "{failure:?}"
+        );
+        assert!(resumes(&server).len() <= 1, "{:?}", resumes(&server));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_resume_refused_ends_the_stream_with_its_status() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        let refused = vec![Action::Status(5, "the stream is not kept here")];
+        let server = FakeServer::resumable(script, vec![(3, refused)]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        let expected = StreamFailure::Status {
+            code: "NOT_FOUND",
+            message: "the stream is not kept here".to_owned(),
+        };
+        assert_eq!(events.failure(), Some(expected));
+        assert_eq!(text_of(&events.result().await), "我先读取项");
+        assert_eq!(resumes(&server).len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_gap_after_a_resume_breaks_rule_sequence_at_the_next_index() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        // Event 4 is missing.
+        let server = FakeServer::resumable(script, vec![(3, playing(&turn[4..]))]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
+        let Some(StreamFailure::Rule(broken)) = events.failure() else {
+            panic!("{:?}", events.failure());
+        };
+        assert_eq!((broken.event_index, broken.rule), (3, StreamRule::Sequence));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_without_a_stream_id_is_not_resumed() {
+    within(async {
+        let mut turn = kept_turn();
+        if let Some(Event::Start(start)) = &mut turn[0].event {
+            start.stream_id.clear();
+        }
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Status(14, "connection lost"));
+        let server = FakeServer::resumable(script, vec![(3, playing(&turn[3..]))]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        collect(&events).await;
+        let expected = StreamFailure::Status {
+            code: "UNAVAILABLE",
+            message: "connection lost".to_owned(),
+        };
+        assert_eq!(events.failure(), Some(expected));
+        assert_eq!(paths(&server), [BATCHED]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn cancelling_a_kept_stream_sends_cancel_with_its_stream_id() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Sleep(Duration::from_secs(10)));
+        let server = FakeServer::resumable(script, Vec::new()).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), with_case_header());
+        for _ in 0..3 {
+            events.next().await.expect("an event");
+        }
+        events.cancel();
+
+        assert_eq!(kinds(&collect(&events).await), ["error"]);
+        assert_eq!(
+            events.result().await.stop_reason,
+            StopReason::Aborted as i32
+        );
+        let expected = CancelRequest {
+            stream_id: STREAM_ID.to_owned(),
+        };
+        assert_eq!(cancels(&server, Duration::from_secs(5)).await, [expected]);
+        let cancel = &server.received_of(CANCEL)[0];
+        assert_eq!(cancel.headers["pi-case"], "resume");
+        assert!(grpc_timeout(&cancel.headers["grpc-timeout"]) <= Duration::from_secs(1));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_a_kept_stream_before_its_end_sends_cancel() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Sleep(Duration::from_secs(10)));
+        let server = FakeServer::resumable(script, Vec::new()).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+        events.next().await.expect("the start event");
+        drop(events);
+
+        let cancelled = cancels(&server, Duration::from_secs(5)).await;
+        assert_eq!(cancelled.len(), 1);
+        assert_eq!(cancelled[0].stream_id, STREAM_ID);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_stream_that_ended_or_has_no_stream_id_sends_no_cancel() {
+    within(async {
+        let server = FakeServer::resumable(playing(&kept_turn()), Vec::new()).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+        assert_eq!(kinds(&collect(&events).await).last(), Some(&"done"));
+        events.cancel();
+        drop(events);
+
+        let mut script = playing(&seed_turn()[..3]);
+        script.push(Action::Sleep(Duration::from_secs(10)));
+        let unkept = FakeServer::start(script).await;
+        let client = ModelClient::new(&unkept.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+        events.next().await.expect("the start event");
+        events.cancel();
+
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(server.received_of(CANCEL).len(), 0);
+        assert_eq!(unkept.received_of(CANCEL).len(), 0);
+    })
+    .await;
+}
+
+// The connection itself lost (tonic's UNKNOWN with a transport error, read as UNAVAILABLE): the
+// Resume goes over a new connection.
+#[tokio::test]
+async fn a_kept_stream_whose_server_hung_up_resumes_over_a_new_connection() {
+    within(async {
+        let turn = kept_turn();
+        let mut script = playing(&turn[..3]);
+        script.push(Action::Sleep(Duration::from_millis(100)));
+        script.push(Action::Hangup);
+        let server = FakeServer::resumable(script, vec![(3, playing(&turn[3..]))]).await;
+        let client = ModelClient::new(&server.target).expect("a valid target");
+        let events = client.stream(user_context("hi"), CallOptions::default());
+
+        let seen = collect(&events).await;
+        assert_eq!(seqs(&seen), (1..=turn.len() as u64).collect::<Vec<_>>());
+        assert_eq!(events.failure(), None);
+        assert_eq!(text_of(&events.result().await), PREAMBLE);
+        assert_eq!(paths(&server), [BATCHED, RESUME]);
     })
     .await;
 }

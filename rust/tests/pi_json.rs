@@ -136,6 +136,7 @@ fn pi_1_6_delta_only_events_read_and_write_back_byte_for_byte() {
             let start = ModelEvent {
                 event: Some(Event::Start(StartEvent {
                     header: Some(header),
+                    ..Default::default()
                 })),
                 ..ModelEvent::default()
             };

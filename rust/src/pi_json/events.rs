@@ -77,9 +77,17 @@ pub fn event_from_pi(value: &Value, at: &str) -> Result<ModelEvent> {
         no_extra(&read)?;
         let (reason, message) = (reason.into(), Some(message));
         let event = if kind == "done" {
-            Event::Done(DoneEvent { reason, message })
+            Event::Done(DoneEvent {
+                reason,
+                message,
+                ..Default::default()
+            })
         } else {
-            Event::Error(ErrorEvent { reason, message })
+            Event::Error(ErrorEvent {
+                reason,
+                message,
+                ..Default::default()
+            })
         };
         return Ok(with_event(event, None));
     }
@@ -90,6 +98,7 @@ pub fn event_from_pi(value: &Value, at: &str) -> Result<ModelEvent> {
         no_extra(&read)?;
         let start = Event::Start(StartEvent {
             header: Some(partial.clone()),
+            ..Default::default()
         });
         return Ok(with_event(start, Some(partial)));
     }
@@ -224,6 +233,7 @@ fn delta_only_event(mut read: Reader<'_>, kind: &str) -> Result<ModelEvent> {
         no_extra(&read)?;
         let start = Event::Start(StartEvent {
             header: Some(AssistantMessage::default()),
+            ..Default::default()
         });
         return Ok(with_event(start, None));
     }
@@ -332,8 +342,13 @@ pub fn event_to_pi(event: &ModelEvent, delta_only: bool) -> Result<JsonObject> {
     };
     out.insert("type".to_owned(), kind.into());
     match body {
-        Event::Done(DoneEvent { reason, message })
-        | Event::Error(ErrorEvent { reason, message }) => {
+        // pi-JSON has no place for the digest.
+        Event::Done(DoneEvent {
+            reason, message, ..
+        })
+        | Event::Error(ErrorEvent {
+            reason, message, ..
+        }) => {
             let (key, at) = if kind == "done" {
                 ("message", "DoneEvent")
             } else {

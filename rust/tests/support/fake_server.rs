@@ -1,6 +1,7 @@
 //! A fake `pi.ai.v1.ModelService` on a raw HTTP/2 server (h2), in the test's own process: every
 //! Stream and StreamBatched call plays the same script of events, raw messages, pauses and a final
 //! status (StreamBatched puts consecutive events in one batch, as the reference server does),
+//! Resume plays the script kept for the event number it names, Cancel answers that it cancelled,
 //! ListModels and GetModel answer from a catalog, and the server keeps each request it received
 //! with its path and headers.
 
@@ -10,8 +11,8 @@ use std::time::Duration;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Response};
 use pi_proto::v1::{
-    GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse, Model, ModelEvent,
-    StreamRequest,
+    CancelResponse, GetModelRequest, GetModelResponse, ListModelsRequest, ListModelsResponse,
+    Model, ModelEvent, ResumeRequest, StreamRequest,
 };
 use prost::Message;
 use tokio::net::TcpListener;
@@ -79,12 +80,29 @@ impl FakeServer {
         Self::serve(script, Vec::new(), false).await
     }
 
+    /// Start a server that keeps its stream: Stream and StreamBatched play `script`, and a
+    /// Resume after event number `n` plays the script paired with `n` in `resumptions` (one
+    /// event per message), FAILED_PRECONDITION for a number it has none for.
+    pub async fn resumable(script: Vec<Action>, resumptions: Vec<(u64, Vec<Action>)>) -> Self {
+        Self::serve_all(script, resumptions, Vec::new(), true).await
+    }
+
     async fn serve(script: Vec<Action>, catalog: Vec<Model>, batched: bool) -> Self {
+        Self::serve_all(script, Vec::new(), catalog, batched).await
+    }
+
+    async fn serve_all(
+        script: Vec<Action>,
+        resumptions: Vec<(u64, Vec<Action>)>,
+        catalog: Vec<Model>,
+        batched: bool,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
         let target = listener.local_addr().expect("an address").to_string();
         let received = Arc::new(Mutex::new(Vec::new()));
         let service = Arc::new(Service {
             script,
+            resumptions,
             catalog,
             batched,
             log: received.clone(),
@@ -118,10 +136,18 @@ impl FakeServer {
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("not poisoned").clone()
     }
+
+    /// The requests received so far to the method whose path ends with `method`.
+    pub fn received_of(&self, method: &str) -> Vec<Received> {
+        let mut received = self.received();
+        received.retain(|call| call.path.ends_with(method));
+        received
+    }
 }
 
 struct Service {
     script: Vec<Action>,
+    resumptions: Vec<(u64, Vec<Action>)>,
     catalog: Vec<Model>,
     batched: bool,
     log: Arc<Mutex<Vec<Received>>>,
@@ -146,8 +172,9 @@ async fn answer(
     let body = bytes.slice(5.min(bytes.len())..);
     let path = parts.uri.path().to_owned();
     let batched = path.ends_with("/StreamBatched");
-    let stream = path.ends_with("/Stream") || batched;
-    let request = if stream {
+    let resume = path.ends_with("/Resume");
+    let stream = path.ends_with("/Stream") || batched || resume;
+    let request = if stream && !resume {
         StreamRequest::decode(body.clone()).unwrap_or_default()
     } else {
         StreamRequest::default()
@@ -180,9 +207,19 @@ async fn answer(
         }
         return send.send_trailers(status(code, message));
     }
+    let script = if resume {
+        let after = ResumeRequest::decode(body).unwrap_or_default().after_seq;
+        let found = service.resumptions.iter().find(|(seq, _)| *seq == after);
+        let Some((_, script)) = found else {
+            return send.send_trailers(status(9, "no stream to resume after that event"));
+        };
+        script
+    } else {
+        &service.script
+    };
     // The StreamBatchedResponse being filled: each event as field 1, length-delimited.
     let mut batch = Vec::new();
-    for action in service.script.iter() {
+    for action in script {
         if let Action::Send(bytes) = action
             && batched
         {
@@ -239,6 +276,10 @@ impl Service {
                 .cloned()
                 .collect();
             return (Some(ListModelsResponse { models }.encode_to_vec()), 0, "");
+        }
+        if path.ends_with("/Cancel") {
+            let reply = CancelResponse { cancelled: true };
+            return (Some(reply.encode_to_vec()), 0, "");
         }
         if path.ends_with("/GetModel") {
             let request = GetModelRequest::decode(body).unwrap_or_default();

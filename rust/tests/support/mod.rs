@@ -94,6 +94,7 @@ pub fn done(message: AssistantMessage) -> ModelEvent {
     event(Event::Done(DoneEvent {
         reason: message.stop_reason,
         message: Some(message),
+        ..Default::default()
     }))
 }
 
@@ -101,6 +102,7 @@ pub fn error(message: AssistantMessage) -> ModelEvent {
     event(Event::Error(ErrorEvent {
         reason: message.stop_reason,
         message: Some(message),
+        ..Default::default()
     }))
 }
 
