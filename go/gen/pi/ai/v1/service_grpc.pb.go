@@ -58,6 +58,13 @@ type ModelServiceClient interface {
 	//     ABORTED.
 	//  7. A LENGTH stop keeps what was generated; a tool call that may be cut short keeps its
 	//     raw_arguments and is never presented as complete.
+	//  8. A server that keeps streams numbers every event (ModelEvent.seq, from 1), names the
+	//     stream in its StartEvent (stream_id) and gives the terminal event the digest of the
+	//     content the events built (content_sha256). A client cut off after the stream id arrived
+	//     resumes with Resume, dropping any event it already applied by its number, and its
+	//     consumer sees one stream (rule 6 applies once it can no longer resume). A call whose
+	//     client went away goes on for whoever resumes it, for the server's resume window, or to
+	//     its end when the request asked for `background`; Cancel stops it.
 	//
 	// The response is ModelEvent itself, not a StreamResponse wrapper: the same message travels in
 	// in-process streams and transcripts, and a wrapper would add bytes and an allocation to every
@@ -227,6 +234,13 @@ type ModelServiceServer interface {
 	//     ABORTED.
 	//  7. A LENGTH stop keeps what was generated; a tool call that may be cut short keeps its
 	//     raw_arguments and is never presented as complete.
+	//  8. A server that keeps streams numbers every event (ModelEvent.seq, from 1), names the
+	//     stream in its StartEvent (stream_id) and gives the terminal event the digest of the
+	//     content the events built (content_sha256). A client cut off after the stream id arrived
+	//     resumes with Resume, dropping any event it already applied by its number, and its
+	//     consumer sees one stream (rule 6 applies once it can no longer resume). A call whose
+	//     client went away goes on for whoever resumes it, for the server's resume window, or to
+	//     its end when the request asked for `background`; Cancel stops it.
 	//
 	// The response is ModelEvent itself, not a StreamResponse wrapper: the same message travels in
 	// in-process streams and transcripts, and a wrapper would add bytes and an allocation to every
