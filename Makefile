@@ -216,7 +216,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 	touch $@
 
 .PHONY: bench
-bench: $(VENV)/.bench-installed ## Measure throughput, wire bytes, codec and memory against baselines (bench/results/).
+bench: $(VENV)/.bench-installed /usr/bin/redis-server ## Measure throughput, wire bytes, codec and memory against baselines (bench/results/).
 	python -m bench.bench
 
 .PHONY: bench-batching

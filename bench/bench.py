@@ -16,7 +16,10 @@ Every figure is a ratio against a baseline measured in the same run, on the same
    and client CPU per event, bytes on the wire, and live capacity;
 14. the accumulator alone (bench/accumulation.py): 1 MB and 4 MB of tool-call argument deltas ÷ the
    same bytes as text deltas, the growth from 1 MB to 4 MB, and the corpus's partial-JSON cases
-   fed one character at a time ÷ the same characters as text.
+   fed one character at a time ÷ the same characters as text;
+15. kept streams (bench/resume.py): resume latency ÷ a fresh stream's first event, events lost or
+   repeated across 1,000 forced disconnects, Redis-kept ÷ memory-kept throughput, and the bytes
+   and server CPU per event of numbered, digested streams ÷ --no-resume.
 Servers run in processes of their own. Results go to bench/results/ as JSON and a PNG chart.
 """
 
@@ -56,7 +59,7 @@ from pi_proto.wire.codec import to_upb
 from pi_proto.wire.validate import check
 
 from . import accumulation as accumulated
-from . import versus
+from . import resume, versus
 from .protocols import GRPC_AIO, OURS, Protocol, Workload
 from .providers import provider_stream
 from .sse import SSE
@@ -662,11 +665,37 @@ def accumulation(sizes: tuple[int, int] = (1_000_000, 4_000_000)) -> list[Figure
     return figures
 
 
+def resumable() -> list[Figure]:
+    section = "15 kept streams"
+    got = resume.measure()
+    figures = [
+        figure(section, f"new connection to first event, p{p}: Resume ÷ a fresh Stream", percentile(got.resumed, p),
+               "ms", percentile(got.fresh, p), better="lower")
+        for p in (50, 99)
+    ]  # fmt: skip
+    bad = got.lost + got.repeated + got.failed
+    name = f"events lost or repeated, and streams failed, across {got.cuts:,} forced disconnects"
+    figures.append(Figure(section, name, bad, "events", None, None, "= 0", bad == 0))
+    figures.append(
+        figure(section, "one stream's events/s, kept in Redis ÷ in memory", got.redis, "events/s", got.memory)
+    )
+    (kept_bytes, kept_cpu, kept_events), (plain_bytes, plain_cpu, plain_events) = got.kept, got.plain
+    figures.append(
+        figure(section, "bytes per event, numbered and digested ÷ --no-resume", kept_bytes / got.events, "bytes",
+               plain_bytes / got.events, better="lower")
+    )  # fmt: skip
+    figures.append(
+        figure(section, "server CPU per event, kept ÷ --no-resume", kept_cpu / kept_events * 1e6, "µs",
+               plain_cpu / plain_events * 1e6, better="lower")
+    )  # fmt: skip
+    return figures
+
+
 def main() -> int:
     started = time.perf_counter()
     figures: list[Figure] = []
     sections = (wire_bytes, codec, single_stream, concurrent_streams, slow_consumers, memory, provider_backed)
-    for section in (*sections, accumulation, versus_streams, versus_bytes):
+    for section in (*sections, accumulation, resumable, versus_streams, versus_bytes):
         figures.extend(section())
         print(f"  {section.__name__} done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     capacity, probes = versus_capacity()
