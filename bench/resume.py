@@ -13,43 +13,21 @@ Servers are `pi-proto serve` processes; Redis is Debian's redis-server, started 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import grpc
 
 import pi_proto as pp
 from pi_proto.grpc.methods import RESUME_METHOD, STREAM_METHOD
-from tests.proxy import CuttingProxy
+from tests.proxy import CuttingProxy, read_cutting
+from tests.redis_server import redis_server
 
 from .protocols import cpu_seconds
 from .workloads import our_server, text_turn
 
 CONTEXT = pp.AgentContext(messages=[pp.agent_message(pp.user_message("go", timestamp=1))])
 REQUEST = pp.encode(pp.StreamRequest(context=CONTEXT))
-
-
-@contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """Debian's redis-server on a free loopback port, persisting nothing; yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            if "Ready to accept connections" in line:
-                break
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.kill()
-        process.communicate()
 
 
 async def first_event_seconds(target: str, method: str, request: bytes) -> float:
@@ -85,14 +63,9 @@ async def cut_stream(target: str, every: int) -> tuple[int, int, int, bool]:
     events lost and events repeated at the consumer, and whether it ended as the model did."""
     async with CuttingProxy(target) as proxy, pp.ModelClient(proxy.target) as client:
         events = client.stream(CONTEXT)
-        numbers: list[int] = []
-        cuts = 0
-        async for event in events:
-            numbers.append(event.seq)
-            if len(numbers) % every == 0:
-                proxy.cut()
-                cuts += 1
-        message = await events.result()
+        seen, message = await read_cutting(events, proxy, lambda count: count % every == 0)
+    numbers = [event.seq for event in seen]
+    cuts = len(seen) // every
     repeated = len(numbers) - len(set(numbers))
     lost = max(numbers) - len(set(numbers))
     return cuts, lost, repeated, events.failure is None and message.stop_reason == pp.StopReason.STOP

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
+
+from pi_proto import AssistantMessage, ModelEvent
+from pi_proto.stream.event_stream import AssistantMessageEventStream
 
 
 class CuttingProxy:
@@ -74,3 +78,18 @@ async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> Non
             await sink.drain()
     with contextlib.suppress(OSError, RuntimeError):
         sink.transport.abort()
+
+
+async def read_cutting(
+    events: AssistantMessageEventStream, proxy: CuttingProxy, cut: Callable[[int], bool], then: str | None = None
+) -> tuple[list[ModelEvent], AssistantMessage]:
+    """Consume `events`, cutting the proxy's connections after each event count `cut` is true of
+    (sending later connections to `then`, when given); the events and the final message."""
+    seen = []
+    async for event in events:
+        seen.append(event)
+        if cut(len(seen)):
+            if then is not None:
+                proxy.retarget(then)
+            proxy.cut()
+    return seen, await events.result()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 
@@ -19,30 +18,17 @@ from pi_proto.grpc.server import ModelServer
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.resume.redis import STOPPED, RedisStore, events_key
 
-from .helpers import Rpc, next_event, readme_context, serve_process, stream_id_of, terminal_of
+from .helpers import Rpc, next_event, read_events, readme_context, serve_process, stream_id_of, terminal_of
 from .proxy import CuttingProxy
+from .redis_server import free_port, redis_server
 
 pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert server.stdout is not None
-        for line in server.stdout:
-            if "Ready to accept connections" in line:
-                break
-        else:
-            pytest.fail("redis-server did not start")
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        server.kill()
-        server.communicate()
+    with redis_server() as url:
+        yield url
 
 
 @contextlib.asynccontextmanager
@@ -87,9 +73,7 @@ async def test_cancel_on_one_replica_stops_the_stream_another_produces(redis_url
         call = Rpc(one).stream(pp.encode(pp.StreamRequest(context=readme_context(), background=True)))
         stream_id = stream_id_of(await next_event(call))
         answer = await Rpc(other).cancel(pp.encode(pp.CancelRequest(stream_id=stream_id)))
-        rest = []
-        while isinstance(data := await call.read(), bytes):
-            rest.append(pp.decode(pp.ModelEvent, data))
+        rest = await read_events(call)
         again = await Rpc(other).cancel(pp.encode(pp.CancelRequest(stream_id=stream_id)))
     assert pp.decode(pp.CancelResponse, answer).cancelled
     assert not pp.decode(pp.CancelResponse, again).cancelled
@@ -131,9 +115,7 @@ async def test_a_replica_killed_mid_stream_leaves_its_stream_resumable_from_anot
 
 
 async def test_serve_refuses_a_redis_it_cannot_reach() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens there once closed
+    port = free_port()
     done = subprocess.run(
         ["python", "-m", "pi_proto.cli", "serve", "--port", "0", "--redis", f"redis://127.0.0.1:{port}/0"],
         capture_output=True,

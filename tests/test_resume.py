@@ -21,7 +21,7 @@ from pi_proto.web import HttpModelClient, HttpServer
 from pi_proto.web.sse import SSE_PATH
 
 from .helpers import Rpc, next_event, read_events, readme_context, stream_id_of, terminal_of
-from .proxy import CuttingProxy
+from .proxy import CuttingProxy, read_cutting
 
 pytestmark = pytest.mark.asyncio
 
@@ -85,12 +85,7 @@ async def test_an_http_client_cut_off_mid_stream_resumes_too() -> None:
         HttpModelClient(f"http://{proxy.target}") as client,
     ):
         events = client.stream(readme_context())
-        seen = []
-        async for event in events:
-            seen.append(event)
-            if len(seen) == 6:
-                proxy.cut()
-        message = await events.result()
+        seen, message = await read_cutting(events, proxy, lambda count: count == 6)
     assert events.failure is None
     assert message.stop_reason == pp.StopReason.TOOL_USE
     assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
@@ -264,12 +259,7 @@ async def test_a_coalescing_client_resumes_and_accepts_merged_deltas() -> None:
         pp.ModelClient(proxy.target) as client,
     ):
         events = client.stream(readme_context(), coalesce_deltas=True)
-        seen = []
-        async for event in events:
-            seen.append(event)
-            if len(seen) == 4:
-                proxy.cut()
-        message = await events.result()
+        seen, message = await read_cutting(events, proxy, lambda count: count == 4)
     assert events.failure is None
     assert message.stop_reason == pp.StopReason.TOOL_USE
     numbers = [event.seq for event in seen]

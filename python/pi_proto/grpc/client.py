@@ -243,6 +243,28 @@ class ModelCallStream(AssistantMessageEventStream):
             self.stream_id = event.start.stream_id
 
 
+def stream_request(
+    context: AgentContext,
+    *,
+    provider: str,
+    model: str,
+    options: GenerationOptions | None,
+    coalesce_deltas: bool,
+    background: bool,
+    fallback_models: Sequence[str],
+) -> StreamRequest:
+    """The StreamRequest of a client's stream() call, whatever the protocol."""
+    return StreamRequest(
+        provider=provider,
+        model=model,
+        context=context,
+        options=options,
+        coalesce_deltas=coalesce_deltas,
+        background=background,
+        fallback_models=list(fallback_models),
+    )
+
+
 def _cancelling_current_task() -> bool:
     """Whether the running task is being cancelled: a CancelledError is then the caller's own,
     not one grpc raises for a call cancelled elsewhere."""
@@ -395,14 +417,14 @@ class ModelClient:
         """
         try:
             request = encode(
-                StreamRequest(
+                stream_request(
+                    context,
                     provider=provider,
                     model=model,
-                    context=context,
                     options=options,
                     coalesce_deltas=coalesce_deltas,
                     background=background,
-                    fallback_models=list(fallback_models),
+                    fallback_models=fallback_models,
                 )
             )
         except EncodeError as error:

@@ -37,7 +37,6 @@ from .._gen.types.pi.ai.v1 import (
     ModelEvent,
     ResumeRequest,
     StopReason,
-    StreamRequest,
     StreamRule,
 )
 from ..grpc.client import (
@@ -48,6 +47,7 @@ from ..grpc.client import (
     RESUME_BACKOFF_SECONDS,
     CallError,
     _split_batch,
+    stream_request,
 )
 from ..stream.accumulator import DEFAULT_MAX_MESSAGE_BYTES, StreamProtocolError
 from ..stream.event_stream import AssistantMessageEventStream, StreamFailure
@@ -177,14 +177,14 @@ class HttpModelClient:
         events = AssistantMessageEventStream(max_message_bytes=self.max_message_bytes)
         try:
             request = encode(
-                StreamRequest(
+                stream_request(
+                    context,
                     provider=provider,
                     model=model,
-                    context=context,
                     options=options,
                     coalesce_deltas=coalesce_deltas,
                     background=background,
-                    fallback_models=list(fallback_models),
+                    fallback_models=fallback_models,
                 )
             )
         except EncodeError as error:
