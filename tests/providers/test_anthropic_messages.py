@@ -115,6 +115,7 @@ CASES = [
     case("refusal"),
     case("invalid-tool-arguments"),
     case("overloaded-mid-stream"),
+    case("overloaded-before-content"),
     case("cut-mid-stream", "text.http", cut_after=4),
     case("error-401"),
     case("error-404"),
@@ -359,6 +360,12 @@ async def test_an_error_event_mid_stream_keeps_what_came_before() -> None:
         error="the provider failed mid-stream with overloaded_error: Overloaded",
         response=response("msg_01Mp4nE8sR2tY6wQ9zX3cV7b", None),
     )
+
+
+async def test_an_overloaded_stream_before_any_content_ends_with_the_providers_words() -> None:
+    events, final = await run(BY_NAME["overloaded-before-content"], INFO)
+    assert outline(events) == ["start", "error ERROR"]
+    assert final.error_message == "the provider failed mid-stream with overloaded_error: Overloaded"
 
 
 async def test_a_connection_cut_mid_stream_keeps_what_came_before() -> None:

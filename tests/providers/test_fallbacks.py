@@ -73,6 +73,33 @@ async def test_500s_fall_back_after_their_retries() -> None:
     assert final_message(events).stop_reason == pp.StopReason.STOP
 
 
+async def test_an_overloaded_stream_before_any_content_falls_back_on_the_same_stream() -> None:
+    async with ReplayServer() as primary, ReplayServer() as secondary:
+        primary.reply(RECORDINGS / "anthropic-messages" / "overloaded-before-content.http")
+        secondary.reply(RECORDINGS / "openai-responses" / "text.http")
+        model = served_model(dataclasses.replace(ANTHROPIC, base_url=primary.base_url))
+        model.fallbacks = [served_model(dataclasses.replace(OPENAI, base_url=secondary.base_url))]
+        events = await call_through_server(model, hi())
+    assert (len(primary.requests), len(secondary.requests)) == (1, 1)
+    assert sum(event.start is not None for event in events) == 1  # the stream opened once
+    message = final_message(events)
+    assert message.stop_reason == pp.StopReason.STOP
+    assert (message.api, message.provider, message.model) == (OPENAI.api, OPENAI.provider, OPENAI.id)
+    assert message.response_model is not None
+    assert pp.text_of(message)
+
+
+async def test_an_overloaded_stream_after_content_does_not_fall_back() -> None:
+    async with ReplayServer() as primary, ReplayServer() as secondary:
+        primary.reply(RECORDINGS / "anthropic-messages" / "overloaded-mid-stream.http")
+        secondary.reply(RECORDINGS / "openai-responses" / "text.http")
+        model = served_model(dataclasses.replace(ANTHROPIC, base_url=primary.base_url))
+        model.fallbacks = [served_model(dataclasses.replace(OPENAI, base_url=secondary.base_url))]
+        events = await call_through_server(model, hi())
+    assert len(secondary.requests) == 0  # text was sent: nothing is retried silently after it
+    assert final_message(events).stop_reason == pp.StopReason.ERROR
+
+
 @pytest.mark.parametrize("first", ["error-401.http", "error-event-mid-stream.http"])
 async def test_a_refusal_or_a_failure_after_the_stream_opened_does_not_fall_back(first: str) -> None:
     events, asked, fell_back = await fall_back(first, "text.http")

@@ -77,6 +77,8 @@ MIN_BUDGET_TOKENS = 1024  # pi's budget when the computed one is 0
 FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
 INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 RETRYABLE = (429, 500, 502, 503, 504, 529)
+# The `error` events of a stream that say the provider, not the request, failed (its errors page).
+TRANSIENT = ("overloaded_error", "api_error", "rate_limit_error")
 REDACTED_THINKING = "[Reasoning redacted]"  # the text pi gives a redacted thinking block
 
 
@@ -173,9 +175,14 @@ async def stream(call: Call) -> None:
             raise
         await call.start()
         reader = _Reader(call)
-        async with events:
-            async for event in events:
-                await reader.apply(event)
+        try:
+            async with events:
+                async for event in events:
+                    await reader.apply(event)
+        except anthropic.APIStatusError as error:
+            if _error_type(error) in TRANSIENT:  # another model may answer where this one could not
+                raise RetryLater(None, describe(error, call.model)) from None
+            raise
         if not reader.events:
             raise call.no_events()
     finally:
@@ -470,6 +477,12 @@ def _assistant(content: Sequence[AssistantContent], allow_empty_signature: bool)
         elif (tool := block.tool_call) is not None:
             blocks.append({"type": "tool_use", "id": tool.id, "name": tool.name, "input": tool_call_arguments(tool)})
     return blocks
+
+
+def _error_type(error: anthropic.APIStatusError) -> str:
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error")
+    return str(detail.get("type") or "") if isinstance(detail, dict) else ""
 
 
 @describing

@@ -227,6 +227,7 @@ class Call:
         self.usage = zero_usage()
         self._usage_changed = False
         self.started = False  # the provider answered and the stream opened
+        self.answered = False  # a block event went out: what failed after it is not tried elsewhere
         self.fallback = False  # the call of a fallback model: its message names it as the one that answered
         self.failed_before: list[str] = []  # what the models it fell back from said, each already scrubbed
         self._broken_calls: list[str] = []  # tool calls whose arguments are not a JSON object
@@ -243,7 +244,11 @@ class Call:
             api=info.api, provider=info.provider, model=info.id, usage=zero_usage(), timestamp=self.clock()
         )
         self.started = True
-        await self._send(ModelEvent(start=StartEvent(header=header)))
+        if self.events.started:  # a model this one falls back from opened the stream: it goes on
+            partial = self.events.partial
+            partial.api, partial.provider, partial.model = header.api, header.provider, header.model
+        else:
+            await self._send(ModelEvent(start=StartEvent(header=header)))
         if self.fallback:
             self.set_response(response_model=info.id)
 
@@ -540,6 +545,7 @@ class Call:
         return len(self.events.partial.content)
 
     async def _send(self, event: ModelEvent) -> None:
+        self.answered = self.answered or event.start is None
         if self._usage_changed:
             event.usage, self._usage_changed = self.usage, False
         await self.events.send(event)
@@ -588,9 +594,9 @@ async def run(
     max_retries times, else RETRIES), and end the stream with one terminal event whatever happens
     (a cancel is left to the stream: ABORTED).
     `describe` words what the SDK or the connection raised, for the model it called.
-    With `fall_back`, a failure another model may not share (the provider's 429 or 5xx, a
-    connection that failed) before the provider answered ends nothing: its words are returned,
-    for the caller to call the next model on the same stream."""
+    With `fall_back`, a failure another model may not share (the provider's 429 or 5xx, an
+    overloaded stream, a connection that failed) before any block event ends nothing: its words
+    are returned, for the caller to call the next model on the same stream."""
     cap_ms = call.options.max_retry_delay_ms
     cap = (DEFAULT_MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms) / 1000
     retries = RETRIES if call.options.max_retries is None else call.options.max_retries
@@ -611,7 +617,7 @@ async def run(
             else:
                 await asyncio.sleep(delay)
                 continue
-            if fall_back and not call.started:
+            if fall_back and not call.answered:
                 return message
             await call.fail(message)
             return None
@@ -619,7 +625,7 @@ async def run(
             await call.fail(str(error), error.reason)
             return None
         except Exception as error:  # the SDK's or the connection's: still one error event, worded
-            if fall_back and not call.started and unreachable(error):
+            if fall_back and not call.answered and unreachable(error):
                 return _words(call, error, describe)
             await call.fail(_words(call, error, describe))
             return None
