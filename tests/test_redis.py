@@ -22,8 +22,6 @@ from .helpers import Rpc, next_event, read_events, readme_context, serve_process
 from .proxy import CuttingProxy
 from .redis_server import free_port, redis_server
 
-pytestmark = pytest.mark.asyncio
-
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:

@@ -23,8 +23,6 @@ from pi_proto.web.sse import SSE_PATH
 from .helpers import Rpc, next_event, read_events, readme_context, stream_id_of, terminal_of
 from .proxy import CuttingProxy, read_cutting
 
-pytestmark = pytest.mark.asyncio
-
 
 def request(background: bool = False) -> bytes:
     return pp.encode(pp.StreamRequest(context=readme_context(), background=background))
