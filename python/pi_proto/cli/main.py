@@ -97,6 +97,7 @@ async def serve(args: argparse.Namespace) -> int:
                 ssl_context=http_tls(args),
                 reuse_port=args.worker is not None,
                 cors_origins=args.cors_origin,
+                ui=not args.no_ui,
                 limits=web.HttpLimits(max_connections=args.max_connections, header_timeout=args.header_timeout),
             )
         except ValueError as error:  # an origin that is not one
@@ -308,6 +309,28 @@ async def models(args: argparse.Namespace) -> int:
     return 0
 
 
+async def view(args: argparse.Namespace) -> int:
+    """Serve the web page on a loopback port, opening `file` in its viewer, until Ctrl-C."""
+    web = web_module()
+    from ..web.page import MAX_VIEW_BYTES  # the http extra, as web_module() checked
+
+    try:  # a file that cannot be read is refused before anything is served
+        read_regular_file(args.file, MAX_VIEW_BYTES)
+    except ValueError as error:
+        raise ValueError(f"{args.file}: {error}") from None
+    server = ModelServer(ScriptedModel.readme())  # the page's playground plays the README trip
+    http = web.HttpServer(server, host="127.0.0.1", port=args.port, view=args.file)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await http.start()
+    print(f"viewing {args.file} at {http.url}/#view", flush=True)
+    await stop.wait()
+    await http.stop(grace=1.0)
+    return 0
+
+
 def convert_files(args: argparse.Namespace) -> int:
     """Run a conversion in the main thread, where Ctrl-C and SIGTERM stop it at once."""
     console = Console(stderr=True, highlight=False)
@@ -408,6 +431,9 @@ def parser() -> argparse.ArgumentParser:
         "POST /messages, streamProxy at POST /api/stream) over HTTP on this port, from the same models, "
         "limits and token; 0 picks a free one; prints 'http on HOST:PORT' after the gRPC line (needs the "
         "http extra)",
+    )
+    serve_cmd.add_argument(
+        "--no-ui", action="store_true", help="do not serve the web page (playground and viewer) at / of --http-port"
     )
     serve_cmd.add_argument(
         "--cors-origin",
@@ -554,6 +580,13 @@ def parser() -> argparse.ArgumentParser:
     convert_cmd.add_argument("output", type=Path, help="the file to write; its extension gives the format")
     convert_cmd.set_defaults(run=convert_files)
 
+    view_cmd = commands.add_parser("view", help="open a transcript in the web page's viewer, from a local server")
+    view_cmd.add_argument("file", type=Path, help="a pi session .jsonl, a .binpb or a ProtoJSON .json")
+    view_cmd.add_argument(
+        "--port", type=PORT, default=0, help="loopback port; 0 picks a free one (default: %(default)s)"
+    )
+    view_cmd.set_defaults(run=view)
+
     demo_cmd = commands.add_parser("demo", help="play the README round trip as an agent loop over gRPC")
     demo_cmd.add_argument("--root", default=".", help="directory the read tool may read (default: %(default)s)")
     demo_cmd.add_argument(
@@ -567,6 +600,8 @@ def check_serve(args: argparse.Namespace) -> None:
     """Refuse flags of `serve` that cannot go together (ValueError naming them)."""
     if args.http_port is not None and args.http_port == args.port != 0:
         raise ValueError(f"--http-port and --port must differ: both are {args.port}")
+    if args.no_ui and args.http_port is None:
+        raise ValueError("--no-ui needs --http-port: the page is served there")
     if args.cors_origin and args.http_port is None:
         raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
     kept = (args.resume_bytes, args.resume_retention, args.resume_unattended)

@@ -13,6 +13,7 @@ import math
 import socket
 import ssl
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -21,6 +22,8 @@ from ..grpc.server import ModelServer
 from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText
+from .page import PATHS as PAGE_PATHS
+from .page import Page
 from .pi_protocols import MESSAGES_PATH, PROXY_PATH, PiMessagesSse, ProxySse
 from .service import ConnectApp, GateInterceptor, ModelService
 from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
@@ -28,11 +31,15 @@ from .sse import SSE_PATH, App, Receive, Scope, Send, SseEndpoint
 
 class HttpApp:
     """The ASGI application: SSE at SSE_PATH, pi-messages at MESSAGES_PATH, pi-agent-core's
-    streamProxy at PROXY_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*; web pages of
-    its own origin and of `cors_origins` may call it, no other page (see cors.py)."""
+    streamProxy at PROXY_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*, and unless
+    `ui` is False the web page at / (page.py, `view` the file it opens); web pages of its own
+    origin and of `cors_origins` may call it, no other page (see cors.py)."""
 
-    def __init__(self, server: ModelServer, cors_origins: Sequence[str] = ()) -> None:
+    def __init__(
+        self, server: ModelServer, cors_origins: Sequence[str] = (), *, ui: bool = True, view: Path | None = None
+    ) -> None:
         self.service = ModelService(server)
+        self._page: App | None = Page(view) if ui else None
         self._route: App = Cors(self._routed, cors_origins)
         self._sse: dict[str, App] = {
             SSE_PATH: SseEndpoint(self.service),
@@ -53,6 +60,8 @@ class HttpApp:
     async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and (endpoint := self._sse.get(scope["path"])) is not None:
             await endpoint(scope, receive, send)
+        elif scope["type"] == "http" and self._page is not None and scope["path"] in PAGE_PATHS:
+            await self._page(scope, receive, send)
         else:
             await self._connect(scope, receive, send)
 
@@ -193,7 +202,8 @@ class HttpServer(AsgiServer):
     counts, stream timeout, queued bytes), its token and concurrent-stream slots (counted for the
     process), and its in-flight streams, which `server.stop()` aborts as it aborts gRPC's. The gRPC
     server need not be started: an HttpServer alone serves its models. Web pages of
-    `cors_origins` (`*`: any) may call it from their own origin.
+    `cors_origins` (`*`: any) may call it from their own origin. It serves the web page at `/`
+    unless `ui` is False; `view` is a file the page opens (`pi-proto view`).
 
         async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
             print(http_server.url)  # http://127.0.0.1:PORT
@@ -209,9 +219,11 @@ class HttpServer(AsgiServer):
         reuse_port: bool = False,
         cors_origins: Sequence[str] = (),
         limits: HttpLimits = DEFAULT_LIMITS,
+        ui: bool = True,
+        view: Path | None = None,
     ) -> None:
         self.model_server = server
-        self.http_app = HttpApp(server, cors_origins)
+        self.http_app = HttpApp(server, cors_origins, ui=ui, view=view)
         super().__init__(
             self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port, limits=limits
         )
