@@ -51,6 +51,36 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 .PHONY: ts-setup
 ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolchain into typescript/node_modules.
 
+# The web page (ui/, bundled by esbuild from our TypeScript package's sources) is committed built
+# into the Python package, so the wheel serves it without Node; check-ui keeps that build fresh.
+UI := ui
+UI_BUILD := python/pi_proto/web/ui
+
+$(UI)/node_modules/.installed: $(UI)/package.json $(UI)/package-lock.json
+	cd $(UI) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+.PHONY: ui-setup
+ui-setup: $(UI)/node_modules/.installed ## Install the web page's pinned toolchain (esbuild) into ui/node_modules.
+
+.PHONY: ui
+ui: ui-setup ## Build the web page into python/pi_proto/web/ui (committed; make check-ui checks it).
+	node $(UI)/build.mjs $(UI_BUILD)
+
+# CJK text in the screenshots needs a font with it (Debian's Noto CJK).
+/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk
+
+.PHONY: screenshots
+screenshots: setup browser-setup /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ## Write docs/images/playground.png and viewer.png, as the README shows them.
+	python -m tests.screenshots docs/images
+
+.PHONY: check-ui
+check-ui: ui-setup ## Fail if building the web page would change the committed build.
+	rm -rf build/ui-check
+	node $(UI)/build.mjs build/ui-check
+	diff -r build/ui-check $(UI_BUILD) || { echo "the committed web page is stale: run make ui"; exit 1; }
+
 # The browser tests drive Debian's chromium with playwright-core (pinned in tests/browser), which
 # downloads no browser of its own.
 BROWSER := tests/browser
@@ -143,7 +173,7 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
 .PHONY: lint
-lint: setup ts-setup pi-setup proto-deps ## Every language: ruff, mypy --strict, import layers, deptry, buf; biome and tsc; golangci-lint; clippy and rustfmt; spotless.
+lint: setup ts-setup ui-setup pi-setup proto-deps ## Every language: ruff, mypy --strict, import layers, deptry, buf; biome and tsc; golangci-lint; clippy and rustfmt; spotless.
 	ruff check python tests fuzz bench
 	ruff format --check python tests fuzz bench
 	mypy
@@ -155,6 +185,7 @@ lint: setup ts-setup pi-setup proto-deps ## Every language: ruff, mypy --strict,
 	@# tests/pi's scripts, checked against pi's own type declarations.
 	$(TS_BIN)/tsc -p $(PI_TESTS)
 	$(MAKE) -C $(TS) lint
+	cd $(UI) && npm run --silent lint
 	$(MAKE) -C go lint
 	$(MAKE) -C rust lint
 	$(MAKE) -C java lint
@@ -203,7 +234,7 @@ conformance: setup ts-setup ## Run every runtime's executor over the corpus (COR
 	python -m tests.conformance.harness --corpus $(CORPUS)
 
 .PHONY: test
-test: setup check-generate lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.
+test: setup check-generate check-ui lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.
 
 FUZZ_SECONDS ?= 600
 .PHONY: fuzz
@@ -247,7 +278,7 @@ set-version: ## Give every artifact version V: make set-version V=0.3.0 (then wr
 dist: dist-python dist-schema dist-typescript dist-go dist-rust dist-java ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
 
 .PHONY: dist-python
-dist-python: setup ## The Python wheel and sdist.
+dist-python: setup ui ## The Python wheel and sdist, the web page built afresh.
 	mkdir -p $(DIST)
 	python -m build --no-isolation --outdir $(DIST) . >/dev/null
 

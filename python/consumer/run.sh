@@ -36,4 +36,11 @@ for _ in $(seq 100); do grep -q "listening on" served.txt 2>/dev/null && break; 
 target="$(sed -n 's/^listening on //p' served.txt)"
 .venv/bin/pi-proto stream --target "$target" "请读取 README" >streamed.txt
 grep -q "我先读取项目说明。" streamed.txt || { cat streamed.txt >&2; exit 1; }
-echo "python: the wheel installs, its README examples run, and pi-proto serves and streams"
+# The web page ships built inside the wheel, so `serve --http-port` needs no Node.
+python3 - "$DIST/pi_proto-$VERSION-py3-none-any.whl" <<'PY'
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+missing = {f"pi_proto/web/ui/{name}" for name in ("index.html", "app.js", "app.css")} - names
+assert not missing, f"the wheel lacks the web page: {sorted(missing)}"
+PY
+echo "python: the wheel installs, its README examples run, pi-proto serves and streams, and it ships the web page"

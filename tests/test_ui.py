@@ -1,0 +1,145 @@
+"""The web page in Debian's chromium (tests/browser/ui.mjs, driven by playwright-core), as a user
+would use it, against `pi-proto serve --http-port` and `pi-proto view`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import serve_process
+
+SCRIPT = Path(__file__).parent / "browser" / "ui.mjs"
+FIXTURES = Path(__file__).parent / "fixtures"
+SESSION = FIXTURES / "pi-sessions" / "before-compaction.jsonl"  # the shared real session: 1,003 lines
+BRANCHED = FIXTURES / "pi-1.6-sessions" / "branch.jsonl"  # a session pi wrote with two branches
+pytestmark = pytest.mark.timeout(180)
+
+
+def scenario(*args: str) -> dict[str, Any]:
+    done = subprocess.run(["node", str(SCRIPT), *args], capture_output=True, text=True, timeout=150, check=False)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    seen: dict[str, Any] = json.loads(done.stdout)
+    return seen
+
+
+@contextmanager
+def page_server(*flags: str) -> Iterator[str]:
+    """`pi-proto serve --http-port 0 FLAGS`; yields the page's base URL."""
+    with serve_process("--http-port", "0", *flags) as (process, _):
+        assert process.stdout is not None
+        yield "http://" + process.stdout.readline().removeprefix("http on ").strip()
+
+
+def test_the_readme_round_trip_streams_its_text_and_tool_call_before_done_then_continues() -> None:
+    with page_server("--delay", "0.02") as base:
+        seen = scenario("roundtrip", base)
+    assert seen["problems"] == []
+    assert seen["textBeforeStop"]
+    assert seen["toolCallBeforeStop"]
+    first = seen["firstTurn"]
+    assert first["stopReason"] == "TOOL_USE"
+    assert first["text"] == "我先读取项目说明。"
+    assert first["toolCalls"] == [{"name": "read", "arguments": '{"path":"README.md"}'}]
+    assert first["usage"].startswith("input 18 · output 12")
+    assert first["cost"].startswith("$")
+    assert first["eventRows"] > 3
+    second = seen["secondTurn"]
+    assert second["stopReason"] == "STOP"
+    assert "pi-proto" in second["text"]
+
+
+def test_abort_ends_the_stream_aborted() -> None:
+    with page_server("--delay", "0.1") as base:
+        seen = scenario("abort", base)
+    assert seen["problems"] == []
+    assert seen["stopReason"] == "ABORTED"
+    assert seen["error"]
+    assert seen["sendEnabledAfter"]
+
+
+def test_a_missing_or_wrong_token_is_shown_clearly_and_the_right_one_is_kept_out_of_urls(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    with page_server("--token-file", str(token)) as base:
+        seen = scenario("token", base, "s3cret-token")
+    assert "needs a token" in seen["withoutToken"]
+    assert "refused" in seen["wrongToken"]
+    assert seen["models"] == ["Scripted turns (scripted)"]
+    assert seen["streamStopReason"] == "TOOL_USE"
+    assert not seen["tokenInUrl"]
+    assert not seen["tokenInLocalStorage"]
+
+
+def test_an_unknown_model_shows_the_servers_not_found() -> None:
+    with page_server() as base:
+        seen = scenario("unknown-model", base)
+    assert seen["stopReason"] == "ERROR"
+    assert seen["error"].startswith("NOT_FOUND: model 'no-such-model' is not served")
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return lines[1:]  # the header is not an entry
+
+
+def test_the_viewer_renders_every_message_of_the_shared_session_and_saves_it_back_unchanged(tmp_path: Path) -> None:
+    with page_server() as base:
+        seen = scenario("view", base, str(SESSION), str(tmp_path))
+    assert seen["problems"] == []
+    messages = [entry for entry in entries(SESSION) if entry["type"] == "message"]
+    assert seen["allEntries"]["messages"] == len(messages)
+    others = [entry["type"] for entry in entries(SESSION) if entry["type"] != "message"]
+    assert len(seen["allEntries"]["sessionEntries"]) == len(others)  # compactions, model and thinking changes
+    assert set(seen["allEntries"]["blockKinds"]) >= {
+        "text",
+        "thinking",
+        "tool-call",
+        "tool-result",
+        "tool-result-error",
+    }
+    assert "Totals:" in seen["totals"]
+    saved = {form: Path(where) for form, where in seen["saved"].items()}
+    assert saved["jsonl"].read_bytes() == SESSION.read_bytes()
+    for form in ("binpb", "json"):
+        converted = tmp_path / f"converted.{form}"
+        subprocess.run([sys.executable, "-m", "pi_proto.cli", "convert", str(SESSION), str(converted)], check=True)
+        assert saved[form].read_bytes() == converted.read_bytes()
+
+
+def test_the_viewer_shows_a_sessions_branches(tmp_path: Path) -> None:
+    with page_server() as base:
+        seen = scenario("view", base, str(BRANCHED), str(tmp_path))
+    assert seen["problems"] == []
+    assert len(seen["branches"]) == 2
+    assert seen["treeEntries"] == len(entries(BRANCHED))
+    assert seen["allEntries"]["messages"] == sum(entry["type"] == "message" for entry in entries(BRANCHED))
+    assert seen["messages"] < seen["allEntries"]["messages"]  # one branch at a time
+
+
+def test_pi_proto_view_opens_its_file_in_the_viewer() -> None:
+    command = [sys.executable, "-m", "pi_proto.cli", "view", str(SESSION)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base = process.stdout.readline().split(" at ", 1)[1].strip().removesuffix("/#view")
+        seen = scenario("view-served", base)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert seen["problems"] == []
+    assert SESSION.name in seen["title"]
+    assert seen["messages"] > 0
+
+
+@pytest.fixture(autouse=True)
+def _browser_installed() -> None:
+    """`make browser-setup` installs chromium and playwright-core; without them the tests fail."""
+    assert Path("/usr/bin/chromium").exists(), "chromium is missing: run `make browser-setup`"
+    assert (SCRIPT.parent / "node_modules" / "playwright-core").is_dir(), "run `make browser-setup`"
