@@ -36,11 +36,19 @@ for _ in $(seq 100); do grep -q "listening on" served.txt 2>/dev/null && break; 
 target="$(sed -n 's/^listening on //p' served.txt)"
 .venv/bin/pi-proto stream --target "$target" "请读取 README" >streamed.txt
 grep -q "我先读取项目说明。" streamed.txt || { cat streamed.txt >&2; exit 1; }
-# The web page ships built inside the wheel, so `serve --http-port` needs no Node.
-python3 - "$DIST/pi_proto-$VERSION-py3-none-any.whl" <<'PY'
-import sys, zipfile
-names = set(zipfile.ZipFile(sys.argv[1]).namelist())
-missing = {f"pi_proto/web/ui/{name}" for name in ("index.html", "app.js", "app.css")} - names
-assert not missing, f"the wheel lacks the web page: {sorted(missing)}"
+kill "$server"; wait "$server" 2>/dev/null || true; server=""
+
+# The web page ships built inside the wheel: with the http extra, `serve --http-port` serves it.
+.venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl[cli,http]"
+.venv/bin/pi-proto serve --port 0 --http-port 0 >served.txt 2>/dev/null &
+server=$!
+for _ in $(seq 100); do grep -q "http on" served.txt 2>/dev/null && break; sleep 0.1; done
+http="$(sed -n 's/^http on //p' served.txt)"
+.venv/bin/python - "http://$http" <<'PY'
+import sys, urllib.request
+for path, kind in (("/", "text/html"), ("/ui/app.js", "text/javascript"), ("/ui/app.css", "text/css")):
+    with urllib.request.urlopen(sys.argv[1] + path, timeout=30) as answer:
+        assert answer.headers["content-type"].startswith(kind), (path, answer.headers["content-type"])
+        assert len(answer.read()) > 100, path
 PY
-echo "python: the wheel installs, its README examples run, pi-proto serves and streams, and it ships the web page"
+echo "python: the wheel installs, its README examples run, pi-proto serves and streams, and serves the web page"
