@@ -55,6 +55,15 @@ def test_the_readme_round_trip_streams_its_text_and_tool_call_before_done_then_c
     assert "pi-proto" in second["text"]
 
 
+def test_both_views_fit_a_phones_width() -> None:
+    with page_server() as base:
+        seen = scenario("narrow", base, str(BRANCHED))
+    assert seen["problems"] == []
+    assert seen["stopReason"] == "TOOL_USE"
+    assert not seen["playgroundOverflows"]
+    assert not seen["viewerOverflows"]
+
+
 def test_abort_ends_the_stream_aborted() -> None:
     with page_server("--delay", "0.1") as base:
         seen = scenario("abort", base)

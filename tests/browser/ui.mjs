@@ -6,6 +6,8 @@
 // Scenarios (the server at BASE_URL plays the README round trip unless said otherwise):
 //   roundtrip BASE            send the README request; see the text and the tool call stream in
 //                             before the stop reason, answer the tool call, continue
+//   narrow BASE FILE          a phone's width (390 px): a turn, then FILE in the viewer; does
+//                             either view need a horizontal scroll?
 //   abort BASE                (a server with --delay) abort once the first text shows
 //   token BASE TOKEN          (a server with --token-file) no token, a wrong one, then TOKEN
 //   unknown-model BASE        stream a model id the server does not serve
@@ -26,8 +28,8 @@ const [scenario, base, ...args] = process.argv.slice(2);
 
 const byTestId = (id) => `[data-testid="${id}"]`;
 
-async function openPage(browser, hash = "") {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+async function openPage(browser, hash = "", viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
   const problems = [];
@@ -176,6 +178,18 @@ const scenarios = {
   async roundtrip(browser) {
     const { page, problems } = await openPage(browser);
     return { ...(await roundTrip(page)), problems };
+  },
+
+  async narrow(browser) {
+    const { page, problems } = await openPage(browser, "", { width: 390, height: 844 });
+    await loadedModels(page);
+    const turn = await sendAndWait(page, README_REQUEST, 1);
+    const overflows = () => page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    const playground = await overflows();
+    await page.click(byTestId("tab-viewer"));
+    await page.setInputFiles(byTestId("file-input"), args[0]);
+    await page.waitForSelector(byTestId("viewer-message"));
+    return { stopReason: turn.stopReason, playgroundOverflows: playground, viewerOverflows: await overflows(), problems };
   },
 
   async abort(browser) {
