@@ -132,6 +132,16 @@ def test_the_viewer_shows_a_sessions_branches(tmp_path: Path) -> None:
     assert seen["messages"] < seen["allEntries"]["messages"]  # one branch at a time
 
 
+def test_the_viewer_shows_images_and_thinking_as_pi_wrote_them(tmp_path: Path) -> None:
+    with page_server() as base:
+        image = scenario("view", base, str(FIXTURES / "pi-1.6-sessions" / "image-read.jsonl"), str(tmp_path / "a"))
+        thinking = scenario("view", base, str(FIXTURES / "pi-1.6-sessions" / "thinking.jsonl"), str(tmp_path / "b"))
+    assert image["allEntries"]["images"] > 0
+    assert "thinking" in thinking["allEntries"]["blockKinds"]
+    assert image["savedInLoadedFormIdentical"]
+    assert thinking["savedInLoadedFormIdentical"]
+
+
 def test_pi_proto_view_opens_its_file_in_the_viewer() -> None:
     command = [sys.executable, "-m", "pi_proto.cli", "view", str(SESSION)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
