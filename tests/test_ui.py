@@ -64,6 +64,14 @@ def test_both_views_fit_a_phones_width() -> None:
     assert not seen["viewerOverflows"]
 
 
+def test_the_playground_is_usable_from_the_keyboard() -> None:
+    with page_server("--delay", "0.1") as base:
+        seen = scenario("keyboard", base)
+    assert seen["problems"] == []
+    assert seen["stopReason"] == "ABORTED"  # Ctrl+Enter sent it, Escape stopped it
+    assert seen["tabs"][0] == "tab-viewer"
+
+
 def test_abort_ends_the_stream_aborted() -> None:
     with page_server("--delay", "0.1") as base:
         seen = scenario("abort", base)

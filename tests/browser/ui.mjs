@@ -8,6 +8,8 @@
 //                             before the stop reason, answer the tool call, continue
 //   narrow BASE FILE          a phone's width (390 px): a turn, then FILE in the viewer; does
 //                             either view need a horizontal scroll?
+//   keyboard BASE             (a server with --delay) Ctrl+Enter sends, Escape aborts, arrows move
+//                             between the tabs
 //   abort BASE                (a server with --delay) abort once the first text shows
 //   token BASE TOKEN          (a server with --token-file) no token, a wrong one, then TOKEN
 //   unknown-model BASE        stream a model id the server does not serve
@@ -190,6 +192,25 @@ const scenarios = {
     await page.setInputFiles(byTestId("file-input"), args[0]);
     await page.waitForSelector(byTestId("viewer-message"));
     return { stopReason: turn.stopReason, playgroundOverflows: playground, viewerOverflows: await overflows(), problems };
+  },
+
+  async keyboard(browser) {
+    const { page, problems } = await openPage(browser);
+    await loadedModels(page);
+    await page.focus(byTestId("message-input"));
+    await page.keyboard.type(README_REQUEST);
+    await page.keyboard.press("Control+Enter");
+    const text = `${byTestId("conversation")} ${byTestId("assistant-text")}`;
+    await page.waitForFunction((selector) => (document.querySelector(selector)?.textContent ?? "") !== "", text);
+    await page.keyboard.press("Escape");
+    const turn = await finishedTurn(page, 1);
+    const tabs = [];
+    await page.focus(byTestId("tab-playground"));
+    for (let step = 0; step < 2; step++) {
+      await page.keyboard.press("ArrowRight");
+      tabs.push(await page.evaluate(() => document.activeElement?.dataset.testid ?? ""));
+    }
+    return { stopReason: turn.stopReason, tabs, problems };
   },
 
   async abort(browser) {
