@@ -81,14 +81,21 @@ check-ui: ui-setup ## Fail if building the web page would change the committed b
 	node $(UI)/build.mjs build/ui-check
 	diff -r build/ui-check $(UI_BUILD) || { echo "the committed web page is stale: run make ui"; exit 1; }
 
-# The browser tests drive Debian's chromium with playwright-core (pinned in tests/browser), which
-# downloads no browser of its own.
+# Debian's packages the tests use, installed in one go by debian-setup: chromium and firefox-esr
+# (driven by playwright-core and puppeteer-core, pinned in tests/browser, which download no
+# browser of their own), curl with nghttp2 (tests/test_http_connections.py's HTTP/2 client), Redis
+# (the tests of `serve --redis` start it), and cpp/'s compiler, gRPC and protoc (the consumer, and
+# tests/test_descriptor_set.py, compile the schema with Debian's protoc).
+DEBIAN_PACKAGES := chromium firefox-esr redis-server curl
 BROWSER := tests/browser
-/usr/bin/chromium:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-/usr/bin/firefox-esr:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq firefox-esr
+.PHONY: debian-setup
+debian-setup: ## Install the Debian packages the tests use that are missing (apt-get).
+	$(MAKE) -C cpp setup
+	$(MAKE) -C cpp setup PACKAGES="$(DEBIAN_PACKAGES)" RECOMMENDS=yes
+
+/usr/bin/chromium /usr/bin/firefox-esr /usr/bin/curl /usr/bin/redis-server:
+	$(MAKE) -C cpp setup PACKAGES="$(notdir $@)" RECOMMENDS=yes
 
 $(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-lock.json
 	cd $(BROWSER) && npm ci --ignore-scripts --no-audit --no-fund
@@ -107,13 +114,8 @@ $(PI_TESTS)/node_modules/.installed: $(PI_TESTS)/package.json $(PI_TESTS)/packag
 .PHONY: pi-setup
 pi-setup: $(PI_TESTS)/node_modules/.installed ## Install pi 1.6 and the Node 22 it needs into tests/pi/node_modules.
 
-# curl, with nghttp2, is the HTTP/2 client of tests/test_http_connections.py.
-/usr/bin/curl:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl
-
-# The Redis the tests of `serve --redis` start, Debian's own.
-/usr/bin/redis-server:
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+.PHONY: npm-setup
+npm-setup: ts-setup ui-setup pi-setup $(BROWSER)/node_modules/.installed ## Every npm tree: the package, the page, pi, the browser drivers.
 
 $(VALIDATE_PROTO):
 	mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
@@ -124,13 +126,28 @@ $(VALIDATE_PROTO):
 .PHONY: proto-deps
 proto-deps: $(VALIDATE_PROTO) ## Fetch buf/validate/validate.proto (from Maven Central) into build/proto-deps.
 
-# Built from the Go module proxy into the venv's bin; the stamp names the version, so a new pin rebuilds.
-$(VENV)/.grpcurl-$(GRPCURL_VERSION): $(VENV)/.installed
-	GOBIN=$(BIN) go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
-	touch $@
+# Built from the Go module proxy once per machine and version, into the user's cache, and linked
+# into the venv's bin, where the tests find it.
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pi-proto
+GRPCURL := $(TOOLS_CACHE)/grpcurl-$(GRPCURL_VERSION)
+
+$(GRPCURL):
+	@mkdir -p $(@D)
+	@# Built into a folder of its own, so two clones building at once do not mix their files.
+	tmp="$$(mktemp -d $(@D)/grpcurl.XXXXXX)" && GOBIN="$$tmp" go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION) && mv "$$tmp/grpcurl" $@ && rmdir "$$tmp"
 
 .PHONY: grpcurl
-grpcurl: $(VENV)/.grpcurl-$(GRPCURL_VERSION) ## Build grpcurl (pinned) into .venv/bin, for the tests.
+grpcurl: $(VENV)/.installed $(GRPCURL) ## Build grpcurl (pinned) and link it into .venv/bin, for the tests.
+	ln -sf $(GRPCURL) $(BIN)/grpcurl
+
+.PHONY: go-tools
+go-tools: grpcurl ## The Go tools: protoc plugins, golangci-lint, grpcurl.
+	$(MAKE) -C go tools
+
+.PHONY: rust-tools
+rust-tools: setup ## The Rust tools (rustfmt, clippy), and every crate Cargo.lock pins, fetched.
+	$(MAKE) -C rust tools
+	cd rust && cargo fetch --locked --quiet
 
 # Debian's protoc, what C++ users compile the schema with; the tests compile the descriptor set with it.
 .PHONY: protoc
@@ -175,22 +192,40 @@ check-generate: setup ts-setup proto-deps go-plugins ## Fail if regenerating wou
 	cmp -s $(DESCRIPTOR_SET) "$$fresh/$(DESCRIPTOR_SET)" || { echo "$(DESCRIPTOR_SET) is stale"; stale=1; }; \
 	if [ $$stale = 1 ]; then echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; fi
 
+# One target a language, so make test runs and times each on its own.
 .PHONY: lint
-lint: setup ts-setup ui-setup pi-setup proto-deps ## Every language: ruff, mypy --strict, import layers, deptry, buf; biome and tsc; golangci-lint; clippy and rustfmt; spotless.
+lint: lint-python lint-proto lint-typescript lint-go lint-rust lint-java ## Every language: ruff, mypy --strict, import layers, deptry, buf; biome and tsc; golangci-lint; clippy and rustfmt; spotless.
+
+.PHONY: lint-python
+lint-python: setup ## ruff, ruff format, mypy --strict, import layers, deptry.
 	ruff check python tests fuzz bench
 	ruff format --check python tests fuzz bench
 	mypy
 	lint-imports
 	deptry python/pi_proto
+
+.PHONY: lint-proto
+lint-proto: setup proto-deps ## buf lint, buf format and buf breaking against the last release.
 	buf lint
 	buf format --diff --exit-code proto
 	buf breaking proto --against $(BASELINE)
-	@# tests/pi's scripts, checked against pi's own type declarations.
+
+.PHONY: lint-typescript
+lint-typescript: ts-setup ui-setup pi-setup ## tsc and biome: the package, the page, and tests/pi's scripts against pi's own types.
 	$(TS_BIN)/tsc -p $(PI_TESTS)
 	$(MAKE) -C $(TS) lint
 	cd $(UI) && npm run --silent lint
+
+.PHONY: lint-go
+lint-go: ## golangci-lint and gofmt.
 	$(MAKE) -C go lint
+
+.PHONY: lint-rust
+lint-rust: ## clippy -D warnings and rustfmt.
 	$(MAKE) -C rust lint
+
+.PHONY: lint-java
+lint-java: ## spotless (google-java-format).
 	$(MAKE) -C java lint
 
 .PHONY: format
@@ -211,9 +246,15 @@ release-baseline: setup proto-deps ## At a release: make this version's schema t
 .PHONY: pytest
 # The suite runs on this many processes: on two cores, two take it from about 5 minutes to 3.
 PYTEST_WORKERS ?= 2
+# The tests that drive real browsers run on their own (make browser-test), timed apart.
+BROWSER_TESTS := tests/test_ui.py tests/test_browser.py
 
-pytest: setup browser-setup pi-setup /usr/bin/curl /usr/bin/redis-server grpcurl protoc ## Run the Python tests only (PYTEST_WORKERS processes).
-	pytest -n $(PYTEST_WORKERS)
+pytest: setup pi-setup /usr/bin/curl /usr/bin/redis-server grpcurl protoc ## Run the Python tests, but the browsers' (PYTEST_WORKERS processes).
+	pytest -n $(PYTEST_WORKERS) $(addprefix --ignore=,$(BROWSER_TESTS))
+
+.PHONY: browser-test
+browser-test: setup browser-setup ## Run the Python tests that drive chromium and firefox-esr.
+	pytest $(BROWSER_TESTS)
 
 .PHONY: ts-test
 ts-test: setup ts-setup ## Run the TypeScript tests only (make lint lints it).
@@ -236,8 +277,11 @@ CORPUS ?= tests/conformance
 conformance: setup ts-setup ## Run every runtime's executor over the corpus (CORPUS=dir for your own cases) through the harness.
 	python -m tests.conformance.harness --corpus $(CORPUS)
 
+# Each stage is a target above; tests/stages.py runs them two at a time, times each, and reports
+# every failure at the end instead of stopping at the first.
 .PHONY: test
-test: setup check-generate check-ui lint pytest ts-test go-test rust-test java-test conformance consumers ## Everything CI runs.
+test: ## Everything CI runs: installs, generated code, lints, every suite, the matrix, the consumers.
+	$(PYTHON) -m tests.stages
 
 FUZZ_SECONDS ?= 600
 .PHONY: fuzz
@@ -281,7 +325,7 @@ set-version: ## Give every artifact version V: make set-version V=0.3.0 (then wr
 dist: dist-python dist-schema dist-typescript dist-go dist-rust dist-java ## Build every artifact into dist/ (wheel, sdist, npm, crate, jar, Go module, schema).
 
 .PHONY: dist-python
-dist-python: setup ui ## The Python wheel and sdist, the web page built afresh.
+dist-python: setup check-ui ## The Python wheel and sdist (with the committed web page, checked fresh).
 	mkdir -p $(DIST)
 	python -m build --no-isolation --outdir $(DIST) . >/dev/null
 
