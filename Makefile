@@ -283,6 +283,12 @@ conformance: setup ts-setup ## Run every runtime's executor over the corpus (COR
 test: ## Everything CI runs: installs, generated code, lints, every suite, the matrix, the consumers.
 	$(PYTHON) -m tests.stages
 
+# What `make test` must pass on a machine with other work on it: the Python suite and the matrix,
+# one after the other, while two processes keep both cores busy.
+.PHONY: test-under-load
+test-under-load: ## The Python suite, then the matrix, while two busy processes hold both cores.
+	$(PYTHON) -m tests.stages --jobs 1 --busy 2 "test python" "test browsers" conformance
+
 FUZZ_SECONDS ?= 600
 .PHONY: fuzz
 fuzz: setup ## Fuzz decode + validate with atheris for FUZZ_SECONDS (default 600).

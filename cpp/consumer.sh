@@ -50,7 +50,7 @@ echo "cpp consumer: generated and compiled in $((built - start)) s"
 "$PI_PROTO" serve --port 0 >server.out 2>server.err &
 server=$!
 address=""
-for _ in $(seq 300); do
+for _ in $(seq 600); do
   line="$(head -n 1 server.out)"
   if [ -n "$line" ]; then address="${line#listening on }"; break; fi
   kill -0 "$server" 2>/dev/null || { cat server.err >&2; fail "pi-proto serve exited"; }

@@ -75,7 +75,7 @@ cargo build --offline --quiet || fail "the example does not build"
 
 "$PI_PROTO" serve --port 0 >"$work/server.out" 2>"$work/server.err" &
 server=$!
-for _ in $(seq 300); do
+for _ in $(seq 600); do
 	grep -q '^listening on ' "$work/server.out" 2>/dev/null && break
 	kill -0 "$server" 2>/dev/null || fail "the server exited: $(cat "$work/server.err")"
 	sleep 0.1

@@ -1,13 +1,15 @@
 """`make test`: every stage CI runs, each timed, none hidden by another's failure.
 
-    python3 -m tests.stages [--jobs N] [STAGE ...]
+    python3 -m tests.stages [--jobs N] [--busy N] [STAGE ...]
 
 A stage is a make target. It starts once every stage it needs has passed, at most --jobs at a time
 (two by default: installs wait on the network and many checks use one core, so two keep two cores
 busy), and never beside a stage that shares its build folder. Its output goes to
 build/stages/<stage>.log. A failed stage does not stop the others; a stage that needs it is not
 run, and says which. At the end come a table of every stage's wall time and result, then the end of
-each failed stage's log; the exit status is 1 if any stage failed.
+each failed stage's log; the exit status is 1 if any stage failed. --busy N keeps N processes
+spinning on the CPU meanwhile (`make test-under-load`): what passes must pass on a machine that is
+busy with other work.
 
 Standard library only: it runs before the venv exists.
 """
@@ -159,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     jobs = int(os.environ.get("STAGE_JOBS", "2"))
     parser.add_argument("--jobs", type=int, default=jobs, help="stages at once (default: STAGE_JOBS, else 2)")
+    parser.add_argument("--busy", type=int, default=0, help="processes that keep a core busy meanwhile")
     parser.add_argument("stage", nargs="*", help="run only these stages (and nothing they need)")
     args = parser.parse_args(argv)
     names = {stage.name for stage in STAGES}
@@ -172,8 +175,15 @@ def main(argv: list[str] | None = None) -> int:
             for stage in chosen
         ]
     LOGS.mkdir(parents=True, exist_ok=True)
+    spin = [sys.executable, "-c", "while True: pass"]
+    busy = [subprocess.Popen(spin) for _ in range(args.busy)]
     began = time.monotonic()
-    results = schedule(chosen, max(1, args.jobs))
+    try:
+        results = schedule(chosen, max(1, args.jobs))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
     print("\n" + report(chosen, results, time.monotonic() - began))
     failed = [stage for stage in chosen if results[stage.name].status == "failed"]
     for stage in failed:

@@ -32,7 +32,7 @@ grep -q "pip install 'pi-proto\[cli\]'" err.txt || { cat err.txt >&2; exit 1; }
 # README install: end
 .venv/bin/pi-proto serve --port 0 >served.txt 2>/dev/null &
 server=$!
-for _ in $(seq 100); do grep -q "listening on" served.txt 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "listening on" served.txt 2>/dev/null && break; sleep 0.1; done
 target="$(sed -n 's/^listening on //p' served.txt)"
 .venv/bin/pi-proto stream --target "$target" "请读取 README" >streamed.txt
 grep -q "我先读取项目说明。" streamed.txt || { cat streamed.txt >&2; exit 1; }
@@ -42,7 +42,7 @@ kill "$server"; wait "$server" 2>/dev/null || true; server=""
 .venv/bin/pip install "$DIST/pi_proto-$VERSION-py3-none-any.whl[cli,http]"
 .venv/bin/pi-proto serve --port 0 --http-port 0 >served.txt 2>/dev/null &
 server=$!
-for _ in $(seq 100); do grep -q "http on" served.txt 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q "http on" served.txt 2>/dev/null && break; sleep 0.1; done
 http="$(sed -n 's/^http on //p' served.txt)"
 .venv/bin/python - "http://$http" <<'PY'
 import sys, urllib.request
