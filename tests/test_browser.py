@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from pi_proto.grpc.server import ModelServer
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import HttpServer
 
+from . import chromium
 from .certs import server_context
 
 BROWSER_TESTS = Path(__file__).parent / "browser"
@@ -29,6 +31,7 @@ def _page(url: str) -> dict[str, Any]:
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, "CHROMIUM_ENDPOINT": chromium.endpoint()},
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]

@@ -4,6 +4,7 @@ would use it, against `pi-proto serve --http-port` and `pi-proto view`."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from . import chromium
 from .helpers import serve_process
 
 SCRIPT = Path(__file__).parent / "browser" / "ui.mjs"
@@ -23,7 +25,9 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def scenario(*args: str) -> dict[str, Any]:
-    done = subprocess.run(["node", str(SCRIPT), *args], capture_output=True, text=True, timeout=150, check=False)
+    command = ["node", str(SCRIPT), *args]
+    environment = {**os.environ, "CHROMIUM_ENDPOINT": chromium.endpoint()}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=150, check=False, env=environment)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
     seen: dict[str, Any] = json.loads(done.stdout)
     return seen

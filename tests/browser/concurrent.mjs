@@ -1,17 +1,12 @@
 // Opens a page of the server at BASE in Debian's chromium and starts COUNT SSE streams and a
 // ListModels call at once, from the page's own origin; prints, as JSON, when each stream's first
 // bytes and its end arrived, when ListModels answered, and the protocol of every request.
-import { chromium } from "playwright-core";
+import { openChromium } from "./chromium.mjs";
 
 const [base, count] = [process.argv[2], Number(process.argv[3] ?? "8")];
 const LIST_MODELS = "/pi.ai.v1.ModelService/ListModels?encoding=json&message=%7B%7D";
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  // What a machine without a network needs: no background connections, no QUIC.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-});
+const browser = await openChromium();
 try {
   const page = await browser.newPage({ ignoreHTTPSErrors: true });
   await page.goto(base + LIST_MODELS);

@@ -20,11 +20,11 @@
 // It exits 0 once the scenario ran (the caller asserts on the JSON), 1 if it could not run.
 import { mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { openChromium } from "./chromium.mjs";
 
 const README_REQUEST = "请读取 README，然后告诉我项目名。";
 const README_TEXT = "# tiny-pi\nA small agent runtime.";
-const TIMEOUT_MS = 20_000;
+const TIMEOUT_MS = 60_000; // a hang guard: a loaded machine may take seconds to render
 
 const [scenario, base, ...args] = process.argv.slice(2);
 
@@ -409,19 +409,7 @@ async function main() {
     console.error(`usage: node ui.mjs {${Object.keys(scenarios).join("|")}} BASE_URL [ARGS...]`);
     return 2;
   }
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    // What a machine without a network needs: no background connections, no QUIC.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await openChromium();
   try {
     console.log(JSON.stringify({ scenario, ...(await run(browser)) }));
     return 0;
