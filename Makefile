@@ -34,10 +34,24 @@ TS_BIN := $(CURDIR)/$(TS)/node_modules/.bin
 help: ## Show the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# Tools built or fetched once per machine and version, and shared by every clone on it.
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pi-proto
+# uv (from PyPI, pinned) installs the venv's packages: the set constraints.txt pins, as pip would,
+# in seconds where pip takes minutes; its own cache is the user's too.
+UV_VERSION := 0.13.10
+UV := $(TOOLS_CACHE)/uv-$(UV_VERSION)/bin/uv
+PIP_INSTALL := $(UV) pip install --quiet --python $(BIN)/python -c constraints.txt
+
+$(UV):
+	@mkdir -p $(TOOLS_CACHE)
+	@# Installed into a folder of its own first, so two clones installing at once do not mix files.
+	tmp="$$(mktemp -d $(TOOLS_CACHE)/uv.XXXXXX)" && $(PYTHON) -m pip install --quiet --disable-pip-version-check \
+		--target "$$tmp" uv==$(UV_VERSION) && mv -T "$$tmp" $(TOOLS_CACHE)/uv-$(UV_VERSION)
+
+$(VENV)/.installed: pyproject.toml constraints.txt $(UV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt setuptools
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation -c constraints.txt -e '.[dev]'
+	$(PIP_INSTALL) setuptools
+	$(PIP_INSTALL) --no-build-isolation -e '.[dev]'
 	touch $@
 
 .PHONY: setup
@@ -128,7 +142,6 @@ proto-deps: $(VALIDATE_PROTO) ## Fetch buf/validate/validate.proto (from Maven C
 
 # Built from the Go module proxy once per machine and version, into the user's cache, and linked
 # into the venv's bin, where the tests find it.
-TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pi-proto
 GRPCURL := $(TOOLS_CACHE)/grpcurl-$(GRPCURL_VERSION)
 
 $(GRPCURL):
@@ -250,7 +263,7 @@ PYTEST_WORKERS ?= 2
 BROWSER_TESTS := tests/test_ui.py tests/test_browser.py
 
 pytest: setup pi-setup /usr/bin/curl /usr/bin/redis-server grpcurl protoc ## Run the Python tests, but the browsers' (PYTEST_WORKERS processes).
-	pytest -n $(PYTEST_WORKERS) $(addprefix --ignore=,$(BROWSER_TESTS))
+	pytest -n $(PYTEST_WORKERS) --durations=20 $(addprefix --ignore=,$(BROWSER_TESTS))
 
 .PHONY: browser-test
 browser-test: setup browser-setup ## Run the Python tests that drive chromium and firefox-esr.
@@ -296,7 +309,7 @@ fuzz: setup ## Fuzz decode + validate with atheris for FUZZ_SECONDS (default 600
 	python fuzz/decode_validate.py fuzz/corpus -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=fuzz/
 
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation -c constraints.txt -e '.[dev,bench]'
+	$(PIP_INSTALL) --no-build-isolation -e '.[dev,bench]'
 	touch $@
 
 .PHONY: bench
