@@ -8,9 +8,9 @@
 #
 # Crates come from the registry cache that `make -C rust test` fills: offline when everything is
 # there, from crates.io otherwise; the versions are those of the crate's own Cargo.lock. Builds go
-# to CARGO_TARGET_DIR (the Makefile keeps rust/target/consumer), so only pi-proto and the example
-# compile again on a warm run. PROTOC must name a protoc (prost-protovalidate-types runs one at
-# build time); the Makefile points it at tools/protoc unless the environment sets one.
+# to CARGO_TARGET_DIR (the Makefile's is rust/target, where `make dist` built the crate's
+# dependencies), so little compiles again. PROTOC must name a protoc (prost-protovalidate-types
+# runs one at build time); the Makefile points it at tools/protoc unless the environment sets one.
 set -euo pipefail
 
 : "${DIST:?DIST must name the folder holding pi-proto-VERSION.crate}"
