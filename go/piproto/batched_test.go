@@ -5,8 +5,10 @@
 package piproto_test
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,9 +94,14 @@ func TestABatchIsReadOnlyAsFastAsItsEventsAreConsumed(t *testing.T) {
 	message := assistantMessage([]*aiv1.AssistantContent{text(strings.Repeat("x", deltas))})
 	ctx := testContext(t)
 	// One batch of every event: each is decoded and checked only once a consumer wants it.
-	events := newClient(t, startServices(t, sendingBatches(codes.OK, batchOf(wire(t, eventsOf(message, 1)...)...))).target).
-		Stream(ctx, userContext("hi"))
-	time.Sleep(100 * time.Millisecond)
+	served := sendingBatches(codes.OK, batchOf(wire(t, eventsOf(message, 1)...)...))
+	sent, batched := make(chan struct{}), served.batched
+	served.batched = func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		defer close(sent)
+		return batched(request, stream)
+	}
+	events := newClient(t, startServices(t, served).target).Stream(ctx, userContext("hi"))
+	<-sent // the whole batch is on its way to the client; nobody reads
 	most, count := 0, 0
 	for range events.Events() {
 		most = max(most, events.Queued())
@@ -172,17 +179,31 @@ func TestAServerWithoutStreamBatchedIsReadThroughStream(t *testing.T) {
 		t.Fatalf("failure %v, methods %v", events.Failure(), fake.methodsSeen())
 	}
 
-	// The fallback keeps the call's deadline: a server that takes 300 ms to say UNIMPLEMENTED
-	// leaves Stream 300 ms less.
+	// The fallback keeps the call's deadline: after a server that takes a while to say
+	// UNIMPLEMENTED, Stream has that much less, not a deadline of its own. The deadlines are the
+	// client's, as each call starts: the server's copies differ by how long each request took to
+	// arrive.
 	slow := startServices(t, services{stream: playing(frames, 0, codes.OK, ""), batched: func(*aiv1.StreamRequest, grpc.ServerStream) error {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 		return status.Error(codes.Unimplemented, "no StreamBatched")
 	}})
-	events = newClient(t, slow.target).Stream(ctx, userContext("hi"), piproto.WithTimeout(10*time.Second))
+	var mu sync.Mutex
+	var deadlines []time.Time
+	recordDeadline := grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, conn *grpc.ClientConn,
+		method string, streamer grpc.Streamer, options ...grpc.CallOption,
+	) (grpc.ClientStream, error) {
+		deadline, _ := ctx.Deadline()
+		mu.Lock()
+		deadlines = append(deadlines, deadline)
+		mu.Unlock()
+		return streamer(ctx, desc, conn, method, options...)
+	})
+	events = newClient(t, slow.target, piproto.WithDialOptions(recordDeadline)).Stream(ctx, userContext("hi"), piproto.WithTimeout(10*time.Second))
 	assertProtoEqual(t, events.Result(ctx), readmeTurn())
-	deadlines := slow.deadlinesSeen()
-	if len(deadlines) != 2 || deadlines[1].Sub(deadlines[0]).Abs() > 100*time.Millisecond {
-		t.Fatalf("deadlines %v", deadlines)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deadlines) != 2 || deadlines[0].IsZero() || !deadlines[1].Equal(deadlines[0]) || !slices.Equal(slow.methodsSeen(), []string{"StreamBatched", "Stream"}) {
+		t.Fatalf("deadlines %v of %v", deadlines, slow.methodsSeen())
 	}
 
 	// UNIMPLEMENTED after an event is the call's failure, not a reason to call Stream.

@@ -333,7 +333,13 @@ func TestCancelFromAnotherGoroutineReachesConsumersThatWait(t *testing.T) {
 	}
 	results := make(chan *aiv1.AssistantMessage, 1)
 	go func() { results <- events.Result(ctx) }()
-	time.Sleep(50 * time.Millisecond) // every consumer waits for the event after start
+	// Every consumer waits for the event after start: one for the event, two for their turn.
+	waitFor(t, "the consumers to wait after start", func() bool {
+		mu.Lock()
+		started := slices.Equal(seen, []string{"start"})
+		mu.Unlock()
+		return started && parked(t, "take") == 1 && parked(t, "takeTurn") == 2 && parked(t, "Result") == 1
+	})
 	events.Cancel()
 	consumers.Wait()
 	slices.Sort(seen)
@@ -364,24 +370,42 @@ func TestCancellingTheContextEndsTheStreamWithAborted(t *testing.T) {
 
 func TestADeadlineThatPassesEndsTheStreamWithDeadlineExceeded(t *testing.T) {
 	bound(t)
-	target := blockedServer(t).target
+	// The context's deadline passes when the test says, once the start event has arrived: the
+	// error event keeps the header.
+	ctx := newDeadlineContext()
+	events := newClient(t, blockedServer(t).target).Stream(ctx, userContext("hi"))
+	if first, ok := events.Next(testContext(t)); !ok || piproto.EventKind(first) != "start" {
+		t.Fatal("no start event")
+	}
+	ctx.pass()
+	rest, message := drain(events)
+	assertKinds(t, rest, "error")
+	if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || message.GetModel() != "scripted-v1" {
+		t.Fatalf("the context's: message %v", message)
+	}
+	if failure := events.Failure(); failure == nil || failure.StatusCode != "DEADLINE_EXCEEDED" {
+		t.Fatalf("the context's: failure %v", failure)
+	}
+
+	// The timeouts the options set pass against a server that never answers (so whenever they
+	// pass, nothing came before); the caller's context has no deadline, so only the option's can
+	// end the call.
+	silent := startFake(t, func(_ *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	}).target
 	for name, call := range map[string]func() *piproto.AssistantMessageEventStream{
-		"the context's": func() *piproto.AssistantMessageEventStream {
-			ctx, cancel := context.WithTimeout(testContext(t), 100*time.Millisecond)
-			t.Cleanup(cancel)
-			return newClient(t, target).Stream(ctx, userContext("hi"))
-		},
 		"the call's": func() *piproto.AssistantMessageEventStream {
-			return newClient(t, target).Stream(testContext(t), userContext("hi"), piproto.WithTimeout(100*time.Millisecond))
+			return newClient(t, silent).Stream(context.Background(), userContext("hi"), piproto.WithTimeout(100*time.Millisecond))
 		},
 		"the client's default": func() *piproto.AssistantMessageEventStream {
-			return newClient(t, target, piproto.WithDefaultTimeout(100*time.Millisecond)).Stream(testContext(t), userContext("hi"))
+			return newClient(t, silent, piproto.WithDefaultTimeout(100*time.Millisecond)).Stream(context.Background(), userContext("hi"))
 		},
 	} {
 		events := call()
 		seen, message := drain(events)
-		assertKinds(t, seen, "start", "error")
-		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" || message.GetModel() != "scripted-v1" {
+		assertKinds(t, seen, "error")
+		if message.StopReason != aiv1.StopReason_STOP_REASON_ERROR || message.GetErrorMessage() == "" {
 			t.Fatalf("%s: message %v", name, message)
 		}
 		if failure := events.Failure(); failure == nil || failure.StatusCode != "DEADLINE_EXCEEDED" {
@@ -472,10 +496,14 @@ func TestTheCallIsReadOnlyAsFastAsItIsConsumed(t *testing.T) {
 	bound(t)
 	const deltas = 1000
 	message := assistantMessage([]*aiv1.AssistantContent{text(strings.Repeat("x", deltas))})
-	fake := startFake(t, playing(wire(t, eventsOf(message, 1)...), 0, codes.OK, ""))
+	sent := make(chan struct{})
+	fake := startFake(t, func(request *aiv1.StreamRequest, stream grpc.ServerStream) error {
+		defer close(sent)
+		return playing(wire(t, eventsOf(message, 1)...), 0, codes.OK, "")(request, stream)
+	})
 	ctx := testContext(t)
 	events := newClient(t, fake.target).Stream(ctx, userContext("hi"))
-	time.Sleep(100 * time.Millisecond) // the server has sent what flow control lets it; nobody reads
+	<-sent // every event is on its way to the client (they fit in its flow-control window); nobody reads
 	most, count := 0, 0
 	for range events.Events() {
 		most = max(most, events.Queued())
@@ -539,7 +567,7 @@ func TestClosingTheClientEndsItsStreamsWithAbortedAndNoFailure(t *testing.T) {
 		rest, _ := drain(waiting)
 		rests <- rest
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "the consumer to wait", func() bool { return parked(t, "take") == 1 })
 	if err := client.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -123,10 +123,11 @@ func TestAWaitingConsumerReceivesEventsPushedLater(t *testing.T) {
 	stream := numbers(0)
 	consumed := make(chan []int)
 	go func() { consumed <- collect(stream.All()) }()
-	for _, n := range []int{1, 2, -3, 4} {
-		time.Sleep(time.Millisecond)
+	for _, n := range []int{1, 2, -3} {
+		waitFor(t, "the consumer to wait", func() bool { return stream.Queued() == 0 && parked(t, "take") == 1 })
 		stream.Push(n)
 	}
+	stream.Push(4)
 	if seen := <-consumed; !slices.Equal(seen, []int{1, 2, -3}) {
 		t.Fatalf("seen %v", seen)
 	}
@@ -149,7 +150,7 @@ func TestEndReleasesEveryWaitingConsumerAndCanSetTheResult(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	time.Sleep(10 * time.Millisecond)
+	waitFor(t, "both consumers to wait", func() bool { return parked(t, "take") == 1 && parked(t, "takeTurn") == 1 })
 	stream.Push(7)
 	stream.EndWith("over")
 	wg.Wait()
@@ -183,7 +184,13 @@ func TestNextReturnsWhenItsContextEnds(t *testing.T) {
 	bound(t)
 	stream := numbers(0)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	defer cancel()
+	go func() {
+		for parked(t, "take") == 0 { // Next waits for an event
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
 	if _, ok := stream.Next(ctx); ok || ctx.Err() == nil {
 		t.Fatal("Next returned an event from an empty stream")
 	}
@@ -297,6 +304,8 @@ func TestADrivenProducerThatStopsEarlyOrFailsBecomesAnErrorEvent(t *testing.T) {
 
 func TestTheEndOfTheDrivingContextEndsTheStream(t *testing.T) {
 	bound(t)
+	// Each context ends once the start event has been taken: a deadline of the test's own, not a
+	// timer that a busy machine may let pass before the producer has pushed anything.
 	for _, case_ := range []struct {
 		name    string
 		ctx     func() (context.Context, context.CancelFunc)
@@ -305,7 +314,8 @@ func TestTheEndOfTheDrivingContextEndsTheStream(t *testing.T) {
 	}{
 		{"cancelled", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }, aiv1.StopReason_STOP_REASON_ABORTED, "cancelled"},
 		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 50*time.Millisecond)
+			ctx := newDeadlineContext()
+			return ctx, ctx.pass
 		}, aiv1.StopReason_STOP_REASON_ERROR, "context deadline exceeded"},
 	} {
 		t.Run(case_.name, func(t *testing.T) {
@@ -322,9 +332,7 @@ func TestTheEndOfTheDrivingContextEndsTheStream(t *testing.T) {
 			if first, ok := stream.Next(ctx); !ok || piproto.EventKind(first) != "start" {
 				t.Fatal("no start event")
 			}
-			if case_.reason == aiv1.StopReason_STOP_REASON_ABORTED {
-				cancel()
-			}
+			cancel() // or the deadline passes
 			// Waiting with the very context that ended still gives the stream's last events.
 			rest := collect(func(yield func(*aiv1.ModelEvent) bool) {
 				for event, ok := stream.Next(ctx); ok && yield(event); event, ok = stream.Next(ctx) {
@@ -354,7 +362,7 @@ func TestSendWaitsForRoomBelowTheHighWaterMarkButPushDoesNot(t *testing.T) {
 		_ = stream.Send(ctx, 3)
 		close(sent)
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitFor(t, "Send to wait for room", func() bool { return parked(t, "waitForRoom") == 1 })
 	select {
 	case <-sent:
 		t.Fatal("Send did not wait for room")
@@ -402,7 +410,7 @@ func TestEndingTheStreamReleasesAProducerWaitingInSend(t *testing.T) {
 	}
 	blocked := make(chan error)
 	go func() { blocked <- stream.Send(context.Background(), textDelta(0, "late")) }()
-	time.Sleep(10 * time.Millisecond)
+	waitFor(t, "Send to wait for room", func() bool { return parked(t, "waitForRoom") == 1 })
 	stream.CancelWith("deadline passed", aiv1.StopReason_STOP_REASON_ERROR)
 	if err := <-blocked; err != nil {
 		t.Fatal(err)
@@ -493,11 +501,15 @@ func TestConsumersThatWaitTakeTurns(t *testing.T) {
 				got[i] = append(got[i], n)
 			}
 		})
-		time.Sleep(10 * time.Millisecond) // consumer 0 waits first
+		// Consumer 0 waits for an event first, consumer 1 for its turn behind it.
+		waitFor(t, "the consumer to wait", func() bool { return parked(t, "take") == 1 && parked(t, "takeTurn") == i })
 	}
 	for n := range 6 {
 		stream.Push(n)
-		time.Sleep(5 * time.Millisecond) // the consumer that took n waits again, behind the other
+		// The consumer that took n waits again, behind the other, which waits for the next event.
+		waitFor(t, "the consumers to wait again", func() bool {
+			return stream.Queued() == 0 && parked(t, "take") == 1 && parked(t, "takeTurn") == 1
+		})
 	}
 	stream.Push(-1)
 	consumers.Wait()
@@ -520,14 +532,19 @@ func TestConsumersOfAnAssistantStreamTakeTurnsAndSeeThePartialOfTheirEvent(t *te
 				recorded <- struct{}{}
 			}
 		})
-		time.Sleep(10 * time.Millisecond) // consumer 0 waits first
+		// Consumer 0 waits for an event first, consumer 1 for its turn behind it.
+		waitFor(t, "the consumer to wait", func() bool { return parked(t, "take") == 1 && parked(t, "takeTurn") == i })
 	}
-	for _, event := range eventsOf(assistantMessage([]*aiv1.AssistantContent{text("abcd")}), 1) {
+	events := eventsOf(assistantMessage([]*aiv1.AssistantContent{text("abcd")}), 1)
+	for n, event := range events {
 		if err := stream.Push(event); err != nil {
 			t.Fatal(err)
 		}
 		<-recorded
-		time.Sleep(5 * time.Millisecond) // the consumer that took it waits again, behind the other
+		if n < len(events)-1 {
+			// The consumer that took it waits again, behind the other, which waits for the next event.
+			waitFor(t, "the consumers to wait again", func() bool { return parked(t, "take") == 1 && parked(t, "takeTurn") == 1 })
+		}
 	}
 	consumers.Wait()
 	want := [2][]string{
@@ -565,7 +582,14 @@ func TestCancelFromAnotherGoroutineEndsEveryWaitingConsumerAndResolvesResult(t *
 	for range 2 {
 		go func() { results <- stream.Result(context.Background()) }()
 	}
-	time.Sleep(20 * time.Millisecond) // everyone waits
+	// Everyone waits: the start event taken, one consumer for the next event, two for their turn,
+	// two callers in Result.
+	waitFor(t, "every consumer and Result to wait", func() bool {
+		mu.Lock()
+		started := slices.Equal(seen, []string{"start"})
+		mu.Unlock()
+		return started && parked(t, "take") == 1 && parked(t, "takeTurn") == 2 && parked(t, "Result") == 2
+	})
 	go stream.Cancel()
 	consumers.Wait()
 	slices.Sort(seen)

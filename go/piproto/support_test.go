@@ -1,10 +1,12 @@
 package piproto_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +32,78 @@ func bound(t *testing.T) {
 	timer := time.AfterFunc(testBound, func() { panic(fmt.Sprintf("%s ran for more than %v", t.Name(), testBound)) })
 	t.Cleanup(func() { timer.Stop() })
 }
+
+// hangGuard is how long a test waits for something that must happen before it gives up: long
+// enough that only a hang, never a busy machine, reaches it.
+const hangGuard = 30 * time.Second
+
+// waitFor waits until ready holds, looking every millisecond, and fails the test, naming what it
+// waited for, after hangGuard. Tests wait for what must happen, not for a time to pass.
+func waitFor(t *testing.T, what string, ready func() bool) {
+	t.Helper()
+	limit := time.Now().Add(hangGuard)
+	for !ready() {
+		if time.Now().After(limit) {
+			t.Fatalf("waited %v for %s", hangGuard, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// parked counts the goroutines of the running test (its function is in their stack) that are
+// blocked, in a select or on a channel, inside the function or method named method: "takeTurn"
+// (a consumer waiting for its turn), "take" (the consumer whose turn it is, waiting for an
+// event), "waitForRoom" (a producer in Send), "Result" (of an EventStream). It tells a consumer
+// that waits from one that has yet to get there, which no sleep can.
+func parked(t *testing.T, method string) int {
+	test, _, _ := strings.Cut(t.Name(), "/")
+	ours := "piproto_test." + test // the test's function, or one of its closures
+	frame := ")." + method + "("
+	stacks := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(stacks, true)
+		if n < len(stacks) {
+			stacks = stacks[:n]
+			break
+		}
+		stacks = make([]byte, 2*len(stacks))
+	}
+	count := 0
+	for _, goroutine := range strings.Split(string(stacks), "\n\n") {
+		header, body, _ := strings.Cut(goroutine, "\n")
+		blocked := strings.Contains(header, "[select") || strings.Contains(header, "[chan ")
+		if blocked && strings.Contains(body, frame) && (strings.Contains(body, ours+"(") || strings.Contains(body, ours+".")) {
+			count++
+		}
+	}
+	return count
+}
+
+// deadlineContext is a context whose deadline passes when the test says so (pass), not at a time
+// a busy machine may reach before the test is ready for it.
+type deadlineContext struct {
+	context.Context
+	done   chan struct{}
+	passed sync.Once
+}
+
+func newDeadlineContext() *deadlineContext {
+	return &deadlineContext{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *deadlineContext) Done() <-chan struct{} { return c.done }
+
+func (c *deadlineContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// pass makes the deadline pass.
+func (c *deadlineContext) pass() { c.passed.Do(func() { close(c.done) }) }
 
 // Builders for test messages and the events that stream them.
 
@@ -216,11 +290,10 @@ type fakeServer struct {
 	connections atomic.Int32
 	headers     atomic.Pointer[metadata.MD] // of the call received last
 
-	mu        sync.Mutex
-	methods   []string    // of every call received, in order
-	deadlines []time.Time // of every call received, in order
-	resumes   []*aiv1.ResumeRequest
-	cancels   chan cancelSeen // every Cancel call received
+	mu      sync.Mutex
+	methods []string // of every call received, in order
+	resumes []*aiv1.ResumeRequest
+	cancels chan cancelSeen // every Cancel call received
 }
 
 // cancelSeen is a Cancel call the fake server received: its request and its metadata.
@@ -381,15 +454,13 @@ func startServices(t testing.TB, served services, options ...grpc.ServerOption) 
 	return fake
 }
 
-// record notes a call: its method, its headers and its deadline.
+// record notes a call: its method and its headers.
 func (f *fakeServer) record(method string, stream grpc.ServerStream) {
 	headers := metadataOf(stream)
 	f.headers.Store(&headers)
-	deadline, _ := stream.Context().Deadline()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.methods = append(f.methods, strings.TrimPrefix(method, "/pi.ai.v1.ModelService/"))
-	f.deadlines = append(f.deadlines, deadline)
 }
 
 // methodsSeen is the methods called so far, by name ("StreamBatched", "Stream"), in order.
@@ -397,13 +468,6 @@ func (f *fakeServer) methodsSeen() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.methods)
-}
-
-// deadlinesSeen is the deadline of each call so far (zero for none), in order.
-func (f *fakeServer) deadlinesSeen() []time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.deadlines)
 }
 
 // batchEach sends each frame given to SendMsg as a StreamBatchedResponse of its own.

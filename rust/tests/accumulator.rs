@@ -5,7 +5,6 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use pi_proto::v1::model_event::Event;
 use pi_proto::v1::{
@@ -386,8 +385,10 @@ fn a_streaming_tool_call_shows_its_arguments_so_far_completed_into_an_object() {
     });
 }
 
+// How long it takes is for `make bench`: reading the whole text again at each delta would read
+// 1 GB here.
 #[test]
-fn a_200_kb_argument_in_20_character_deltas_completes_in_linear_time() {
+fn a_200_kb_argument_in_20_character_deltas_completes_to_the_whole_text() {
     bounded(|| {
         let lines: Vec<String> = (0..4500)
             .map(|index| format!(r#"{{"line": {index}, "text": "行 {index:05} \"quoted\""}}"#))
@@ -396,23 +397,13 @@ fn a_200_kb_argument_in_20_character_deltas_completes_in_linear_time() {
         let chars: Vec<char> = text.chars().collect();
         assert!(text.len() > 200_000, "{} bytes", text.len());
         let mut accumulator = tool_call_opening();
-        let started = Instant::now();
         for piece in chars.chunks(20) {
             let delta: String = piece.iter().collect();
             accumulator
                 .apply(&argument_delta(&delta))
                 .expect("a valid stream");
         }
-        let took = started.elapsed();
-        println!(
-            "{} bytes in {} deltas: {took:?}",
-            text.len(),
-            chars.len().div_ceil(20)
-        );
         assert_eq!(streaming_call(&accumulator).arguments_json, Some(text));
-        // Reading the whole text again at each delta would read 1 GB here: seconds, not
-        // milliseconds.
-        assert!(took.as_millis() < 500, "took {took:?}");
     });
 }
 

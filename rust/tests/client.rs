@@ -18,8 +18,9 @@ use pi_proto::{
     content_sha256, event_kind, events_of, terminal_message, text_of, user_message,
 };
 use prost::Message;
-use support::fake_server::{Action, FakeServer, batch_of};
-use support::{LIMIT, assistant_message, collect, kinds, text, tool_call, within};
+use support::fake_server::{Action, FakeServer, batch_of, grpc_timeout};
+use support::{LIMIT, announced, assistant_message, collect, kinds, text, tool_call, within};
+use tokio::sync::Notify;
 
 const PREAMBLE: &str = "我先读取项目说明。";
 
@@ -120,22 +121,6 @@ fn paths(server: &FakeServer) -> Vec<String> {
         .into_iter()
         .map(|call| call.path)
         .collect()
-}
-
-/// A `grpc-timeout` header's value as a duration.
-fn grpc_timeout(value: &http::HeaderValue) -> Duration {
-    let text = value.to_str().unwrap();
-    let (digits, unit) = text.split_at(text.len() - 1);
-    let amount: u64 = digits.parse().unwrap();
-    match unit {
-        "H" => Duration::from_secs(amount * 3600),
-        "M" => Duration::from_secs(amount * 60),
-        "S" => Duration::from_secs(amount),
-        "m" => Duration::from_millis(amount),
-        "u" => Duration::from_micros(amount),
-        "n" => Duration::from_nanos(amount),
-        other => panic!("no grpc-timeout unit {other}"),
-    }
 }
 
 // The fake server sends all 12 events of the seed turn in one StreamBatchedResponse: each still
@@ -266,9 +251,9 @@ async fn a_status_mid_stream_keeps_what_arrived() {
 #[tokio::test]
 async fn a_call_past_its_deadline_ends_with_deadline_exceeded() {
     within(async {
-        let mut script = playing(&seed_turn()[..1]);
-        script.push(Action::Sleep(Duration::from_secs(10)));
-        let server = FakeServer::start(script).await;
+        // A server that sends nothing until the client goes away: whenever the deadline passes,
+        // nothing came before it.
+        let server = FakeServer::start(vec![Action::Hang]).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let options = CallOptions {
             timeout: Some(Duration::from_millis(300)),
@@ -276,7 +261,7 @@ async fn a_call_past_its_deadline_ends_with_deadline_exceeded() {
         };
         let events = client.stream(user_context("hi"), options);
 
-        assert_eq!(kinds(&collect(&events).await), ["start", "error"]);
+        assert_eq!(kinds(&collect(&events).await), ["error"]);
         let failure = events.failure();
         assert!(
             matches!(
@@ -296,19 +281,26 @@ async fn a_call_past_its_deadline_ends_with_deadline_exceeded() {
 async fn cancel_from_another_thread_while_the_consumer_waits_ends_with_aborted() {
     within(async {
         let mut script = playing(&seed_turn()[..3]);
-        script.push(Action::Sleep(Duration::from_secs(10)));
+        script.push(Action::Hang);
         let server = FakeServer::start(script).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = Arc::new(client.stream(user_context("hi"), CallOptions::default()));
+        let (waiting, told) = std::sync::mpsc::channel();
         let canceller = {
             let events = events.clone();
             std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(300));
+                told.recv().expect("the consumer waits");
                 events.cancel();
             })
         };
 
-        let seen = collect(&events).await;
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(events.next().await.expect("an event"));
+        }
+        // The thread cancels once the consumer waits for the fourth event.
+        seen.extend(announced(events.next(), waiting).await);
+        seen.extend(collect(&events).await);
         canceller.join().unwrap();
         assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
         let result = events.result().await;
@@ -550,14 +542,21 @@ async fn nothing_listening_is_an_unavailable_error_event() {
 #[tokio::test]
 async fn a_server_gone_mid_stream_is_an_unavailable_error_event() {
     within(async {
+        let go = Arc::new(Notify::new());
         let mut script = playing(&seed_turn()[..3]);
-        script.push(Action::Sleep(Duration::from_millis(200)));
+        script.push(Action::Wait(go.clone()));
         script.push(Action::Hangup);
         let server = FakeServer::start(script).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
 
-        let seen = collect(&events).await;
+        // The server hangs up once the three events have arrived.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(events.next().await.expect("an event"));
+        }
+        go.notify_one();
+        seen.extend(collect(&events).await);
         assert_eq!(kinds(&seen), ["start", "text_start", "text_delta", "error"]);
         let result = events.result().await;
         assert_eq!(result.stop_reason, StopReason::Error as i32);
@@ -744,12 +743,12 @@ fn resumes(server: &FakeServer) -> Vec<ResumeRequest> {
     received.iter().map(|call| decode(call).unwrap()).collect()
 }
 
-/// The Cancel requests the server has received, waiting up to `wait` for a first one.
-async fn cancels(server: &FakeServer, wait: Duration) -> Vec<CancelRequest> {
-    let until = tokio::time::Instant::now() + wait;
+/// The Cancel requests the server has received, once it has received one (the test's time limit
+/// is the only limit to the wait).
+async fn cancels(server: &FakeServer) -> Vec<CancelRequest> {
     loop {
         let received = server.received_of(CANCEL);
-        if !received.is_empty() || tokio::time::Instant::now() >= until {
+        if !received.is_empty() {
             let decode = |call: &support::fake_server::Received| {
                 CancelRequest::decode(call.body.clone()).unwrap()
             };
@@ -757,6 +756,15 @@ async fn cancels(server: &FakeServer, wait: Duration) -> Vec<CancelRequest> {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// How many tasks the test's runtime runs. A stream sends Cancel from a task it spawns at once,
+/// in `cancel()` or on drop: on this single-threaded runtime, nothing else starts or ends a task
+/// while the test's own code runs between two awaits, so the count says whether one was sent.
+fn tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
 }
 
 fn with_case_header() -> CallOptions {
@@ -776,7 +784,7 @@ async fn a_call_cut_off_after_its_stream_id_resumes_after_the_last_event_applied
         let client = ModelClient::new(&server.target).expect("a valid target");
         let options = CallOptions {
             coalesce_deltas: true,
-            timeout: Some(Duration::from_secs(30)),
+            timeout: Some(Duration::from_secs(300)),
             ..with_case_header()
         };
         let events = client.stream(user_context("hi"), options);
@@ -802,11 +810,10 @@ async fn a_call_cut_off_after_its_stream_id_resumes_after_the_last_event_applied
         // Within what is left of the call's deadline, with the call's metadata.
         let resume = &server.received_of(RESUME)[0];
         assert_eq!(resume.headers["pi-case"], "resume");
+        // Less than the whole, by the time the first call took (under the test's time limit).
         let left = grpc_timeout(&resume.headers["grpc-timeout"]);
-        assert!(
-            left < Duration::from_secs(30) && left > Duration::from_secs(20),
-            "{left:?}"
-        );
+        let whole = Duration::from_secs(300);
+        assert!(left < whole && left > whole - LIMIT, "{left:?}");
     })
     .await;
 }
@@ -892,12 +899,23 @@ async fn resuming_stops_at_the_deadline() {
         let turn = kept_turn();
         let mut script = playing(&turn[..3]);
         script.push(Action::Status(14, "connection lost"));
-        let again = vec![Action::Status(14, "still lost")];
+        // Every Resume is cut off too, and the server decides where the deadline stands: it
+        // answers the first three at once (the waits of 50 to 400 ms fit in a deadline of 3 s
+        // with plenty to spare), and the fourth only once less than 400 ms of the deadline is
+        // left. The next wait, 800 ms, would reach the deadline: the client gives up with the
+        // status it got, in the 400 ms that remain, rather than wait into the deadline.
+        let held = MAX_RESUMES as usize - 1;
+        let again = vec![
+            Action::HoldUntilLeft {
+                from_call: held,
+                left: Duration::from_millis(400),
+            },
+            Action::Status(14, "still lost"),
+        ];
         let server = FakeServer::resumable(script, vec![(3, again)]).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
-        // Room for the first wait (50 ms), not for the second (100 ms more).
         let options = CallOptions {
-            timeout: Some(Duration::from_millis(120)),
+            timeout: Some(Duration::from_secs(3)),
             ..Default::default()
         };
         let events = client.stream(user_context("hi"), options);
@@ -912,9 +930,9 @@ async fn resuming_stops_at_the_deadline() {
                     ..
                 })
             ),
-            "{failure:?}"
+            "{failure:?}" // DEADLINE_EXCEEDED: it waited into the deadline
         );
-        assert!(resumes(&server).len() <= 1, "{:?}", resumes(&server));
+        assert_eq!(resumes(&server).len(), held, "{:?}", resumes(&server));
     })
     .await;
 }
@@ -993,14 +1011,16 @@ async fn cancelling_a_kept_stream_sends_cancel_with_its_stream_id() {
     within(async {
         let turn = kept_turn();
         let mut script = playing(&turn[..3]);
-        script.push(Action::Sleep(Duration::from_secs(10)));
+        script.push(Action::Hang);
         let server = FakeServer::resumable(script, Vec::new()).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), with_case_header());
         for _ in 0..3 {
             events.next().await.expect("an event");
         }
+        let before = tasks();
         events.cancel();
+        assert_eq!(tasks(), before + 1, "the Cancel call's task"); // what the test below counts on
 
         assert_eq!(kinds(&collect(&events).await), ["error"]);
         assert_eq!(
@@ -1010,7 +1030,7 @@ async fn cancelling_a_kept_stream_sends_cancel_with_its_stream_id() {
         let expected = CancelRequest {
             stream_id: STREAM_ID.to_owned(),
         };
-        assert_eq!(cancels(&server, Duration::from_secs(5)).await, [expected]);
+        assert_eq!(cancels(&server).await, [expected]);
         let cancel = &server.received_of(CANCEL)[0];
         assert_eq!(cancel.headers["pi-case"], "resume");
         assert!(grpc_timeout(&cancel.headers["grpc-timeout"]) <= Duration::from_secs(1));
@@ -1023,14 +1043,14 @@ async fn dropping_a_kept_stream_before_its_end_sends_cancel() {
     within(async {
         let turn = kept_turn();
         let mut script = playing(&turn[..3]);
-        script.push(Action::Sleep(Duration::from_secs(10)));
+        script.push(Action::Hang);
         let server = FakeServer::resumable(script, Vec::new()).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
         events.next().await.expect("the start event");
         drop(events);
 
-        let cancelled = cancels(&server, Duration::from_secs(5)).await;
+        let cancelled = cancels(&server).await;
         assert_eq!(cancelled.len(), 1);
         assert_eq!(cancelled[0].stream_id, STREAM_ID);
     })
@@ -1040,22 +1060,26 @@ async fn dropping_a_kept_stream_before_its_end_sends_cancel() {
 #[tokio::test]
 async fn a_stream_that_ended_or_has_no_stream_id_sends_no_cancel() {
     within(async {
+        // No Cancel is started: no task (see `tasks`), rather than none seen for a while.
         let server = FakeServer::resumable(playing(&kept_turn()), Vec::new()).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
         assert_eq!(kinds(&collect(&events).await).last(), Some(&"done"));
+        let before = tasks();
         events.cancel();
         drop(events);
+        assert_eq!(tasks(), before, "a Cancel for a stream that ended");
 
         let mut script = playing(&seed_turn()[..3]);
-        script.push(Action::Sleep(Duration::from_secs(10)));
+        script.push(Action::Hang);
         let unkept = FakeServer::start(script).await;
         let client = ModelClient::new(&unkept.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
         events.next().await.expect("the start event");
+        let before = tasks();
         events.cancel();
-
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        drop(events);
+        assert_eq!(tasks(), before, "a Cancel for a stream without an id");
         assert_eq!(server.received_of(CANCEL).len(), 0);
         assert_eq!(unkept.received_of(CANCEL).len(), 0);
     })
@@ -1068,14 +1092,21 @@ async fn a_stream_that_ended_or_has_no_stream_id_sends_no_cancel() {
 async fn a_kept_stream_whose_server_hung_up_resumes_over_a_new_connection() {
     within(async {
         let turn = kept_turn();
+        let go = Arc::new(Notify::new());
         let mut script = playing(&turn[..3]);
-        script.push(Action::Sleep(Duration::from_millis(100)));
+        script.push(Action::Wait(go.clone()));
         script.push(Action::Hangup);
         let server = FakeServer::resumable(script, vec![(3, playing(&turn[3..]))]).await;
         let client = ModelClient::new(&server.target).expect("a valid target");
         let events = client.stream(user_context("hi"), CallOptions::default());
 
-        let seen = collect(&events).await;
+        // The server hangs up once the three events have arrived.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(events.next().await.expect("an event"));
+        }
+        go.notify_one();
+        seen.extend(collect(&events).await);
         assert_eq!(seqs(&seen), (1..=turn.len() as u64).collect::<Vec<_>>());
         assert_eq!(events.failure(), None);
         assert_eq!(text_of(&events.result().await), PREAMBLE);

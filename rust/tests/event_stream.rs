@@ -8,13 +8,13 @@ use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use pi_proto::v1::{ModelEvent, StopReason};
 use pi_proto::{AssistantMessageEventStream, StreamFailure, events_of, terminal_message, text_of};
 use support::{
-    assistant_message, bounded, collect, done, kinds, many_deltas, text, text_delta, within,
+    announced, assistant_message, bounded, collect, done, kinds, many_deltas, text, text_delta,
+    within,
 };
 
 /// A source that plays a list of items, then ends, or with `hang`, stays pending forever.
@@ -123,19 +123,32 @@ fn cancel_from_another_thread_ends_the_waiting_consumer_with_aborted() {
                 .build()
                 .expect("a runtime")
         };
+        // The thread cancels once the consumer has taken the five events and waits for the next,
+        // and another thread waits for the result.
+        let (waiting, told) = std::sync::mpsc::channel();
         let waiting_for_result = {
-            let events = events.clone();
-            std::thread::spawn(move || runtime().block_on(events.result()))
+            let (events, waiting) = (events.clone(), waiting.clone());
+            std::thread::spawn(move || runtime().block_on(announced(events.result(), waiting)))
         };
         let canceller = {
             let events = events.clone();
             std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(100));
+                for _ in 0..2 {
+                    told.recv().expect("a task that waits");
+                }
                 events.cancel();
             })
         };
 
-        let seen = runtime().block_on(collect(&events));
+        let seen = runtime().block_on(async {
+            let mut seen = Vec::new();
+            for _ in 0..5 {
+                seen.push(events.next().await.expect("an event pushed"));
+            }
+            seen.extend(announced(events.next(), waiting).await);
+            seen.extend(collect(&events).await);
+            seen
+        });
         canceller.join().unwrap();
         let result = waiting_for_result.join().unwrap();
 
@@ -273,12 +286,12 @@ async fn result_reads_the_source_and_leaves_the_events_for_the_consumer() {
     .await;
 }
 
+// How long it takes is for `make bench`: copying the partial at every event would take minutes.
 #[test]
-fn a_stream_of_200000_deltas_costs_linear_time() {
+fn a_stream_of_200000_deltas_rebuilds_the_whole_text() {
     bounded(|| {
         let deltas = many_deltas(200_000);
         let events = AssistantMessageEventStream::new();
-        let started = Instant::now();
         let opening = answer("");
         events.push(opening[0].clone()).expect("start");
         events.push(opening[1].clone()).expect("text_start");
@@ -287,11 +300,6 @@ fn a_stream_of_200000_deltas_costs_linear_time() {
             events.try_next().expect("the event just pushed");
         }
         assert_eq!(text_of(&*events.partial()), deltas.concat());
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{:?}",
-            started.elapsed()
-        );
     });
 }
 

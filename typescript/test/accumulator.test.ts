@@ -323,21 +323,21 @@ test("while a tool call streams, its arguments so far are completed into an obje
   );
 });
 
-test("the completion reads each delta once: 1 MB in 20-character deltas is fast", { timeout: TEST_TIMEOUT }, () => {
+test("the completion of 1 MB of arguments in 20-character deltas is the completion of the whole text", {
+  timeout: TEST_TIMEOUT,
+}, () => {
+  // How long it takes is for `make bench`; that no delta copies the text before it is counted in
+  // the next test.
   const rows = Array.from({ length: 40_000 }, (_, id) => ({ id, path: `src/file-${id}.ts`, size: id * 1.5 }));
   const text = JSON.stringify({ rows }).slice(0, 1_000_000);
   const deltas = Array.from({ length: Math.ceil(text.length / 20) }, (_, i) => text.slice(i * 20, i * 20 + 20));
   const accumulator = new Accumulator();
   accumulator.apply(START);
   accumulator.apply(CALL_START);
-  const started = performance.now();
   for (const delta of deltas) accumulator.apply(event({ case: "toolcallDelta", value: { contentIndex: 0, delta } }));
-  const elapsed = performance.now() - started;
   const completed = callAt(accumulator.partial, 0).argumentsJson;
   assert.equal(completed, completeJson(text));
   assert.equal(JSON.parse(completed).rows.length, 19_068); // the rows the first megabyte holds, the last one cut to {}
-  // Copying the text on every delta would take tens of seconds; reading it once, well under one.
-  assert.ok(elapsed < 5000, `${deltas.length} deltas took ${elapsed.toFixed(0)} ms`);
 });
 
 test("a tool-call delta copies none of the text received before it", { timeout: TEST_TIMEOUT }, () => {

@@ -252,7 +252,9 @@ test("a server without StreamBatched is read through Stream, within the same dea
   assert.deepEqual(older.paths.slice(before), [BATCHED, STREAM]);
   const [first, second] = older.deadlines.slice(before);
   assert.equal(first, 5000);
-  assert.ok(second !== undefined && second <= 5000 && second > 4000, `the fallback's deadline: ${second}`);
+  // What is left of the first call's deadline, not one of its own: less, by however long the
+  // first call took.
+  assert.ok(second !== undefined && second < 5000, `the fallback's deadline: ${second}`);
 });
 
 test("batched: false calls Stream alone", { timeout: TEST_TIMEOUT }, async () => {

@@ -5,12 +5,12 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import {
   type AssistantMessage,
   type AssistantMessageEventStream,
   contentSha256,
+  createModelTransport,
   eventKind,
   MAX_RESUMES,
   type ModelEvent,
@@ -31,7 +31,7 @@ import {
   type Script,
   startFakeServer,
 } from "./support/fake-server.js";
-import { assistantMessage, eventsOf, TEST_TIMEOUT, text, toolCall, userContext } from "./support/messages.js";
+import { assistantMessage, eventsOf, TEST_TIMEOUT, text, toolCall, until, userContext } from "./support/messages.js";
 
 const STREAM_ID = "stream-7f3a";
 const RESUME = "/pi.ai.v1.ModelService/Resume";
@@ -95,10 +95,26 @@ function statusOf(failure: StreamFailure | undefined): string | undefined {
   return failure?.kind === "status" ? failure.statusCode : undefined;
 }
 
-/** Wait until `check` holds, for up to `ms` milliseconds. */
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!check() && performance.now() < end) await sleep(10);
+/**
+ * A transport to `server` that notes the method of every unary call made through it: a Cancel,
+ * sent when a kept stream is cancelled, is one. The stream starts it at once, so a stream that
+ * sends none can be told right after its cancel, without waiting to see whether one comes.
+ */
+function watched(server: FakeServer): { transport: Transport; unary: string[] } {
+  const transport = createModelTransport(server.target);
+  const unary: string[] = [];
+  return {
+    unary,
+    transport: {
+      unary(method, signal, timeoutMs, header, input, contextValues) {
+        unary.push(method.name);
+        return transport.unary(method, signal, timeoutMs, header, input, contextValues);
+      },
+      stream(method, signal, timeoutMs, header, input, contextValues) {
+        return transport.stream(method, signal, timeoutMs, header, input, contextValues);
+      },
+    },
+  };
 }
 
 for (const protocol of PROTOCOLS) {
@@ -228,7 +244,10 @@ test("resuming gives up after MAX_RESUMES attempts in a row, each waiting twice 
     assert.equal(statusOf(events.failure), "UNAVAILABLE");
     assert.equal(server.resumes.length, MAX_RESUMES);
     assert.ok(server.resumes.every((resumed) => resumed.afterSeq === 3n));
-    const waited = RESUME_BACKOFF_MS * (2 ** MAX_RESUMES - 1); // 50 + 100 + 200 + 400 + 800 ms
+    // 50 + 100 + 200 + 400 + 800 ms at least: a lower bound, which load only makes longer. Node's
+    // timers count on the event loop's clock, in whole milliseconds that lag the one read here:
+    // a millisecond per wait is allowed for that.
+    const waited = RESUME_BACKOFF_MS * (2 ** MAX_RESUMES - 1) - MAX_RESUMES;
     assert.ok(elapsed >= waited, `${elapsed} ms, at least ${waited}`);
   } finally {
     await server.close();
@@ -292,11 +311,12 @@ test("a stream without a stream id is neither resumed nor cancelled on the serve
     assert.equal(statusOf(events.failure), "UNAVAILABLE");
     assert.equal(cut.resumes.length, 0);
 
-    const cancelled = streamModel(hanging.target, userContext("hi"));
+    const watching = watched(hanging);
+    const cancelled = streamModel(watching.transport, userContext("hi"));
     await cancelled.next();
     cancelled.cancel();
     assert.equal((await cancelled.result()).stopReason, StopReason.ABORTED);
-    await sleep(200);
+    assert.deepEqual(watching.unary, []); // no Cancel was started
     assert.equal(hanging.cancels.length, 0);
   } finally {
     await Promise.all([cut.close(), hanging.close()]);
@@ -313,20 +333,23 @@ test("aborting the caller's signal sends Cancel; a stream that has ended sends n
   const whole = await startFakeServer((_request, context) => play(EVENTS, context));
   try {
     const controller = new AbortController();
-    const events = streamModel(hanging.target, userContext("hi"), { signal: controller.signal });
+    const kept = watched(hanging);
+    const events = streamModel(kept.transport, userContext("hi"), { signal: controller.signal });
     assert.equal(eventKind((await events.next()).value!), "start");
     controller.abort();
     assert.equal((await events.result()).stopReason, StopReason.ABORTED);
+    assert.deepEqual(kept.unary, ["Cancel"]); // started with the cancel
     await until(() => hanging.cancels.length > 0);
     assert.deepEqual(
       hanging.cancels.map((cancel) => cancel.streamId),
       [STREAM_ID],
     );
 
-    const finished = streamModel(whole.target, userContext("hi"));
+    const watching = watched(whole);
+    const finished = streamModel(watching.transport, userContext("hi"));
     await drain(finished);
     finished.cancel();
-    await sleep(200);
+    assert.deepEqual(watching.unary, []); // no Cancel was started
     assert.equal(whole.cancels.length, 0);
   } finally {
     await Promise.all([hanging.close(), whole.close()]);

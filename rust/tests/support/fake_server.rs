@@ -29,6 +29,15 @@ pub enum Action {
     Raw(Vec<u8>),
     /// Wait.
     Sleep(Duration),
+    /// Wait until the client goes away: it resets the call (as a cancel or a deadline passed
+    /// does), or the connection closes. A server gone quiet, which no time passing ends.
+    Hang,
+    /// Wait until the test says go (`notify_one`; a go said before the call gets here counts).
+    Wait(Arc<Notify>),
+    /// From the `from_call`-th call of its method on (counting from 1), wait until no more than
+    /// `left` of the call's deadline (its `grpc-timeout`, from when the call arrived) is left;
+    /// calls before it, and calls without a deadline, go straight on.
+    HoldUntilLeft { from_call: usize, left: Duration },
     /// End the call with this gRPC status code and message; nothing is sent after it.
     Status(u32, &'static str),
     /// Drop the call's whole connection, as a server killed mid-call: the socket closes with no
@@ -160,6 +169,7 @@ async fn answer(
     service: Arc<Service>,
     hangup: Arc<Notify>,
 ) -> Result<(), h2::Error> {
+    let arrived = tokio::time::Instant::now();
     let (parts, mut body) = request.into_parts();
     let mut bytes = BytesMut::new();
     while let Some(chunk) = body.data().await {
@@ -179,12 +189,20 @@ async fn answer(
     } else {
         StreamRequest::default()
     };
-    service.log.lock().expect("not poisoned").push(Received {
-        path: path.clone(),
-        body: body.clone(),
-        request,
-        headers: parts.headers,
-    });
+    let deadline = parts
+        .headers
+        .get("grpc-timeout")
+        .and_then(|timeout| arrived.checked_add(grpc_timeout(timeout)));
+    let nth = {
+        let mut log = service.log.lock().expect("not poisoned");
+        log.push(Received {
+            path: path.clone(),
+            body: body.clone(),
+            request,
+            headers: parts.headers,
+        });
+        log.iter().filter(|call| call.path == path).count()
+    };
 
     let response = Response::builder()
         .status(200)
@@ -232,6 +250,18 @@ async fn answer(
         match action {
             Action::Send(bytes) | Action::Raw(bytes) => send.send_data(framed(bytes), false)?,
             Action::Sleep(pause) => tokio::time::sleep(*pause).await,
+            Action::Hang => {
+                let _ = std::future::poll_fn(|context| send.poll_reset(context)).await;
+                return Ok(());
+            }
+            Action::Wait(go) => go.notified().await,
+            Action::HoldUntilLeft { from_call, left } => {
+                if let Some(deadline) = deadline
+                    && nth >= *from_call
+                {
+                    tokio::time::sleep_until(deadline.checked_sub(*left).unwrap_or(arrived)).await;
+                }
+            }
             Action::Status(code, message) => return send.send_trailers(status(*code, message)),
             Action::Hangup => {
                 hangup.notify_one();
@@ -298,6 +328,22 @@ impl Service {
             };
         }
         (None, 12, "no such method")
+    }
+}
+
+/// A `grpc-timeout` header's value ("900000m") as a duration.
+pub fn grpc_timeout(value: &HeaderValue) -> Duration {
+    let value = value.to_str().expect("ASCII");
+    let (amount, unit) = value.split_at(value.len() - 1);
+    let amount: u64 = amount.parse().expect("a number");
+    match unit {
+        "H" => Duration::from_secs(amount * 3600),
+        "M" => Duration::from_secs(amount * 60),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        other => panic!("no grpc-timeout unit {other}"),
     }
 }
 

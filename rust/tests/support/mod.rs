@@ -37,6 +37,23 @@ pub fn bounded<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
+/// `future`, telling `waiting` once it has been polled and has to wait: another thread that acts
+/// on the message knows the task awaiting it waits, which no sleep can tell it.
+pub async fn announced<F: Future>(future: F, waiting: mpsc::Sender<()>) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut waiting = Some(waiting);
+    std::future::poll_fn(move |context| {
+        let poll = future.as_mut().poll(context);
+        if poll.is_pending()
+            && let Some(waiting) = waiting.take()
+        {
+            let _ = waiting.send(());
+        }
+        poll
+    })
+    .await
+}
+
 pub fn event(event: Event) -> ModelEvent {
     ModelEvent {
         event: Some(event),

@@ -1,5 +1,6 @@
 /** Builders for test messages and the events that stream them. */
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   type AgentContext,
@@ -17,6 +18,14 @@ import {
 
 /** How long any one test may run before it fails. */
 export const TEST_TIMEOUT = 20_000;
+
+/**
+ * Wait until `check` holds, looking again every few milliseconds: a test waits for what must
+ * happen, not for a time to pass, and only a hang reaches the test's timeout.
+ */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await sleep(5);
+}
 
 export function text(value: string, textSignature?: string): AssistantContent {
   return create(AssistantContentSchema, { block: { case: "text", value: { text: value, textSignature } } });

@@ -133,6 +133,14 @@ final class FakeModelServer implements AutoCloseable {
     boolean pause(Duration duration) throws InterruptedException {
       return cancelled.await(duration.toMillis(), TimeUnit.MILLISECONDS);
     }
+
+    /**
+     * Wait until the client goes away (it cancels the call, or its deadline passes): a server gone
+     * quiet, which no time passing ends. The test's own timeout bounds the wait.
+     */
+    void awaitGone() throws InterruptedException {
+      cancelled.await();
+    }
   }
 
   private final Server server;
@@ -309,9 +317,14 @@ final class FakeModelServer implements AutoCloseable {
     return cancels.poll(duration.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  /** The headers of the next Cancel call taken; null if none came. */
-  Metadata takeCancelHeaders(Duration duration) throws InterruptedException {
-    return cancelHeaders.poll(duration.toMillis(), TimeUnit.MILLISECONDS);
+  /** The next Cancel call a client makes, once it comes; the test's own timeout bounds the wait. */
+  CancelRequest takeCancel() throws InterruptedException {
+    return cancels.take();
+  }
+
+  /** The headers of the next Cancel call, once it comes; the test's own timeout bounds the wait. */
+  Metadata takeCancelHeaders() throws InterruptedException {
+    return cancelHeaders.take();
   }
 
   /** Serve {@code script} on Stream and StreamBatched until closed. */
@@ -339,9 +352,9 @@ final class FakeModelServer implements AutoCloseable {
     return "127.0.0.1:" + server.getPort();
   }
 
-  /** Wait until a client cancels a call; true if one did within {@code duration}. */
-  boolean awaitCancelled(Duration duration) throws InterruptedException {
-    return anyCancelled.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+  /** Wait until a client cancels a call; the test's own timeout bounds the wait. */
+  void awaitCancelled() throws InterruptedException {
+    anyCancelled.await();
   }
 
   /** Stop at once, dropping the calls in flight: what a crashed server does. */

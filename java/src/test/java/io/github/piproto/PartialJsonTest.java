@@ -5,7 +5,6 @@ import static io.github.piproto.Fixtures.start;
 import static io.github.piproto.Fixtures.toolCallDelta;
 import static io.github.piproto.Fixtures.toolCallStart;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.github.piproto.ai.v1.ToolCall;
 import org.junit.jupiter.api.Test;
@@ -80,13 +79,13 @@ class PartialJsonTest {
   }
 
   /**
-   * 200 KB of arguments in deltas of 20 characters: 10,000 deltas. Reading each delta costs its
-   * length, so the whole call scans in linear time; a completer that rescanned the text so far at
-   * every delta would read 1 GB here.
+   * 200 KB of arguments in deltas of 20 characters: 10,000 deltas, completed to the whole text. How
+   * long it takes is for {@code make bench}: reading each delta costs its length, where a completer
+   * that rescanned the text so far at every delta would read 1 GB here.
    */
   @Test
   @Timeout(TEST_TIMEOUT_SECONDS)
-  void manyDeltasCostLinearTime() {
+  void manyDeltasCompleteToTheWholeText() {
     StringBuilder arguments = new StringBuilder("{\"content\":\"");
     while (arguments.length() < 200_000) {
       arguments.append("line of a file, with \\\"quotes\\\" and \\u00e9\\n");
@@ -97,13 +96,10 @@ class PartialJsonTest {
     Accumulator accumulator = new Accumulator();
     accumulator.apply(start());
     accumulator.apply(toolCallStart(0, "call_1", "write"));
-    long began = System.nanoTime();
     for (int at = 0; at < text.length(); at += 20) {
       accumulator.apply(toolCallDelta(0, text.substring(at, Math.min(at + 20, text.length()))));
     }
     String completed = accumulator.partial().getContent(0).getToolCall().getArgumentsJson();
-    long elapsedMillis = (System.nanoTime() - began) / 1_000_000;
     assertEquals(text, completed);
-    assertTrue(elapsedMillis < 2_000, "10,000 deltas took " + elapsedMillis + " ms");
   }
 }
