@@ -80,6 +80,7 @@ STAGES = [
 class Result:
     status: str  # passed, failed, not run
     seconds: float = 0.0
+    cpu: float = 0.0  # seconds of CPU, user and system
     summary: str = ""
 
 
@@ -94,9 +95,13 @@ def run(stage: Stage) -> Result:
     with log.open("wb") as out:
         # No terminal, and SIGINT left as this process has it: make passes it on to its children.
         command = ["make", stage.target]
-        code = subprocess.call(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # wait4 gives the CPU time of make and of every process it waited for: the stage's own.
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - started
-    return Result("passed" if code == 0 else "failed", seconds, last_line(log))
+    cpu = usage.ru_utime + usage.ru_stime
+    return Result("passed" if process.returncode == 0 else "failed", seconds, cpu, last_line(log))
 
 
 def schedule(stages: list[Stage], jobs: int) -> dict[str, Result]:
@@ -145,15 +150,22 @@ def minutes(seconds: float) -> str:
 def report(stages: list[Stage], results: dict[str, Result], wall: float) -> str:
     width = max(len(stage.name) for stage in stages)
     lines = [
-        f"| {'stage':<{width}} | wall   | result  | last line of its log",
-        f"|{'-' * (width + 2)}|--------|---------|---",
+        f"| {'stage':<{width}} | wall    | cpu     | result  | last line of its log",
+        f"|{'-' * (width + 2)}|---------|---------|---------|---",
     ]
     for stage in stages:
         result = results[stage.name]
-        wall_time = minutes(result.seconds) if result.status != "not run" else "-"
-        lines.append(f"| {stage.name:<{width}} | {wall_time:>6} | {result.status:<7} | {result.summary[:70]}")
+        ran = result.status != "not run"
+        wall_time, cpu_time = (minutes(result.seconds), minutes(result.cpu)) if ran else ("-", "-")
+        lines.append(
+            f"| {stage.name:<{width}} | {wall_time:>7} | {cpu_time:>7} | {result.status:<7} | {result.summary[:60]}"
+        )
     busy = sum(result.seconds for result in results.values())
-    lines.append(f"\nmake test: {minutes(wall)} wall, {minutes(busy)} of stages ({busy / wall:.2f} at once on average)")
+    cpu = sum(result.cpu for result in results.values())
+    lines.append(
+        f"\nmake test: {minutes(wall)} wall; stages ran {minutes(busy)} ({busy / wall:.2f} at once on average)"
+        f" and used {minutes(cpu)} of CPU ({cpu / wall:.2f} cores on average)"
+    )
     return "\n".join(lines)
 
 
