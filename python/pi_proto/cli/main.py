@@ -120,7 +120,7 @@ async def serve(args: argparse.Namespace) -> int:
     if http is not None:
         print(f"http on {http.target}", flush=True)
     served = ", ".join(f"{model.info.provider}/{model.info.id}" for model in server.models)
-    print(f"pi-proto serve: serving {served}", file=sys.stderr, flush=True)
+    _say(f"pi-proto serve: serving {served}")
     await stop.wait()
     if http is None:
         await server.stop(grace=args.grace)
@@ -129,6 +129,13 @@ async def serve(args: argparse.Namespace) -> int:
     if isinstance(server.streams, RedisStore):
         await server.streams.close_redis()
     return 0
+
+
+def _say(line: str) -> None:
+    """A line on stderr in one write: `--workers` processes share one stderr, and print() writes a
+    line's text and its newline apart when stderr is unbuffered, so two lines could mix."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def kept_streams(args: argparse.Namespace) -> MemoryStore | None:
@@ -249,11 +256,11 @@ def reload_token(gate: Gate, path: Path) -> None:
     try:
         token = read_token(path)
     except ValueError as error:
-        print(f"pi-proto serve: SIGHUP: kept the previous token: {error}", file=sys.stderr, flush=True)
+        _say(f"pi-proto serve: SIGHUP: kept the previous token: {error}")
         return
     assert token is not None  # read_token returns None only without a path
     gate.set_token(token)
-    print(f"pi-proto serve: SIGHUP: reloaded the token from {path}", file=sys.stderr, flush=True)
+    _say(f"pi-proto serve: SIGHUP: reloaded the token from {path}")
 
 
 async def stream(args: argparse.Namespace) -> int:

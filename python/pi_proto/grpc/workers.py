@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -74,7 +75,7 @@ def run_workers(
         if http_port is not None:
             print(f"http on {host}:{http_port}", flush=True)
         print(f"pi-proto serve: {count} workers, processes {' '.join(str(w.pid) for w in workers)}", file=sys.stderr)
-        pid, status = os.wait()  # until a worker exits or a signal raises Stop
+        pid, status = _wait_for_a_worker()  # until a worker exits or a signal raises Stop
         print(f"pi-proto serve: worker {pid} exited ({status}); stopping the others", file=sys.stderr)
         return 1
     except Stop:
@@ -126,6 +127,38 @@ def _reserve(host: str, port: int) -> socket.socket:
         reserved.close()
         raise OSError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     return reserved
+
+
+def _wait_for_a_worker() -> tuple[int, int]:
+    """os.wait(), woken by every signal whenever it arrives. A Python signal handler runs only
+    between bytecodes, or when the signal interrupts a blocking call: a signal that came just
+    before os.wait() blocked (a SIGHUP or SIGTERM sent as soon as the supervisor says it listens)
+    would wait for a worker to exit, that is for ever. Here each signal also writes its number on
+    a pipe (signal.set_wakeup_fd) that select() watches, SIGCHLD included, so the wait wakes and
+    the handlers run (SIGINT and SIGTERM raise Stop through it), or a worker that exited is reaped."""
+    woken, wake = os.pipe()
+    for fd in (woken, wake):
+        os.set_blocking(fd, False)
+    previous_fd = signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+    previous_child = signal.signal(signal.SIGCHLD, _child_exited)
+    try:
+        while True:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid:
+                return pid, status
+            select.select([woken], [], [])
+            with contextlib.suppress(BlockingIOError):
+                while os.read(woken, 512):
+                    pass
+    finally:
+        signal.signal(signal.SIGCHLD, previous_child)
+        signal.set_wakeup_fd(previous_fd)
+        os.close(woken)
+        os.close(wake)
+
+
+def _child_exited(signum: int, frame: FrameType | None) -> None:
+    """SIGCHLD, handled so that it writes to the wakeup pipe (ignored, it would not)."""
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
