@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import betterproto2
 import grpc
@@ -15,10 +19,12 @@ from grpc_reflection.v1alpha import reflection_pb2
 
 import pi_proto as pp
 from pi_proto.grpc.methods import CANCEL_METHOD, RESUME_METHOD, STREAM_METHOD
-from pi_proto.ir.events import events_of
+from pi_proto.grpc.server import ModelServer
+from pi_proto.ir.events import events_of, is_terminal
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.models.seed import README_REQUEST
 from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.transcripts.pi_json import assistant_to_pi
 
 
 def readme_context() -> pp.AgentContext:
@@ -35,13 +41,19 @@ async def drain(events: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent
 
 
 class RecordingModel:
-    """Plays one message and records the server-side partial after every event, and its streams."""
+    """Plays one message and records the server-side partial after every event, and its streams.
+
+    With `hold_after`, each stream plays that many events, then waits until `release` is set (or
+    it is cancelled): a stream provably still in flight, however slow the machine, where a paced
+    one could have run to its end meanwhile."""
 
     info = pp.Model(id="recording", provider="tests")
 
-    def __init__(self, message: pp.AssistantMessage, delay: float = 0.0) -> None:
+    def __init__(self, message: pp.AssistantMessage, delay: float = 0.0, hold_after: int | None = None) -> None:
         self.message = message
         self.delay = delay
+        self.hold_after = hold_after
+        self.release = asyncio.Event()
         self.partials: list[bytes] = []
         self.streams: list[AssistantMessageEventStream] = []
         self.producers: list[asyncio.Task[None]] = []
@@ -52,15 +64,84 @@ class RecordingModel:
         events = AssistantMessageEventStream()
         self.streams.append(events)
 
+        message = copy.deepcopy(self.message)  # each stream its own, as ScriptedModel's are
+
         async def produce() -> None:
             self.producers.append(asyncio.current_task())  # type: ignore[arg-type]
-            for event in events_of(self.message, delta_size=2):
+            for number, event in enumerate(events_of(message, delta_size=2)):
+                if number == self.hold_after:
+                    await self.release.wait()
                 await asyncio.sleep(self.delay)
                 events.push(event)
                 self.partials.append(pp.encode(events.partial))
 
         events.drive(produce())
         return events
+
+
+class Lockstep:
+    """A model that plays each event of `message` only once the test has read the one before
+    (`read.release()` for each event it reads): a client that keeps up, by construction, however
+    slow the machine; and at any event the test reads, the next is not played yet."""
+
+    info = pp.Model(id="lockstep", provider="tests")
+
+    def __init__(self, message: pp.AssistantMessage, delta_size: int = 1) -> None:
+        self.message = message
+        self.delta_size = delta_size
+        self.read = asyncio.Semaphore(0)
+
+    def stream(
+        self, context: pp.AgentContext, options: pp.GenerationOptions | None = None
+    ) -> AssistantMessageEventStream:
+        events = AssistantMessageEventStream()
+        message = copy.deepcopy(self.message)  # each stream its own, as ScriptedModel's are
+
+        async def produce() -> None:
+            for event in events_of(message, self.delta_size):
+                events.push(event)
+                if not is_terminal(event):
+                    await self.read.acquire()
+
+        events.drive(produce())
+        return events
+
+
+README_TURN = ScriptedModel.readme().turns[0]  # the README trip's first turn: text, then a tool call
+
+
+async def eventually(condition: Callable[[], object], what: str, seconds: float = 60) -> None:
+    """Wait until `condition()` holds, looking every 10 ms. `seconds` only guards against a hang:
+    it never measures how fast anything is."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        assert loop.time() < deadline, f"{what}: still not so after {seconds:g} s"
+        await asyncio.sleep(0.01)
+
+
+def endless_script(folder: Path) -> Path:
+    """A script whose one turn is 10,000 characters: served with `--delta-size 1` and a `--delay` of
+    50 ms or more, a stream of it runs for over eight minutes, so it is still in flight whenever a
+    test stops it, however slow the machine (a paced README trip may have ended meanwhile)."""
+    script = folder / "endless.json"
+    turn = pp.assistant_message("x" * 10_000, timestamp=1)
+    script.write_text(json.dumps([assistant_to_pi(turn)]), encoding="utf-8")
+    return script
+
+
+def held_when_timed_out(server: ModelServer) -> list[bool]:
+    """Whether each call whose time runs out still held its slot then (its handler still ran),
+    in the order their times ran out."""
+    held: list[bool] = []
+    time_out = server._time_out
+
+    def watched(events: AssistantMessageEventStream, handler: asyncio.Task[Any] | None, info: pp.Model) -> None:
+        held.append(handler is not None and not handler.done())
+        time_out(events, handler, info)
+
+    server._time_out = watched  # type: ignore[method-assign]
+    return held
 
 
 class WatchedModel(ScriptedModel):
@@ -120,6 +201,25 @@ async def health_status(target: str, service: str = "") -> int:
         )
         reply: health_pb2.HealthCheckResponse = await check(health_pb2.HealthCheckRequest(service=service))
         return reply.status
+
+
+# A job started in the background inherits SIGINT (and SIGQUIT) ignored, and a program that
+# starts with a signal ignored keeps ignoring it: Python then installs no KeyboardInterrupt
+# handler, and a test's SIGINT never reaches the program it tests. This runs before the program
+# and resets SIGINT and SIGTERM to their defaults, which exec keeps. A command of its own rather
+# than a preexec_fn: no Python runs in a child forked from this process (see conftest.py).
+_DEFAULT_SIGNALS = (
+    "import os, signal, sys\n"
+    "for signum in (signal.SIGINT, signal.SIGTERM):\n"
+    "    signal.signal(signum, signal.SIG_DFL)\n"
+    "os.execv(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def with_default_signals(command: list[str]) -> list[str]:
+    """`command`, run with SIGINT and SIGTERM at their default disposition, whatever this process
+    inherited (the first word must be a path, as sys.executable is)."""
+    return [sys.executable, "-c", _DEFAULT_SIGNALS, *command]
 
 
 @contextlib.contextmanager

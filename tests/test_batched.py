@@ -17,8 +17,6 @@ from pi_proto.grpc.outgoing import wire_event
 
 from .helpers import readme_context
 
-pytestmark = pytest.mark.timeout(30)
-
 START = pp.ModelEvent(start=pp.StartEvent(header=pp.assistant_message(timestamp=1)))
 OPEN = pp.ModelEvent(text_start=pp.TextStartEvent())
 
@@ -155,12 +153,13 @@ async def test_the_server_sends_the_events_waiting_together_in_one_message() -> 
 async def test_a_flush_window_lets_a_paced_stream_share_messages() -> None:
     turn = pp.assistant_message("x" * 40, timestamp=1)
     paced = pp.ScriptedModel([turn], delta_size=1, delay=0.002)
-    async with pp.ModelServer(paced) as server:
-        alone = await batched_messages(server)
     async with pp.ModelServer(paced, flush_window=0.05) as server:
         shared = await batched_messages(server)
-    assert sum(map(len, alone)) == sum(map(len, shared)) == 44
-    assert len(shared) < len(alone) / 2
+    assert sum(map(len, shared)) == 44
+    # A message waits 50 ms after its first event, and events come every 2 ms: each holds more
+    # than one, but a last one that holds only the terminal event (which is never held back).
+    # Without the window, how many share depends on how busy the machine is.
+    assert all(len(events) > 1 for events in shared[:-1]), [len(events) for events in shared]
 
 
 @pytest.mark.parametrize("window", [-0.001, float("nan"), float("inf")])

@@ -12,8 +12,6 @@ import pytest
 from bench.protocols import Client, Protocol, Tally, Workload, ours_grpc
 from bench.web import OURS_CONNECT, OURS_PI_MESSAGES, OURS_SSE, ConnectReader
 
-pytestmark = pytest.mark.timeout(60)
-
 
 @pytest.mark.parametrize("protocol", [OURS_SSE, OURS_PI_MESSAGES, OURS_CONNECT], ids=lambda protocol: protocol.name)
 def test_client_probe_and_bytes_read_a_whole_call(protocol: Protocol) -> None:

@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
+import pi_proto as pp
 from pi_proto.grpc.server import ModelServer
-from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import HttpServer
 
 from . import chromium
 from .certs import server_context
+from .helpers import README_TURN, RecordingModel, eventually
 
 BROWSER_TESTS = Path(__file__).parent / "browser"
 STREAMS = 8  # more than a browser's six HTTP/1.1 connections per origin
@@ -37,15 +38,33 @@ def _page(url: str) -> dict[str, Any]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-async def _seen_by_a_page(tmp_path: Path, alpn: list[str]) -> dict[str, Any]:
+async def _seen_by_a_page(tmp_path: Path, alpn: list[str], *, held: bool) -> dict[str, Any]:
+    """What the page saw. `held`: every stream stops after its first event until all of them and
+    the page's ListModels call have reached the server at once, which only a page that needs no
+    connection of its own per call does; otherwise each stream plays at once to its end."""
     _, _, context = server_context(tmp_path, alpn)
-    model = ScriptedModel.readme(delay=0.05)  # each stream lasts about a second
+    model = RecordingModel(README_TURN, hold_after=1 if held else None)
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server, ssl_context=context) as web:
-        return await asyncio.to_thread(_page, web.url)
+        listed = 0
+        catalog = grpc_server.catalog
+
+        def counted(provider: str = "") -> list[pp.Model]:
+            nonlocal listed
+            listed += 1
+            return catalog(provider)
+
+        grpc_server.catalog = counted  # type: ignore[method-assign]
+        seen = asyncio.create_task(asyncio.to_thread(_page, web.url))
+        if held:  # the page's first ListModels is its navigation; the second, its call
+            await eventually(
+                lambda: (len(model.streams) == STREAMS and listed == 2) or seen.done(), "every call at once"
+            )
+            model.release.set()
+        return await seen
 
 
 async def test_a_page_streams_more_than_six_at_once_over_http2(tmp_path: Path) -> None:
-    seen = await _seen_by_a_page(tmp_path, ["h2", "http/1.1"])
+    seen = await _seen_by_a_page(tmp_path, ["h2", "http/1.1"], held=True)
     streams = seen["streams"]
     assert all(stream["done"] for stream in streams)
     assert set(seen["protocols"]) == {"h2"}
@@ -56,7 +75,7 @@ async def test_a_page_streams_more_than_six_at_once_over_http2(tmp_path: Path) -
 
 async def test_over_http11_the_seventh_call_waits(tmp_path: Path) -> None:
     """What a server without HTTP/2 gives a page: the check above fails against it."""
-    seen = await _seen_by_a_page(tmp_path, ["http/1.1"])
+    seen = await _seen_by_a_page(tmp_path, ["http/1.1"], held=False)
     streams = seen["streams"]
     assert set(seen["protocols"]) == {"http/1.1"}
     first_end = min(stream["end"] for stream in streams)

@@ -22,9 +22,7 @@ from pi_proto.grpc.client import _split_batch
 from pi_proto.grpc.methods import BATCHED_METHOD
 from pi_proto.transcripts.pi_json import assistant_to_pi
 
-from .helpers import readme_context, serve_process
-
-pytestmark = pytest.mark.timeout(60)
+from .helpers import endless_script, readme_context, serve_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +50,7 @@ def test_serve_prints_one_line_and_stops_cleanly_on_sigterm(
     process, target = served
     assert int(target.rsplit(":", 1)[1]) > 0
     process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=20) == 0
+    assert process.wait(timeout=60) == 0
     assert process.stdout is not None
     assert process.stdout.read() == ""  # exactly one line on stdout
 
@@ -105,8 +103,10 @@ def test_demo_plays_the_round_trip_with_a_real_read() -> None:
     assert '"role": "toolResult"' in out
 
 
-def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
-    with serve_process("--delay", "0.2") as (server, target):
+def test_sigterm_mid_stream_ends_the_client_stream_with_aborted(tmp_path: Path) -> None:
+    # A turn still being played whenever the server is stopped, however slow the machine.
+    flags = ("--script", str(endless_script(tmp_path)), "--delta-size", "1", "--delay", "0.2")
+    with serve_process(*flags) as (server, target):
         client = subprocess.Popen(
             [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--json", "hi"],
             stdout=subprocess.PIPE,
@@ -117,13 +117,13 @@ def test_sigterm_mid_stream_ends_the_client_stream_with_aborted() -> None:
         assert '"start"' in first
         server.send_signal(signal.SIGTERM)
         rest = client.stdout.read().splitlines()
-        assert client.wait(timeout=20) == 1
+        assert client.wait(timeout=60) == 1
         last = pp.decode_json(pp.ModelEvent, rest[-1])
         assert last.error is not None
         assert last.error.reason == pp.StopReason.ABORTED
         assert last.error.message is not None
         assert last.error.message.error_message == "the server is shutting down"
-        assert server.wait(timeout=20) == 0
+        assert server.wait(timeout=60) == 0
 
 
 def test_serve_workers_share_one_port_and_stop_together() -> None:
@@ -144,7 +144,7 @@ def test_serve_workers_share_one_port_and_stop_together() -> None:
             )
             assert '"done"' in done.stdout.splitlines()[-1]
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=60) == 0
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
@@ -163,7 +163,7 @@ def test_serve_workers_share_the_http_port_too() -> None:
                 events = [line for line in response.read().decode().splitlines() if line.startswith("data: ")]
             assert json.loads(events[-1].removeprefix("data: "))["type"] == "done"
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=60) == 0
 
 
 def batched_message_sizes(target: str) -> list[int]:
@@ -187,12 +187,13 @@ def test_serve_flush_ms_lets_a_paced_stream_share_messages(tmp_path: Path) -> No
     script = tmp_path / "turn.json"
     script.write_text(json.dumps([assistant_to_pi(pp.assistant_message("x" * 40, timestamp=1))]))
     paced = ("--script", str(script), "--delta-size", "1", "--delay", "0.002")
-    with serve_process(*paced) as (_, target):
-        alone = batched_message_sizes(target)
     with serve_process(*paced, "--flush-ms", "50") as (_, target):
         shared = batched_message_sizes(target)
-    assert sum(alone) == sum(shared) == 44  # start, text start, 40 deltas, text end, done
-    assert len(shared) < len(alone) / 2
+    assert sum(shared) == 44  # start, text start, 40 deltas, text end, done
+    # A message waits 50 ms after its first event, and events come every 2 ms: each holds more
+    # than one, but a last one that holds only the terminal event (which is never held back).
+    # Without the window, how many share depends on how busy the machine is.
+    assert all(size > 1 for size in shared[:-1]), shared
 
 
 BAD_VALUES = [
@@ -261,14 +262,15 @@ def test_workers_pass_on_a_worker_refusing_its_flags(tmp_path: Path) -> None:
     assert str(script) in result.stderr
 
 
-def test_ctrl_c_ends_a_stream_with_its_aborted_event_and_no_traceback() -> None:
-    with serve_process("--delay", "0.05") as (_, target):
+def test_ctrl_c_ends_a_stream_with_its_aborted_event_and_no_traceback(tmp_path: Path) -> None:
+    flags = ("--script", str(endless_script(tmp_path)), "--delta-size", "1", "--delay", "0.05")  # never ends
+    with serve_process(*flags) as (_, target):
         command = [sys.executable, "-m", "pi_proto.cli", "stream", "--json", "--target", target, "hi"]
         client = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         assert client.stdout is not None
         first = client.stdout.readline()  # the stream has started
         client.send_signal(signal.SIGINT)
-        rest, errors = client.communicate(timeout=20)
+        rest, errors = client.communicate(timeout=60)
     lines = [first, *rest.splitlines()]
     assert client.returncode == 130
     assert "Traceback" not in errors

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
-import pytest
-
 import pi_proto as pp
 from pi_proto.grpc.client import ModelClient
 from pi_proto.grpc.outgoing import coalesce
 from pi_proto.grpc.server import ModelServer
-from pi_proto.models.scripted import ScriptedModel
 from pi_proto.stream.event_stream import AssistantMessageEventStream, EventStream
 
-from .helpers import kind, readme_context
-
-pytestmark = pytest.mark.timeout(60)
+from .helpers import Lockstep, WatchedModel, eventually, kind, readme_context
 
 
 def delta(text: str, index: int = 0, kind_: str = "text_delta") -> pp.ModelEvent:
@@ -53,10 +46,14 @@ def test_other_events_and_other_kinds_pass_unchanged() -> None:
 
 async def test_a_client_that_falls_behind_gets_fewer_larger_deltas_and_the_same_message() -> None:
     turn = pp.assistant_message("".join(f"{i % 10}" for i in range(60_000)), timestamp=1)
-    async with ModelServer(ScriptedModel([turn], delta_size=1)) as server, ModelClient(server.target) as client:
+    model = WatchedModel([turn], delta_size=1)
+    async with ModelServer(model) as server, ModelClient(server.target) as client:
         events = client.stream(readme_context(), coalesce_deltas=True)
         kinds = [kind(await anext(events))]
-        await asyncio.sleep(0.5)  # fall behind: the transport's buffers fill and deltas wait
+        # Fall behind: the client reads nothing more until the model has played its every event or
+        # waits for room (the transport's buffers full, and its queue): deltas wait.
+        stream = model.streams[0]
+        await eventually(lambda: stream.done or stream._writers, "the model is ahead of the client")
         kinds += [kind(event) async for event in events]
         message = await events.result()
     assert pp.encode(message) == pp.encode(turn)
@@ -68,10 +65,17 @@ async def test_a_client_that_falls_behind_gets_fewer_larger_deltas_and_the_same_
 
 async def test_a_client_that_keeps_up_gets_every_delta() -> None:
     turn = pp.assistant_message("x" * 30, timestamp=1)
-    model = ScriptedModel([turn], delta_size=1, delay=0.02)  # the model is the slow side
+    # Keeping up is the test's doing: the model plays each event once the client has read the one
+    # before, so none ever waits behind another. (A paced model is not enough: on a busy machine, a
+    # timer that comes late plays the events due meanwhile together, and they wait together.)
+    model = Lockstep(turn)
     async with ModelServer(model) as server, ModelClient(server.target) as client:
         events = client.stream(readme_context(), coalesce_deltas=True)
-        deltas = [event.text_delta.delta async for event in events if event.text_delta is not None]
+        deltas = []
+        async for event in events:
+            if event.text_delta is not None:
+                deltas.append(event.text_delta.delta)
+            model.read.release()  # only now does the model play the next event
         message = await events.result()
     assert deltas == ["x"] * 30
     assert pp.encode(message) == pp.encode(turn)

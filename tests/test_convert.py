@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -22,6 +23,7 @@ from pi_proto.transcripts import convert as convert_module
 from pi_proto.transcripts.binpb import delimited
 from pi_proto.transcripts.convert import ConvertError, convert
 
+from .helpers import with_default_signals
 from .jsonstrict import same_json
 from .test_pi_json import SESSION
 
@@ -215,31 +217,65 @@ def test_the_output_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> No
     assert stat.S_IMODE((tmp_path / "new.binpb").stat().st_mode) == 0o640
 
 
+def open_to_write(fifo: Path, reader: subprocess.Popen[str]) -> BinaryIO:
+    """The writing end of `fifo`, once `reader` has opened it to read (until then there is no
+    reader, and a non-blocking open fails with ENXIO)."""
+    deadline = time.monotonic() + 60  # only against a hang
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as error:
+            if error.errno != errno.ENXIO:
+                raise
+            assert reader.poll() is None, f"the reader ended first: {reader.communicate()[1]}"
+            assert time.monotonic() < deadline, "the reader never opened its input"
+            time.sleep(0.01)
+            continue
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "wb")
+
+
+def wait_for_output(directory: Path, process: subprocess.Popen[str]) -> Path:
+    """The temporary output of the conversion `process` runs in `directory`, once it holds bytes."""
+    deadline = time.monotonic() + 60  # only against a hang
+    while True:
+        partial = [path for path in directory.iterdir() if path.name.endswith(".partial")]
+        if partial and partial[0].stat().st_size > 0:
+            return partial[0]
+        assert process.poll() is None, f"the conversion ended first: {process.communicate()[1]}"
+        assert time.monotonic() < deadline, "the conversion wrote nothing"
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize(("signal_number", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_stops_at_once_and_leaves_the_output_as_it_was(
     tmp_path: Path, signal_number: int, code: int
 ) -> None:
-    big = tmp_path / "big.jsonl"
-    line = SESSION.read_bytes()
-    with big.open("wb") as out:
-        for _ in range(60):  # about 120 MB: long enough to interrupt
-            out.write(line)
+    # The input is a FIFO this test holds open: the conversion cannot reach its end, so it ends
+    # only because of the signal, and the signal comes once it has written part of its output.
+    source = tmp_path / "session.jsonl"
+    os.mkfifo(source)
     target = tmp_path / "out.binpb"
     target.write_bytes(b"previous")
-    command = [sys.executable, "-m", "pi_proto.cli", "convert", str(big), str(target)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(100):  # until the temporary output exists: the conversion is under way
-        if any(path.name.endswith(".partial") for path in tmp_path.iterdir()):
-            break
-        time.sleep(0.05)
-    process.send_signal(signal_number)
-    started = time.monotonic()
-    _, errors = process.communicate(timeout=20)
-    assert time.monotonic() - started < 3
-    assert process.returncode == code
-    assert "Traceback" not in errors
+    command = [sys.executable, "-m", "pi_proto.cli", "convert", str(source), str(target)]
+    process = subprocess.Popen(with_default_signals(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with open_to_write(source, process) as feed:
+            # More than the output's buffer: the conversion writes to its temporary file, then
+            # waits for the rest of its input.
+            feed.write(SESSION.read_bytes())
+            feed.flush()
+            wait_for_output(tmp_path, process)
+            process.send_signal(signal_number)
+            _, errors = process.communicate(timeout=60)  # the input is still open: only the signal ends it
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, errors
+    assert errors == f"pi-proto convert: interrupted; {target} is unchanged\n"
     assert target.read_bytes() == b"previous"
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["big.jsonl", "out.binpb"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.binpb", "session.jsonl"]
 
 
 # --- entries above the size limit ----------------------------------------------------------------

@@ -12,12 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from google.protobuf import descriptor_pb2
 
 from .helpers import serve_process
-
-pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[1]
 DESCRIPTOR_SET = ROOT / "proto" / "pi-proto.binpb"

@@ -29,11 +29,11 @@ async def test_error_event_ends_the_stream_by_itself_and_result_is_the_same_mess
     event = error_event(failed)
     stream.push(event)
 
-    seen = await asyncio.wait_for(collect(stream), 1)
+    seen = await collect(stream)
 
     assert len(seen) == 1
     assert seen[0] is event
-    result = await asyncio.wait_for(stream.result(), 1)
+    result = await stream.result()
     assert result is failed
     assert result.error_message == "socket reset"
 
@@ -46,7 +46,7 @@ async def test_done_resolves_the_result_and_later_events_are_ignored() -> None:
     stream.push(pp.ModelEvent(text_delta=pp.TextDeltaEvent(delta="late")))
     stream.push(error_event(pp.assistant_message(stop_reason=pp.StopReason.ERROR)))
 
-    seen = await asyncio.wait_for(collect(stream), 1)
+    seen = await collect(stream)
 
     assert [event.start is not None or event.done is not None for event in seen] == [True, True]
     assert await stream.result() is final
@@ -67,7 +67,7 @@ async def test_a_waiting_consumer_receives_events_pushed_later() -> None:
     for n in (1, 2, -3, 4):
         stream.push(n)
         await asyncio.sleep(0)
-    assert await asyncio.wait_for(consumer, 1) == [1, 2, -3]
+    assert await consumer == [1, 2, -3]
     assert await stream.result() == "ended at -3"
 
 
@@ -76,7 +76,7 @@ async def test_end_releases_waiting_consumers_and_can_set_the_result() -> None:
     consumers = [asyncio.create_task(collect(stream)) for _ in range(2)]  # type: ignore[arg-type]
     await asyncio.sleep(0)
     stream.end("over")
-    assert await asyncio.wait_for(asyncio.gather(*consumers), 1) == [[], []]
+    assert await asyncio.gather(*consumers) == [[], []]
     assert await stream.result() == "over"
     stream.push(1)
     assert await collect(stream) == []  # type: ignore[arg-type]
@@ -98,7 +98,7 @@ async def test_a_driven_stream_that_stops_without_terminal_ends_with_an_error_ev
         stream.push(pp.ModelEvent(text_delta=pp.TextDeltaEvent(content_index=0, delta="kept")))
 
     stream.drive(produce())
-    seen = await asyncio.wait_for(collect(stream), 1)
+    seen = await collect(stream)
     assert seen[-1].error is not None
     result = await stream.result()
     assert (result.stop_reason, result.error_message) == (
@@ -115,7 +115,7 @@ async def test_a_producer_that_raises_ends_the_stream_with_its_error() -> None:
         raise RuntimeError("model crashed")
 
     stream.drive(produce())
-    result = await asyncio.wait_for(stream.result(), 1)
+    result = await stream.result()
     assert (result.stop_reason, result.error_message) == (pp.StopReason.ERROR, "RuntimeError: model crashed")
 
 
@@ -131,10 +131,10 @@ async def test_cancel_stops_the_producer_and_ends_with_aborted() -> None:
             finished.set()
 
     stream.drive(produce())
-    first = await asyncio.wait_for(anext(stream), 1)
+    first = await anext(stream)
     assert first.start is not None
     stream.cancel("stop now")
-    last = await asyncio.wait_for(anext(stream), 1)
+    last = await anext(stream)
     assert last.error is not None
     assert last.error.reason == pp.StopReason.ABORTED
     assert (await stream.result()).error_message == "stop now"
@@ -155,7 +155,7 @@ async def test_two_consumers_take_turns_as_in_pi() -> None:
     for number in range(6):
         stream.push(number)
         await asyncio.sleep(0)
-    await asyncio.wait_for(asyncio.gather(*consumers), 1)
+    await asyncio.gather(*consumers)
     assert taken == {"a": [0, 2, 4], "b": [1, 3, 5]}
     assert await stream.result() == 5
 
@@ -167,7 +167,7 @@ async def test_an_event_handed_to_a_consumer_that_is_cancelled_goes_to_the_next(
     await asyncio.sleep(0)
     stream.push(0)
     first.cancel()  # cancelled after the event was handed over, before it ran
-    assert await asyncio.wait_for(second, 1) == 0
+    assert await second == 0
 
 
 async def test_cancel_from_another_task_ends_a_waiting_client_stream_with_aborted() -> None:
@@ -176,9 +176,9 @@ async def test_cancel_from_another_task_ends_a_waiting_client_stream_with_aborte
         events = client.stream(pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi"))]))
         waiting_for_result = asyncio.create_task(events.result())
         asyncio.get_running_loop().call_later(0.2, events.cancel)  # a stop button, from elsewhere
-        seen = await asyncio.wait_for(collect(events), 5)  # must not raise CancelledError
+        seen = await collect(events)  # must not raise CancelledError
         assert pp.event_kind(seen[-1])[0] == "error"
-        result = await asyncio.wait_for(waiting_for_result, 5)
+        result = await waiting_for_result
     assert result.stop_reason == pp.StopReason.ABORTED
     assert seen[-1].error is not None
     assert seen[-1].error.reason == pp.StopReason.ABORTED

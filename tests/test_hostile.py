@@ -24,7 +24,6 @@ from pi_proto.wire import codec as wire
 from .conformance.wire_cases import CASES
 from .strategies import events, messages
 
-pytestmark = pytest.mark.timeout(120)
 PROPERTY = settings(
     max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
 )

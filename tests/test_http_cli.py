@@ -42,7 +42,7 @@ async def test_serve_prints_the_grpc_line_first_then_the_http_line_and_serves_bo
             f"http://{address}{SSE_PATH}", headers={"content-type": "application/json"}, content=body
         )
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
+        assert process.wait(timeout=60) == 0
     assert over_connect == over_grpc
     assert reply.status == 200
     last = reply.content.decode().split("\n\n")[-2]  # an SSE event: its id line, then its data line
@@ -115,7 +115,7 @@ async def test_serve_cors_origin_lets_that_page_call() -> None:
         url = f"http://{http_line(process)}{SSE_PATH}"
         reply = await pyqwest.Client().options(url, headers={"origin": page, "access-control-request-method": "POST"})
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=20) == 0
+        assert process.wait(timeout=60) == 0
     assert (reply.status, reply.headers["access-control-allow-origin"]) == (204, page)
 
 

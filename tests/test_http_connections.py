@@ -30,7 +30,7 @@ from pi_proto.web import SSE_PATH, HttpServer
 from pi_proto.web.connections import PREFACE, HttpLimits
 
 from .certs import server_context
-from .helpers import health_status
+from .helpers import eventually, health_status
 
 QUICK = HttpLimits(header_timeout=0.5, idle_timeout=0.5, max_header_bytes=4096, max_headers=10)
 LIST_MODELS = "/pi.ai.v1.ModelService/ListModels?encoding=json&message=%7B%7D"
@@ -45,7 +45,7 @@ async def servers() -> AsyncIterator[tuple[ModelServer, HttpServer]]:
 
 def _connect(port: int) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port))
-    sock.settimeout(10)  # a bound for a broken server, far above every timeout under test
+    sock.settimeout(60)  # a bound for a broken server only, far above every timeout under test
     return sock
 
 
@@ -313,8 +313,11 @@ def _flood(address: str, count: int) -> list[socket.socket]:
 
 
 async def _served_again(address: str) -> int:
-    """The status of a request once the server takes connections again (after its pause)."""
-    for _ in range(100):
+    """The status of a request once the server takes connections again (after its pause, which
+    grows to 5 s); 0 if it never does (the deadline only guards against a hang)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 120
+    while loop.time() < deadline:
         try:
             return _status(await asyncio.to_thread(_get, int(address.rpartition(":")[2]), LIST_MODELS))
         except (ConnectionError, IndexError, TimeoutError):
@@ -340,7 +343,8 @@ async def test_idle_connections_at_the_file_limit_leave_the_grpc_port_answering(
 async def test_accepts_failing_at_the_file_limit_pause_with_one_line_not_a_flood() -> None:
     with _serve_with_files(256, "--max-connections", "10000", "--header-timeout", "60") as (_, address, errors):
         held = await asyncio.to_thread(_flood, address, 400)  # beyond what the process can accept
-        await asyncio.sleep(2)  # pauses and tries again meanwhile
+        await eventually(lambda: "HTTP connections not accepted" in errors.read_text(), "accepting fails")
+        await asyncio.sleep(2)  # it pauses and tries again meanwhile, saying nothing more (asserted below)
         for sock in held:
             sock.close()
         served = await _served_again(address)

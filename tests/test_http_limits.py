@@ -25,7 +25,16 @@ from pi_proto.web import SSE_PATH, HttpModelClient, HttpServer, read_sse
 from pi_proto.web import service as service_module
 from pi_proto.web import sse as sse_module
 
-from .helpers import RecordingModel, WatchedModel, drain, kind, readme_context
+from .helpers import (
+    README_TURN,
+    RecordingModel,
+    WatchedModel,
+    drain,
+    eventually,
+    held_when_timed_out,
+    kind,
+    readme_context,
+)
 
 TOKEN = "s3cret-token"
 JSON = {"content-type": "application/json"}
@@ -79,7 +88,7 @@ async def test_sse_needs_the_bearer_token_with_grpcs_rules(guarded: tuple[ModelS
 
 async def test_concurrent_streams_are_counted_for_the_process() -> None:
     limits = ServerLimits(max_concurrent_streams=2)
-    model = ScriptedModel.readme(delay=0.2)
+    model = RecordingModel(README_TURN, hold_after=1)  # the first two are in flight until cancelled
     async with (
         ModelServer(model, limits=limits) as grpc_server,
         HttpServer(grpc_server) as http_server,
@@ -97,10 +106,8 @@ async def test_concurrent_streams_are_counted_for_the_process() -> None:
         first.cancel()
         second.cancel()
         await asyncio.gather(drain(first), drain(second))
-        for _ in range(100):
-            if grpc_server.open_streams == 0:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: grpc_server.open_streams == 0, "the cancelled calls give their slots back")
+        model.release.set()
         _, fourth = await drain(client.stream(readme_context()))
     full = "too many concurrent streams: this server serves 2 at once"
     assert third.error_message == full
@@ -142,7 +149,7 @@ async def test_requests_above_the_size_and_count_limits_are_refused() -> None:
 
 async def test_a_stream_longer_than_the_server_limit_ends_with_an_error_event() -> None:
     limits = ServerLimits(stream_timeout=0.3)
-    model = ScriptedModel.readme(delay=0.1)
+    model = RecordingModel(README_TURN, hold_after=3)  # three events, then nothing until the limit
     async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
         async with HttpModelClient(http_server.url) as client:
             seen, message = await drain(client.stream(readme_context()))
@@ -150,7 +157,7 @@ async def test_a_stream_longer_than_the_server_limit_ends_with_an_error_event() 
     too_long = "the stream ran longer than the server's limit of 0.3 s"
     assert message.stop_reason == pp.StopReason.ERROR
     assert message.error_message == too_long
-    assert 1 < len(seen) < 12
+    assert [kind(event) for event in seen] == ["start", "text_start", "text_delta", "error"]
     assert (status, last["type"], last["reason"], last["error"]["errorMessage"]) == (200, "error", "error", too_long)
 
 
@@ -178,60 +185,54 @@ async def test_a_stalled_stream_holds_a_bounded_number_of_bytes(protocol: str) -
             data = pp.encode(request)
             body = struct.pack(">BI", 0, len(data)) + data
             sock = _stalled(http_server.port, "/pi.ai.v1.ModelService/Stream", "application/connect+proto", body)
-        await asyncio.sleep(0.5)
+        # Until the model waits for room (a full queue drained only to above half keeps it waiting).
+        await eventually(lambda: model.streams and model.streams[0]._writers, "the model waits for the client")
         stream = model.streams[0]
         held = stream._queued_bytes
         produced = stream._accumulator.count
         sock.close()
-        for _ in range(100):  # the server sees the client leave and cancels the model
-            if stream.done:
-                break
-            await asyncio.sleep(0.01)
+        # The server sees the client leave and cancels the model.
         assert (await stream.result()).stop_reason == pp.StopReason.ABORTED
     assert held <= limits.max_queued_bytes
     assert produced < 128, produced  # of 256 deltas: the model waited for the client
 
 
 async def test_a_cancelled_connect_call_cancels_the_model() -> None:
-    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), hold_after=1)  # never ends by itself
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
         async with HttpModelClient(http_server.url) as client:
             events = client.stream(readme_context())
             assert kind(await anext(events)) == "start"
             events.cancel()
-            rest, message = await asyncio.wait_for(drain(events), 5)
+            rest, message = await drain(events)
         assert kind(rest[-1]) == "error"
         assert message.stop_reason == pp.StopReason.ABORTED
-        await _model_cancelled(model)
-        assert http_server.active_streams == 0
-        assert grpc_server.open_streams == 0
+        await _model_cancelled(model, http_server, grpc_server)
 
 
 async def test_an_sse_client_that_leaves_cancels_the_model() -> None:
-    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), hold_after=1)  # never ends by itself
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
         async with pyqwest.Client().stream(
             "POST", http_server.url + SSE_PATH, headers=JSON, content=json.dumps(REQUEST).encode()
         ) as response:
             first = await anext(aiter(read_sse(response.content)))
             assert first["type"] == "start"
-        await _model_cancelled(model)
-        assert http_server.active_streams == 0
-        assert grpc_server.open_streams == 0
+        await _model_cancelled(model, http_server, grpc_server)
 
 
-async def _model_cancelled(model: RecordingModel) -> None:
-    for _ in range(200):
-        if model.producers and model.producers[0].done():
-            break
-        await asyncio.sleep(0.01)
+async def _model_cancelled(model: RecordingModel, http_server: HttpServer, grpc_server: ModelServer) -> None:
+    """The model's one stream ends ABORTED, its task cancelled, and the call gives its slot back."""
+    await asyncio.wait(model.producers)
     assert model.producers[0].cancelled()
     assert (await model.streams[0].result()).stop_reason == pp.StopReason.ABORTED
+    await eventually(lambda: http_server.active_streams == 0, "the HTTP call ends")
+    await eventually(lambda: grpc_server.open_streams == 0, "the HTTP call gives its slot back")
 
 
 @pytest.mark.parametrize("stopping", ["http", "grpc"])
 async def test_stopping_ends_in_flight_http_streams_with_aborted(stopping: str) -> None:
-    grpc_server = ModelServer(ScriptedModel.readme(delay=0.05))
+    grpc_server = ModelServer(RecordingModel(README_TURN, hold_after=1))  # in flight until stopped
     http_server = HttpServer(grpc_server)
     await grpc_server.start()
     await http_server.start()
@@ -240,7 +241,7 @@ async def test_stopping_ends_in_flight_http_streams_with_aborted(stopping: str) 
             events = client.stream(readme_context())
             await anext(events)
             await (http_server.stop(grace=5) if stopping == "http" else grpc_server.stop(grace=5))
-            _, message = await asyncio.wait_for(drain(events), 5)
+            _, message = await drain(events)
     finally:
         await http_server.stop()
         await grpc_server.stop()
@@ -254,6 +255,7 @@ async def test_a_client_that_never_reads_loses_its_slot_after_the_timeout(protoc
     model = ScriptedModel([pp.assistant_message("z" * 16 * 1024 * 1024, timestamp=1)], delta_size=64 * 1024)
     request = pp.StreamRequest(context=readme_context())
     async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
+        held = held_when_timed_out(grpc_server)
         if protocol == "sse":
             stalled = [
                 _stalled(http_server.port, SSE_PATH, "application/json", pp.to_json(request).encode()) for _ in range(2)
@@ -263,14 +265,12 @@ async def test_a_client_that_never_reads_loses_its_slot_after_the_timeout(protoc
             body = struct.pack(">BI", 0, len(data)) + data
             path = "/pi.ai.v1.ModelService/Stream"
             stalled = [_stalled(http_server.port, path, "application/connect+proto", body) for _ in range(2)]
-        await asyncio.sleep(0.3)
-        assert grpc_server.open_streams == 2  # every slot is held, by clients that read nothing
-        for _ in range(50):  # the timeout (0.5 s) and its grace (1 s) free them, whatever the clients do
-            if grpc_server.open_streams == 0:
-                break
-            await asyncio.sleep(0.1)
-        assert grpc_server.open_streams == 0
-        assert http_server.active_streams == 0
+        # The timeout (0.5 s) and its grace (1 s) free every slot, whatever the clients do.
+        await eventually(
+            lambda: len(held) == 2 and grpc_server.open_streams == http_server.active_streams == 0,
+            "the stalled calls lose their slots",
+        )
+        assert held == [True] * 2  # each call held its slot until its time ran out: its client read nothing
         async with HttpModelClient(http_server.url) as client:
             seen, _ = await drain(client.stream(readme_context(), timeout=10))
         assert kind(seen[0]) == "start"  # served again, not refused
@@ -312,7 +312,7 @@ async def test_a_request_still_arriving_holds_no_stream_slot(path: str, content_
     model = ScriptedModel.readme()
     async with ModelServer(model, limits=limits) as grpc_server, HttpServer(grpc_server) as http_server:
         slow = _slow_body(http_server.port, path, content_type, 500)
-        await asyncio.sleep(0.2)
+        await eventually(lambda: http_server.open_connections == 1, "the server takes the connection")
         assert grpc_server.open_streams == 0
         status, last = await sse_status(http_server.url)
         async with HttpModelClient(http_server.url) as client:

@@ -34,7 +34,7 @@ from pi_proto.web.pi_protocols import (
 )
 from pi_proto.web.sse import sse_line
 
-from .helpers import RecordingModel
+from .helpers import README_TURN, RecordingModel, eventually
 
 TOKEN = "s3cret-token"
 HEADERS = {"authorization": f"Bearer {TOKEN}", "content-type": "application/json", "accept": "text/event-stream"}
@@ -665,14 +665,17 @@ async def test_requests_above_the_size_and_count_limits_are_413(protocol: str) -
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_a_stream_past_the_slots_is_429(protocol: str) -> None:
     limits = ServerLimits(max_concurrent_streams=1)
+    model = RecordingModel(README_TURN, hold_after=1)  # in flight until cancelled
     async with (
-        ModelServer(ScriptedModel.readme(delay=0.2), limits=limits) as grpc_server,
+        ModelServer(model, limits=limits) as grpc_server,
         HttpServer(grpc_server) as http_server,
         pp.ModelClient(grpc_server.target) as client,
     ):
         holding = client.stream(pp.AgentContext(messages=[pp.agent_message(pp.user_message("hi", timestamp=1))]))
         await anext(holding)
-        status, _, error_body = await post(http_server.url, protocol, body(protocol))
+        status, _, error_body = await post(
+            http_server.url, protocol, body(protocol, model_id="recording", provider="tests")
+        )
         holding.cancel()
         async for _ in holding:
             pass
@@ -684,21 +687,18 @@ async def test_a_stream_past_the_slots_is_429(protocol: str) -> None:
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_a_client_that_leaves_cancels_the_model(protocol: str) -> None:
-    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), hold_after=1)  # never ends by itself
     request = json.dumps(body(protocol, model_id="recording", provider="tests")).encode()
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as http_server:
         async with pyqwest.Client().stream(
             "POST", http_server.url + PATHS[protocol], headers=HEADERS, content=request
         ) as response:
             assert (await anext(aiter(read_sse(response.content)))) == {"type": "start"}
-        for _ in range(200):
-            if model.producers and model.producers[0].done():
-                break
-            await asyncio.sleep(0.01)
+        await asyncio.wait(model.producers)
         assert model.producers[0].cancelled()
         assert (await model.streams[0].result()).stop_reason == pp.StopReason.ABORTED
-        assert http_server.active_streams == 0
-        assert grpc_server.open_streams == 0
+        await eventually(lambda: http_server.active_streams == 0, "the HTTP call ends")
+        await eventually(lambda: grpc_server.open_streams == 0, "the HTTP call gives its slot back")
 
 
 PAGE = "https://app.example"

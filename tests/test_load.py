@@ -11,7 +11,6 @@ from bench.load import StreamResult, compare, run_load
 from bench.workloads import DELTA_SIZE, text_turn
 
 
-@pytest.mark.timeout(120)
 async def test_eight_streams_of_five_hundred_events_lose_nothing() -> None:
     report = await run_load(streams=8, events_per_stream=500)
     assert (report.lost, report.reordered, report.wrong_final) == (0, 0, 0), report.table()

@@ -37,8 +37,6 @@ MODEL = {
     "cost": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
 }
 
-pytestmark = pytest.mark.timeout(120)
-
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:

@@ -15,8 +15,6 @@ from grpc_reflection.v1alpha import reflection_pb2
 
 from .helpers import list_services, serve_process
 
-pytestmark = pytest.mark.timeout(60)
-
 BIN = Path(sys.executable).parent
 # Built into the venv by `make pytest` (the Makefile pins its version).
 GRPCURL = BIN / "grpcurl"

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import io
 
-import pytest
 from rich.console import Console
 
 import pi_proto as pp
 from pi_proto.cli.render import print_live, summary
 from pi_proto.ir.events import events_of
 from pi_proto.stream.event_stream import AssistantMessageEventStream
-
-pytestmark = pytest.mark.timeout(10)
 
 # Markup rich would raise on ("[/]" closes nothing), eat ("[red]"), or turn into an emoji.
 HOSTILE = "[red]secret[/red] a[b] [/] :smile:"

@@ -13,14 +13,26 @@ import pytest
 
 import pi_proto as pp
 from pi_proto.grpc.server import ModelServer
+from pi_proto.ir.events import events_of
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.resume import MemoryStore
 from pi_proto.stream.digest import content_sha256
-from pi_proto.stream.event_stream import AssistantMessageEventStream
+from pi_proto.stream.event_stream import ServedModel
 from pi_proto.web import HttpModelClient, HttpServer
 from pi_proto.web.sse import SSE_PATH
 
-from .helpers import Rpc, next_event, read_events, readme_context, stream_id_of, terminal_of
+from .helpers import (
+    README_TURN,
+    Lockstep,
+    RecordingModel,
+    Rpc,
+    WatchedModel,
+    next_event,
+    read_events,
+    readme_context,
+    stream_id_of,
+    terminal_of,
+)
 from .proxy import CuttingProxy, read_cutting
 
 
@@ -30,9 +42,9 @@ def request(background: bool = False) -> bytes:
 
 @asynccontextmanager
 async def kept(
-    delay: float = 0.0, store: MemoryStore | None = None, token: str | None = None
+    delay: float = 0.0, store: MemoryStore | None = None, token: str | None = None, model: ServedModel | None = None
 ) -> AsyncIterator[ModelServer]:
-    model = ScriptedModel.readme(delta_size=2, delay=delay)
+    model = ScriptedModel.readme(delta_size=2, delay=delay) if model is None else model
     async with ModelServer(model, streams=MemoryStore() if store is None else store, token=token) as server:
         yield server
 
@@ -58,32 +70,45 @@ async def test_resume_sends_what_followed_the_last_event_with_the_same_numbers_a
 
 
 async def test_a_client_cut_off_mid_stream_resumes_through_a_new_connection_with_one_stream_for_its_consumer() -> None:
-    async with kept(delay=0.01) as server, grpc.aio.insecure_channel(server.target) as channel:
-        whole = await read_events(Rpc(channel).stream(request()))
-        async with CuttingProxy(server.target) as proxy, pp.ModelClient(proxy.target) as client:
-            events = client.stream(readme_context())
-            seen = []
-            async for event in events:
-                seen.append(event)
-                if len(seen) in (5, 20):
-                    proxy.cut()
-            message = await events.result()
+    # The model plays each event once the client has read the one before: when the proxy cuts, the
+    # events after the cut are not played yet, and the client resumes to get them.
+    model = Lockstep(README_TURN, delta_size=2)
+    async with (
+        kept(model=model) as server,
+        CuttingProxy(server.target) as proxy,
+        pp.ModelClient(proxy.target) as client,
+    ):
+        events = client.stream(readme_context())
+        seen = []
+        async for event in events:
+            seen.append(event)
+            if len(seen) in (5, 20):
+                proxy.cut()
+            model.read.release()
+        message = await events.result()
     assert proxy.connections == 3  # the first call, and one for each resume
     assert events.failure is None
     assert message.stop_reason == pp.StopReason.TOOL_USE
-    assert [event.seq for event in seen] == list(range(1, len(whole) + 1))
-    assert message == terminal_of(whole[-1]).message
+    assert [event.seq for event in seen] == list(range(1, len(list(events_of(README_TURN, 2))) + 1))
+    assert message == README_TURN
 
 
 async def test_an_http_client_cut_off_mid_stream_resumes_too() -> None:
+    model = Lockstep(README_TURN, delta_size=2)  # at the cut, the events after it are not played yet
     async with (
-        kept(delay=0.01) as server,
+        kept(model=model) as server,
         HttpServer(server) as http,
         CuttingProxy(http.target) as proxy,
         HttpModelClient(f"http://{proxy.target}") as client,
     ):
         events = client.stream(readme_context())
-        seen, message = await read_cutting(events, proxy, lambda count: count == 6)
+        seen = []
+        async for event in events:
+            seen.append(event)
+            if len(seen) == 6:
+                proxy.cut()
+            model.read.release()
+        message = await events.result()
     assert events.failure is None
     assert message.stop_reason == pp.StopReason.TOOL_USE
     assert [event.seq for event in seen] == list(range(1, len(seen) + 1))
@@ -92,11 +117,12 @@ async def test_an_http_client_cut_off_mid_stream_resumes_too() -> None:
 
 async def test_a_stream_whose_client_went_away_waits_for_a_resume_then_is_cancelled() -> None:
     store = MemoryStore(unattended=0.2)
-    async with kept(delay=0.05, store=store) as server, grpc.aio.insecure_channel(server.target) as channel:
+    model = RecordingModel(README_TURN, hold_after=1)  # in flight until cancelled
+    async with kept(store=store, model=model) as server, grpc.aio.insecure_channel(server.target) as channel:
         call = Rpc(channel).stream(request())
         start = await next_event(call)
         call.cancel()
-        await asyncio.sleep(0.6)
+        await model.streams[0].result()  # no client read it for 0.2 s: the store cancelled it
         asked = pp.encode(pp.ResumeRequest(stream_id=stream_id_of(start), after_seq=1))
         rest = await read_events(Rpc(channel).resume(asked))
     assert rest[-1].error is not None
@@ -108,11 +134,12 @@ async def test_a_stream_whose_client_went_away_waits_for_a_resume_then_is_cancel
 
 async def test_a_background_stream_runs_to_its_end_without_a_reader() -> None:
     store = MemoryStore(unattended=0.05)
-    async with kept(delay=0.005, store=store) as server, grpc.aio.insecure_channel(server.target) as channel:
+    model = WatchedModel(ScriptedModel.readme().turns, delta_size=2, delay=0.005)
+    async with kept(store=store, model=model) as server, grpc.aio.insecure_channel(server.target) as channel:
         call = Rpc(channel).stream(request(background=True))
         start = await next_event(call)
         call.cancel()
-        await asyncio.sleep(0.3)
+        assert (await model.streams[0].result()).stop_reason == pp.StopReason.TOOL_USE  # to its end, unread
         asked = pp.encode(pp.ResumeRequest(stream_id=stream_id_of(start)))
         events = await read_events(Rpc(channel).resume(asked))
     assert events[0] == start
@@ -120,7 +147,8 @@ async def test_a_background_stream_runs_to_its_end_without_a_reader() -> None:
 
 
 async def test_cancel_stops_a_running_stream_for_every_reader_and_says_whether_it_did() -> None:
-    async with kept(delay=0.05) as server, grpc.aio.insecure_channel(server.target) as channel:
+    model = RecordingModel(README_TURN, hold_after=1)  # in flight until cancelled
+    async with kept(model=model) as server, grpc.aio.insecure_channel(server.target) as channel:
         call = Rpc(channel).stream(request())
         stream_id = stream_id_of(await next_event(call))
         cancel = Rpc(channel).cancel
@@ -137,27 +165,17 @@ async def test_cancel_stops_a_running_stream_for_every_reader_and_says_whether_i
 
 
 async def test_a_client_that_cancels_tells_the_server_which_stops_the_model_at_once() -> None:
-    model = ScriptedModel.readme(delta_size=2, delay=0.05)
-    streams = []
-    original = model.stream
-
-    def watched(context: pp.AgentContext, options: pp.GenerationOptions | None = None) -> AssistantMessageEventStream:
-        streams.append(original(context, options))
-        return streams[-1]
-
-    model.stream = watched  # type: ignore[method-assign]
+    model = RecordingModel(README_TURN, hold_after=1)  # in flight until cancelled
     async with (
-        ModelServer(model, streams=MemoryStore(unattended=60)) as server,
+        # Unattended, the stream would wait an hour for a resume: only the client's word ends it.
+        ModelServer(model, streams=MemoryStore(unattended=3600)) as server,
         pp.ModelClient(server.target) as client,
     ):
         events = client.stream(readme_context())
         await anext(aiter(events))
         events.cancel()
-        for _ in range(100):
-            if streams[0].done:
-                break
-            await asyncio.sleep(0.01)
-    assert streams[0].done  # long before the 60 s an unattended stream waits
+        ended = await model.streams[0].result()
+    assert ended.stop_reason == pp.StopReason.ABORTED
 
 
 async def test_an_ended_stream_is_kept_for_the_retention_time_then_not_found() -> None:

@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
-import time
+import selectors
 import weakref
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TypeVar
 
 import pytest
 
 import pi_proto as pp
+from pi_proto.grpc.outgoing import wire_event
 from pi_proto.ir.events import events_of
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.stream.event_stream import AssistantMessageEventStream
@@ -20,8 +22,8 @@ from pi_proto.stream.schedule import Player, pacer
 
 from .helpers import readme_context
 
-pytestmark = pytest.mark.timeout(30)
 TURN = pp.assistant_message("abcdefghij", timestamp=1)  # start, text start, 10 deltas, end, done
+T = TypeVar("T")
 
 
 async def arrivals(stream: AssistantMessageEventStream) -> tuple[list[pp.ModelEvent], list[float]]:
@@ -33,21 +35,61 @@ async def arrivals(stream: AssistantMessageEventStream) -> tuple[list[pp.ModelEv
     return events, times
 
 
-async def test_events_are_due_on_a_schedule_from_the_start_so_a_late_timer_delays_only_itself() -> None:
-    loop = asyncio.get_running_loop()
+class VirtualClock(selectors.DefaultSelector):
+    """A selector that never waits: where the loop would sleep until its next timer, the clock
+    jumps there. On it, a schedule plays the same on any machine, however busy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        assert timeout is not None, "the loop would wait for ever: nothing is due"
+        self.now += timeout
+        return super().select(0)
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop on a VirtualClock: its time moves only by its timers and by `stall()`."""
+
+    def __init__(self) -> None:
+        self.clock = VirtualClock()
+        super().__init__(self.clock)
+
+    def time(self) -> float:
+        return self.clock.now
+
+    def stall(self, seconds: float) -> None:
+        """A callback that holds the loop for `seconds`, as a slow one does."""
+        self.clock.now += seconds
+
+
+def on_virtual_time(play: Callable[[VirtualTimeLoop], Awaitable[T]]) -> T:
+    loop = VirtualTimeLoop()
+    try:
+        return loop.run_until_complete(play(loop))
+    finally:
+        loop.close()
+
+
+def test_events_are_due_on_a_schedule_from_the_start_so_a_late_timer_delays_only_itself() -> None:
     interval = 0.02
-    stream = AssistantMessageEventStream()
-    started = loop.time()
-    stream.play(events_of(TURN, 1), interval)
-    loop.call_at(started + 2.5 * interval, time.sleep, 3 * interval)  # the loop stalls for three events
-    events, times = await arrivals(stream)
+
+    async def play(loop: VirtualTimeLoop) -> tuple[list[pp.ModelEvent], list[float], pp.AssistantMessage]:
+        stream = AssistantMessageEventStream()
+        stream.play(events_of(TURN, 1), interval)
+        loop.call_at(2.5 * interval, loop.stall, 3 * interval)  # the loop stalls for three events
+        events, times = await arrivals(stream)
+        return events, times, await stream.result()
+
+    events, times, message = on_virtual_time(play)
     assert len(events) == 14
     assert events[-1].done is not None
-    assert (await stream.result()) is events[-1].done.message
-    # Events 3 to 5 came late, together; the ones after them are back on their own times.
-    late = [at - (started + (number + 1) * interval) for number, at in enumerate(times)]
-    assert late[2] > interval
-    assert all(delay < interval for delay in late[6:]), late  # relative waits would keep them 0.05 s late
+    assert message is events[-1].done.message
+    # Events 3 to 5 came when the stall ended, together; the ones after them are back on their own
+    # times (relative waits would keep them 0.05 s late).
+    due = [number * interval for number in range(1, 15)]
+    assert times == pytest.approx([*due[:2], 5.5 * interval, 5.5 * interval, 5.5 * interval, *due[5:]], abs=1e-9)
 
 
 async def test_with_no_interval_the_events_come_at_once_with_their_partials() -> None:
@@ -123,12 +165,25 @@ async def test_the_players_of_a_loop_share_one_timer() -> None:
 
 
 async def test_a_scripted_model_paces_its_events_to_its_delay() -> None:
+    # On the real clock: in order, and none before its time (how late depends on the machine).
     model = ScriptedModel.readme(delay=0.01)
     started = asyncio.get_running_loop().time()
     events, times = await arrivals(model.stream(readme_context()))
+    assert [wire_event(event) for event in events] == [wire_event(event) for event in events_of(model.turns[0], 8)]
+    early = [(number, at - started) for number, at in enumerate(times, 1) if at < started + number * 0.01 - 1e-6]
+    assert early == []
+
+
+def test_a_scripted_model_plays_each_event_on_its_time() -> None:
+    # On a virtual clock, which no load delays: each event exactly on its time.
+    model = ScriptedModel.readme(delay=0.01)
+
+    async def play(loop: VirtualTimeLoop) -> tuple[list[pp.ModelEvent], list[float]]:
+        return await arrivals(model.stream(readme_context()))
+
+    events, times = on_virtual_time(play)
     assert events[-1].done is not None
-    late = [at - (started + (number + 1) * 0.01) for number, at in enumerate(times)]
-    assert all(-0.002 < delay < 0.01 for delay in late), late
+    assert times == pytest.approx([number * 0.01 for number in range(1, len(events) + 1)], abs=1e-9)
 
 
 def test_a_loop_and_its_pacer_are_freed_together() -> None:
@@ -160,5 +215,5 @@ async def test_the_pacer_refuses_a_non_finite_due_time_so_the_other_players_keep
         with pytest.raises(ValueError, match=r"^a due time must be a finite loop time, got (nan|inf)$"):
             pacer().at(when, player)
     player.stop()
-    events, _ = await asyncio.wait_for(arrivals(paced), 5)
+    events, _ = await arrivals(paced)
     assert events[-1].done is not None

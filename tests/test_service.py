@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import signal
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,16 +22,16 @@ from pi_proto.grpc.server import ModelServer
 from pi_proto.models.scripted import ScriptedModel
 
 from .helpers import (
+    README_TURN,
     RecordingModel,
     drain,
+    endless_script,
     health_status,
     kind,
     raw_status,
     readme_context,
     serve_process,
 )
-
-pytestmark = pytest.mark.timeout(30)
 
 
 async def test_server_streams_the_readme_round_trip_end_to_end() -> None:
@@ -81,20 +82,17 @@ async def test_events_are_sent_without_partial() -> None:
 
 
 async def test_cancel_after_first_event_aborts_and_stops_the_server_side_model() -> None:
-    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), delay=0.01)
+    model = RecordingModel(pp.assistant_message("x" * 1000, timestamp=1), hold_after=1)  # never ends by itself
     async with ModelServer(model) as server, ModelClient(server.target) as client:
         events = client.stream(readme_context())
         first = await anext(events)
         assert kind(first) == "start"
         events.cancel()
-        rest, message = await asyncio.wait_for(drain(events), 5)
+        rest, message = await drain(events)
         assert [kind(event) for event in rest][-1] == "error"
         assert message.stop_reason == pp.StopReason.ABORTED
 
-        for _ in range(100):  # the server notices the cancelled RPC and cancels the model's task
-            if model.producers and model.producers[0].done():
-                break
-            await asyncio.sleep(0.01)
+        await asyncio.wait(model.producers)  # the server notices the cancelled RPC and cancels the model's task
         assert model.producers[0].cancelled()
         server_side = await model.streams[0].result()
         assert server_side.stop_reason == pp.StopReason.ABORTED
@@ -127,27 +125,28 @@ async def test_no_server_is_an_error_event_not_an_exception() -> None:
     assert message.error_message
 
 
-async def test_server_killed_mid_stream_gives_the_client_an_error_event() -> None:
-    with serve_process("--delay", "0.05") as (process, target):
+async def test_server_killed_mid_stream_gives_the_client_an_error_event(tmp_path: Path) -> None:
+    flags = ("--script", str(endless_script(tmp_path)), "--delta-size", "1", "--delay", "0.05")
+    with serve_process(*flags) as (process, target):
         async with ModelClient(target) as client:
             events = client.stream(readme_context())
-            first = await asyncio.wait_for(anext(events), 10)
+            first = await anext(events)
             assert kind(first) == "start"
             os.kill(process.pid, signal.SIGKILL)
-            rest, message = await asyncio.wait_for(drain(events), 10)
+            rest, message = await drain(events)
     assert kind(rest[-1]) == "error"
     assert message.stop_reason == pp.StopReason.ERROR
     assert message.error_message
 
 
 async def test_graceful_shutdown_ends_in_flight_streams_with_aborted() -> None:
-    server = ModelServer(ScriptedModel.readme(delay=0.05))
+    server = ModelServer(RecordingModel(README_TURN, hold_after=1))  # in flight until stopped
     await server.start()
     async with ModelClient(server.target) as client:
         events = client.stream(readme_context())
         await anext(events)
         await server.stop(grace=5)
-        _, message = await asyncio.wait_for(drain(events), 5)
+        _, message = await drain(events)
     assert message.stop_reason == pp.StopReason.ABORTED
     assert message.error_message == "the server is shutting down"
 

@@ -29,8 +29,6 @@ from .providers.hostile import Exchange, HostileServer
 from .providers.test_anthropic_messages import INFO as ANTHROPIC
 from .providers.test_openai_completions import INFO as OPENAI
 
-pytestmark = pytest.mark.timeout(30)
-
 LIMITS = ServerLimits(stream_timeout=0.3)
 TOO_LONG = "the stream ran longer than the server's limit of 0.3 s"
 

@@ -4,12 +4,15 @@ and the token read again on SIGHUP."""
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,8 +25,6 @@ from pi_proto.cli.main import MAX_TOKEN_FILE_BYTES, read_token
 
 from .helpers import raw_call, readme_context, serve_process
 from .test_workers import code_on_a_new_connection
-
-pytestmark = pytest.mark.timeout(90)
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUEST = pp.encode(pp.StreamRequest(context=readme_context()))
@@ -97,12 +98,46 @@ def write_token(path: Path, token: str) -> None:
     fresh.replace(path)
 
 
-def wait_for_line(process: subprocess.Popen[str], words: str) -> str:
-    """The next line of the process's stderr that holds `words` (the lines before it ignored)."""
-    assert process.stderr is not None
-    while words not in (line := process.stderr.readline()):
-        assert line, f"the server ended before saying {words!r}"
-    return line
+class Stderr:
+    """A server's stderr (its workers' too), read as it comes and kept, so that what never comes
+    fails saying what came instead (a hang would say nothing)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None
+        self.fd = process.stderr.fileno()  # read here alone, never through the text wrapper
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.text = ""
+        self.lines_read = 0  # of self.text, by wait_for
+
+    def wait_for(self, words: str, seconds: float = 60) -> str:
+        """The next line that holds `words` (the lines before it passed over). `seconds` only
+        guards against a hang."""
+        deadline = time.monotonic() + seconds
+        while True:
+            lines = self.text.splitlines(keepends=True)
+            for number in range(self.lines_read, len(lines)):
+                if not lines[number].endswith("\n"):
+                    break
+                self.lines_read = number + 1
+                if words in lines[number]:
+                    return lines[number]
+            self._read(words, deadline, seconds)
+
+    def wait_for_count(self, words: str, count: int, seconds: float = 60) -> None:
+        """Until `words` has come `count` times in all, wherever the lines break: processes that
+        write at once interleave their lines (with PYTHONUNBUFFERED, print() writes a line's text
+        and its newline apart, so that two lines can come as both texts, then both newlines)."""
+        deadline = time.monotonic() + seconds
+        while self.text.count(words) < count:
+            self._read(words, deadline, seconds)
+
+    def _read(self, words: str, deadline: float, seconds: float) -> None:
+        left = deadline - time.monotonic()
+        assert left > 0, f"not enough {words!r} after {seconds:g} s; stderr: {self.text}"
+        if select.select([self.fd], [], [], left)[0]:
+            chunk = os.read(self.fd, 65536)
+            assert chunk, f"the server ended before saying {words!r} enough; stderr: {self.text}"
+            self.text += self.decoder.decode(chunk)
 
 
 def sse_status(http: str, token: str) -> int:
@@ -142,7 +177,7 @@ def test_sighup_reloads_the_token_for_grpc_and_http(tmp_path: Path) -> None:
 
         write_token(path, "second-token")
         server.send_signal(signal.SIGHUP)
-        line = wait_for_line(server, "SIGHUP")
+        line = Stderr(server).wait_for("SIGHUP")
         assert line == f"pi-proto serve: SIGHUP: reloaded the token from {path}\n"  # never the token itself
         assert (grpc_code(target, "second-token"), sse_status(http, "second-token")) == (grpc.StatusCode.OK, 200)
         assert grpc_code(target, "first-token") == grpc.StatusCode.UNAUTHENTICATED
@@ -153,11 +188,11 @@ def test_a_reload_that_fails_keeps_the_token_and_says_so_in_one_line(tmp_path: P
     path = tmp_path / "token"
     write_token(path, "kept-token")
     with serve_process("--token-file", str(path)) as (server, target):
-        lines = []
+        stderr, lines = Stderr(server), []
         for change in (lambda: path.write_text("two words\n"), path.unlink, lambda: write_token(path, "new-token")):
             change()
             server.send_signal(signal.SIGHUP)
-            lines.append(wait_for_line(server, "SIGHUP"))
+            lines.append(stderr.wait_for("SIGHUP"))
             if len(lines) < 3:
                 assert grpc_code(target, "kept-token") == grpc.StatusCode.OK
         assert server.stderr is not None
@@ -173,9 +208,12 @@ def test_sighup_to_the_supervisor_reloads_the_token_in_every_worker(tmp_path: Pa
     write_token(path, "first-token")
     with serve_process("--workers", "2", "--token-file", str(path)) as (supervisor, target):
         write_token(path, "second-token")
+        # At once, as the supervisor goes from its `listening on` line to waiting for its workers:
+        # a SIGHUP that came just before that wait blocked once waited for a worker to exit.
         supervisor.send_signal(signal.SIGHUP)
-        for _ in range(2):
-            assert "reloaded the token" in wait_for_line(supervisor, "SIGHUP")
+        stderr = Stderr(supervisor)
+        stderr.wait_for_count("SIGHUP: reloaded the token", 2)  # one each, however their lines interleave
+        assert "kept the previous token" not in stderr.text
 
         async def codes(token: str) -> set[grpc.StatusCode]:
             return {await code_on_a_new_connection(target, b"\xff", token) for _ in range(20)}
@@ -185,7 +223,7 @@ def test_sighup_to_the_supervisor_reloads_the_token_in_every_worker(tmp_path: Pa
         assert asyncio.run(codes("second-token")) == {grpc.StatusCode.INVALID_ARGUMENT}
         assert asyncio.run(codes("first-token")) == {grpc.StatusCode.UNAUTHENTICATED}
         supervisor.send_signal(signal.SIGTERM)
-        assert supervisor.wait(timeout=30) == 0
+        assert supervisor.wait(timeout=60) == 0
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])

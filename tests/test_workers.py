@@ -16,9 +16,7 @@ import pytest
 import pi_proto as pp
 from pi_proto.grpc.methods import STREAM_METHOD
 
-from .helpers import serve_process
-
-pytestmark = pytest.mark.timeout(90)
+from .helpers import endless_script, serve_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +76,9 @@ def serve(*flags: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_workers_end_their_streams_and_exit_when_their_supervisor_is_killed(tmp_path: Path) -> None:
-    with serve_process("--workers", "2", "--delay", "0.2") as (supervisor, target):
+    # A turn still being played when the supervisor is killed, however slow the machine.
+    flags = ("--script", str(endless_script(tmp_path)), "--delta-size", "1", "--delay", "0.2")
+    with serve_process("--workers", "2", *flags) as (supervisor, target):
         pids = worker_pids(supervisor)
         client = subprocess.Popen(
             [sys.executable, "-m", "pi_proto.cli", "stream", "--target", target, "--json", "hi"],
@@ -91,12 +91,12 @@ def test_workers_end_their_streams_and_exit_when_their_supervisor_is_killed(tmp_
         supervisor.wait()
         # As on SIGTERM: the stream in flight ends with its ABORTED event.
         last = pp.decode_json(pp.ModelEvent, client.stdout.read().splitlines()[-1])
-        assert client.wait(timeout=30) == 1
+        assert client.wait(timeout=60) == 1
         assert last.error is not None
         assert last.error.reason == pp.StopReason.ABORTED
         assert last.error.message is not None
         assert last.error.message.error_message == "the server is shutting down"
-        assert wait_until_ended(pids, 30) == []
+        assert wait_until_ended(pids, 60) == []  # a bound against a hang only
 
     # Nothing of the old server answers on its port: every call reaches the new one, which wants a token.
     token = tmp_path / "token"

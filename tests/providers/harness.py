@@ -202,13 +202,12 @@ async def cancel_while_streaming(
         async with ModelServer(served_model(info)) as server, ModelClient(server.target) as client:
             stream = client.stream(hi())
             events = []
-            async with asyncio.timeout(10):
-                async for event in stream:
-                    events.append(event)
-                    if len(events) == client_events:
-                        stream.cancel()
-        try:
-            await asyncio.wait_for(replay.client_closed.wait(), 5)
+            async for event in stream:
+                events.append(event)
+                if len(events) == client_events:
+                    stream.cancel()
+        try:  # the bound only guards against a hang: the close comes, or it never does
+            await asyncio.wait_for(replay.client_closed.wait(), 60)
         except TimeoutError:
             return events, False
     return events, True

@@ -34,8 +34,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "anthropic-messages"
 INFO = pp.Model(
     id="claude-sonnet-4-5",

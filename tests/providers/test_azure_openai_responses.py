@@ -36,8 +36,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "azure-openai-responses"
 # pi 1.6's catalog entry for gpt-5.2 on Azure (providers/data/azure.json).
 GPT_5_2 = {"off": None, "xhigh": "xhigh"}

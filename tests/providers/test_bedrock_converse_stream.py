@@ -42,8 +42,6 @@ from .hostile import Exchange, HostileServer
 from .replay import RECORDINGS, Recording, event_stream_frame
 from .test_output_limit import AFTER_USAGE, FITTED
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "bedrock-converse-stream"
 # Claude Sonnet 4.6 through the US inference profile, as pi 1.6's catalog has it (amazon-bedrock.json).
 INFO = pp.Model(

@@ -20,8 +20,6 @@ from .corpus import provider_modules
 from .harness import CLOCK_MS, SECRET, by_name, final_message
 from .replay import ReplayServer
 
-pytestmark = pytest.mark.timeout(30)
-
 PROVIDERS = pytest.mark.parametrize("provider", provider_modules(), ids=lambda module: module.API)
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .corpus import CORPUS, corpus_text
+
+pytestmark = pytest.mark.usefixtures("patient_connect")
 
 
 async def test_the_provider_cases_of_the_corpus_are_current() -> None:

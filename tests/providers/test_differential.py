@@ -42,7 +42,7 @@ from pi_proto.transcripts.pi_options import options_to_pi
 from .harness import SECRET, ProviderCase, final_message, play
 from .replay import RECORDINGS, ReplayServer, Request
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.usefixtures("patient_connect")
 
 Json = Any
 PI = Path(__file__).parent.parent / "pi"
@@ -277,7 +277,8 @@ async def node(api: str, jobs: list[Json]) -> list[Json]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    stdout, stderr = await asyncio.wait_for(process.communicate(json.dumps({"api": api, "jobs": jobs}).encode()), 50)
+    request = json.dumps({"api": api, "jobs": jobs}).encode()
+    stdout, stderr = await asyncio.wait_for(process.communicate(request), 300)  # a hang guard
     assert process.returncode == 0, f"providers.mjs failed:\n{stderr.decode()}"
     return [json.loads(line) for line in stdout.decode().splitlines()]
 

@@ -19,8 +19,6 @@ from . import test_anthropic_messages, test_openai_responses
 from .harness import RETRYING, SECRET, call_through_server, final_message, hi, outline, served_model
 from .replay import RECORDINGS, ReplayServer
 
-pytestmark = pytest.mark.timeout(30)
-
 OPENAI = test_openai_responses.INFO
 ANTHROPIC = test_anthropic_messages.INFO
 

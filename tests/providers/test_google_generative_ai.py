@@ -37,8 +37,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "google-generative-ai"
 INFO = pp.Model(
     id="gemini-2.5-flash",

@@ -45,8 +45,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "google-vertex"
 # pi 1.6's catalog entry (providers/data/google-vertex.json), served from the replay server.
 INFO = pp.Model(

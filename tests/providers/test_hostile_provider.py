@@ -30,8 +30,6 @@ from .harness import CLOCK_MS, SECRET, hi, still
 from .hostile import PIECE, Exchange, HostileServer, gzipped, repeat, sse
 from .replay import Recording, event_stream_frame
 
-pytestmark = pytest.mark.timeout(60)
-
 LIMIT = 1024 * 1024  # the stream's size limit in these tests
 MODULES = {module.API: module for module in provider_modules()}
 # The APIs that stream another API's events: Azure OpenAI's Responses, Vertex AI's Gemini, and

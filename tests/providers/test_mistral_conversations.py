@@ -48,8 +48,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "mistral-conversations"
 # pi 1.6's thinkingLevelMaps (its generated catalog, providers/data/mistral.json).
 MEDIUM_LEVELS = {

@@ -42,8 +42,6 @@ from .harness import (
 from .hostile import Exchange, HostileServer
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "openai-completions"
 INFO = pp.Model(
     id="gpt-5-mini",

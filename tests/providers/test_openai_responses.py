@@ -31,8 +31,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "openai-responses"
 # pi 1.6's thinkingLevelMaps (its generated catalog) for the models these tests serve.
 GPT_5_2 = {

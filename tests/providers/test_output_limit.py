@@ -29,8 +29,6 @@ from . import (
 )
 from .harness import CLOCK_MS, SECRET, after_usage, by_name, crowded, play
 
-pytestmark = pytest.mark.timeout(30)
-
 # Where each API puts the limit in its request body.
 FIELDS = {
     test_anthropic_messages: ("max_tokens",),

@@ -43,8 +43,6 @@ from .harness import (
 )
 from .replay import RECORDINGS
 
-pytestmark = pytest.mark.timeout(30)
-
 API = "pi-messages"
 # A model behind a gateway, which prices its own calls: the catalog gives no rates.
 INFO = pp.Model(

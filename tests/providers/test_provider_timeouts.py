@@ -24,8 +24,6 @@ from .harness import CLOCK_MS, SECRET, hi, still
 from .hostile import Answer, Exchange, HostileServer
 from .replay import Recording
 
-pytestmark = pytest.mark.timeout(30)
-
 MODULES = {module.API: module for module in provider_modules()}
 APIS = pytest.mark.parametrize("api", sorted(MODULES))
 
@@ -106,15 +104,22 @@ async def test_a_provider_that_takes_no_connection_ends_at_the_connect_timeout(a
 
 @APIS
 async def test_a_provider_slower_than_the_idle_timeout_but_never_silent_that_long_streams(api: str) -> None:
+    # The stream takes 25 pauses of 50 ms, over 1.25 s in all whatever the machine (a pause is at
+    # least that long), longer than the idle timeout of 1 s, which each piece's bytes renew. A
+    # pause is a twentieth of the timeout, so only a machine that stalls the test for most of a
+    # second could make one look like silence (with pauses of 0.1 s against 0.3 s, 0.2 s did).
+    body = b"".join(text_events(api))
+    size = -(-len(body) // 25)
+
     async def answer(exchange: Exchange) -> None:
         await exchange.head()
-        for event in text_events(api):
-            await exchange.body([event], end=False)
-            await asyncio.sleep(0.1)
+        for start in range(0, len(body), size):
+            await exchange.body([body[start : start + size]], end=False)
+            await asyncio.sleep(0.05)
         await exchange.body([])
 
     async with HostileServer(answer) as provider:
-        streamed = [event async for event in served(api, provider.base_url, timeout_ms=300).stream(hi())]
+        streamed = [event async for event in served(api, provider.base_url, timeout_ms=1000).stream(hi())]
     assert streamed[-1].done is not None, streamed[-1]
 
 

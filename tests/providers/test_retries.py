@@ -17,8 +17,6 @@ import pytest
 from .corpus import provider_modules
 from .harness import by_name, final_message, leaks, outline, play, run
 
-pytestmark = pytest.mark.timeout(30)
-
 RETRIED = [module for module in provider_modules() if getattr(module, "RETRIED", True)]
 PROVIDERS = pytest.mark.parametrize("provider", RETRIED, ids=lambda module: module.API)
 

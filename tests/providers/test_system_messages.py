@@ -15,8 +15,6 @@ from pi_proto.models.providers.system import normalize, resolve
 from .corpus import provider_modules
 from .harness import CLOCK_MS, READ, play, provider_case
 
-pytestmark = pytest.mark.timeout(30)
-
 MODULES = {module.API: module for module in provider_modules()}
 EDIT = pp.Tool(name="edit", description="Edit a file", parameters_json='{"type":"object","properties":{}}')
 WRITE = pp.Tool(name="write", description="Write a file", parameters_json='{"type":"object","properties":{}}')
