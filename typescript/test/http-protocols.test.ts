@@ -71,6 +71,20 @@ function scripted(delayMs: number) {
 /** Bytes that are no ModelEvent: field 1 says 127 bytes follow, and one does. */
 const MALFORMED = Uint8Array.of(0x0a, 0x7f, 0x01);
 
+/** A server that sends the first three events of its answer, then goes quiet until the client leaves. */
+function quietAfterThree(): Promise<FakeServer> {
+  return startFakeServer(
+    async function* (request, context) {
+      yield* play(eventsOf(answer(request), 4).slice(0, 3), context);
+      await hang(context);
+    },
+    undefined,
+    [],
+    "grouped",
+    HTTP1,
+  );
+}
+
 function concat(...parts: Uint8Array[]): Uint8Array {
   return Uint8Array.from(parts.flatMap((part) => [...part]));
 }
@@ -279,16 +293,7 @@ for (const protocol of PROTOCOLS) {
     assert.equal(events.failure, undefined);
 
     // From another task, while the consumer waits on a server that has gone quiet.
-    const hanging = await startFakeServer(
-      async function* (request, context) {
-        yield* play(eventsOf(answer(request), 4).slice(0, 3), context);
-        await hang(context);
-      },
-      undefined,
-      [],
-      "grouped",
-      HTTP1,
-    );
+    const hanging = await quietAfterThree();
     try {
       const controller = new AbortController();
       const waiting = streamModel(hanging.target, userContext("hi"), { protocol, signal: controller.signal });
@@ -324,16 +329,7 @@ for (const protocol of PROTOCOLS) {
 
     // A server that goes quiet after three events until the client goes away: the deadline passes
     // before the end, however busy the machine.
-    const quiet = await startFakeServer(
-      async function* (request, context) {
-        yield* play(eventsOf(answer(request), 4).slice(0, 3), context);
-        await hang(context);
-      },
-      undefined,
-      [],
-      "grouped",
-      HTTP1,
-    );
+    const quiet = await quietAfterThree();
     try {
       const late = streamModel(quiet.target, userContext("hi"), { protocol, timeoutMs: 100 });
       const { kinds: cut, message } = await consume(late);
