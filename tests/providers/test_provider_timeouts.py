@@ -104,12 +104,12 @@ async def test_a_provider_that_takes_no_connection_ends_at_the_connect_timeout(a
 
 @APIS
 async def test_a_provider_slower_than_the_idle_timeout_but_never_silent_that_long_streams(api: str) -> None:
-    # The stream takes 25 pauses of 50 ms, over 1.25 s in all whatever the machine (a pause is at
-    # least that long), longer than the idle timeout of 1 s, which each piece's bytes renew. A
-    # pause is a twentieth of the timeout, so only a machine that stalls the test for most of a
-    # second could make one look like silence (with pauses of 0.1 s against 0.3 s, 0.2 s did).
+    # The stream takes 65 pauses of 50 ms, over 3.25 s in all whatever the machine (a pause is at
+    # least that long), longer than the idle timeout of 3 s, which each piece's bytes renew. Only a
+    # machine that stalls the test for nearly the whole timeout could make a pause look like silence
+    # (against 1 s, a loaded machine did, once; with pauses of 0.1 s against 0.3 s, 0.2 s did).
     body = b"".join(text_events(api))
-    size = -(-len(body) // 25)
+    size = -(-len(body) // 65)
 
     async def answer(exchange: Exchange) -> None:
         await exchange.head()
@@ -119,7 +119,7 @@ async def test_a_provider_slower_than_the_idle_timeout_but_never_silent_that_lon
         await exchange.body([])
 
     async with HostileServer(answer) as provider:
-        streamed = [event async for event in served(api, provider.base_url, timeout_ms=1000).stream(hi())]
+        streamed = [event async for event in served(api, provider.base_url, timeout_ms=3000).stream(hi())]
     assert streamed[-1].done is not None, streamed[-1]
 
 
