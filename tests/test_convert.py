@@ -219,8 +219,7 @@ def test_the_output_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> No
 
 def open_to_write(fifo: Path, reader: subprocess.Popen[str]) -> BinaryIO:
     """The writing end of `fifo`, once `reader` has opened it to read (until then there is no
-    reader, and a non-blocking open fails with ENXIO)."""
-    deadline = time.monotonic() + 60  # only against a hang
+    reader, and a non-blocking open fails with ENXIO). pytest's per-test limit guards a hang."""
     while True:
         try:
             fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -228,7 +227,6 @@ def open_to_write(fifo: Path, reader: subprocess.Popen[str]) -> BinaryIO:
             if error.errno != errno.ENXIO:
                 raise
             assert reader.poll() is None, f"the reader ended first: {reader.communicate()[1]}"
-            assert time.monotonic() < deadline, "the reader never opened its input"
             time.sleep(0.01)
             continue
         os.set_blocking(fd, True)
@@ -236,14 +234,13 @@ def open_to_write(fifo: Path, reader: subprocess.Popen[str]) -> BinaryIO:
 
 
 def wait_for_output(directory: Path, process: subprocess.Popen[str]) -> Path:
-    """The temporary output of the conversion `process` runs in `directory`, once it holds bytes."""
-    deadline = time.monotonic() + 60  # only against a hang
+    """The temporary output of the conversion `process` runs in `directory`, once it holds bytes
+    (pytest's per-test limit guards a hang)."""
     while True:
         partial = [path for path in directory.iterdir() if path.name.endswith(".partial")]
         if partial and partial[0].stat().st_size > 0:
             return partial[0]
         assert process.poll() is None, f"the conversion ended first: {process.communicate()[1]}"
-        assert time.monotonic() < deadline, "the conversion wrote nothing"
         time.sleep(0.01)
 
 
