@@ -948,6 +948,7 @@ async def test_the_calls_max_retries_replace_the_two_retries() -> None:
         assert len(replay.requests) == requests
 
 
+@pytest.mark.usefixtures("patient_connect")
 async def test_the_calls_timeout_ms_is_the_idle_timeout() -> None:
     async def silent(exchange: Exchange) -> None:
         await exchange.hang()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pi_proto.models.providers import ProviderModel, bedrock_converse_stream, http
+from pi_proto.models.providers import ProviderModel
 from pi_proto.models.providers.call import Call
 from pi_proto.models.providers.catalog import ModelConfig
 from pi_proto.models.providers.http import CONNECT_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, http_client, timeouts
@@ -60,23 +60,9 @@ def silent(api: str, when: str) -> Answer:
     return answer
 
 
-@pytest.fixture
-def connect_at_leisure(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `timeoutMs` of 300 ms sets the connect timeout too, and a loaded machine can hold the
-    test's event loop that long while it connects to a server that is listening: where the idle
-    timeout is under test, connecting may take 300 s (a hang guard), the idle timeout is as set."""
-    shortest = http.timeouts
-
-    def patient(model: ModelConfig) -> tuple[float, float]:
-        return 300.0, shortest(model)[1]
-
-    for module in (http, bedrock_converse_stream):
-        monkeypatch.setattr(module, "timeouts", patient)
-
-
 @APIS
 @pytest.mark.parametrize("when", ["before-headers", "after-headers", "mid-stream"])
-@pytest.mark.usefixtures("connect_at_leisure")
+@pytest.mark.usefixtures("patient_connect")
 async def test_a_silent_provider_ends_at_the_idle_timeout(api: str, when: str) -> None:
     async with HostileServer(silent(api, when)) as provider:
         message = await error_of(served(api, provider.base_url, timeout_ms=300))
