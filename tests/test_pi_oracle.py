@@ -12,6 +12,7 @@ import json
 import subprocess
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -24,7 +25,7 @@ import pi_proto as pp
 from pi_proto.models.seed import README_REQUEST, README_TEXT
 from pi_proto.transcripts.pi_json import message_from_pi, message_to_pi
 
-from .helpers import serve_process
+from .helpers import endless_script, serve_process
 
 PI = Path(__file__).parent / "pi"
 NODE = PI / "node_modules" / ".bin" / "node"
@@ -60,14 +61,28 @@ def node(script: str, *args: str) -> list[Json]:
 # --- the Agent against the server -----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    token = tmp_path_factory.mktemp("pi-oracle") / "token"
+@contextmanager
+def pi_server(folder: Path, *flags: str) -> Iterator[str]:
+    """`pi-proto serve --http-port 0 --token-file F FLAGS`; yields its base URL."""
+    token = folder / "token"
     token.write_text(TOKEN + "\n")
-    # Paced, so that an abort at the first update lands while the answer is still streaming.
-    with serve_process("--http-port", "0", "--token-file", str(token), "--delay", "0.05") as (process, _):
+    with serve_process("--http-port", "0", "--token-file", str(token), *flags) as (process, _):
         assert process.stdout is not None
         yield "http://" + process.stdout.readline().removeprefix("http on ").strip()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with pi_server(tmp_path_factory.mktemp("pi-oracle")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def endless_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose answer is still streaming when the Agent aborts, however slow the machine."""
+    folder = tmp_path_factory.mktemp("pi-oracle-endless")
+    with pi_server(folder, "--script", str(endless_script(folder)), "--delta-size", "1", "--delay", "0.05") as url:
+        yield url
 
 
 @dataclass
@@ -223,8 +238,8 @@ def test_an_unknown_model_ends_in_an_error_naming_it(server: str, via: str) -> N
 
 
 @pytest.mark.parametrize("via", VIAS)
-def test_an_abort_mid_stream_ends_the_answer_aborted(server: str, via: str) -> None:
-    run = run_agent(server, via, abort=True)
+def test_an_abort_mid_stream_ends_the_answer_aborted(endless_server: str, via: str) -> None:
+    run = run_agent(endless_server, via, abort=True)
     last = ending(run)
     assert last["stopReason"] == "aborted"
     # The first answer ended there: no tool ran, and no other answer was asked for.
