@@ -162,17 +162,41 @@ async function roundTrip(page) {
   await sampleConversation(page);
   const first = await sendAndWait(page, README_REQUEST, 1);
   const seen = await samples(page);
-  const streaming = seen.filter((sample) => !sample.stop);
   const toolResultInputs = await page.locator(byTestId("tool-result-input")).count();
   const second = await answerToolCalls(page, README_TEXT, 2);
   return {
     models: models.names,
-    samplesBeforeStop: streaming.length,
+    samples: seen.length,
+    firstTurn: { ...first, toolResultInputs },
+    secondTurn: second,
+  };
+}
+
+/** What the page showed of an answer still streaming: its text and tool call before any stop
+ * reason. The server's answer streams a tool call, then text for minutes; it is stopped here. */
+async function whileStreaming(page) {
+  await loadedModels(page);
+  await sampleConversation(page);
+  await page.fill(byTestId("message-input"), README_REQUEST);
+  await page.click(byTestId("send"));
+  // Until the text after the tool call has begun: the samples then span the whole first turn.
+  await page.waitForFunction(
+    (ids) =>
+      document.querySelector(ids.args)?.textContent.includes("README.md") &&
+      [...document.querySelectorAll(ids.text)].some((node) => node.textContent.includes("x")),
+    {
+      args: `${byTestId("conversation")} ${byTestId("tool-call-arguments")}`,
+      text: `${byTestId("conversation")} ${byTestId("assistant-text")}`,
+    },
+  );
+  const streaming = (await samples(page)).filter((sample) => !sample.stop);
+  await page.click(byTestId("abort"));
+  const turn = await finishedTurn(page, 1);
+  return {
     textBeforeStop: streaming.some((sample) => sample.text !== ""),
     textGrewBeforeStop: new Set(streaming.map((sample) => sample.text)).size > 1,
     toolCallBeforeStop: streaming.some((sample) => sample.args.includes("README.md")),
-    firstTurn: { ...first, toolResultInputs },
-    secondTurn: second,
+    stopReason: turn.stopReason,
   };
 }
 
@@ -180,6 +204,11 @@ const scenarios = {
   async roundtrip(browser) {
     const { page, problems } = await openPage(browser);
     return { ...(await roundTrip(page)), problems };
+  },
+
+  async streaming(browser) {
+    const { page, problems } = await openPage(browser);
+    return { ...(await whileStreaming(page)), problems };
   },
 
   async narrow(browser) {
