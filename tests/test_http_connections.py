@@ -336,7 +336,9 @@ async def test_idle_connections_at_the_file_limit_leave_the_grpc_port_answering(
         logged = errors.read_text()
     assert health == health_pb2.HealthCheckResponse.SERVING
     assert (_status(refused), served) == (503, 200)
-    assert logged.count("HTTP connections refused") == 1  # one line a minute, not one per connection
+    # One line a minute, so at most five within pytest's limit of 300 s, not one for each of the
+    # hundreds of connections refused.
+    assert 1 <= logged.count("HTTP connections refused") <= 5, logged[:2000]
     assert len(logged) < 2000, logged[:2000]
 
 
@@ -350,5 +352,5 @@ async def test_accepts_failing_at_the_file_limit_pause_with_one_line_not_a_flood
         served = await _served_again(address)
         logged = errors.read_text()
     assert served == 200
-    assert 1 <= logged.count("HTTP connections not accepted") <= 2, logged[:2000]
+    assert 1 <= logged.count("HTTP connections not accepted") <= 5, logged[:2000]  # as above
     assert len(logged) < 2000, logged[:2000]
