@@ -110,13 +110,18 @@ class Lockstep:
 README_TURN = ScriptedModel.readme().turns[0]  # the README trip's first turn: text, then a tool call
 
 
-async def eventually(condition: Callable[[], object], what: str, seconds: float = 60) -> None:
-    """Wait until `condition()` holds, looking every 10 ms. `seconds` only guards against a hang:
-    it never measures how fast anything is."""
+# How long a test waits for what must happen before it says what it was waiting for: a guard
+# against a hang, never a measure of speed, under pytest's own limit of 300 s so that the failure
+# names what did not happen.
+HANG_SECONDS = 240.0
+
+
+async def eventually(condition: Callable[[], object], what: str) -> None:
+    """Wait until `condition()` holds, looking every 10 ms, for up to HANG_SECONDS."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
+    deadline = loop.time() + HANG_SECONDS
     while not condition():
-        assert loop.time() < deadline, f"{what}: still not so after {seconds:g} s"
+        assert loop.time() < deadline, f"{what}: still not so after {HANG_SECONDS:g} s"
         await asyncio.sleep(0.01)
 
 

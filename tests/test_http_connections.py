@@ -30,7 +30,7 @@ from pi_proto.web import SSE_PATH, HttpServer
 from pi_proto.web.connections import PREFACE, HttpLimits
 
 from .certs import server_context
-from .helpers import eventually, health_status
+from .helpers import HANG_SECONDS, eventually, health_status
 
 QUICK = HttpLimits(header_timeout=0.5, idle_timeout=0.5, max_header_bytes=4096, max_headers=10)
 LIST_MODELS = "/pi.ai.v1.ModelService/ListModels?encoding=json&message=%7B%7D"
@@ -316,7 +316,7 @@ async def _served_again(address: str) -> int:
     """The status of a request once the server takes connections again (after its pause, which
     grows to 5 s); 0 if it never does (the deadline only guards against a hang)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 120
+    deadline = loop.time() + HANG_SECONDS
     while loop.time() < deadline:
         try:
             return _status(await asyncio.to_thread(_get, int(address.rpartition(":")[2]), LIST_MODELS))

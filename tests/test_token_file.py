@@ -23,7 +23,7 @@ import pytest
 import pi_proto as pp
 from pi_proto.cli.main import MAX_TOKEN_FILE_BYTES, read_token
 
-from .helpers import raw_call, readme_context, serve_process
+from .helpers import HANG_SECONDS, raw_call, readme_context, serve_process
 from .test_workers import code_on_a_new_connection
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,10 +109,9 @@ class Stderr:
         self.text = ""
         self.lines_read = 0  # of self.text, by wait_for
 
-    def wait_for(self, words: str, seconds: float = 60) -> str:
-        """The next line that holds `words` (the lines before it passed over). `seconds` only
-        guards against a hang."""
-        deadline = time.monotonic() + seconds
+    def wait_for(self, words: str) -> str:
+        """The next line that holds `words` (the lines before it passed over)."""
+        deadline = time.monotonic() + HANG_SECONDS
         while True:
             lines = self.text.splitlines(keepends=True)
             for number in range(self.lines_read, len(lines)):
@@ -121,19 +120,19 @@ class Stderr:
                 self.lines_read = number + 1
                 if words in lines[number]:
                     return lines[number]
-            self._read(words, deadline, seconds)
+            self._read(words, deadline)
 
-    def wait_for_count(self, words: str, count: int, seconds: float = 60) -> None:
+    def wait_for_count(self, words: str, count: int) -> None:
         """Until `words` has come `count` times in all, wherever the lines break: processes that
         write at once interleave their lines (with PYTHONUNBUFFERED, print() writes a line's text
         and its newline apart, so that two lines can come as both texts, then both newlines)."""
-        deadline = time.monotonic() + seconds
+        deadline = time.monotonic() + HANG_SECONDS
         while self.text.count(words) < count:
-            self._read(words, deadline, seconds)
+            self._read(words, deadline)
 
-    def _read(self, words: str, deadline: float, seconds: float) -> None:
+    def _read(self, words: str, deadline: float) -> None:
         left = deadline - time.monotonic()
-        assert left > 0, f"not enough {words!r} after {seconds:g} s; stderr: {self.text}"
+        assert left > 0, f"not enough {words!r} after {HANG_SECONDS:g} s; stderr: {self.text}"
         if select.select([self.fd], [], [], left)[0]:
             chunk = os.read(self.fd, 65536)
             assert chunk, f"the server ended before saying {words!r} enough; stderr: {self.text}"

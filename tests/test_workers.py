@@ -16,7 +16,7 @@ import pytest
 import pi_proto as pp
 from pi_proto.grpc.methods import STREAM_METHOD
 
-from .helpers import endless_script, serve_process
+from .helpers import HANG_SECONDS, endless_script, serve_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,9 +47,9 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_until_ended(pids: list[int], seconds: float) -> list[int]:
-    """The processes of `pids` still running after up to `seconds`."""
-    deadline = time.monotonic() + seconds
+def wait_until_ended(pids: list[int]) -> list[int]:
+    """The processes of `pids` still running after up to HANG_SECONDS (a guard against a hang)."""
+    deadline = time.monotonic() + HANG_SECONDS
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     return [pid for pid in pids if alive(pid)]
@@ -96,7 +96,7 @@ def test_workers_end_their_streams_and_exit_when_their_supervisor_is_killed(tmp_
         assert last.error.reason == pp.StopReason.ABORTED
         assert last.error.message is not None
         assert last.error.message.error_message == "the server is shutting down"
-        assert wait_until_ended(pids, 60) == []  # a bound against a hang only
+        assert wait_until_ended(pids) == []
 
     # Nothing of the old server answers on its port: every call reaches the new one, which wants a token.
     token = tmp_path / "token"
