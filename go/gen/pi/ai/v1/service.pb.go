@@ -718,17 +718,23 @@ type StreamRequest struct {
 	// provider that serves `model`.
 	Provider string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
 	// Whether the call goes on when its client goes away, until it ends or ModelService.Cancel
-	// stops it; a client reads it again with ModelService.Resume. Without it, a call whose client
-	// went away without a terminal event is kept for the server's resume window (so a client cut
-	// off can resume) and then cancelled. A server that keeps no streams ignores it.
+	// stops it; a client reads it again with ModelService.Resume. A server that keeps no streams
+	// ignores it.
 	Background bool `protobuf:"varint,6,opt,name=background,proto3" json:"background,omitempty"`
 	// Models to try, in order, when the one named fails before the stream has sent anything of the
 	// provider's answer (a 429 or 5xx after its retries, a provider out of reach), each as
 	// "provider/id" or an id; they come before any the server's catalog lists for the model. The
 	// final message's response_model says which one answered. Empty for the catalog's only.
 	FallbackModels []string `protobuf:"bytes,7,rep,name=fallback_models,json=fallbackModels,proto3" json:"fallback_models,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Whether the client resumes the stream (ModelService.Resume) when its connection is cut before
+	// the terminal event; every client of this project sets it. A call whose client goes away is
+	// then kept running for the server's resume window, and cancelled when no client has resumed
+	// it by then. Without it (pi's clients, a browser, curl), a client that goes away ends the
+	// call at once: its model stops, as it does for a call that ran out of its deadline or was
+	// cancelled before its start event. A server that keeps no streams ignores it.
+	Resumable     bool `protobuf:"varint,8,opt,name=resumable,proto3" json:"resumable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamRequest) Reset() {
@@ -808,6 +814,13 @@ func (x *StreamRequest) GetFallbackModels() []string {
 		return x.FallbackModels
 	}
 	return nil
+}
+
+func (x *StreamRequest) GetResumable() bool {
+	if x != nil {
+		return x.Resumable
+	}
+	return false
 }
 
 // ResumeRequest asks for the rest of a stream the server keeps.
@@ -1313,7 +1326,7 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\x04mode\x18\x01 \x01(\x0e2\x18.pi.ai.v1.ToolChoiceModeB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04mode\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool:\x85\x01\xbaH\x81\x01\x1a\x7f\n" +
-	"\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != '')\"\xb7\x02\n" +
+	"\x16tool_choice.tool_named\x12>a tool is named exactly when the mode is TOOL_CHOICE_MODE_TOOL\x1a%(this.mode == 4) == (this.tool != '')\"\xd5\x02\n" +
 	"\rStreamRequest\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x128\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextB\x06\xbaH\x03\xc8\x01\x01R\acontext\x125\n" +
@@ -1323,7 +1336,8 @@ const file_pi_ai_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"background\x18\x06 \x01(\bR\n" +
 	"background\x12:\n" +
-	"\x0ffallback_models\x18\a \x03(\tB\x11\xbaH\x0e\x92\x01\v\x10\b\"\ar\x05\x10\x01\x18\x80\x02R\x0efallbackModels\"~\n" +
+	"\x0ffallback_models\x18\a \x03(\tB\x11\xbaH\x0e\x92\x01\v\x10\b\"\ar\x05\x10\x01\x18\x80\x02R\x0efallbackModels\x12\x1c\n" +
+	"\tresumable\x18\b \x01(\bR\tresumable\"~\n" +
 	"\rResumeRequest\x12'\n" +
 	"\tstream_id\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bstreamId\x12\x1b\n" +

@@ -150,7 +150,7 @@ class ToolChoice(_message.Message):
     def __init__(self, mode: _Optional[_Union[ToolChoiceMode, str]] = ..., tool: _Optional[str] = ...) -> None: ...
 
 class StreamRequest(_message.Message):
-    __slots__ = ("model", "context", "options", "coalesce_deltas", "provider", "background", "fallback_models")
+    __slots__ = ("model", "context", "options", "coalesce_deltas", "provider", "background", "fallback_models", "resumable")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +158,7 @@ class StreamRequest(_message.Message):
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
     BACKGROUND_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_MODELS_FIELD_NUMBER: _ClassVar[int]
+    RESUMABLE_FIELD_NUMBER: _ClassVar[int]
     model: str
     context: _context_pb2.AgentContext
     options: GenerationOptions
@@ -165,7 +166,8 @@ class StreamRequest(_message.Message):
     provider: str
     background: bool
     fallback_models: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ..., coalesce_deltas: _Optional[bool] = ..., provider: _Optional[str] = ..., background: _Optional[bool] = ..., fallback_models: _Optional[_Iterable[str]] = ...) -> None: ...
+    resumable: bool
+    def __init__(self, model: _Optional[str] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., options: _Optional[_Union[GenerationOptions, _Mapping]] = ..., coalesce_deltas: _Optional[bool] = ..., provider: _Optional[str] = ..., background: _Optional[bool] = ..., fallback_models: _Optional[_Iterable[str]] = ..., resumable: _Optional[bool] = ...) -> None: ...
 
 class ResumeRequest(_message.Message):
     __slots__ = ("stream_id", "after_seq", "coalesce_deltas")

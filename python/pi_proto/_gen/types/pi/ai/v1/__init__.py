@@ -2655,9 +2655,8 @@ class StreamRequest(betterproto2.Message):
     background: "bool" = betterproto2.field(6, betterproto2.TYPE_BOOL)
     """
     Whether the call goes on when its client goes away, until it ends or ModelService.Cancel
-    stops it; a client reads it again with ModelService.Resume. Without it, a call whose client
-    went away without a terminal event is kept for the server's resume window (so a client cut
-    off can resume) and then cancelled. A server that keeps no streams ignores it.
+    stops it; a client reads it again with ModelService.Resume. A server that keeps no streams
+    ignores it.
     """
 
     fallback_models: "list[str]" = betterproto2.field(7, betterproto2.TYPE_STRING, repeated=True)
@@ -2666,6 +2665,16 @@ class StreamRequest(betterproto2.Message):
     provider's answer (a 429 or 5xx after its retries, a provider out of reach), each as
     "provider/id" or an id; they come before any the server's catalog lists for the model. The
     final message's response_model says which one answered. Empty for the catalog's only.
+    """
+
+    resumable: "bool" = betterproto2.field(8, betterproto2.TYPE_BOOL)
+    """
+    Whether the client resumes the stream (ModelService.Resume) when its connection is cut before
+    the terminal event; every client of this project sets it. A call whose client goes away is
+    then kept running for the server's resume window, and cancelled when no client has resumed
+    it by then. Without it (pi's clients, a browser, curl), a client that goes away ends the
+    call at once: its model stops, as it does for a call that ran out of its deadline or was
+    cancelled before its start event. A server that keeps no streams ignores it.
     """
 
 
