@@ -37,7 +37,8 @@ from .proxy import CuttingProxy, read_cutting
 
 
 def request(background: bool = False) -> bytes:
-    return pp.encode(pp.StreamRequest(context=readme_context(), background=background))
+    """A request of a client that resumes, as every client of ours is."""
+    return pp.encode(pp.StreamRequest(context=readme_context(), background=background, resumable=True))
 
 
 @asynccontextmanager

@@ -290,7 +290,7 @@ func (c *Client) Stream(ctx context.Context, agentContext *aiv1.AgentContext, op
 	events := NewAssistantMessageEventStreamWithLimit(c.maxMessageBytes)
 	request, err := (proto.MarshalOptions{Deterministic: true}).Marshal(&aiv1.StreamRequest{ // map entries in key order
 		Provider: config.provider, Model: config.model, Context: agentContext, Options: config.generation,
-		CoalesceDeltas: config.coalesce,
+		CoalesceDeltas: config.coalesce, Resumable: true, // every client here resumes a stream cut off
 	})
 	if err != nil {
 		events.failStatus("INVALID_ARGUMENT", "invalid request: "+err.Error())

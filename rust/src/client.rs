@@ -243,6 +243,7 @@ impl ModelClient {
             context: Some(context),
             options: options.generation,
             coalesce_deltas: options.coalesce_deltas,
+            resumable: true, // every client here resumes a stream cut off
             ..Default::default()
         };
         let timeout = options

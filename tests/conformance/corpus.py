@@ -14,7 +14,6 @@ from typing import Any
 import yaml
 from google.protobuf import json_format
 
-from pi_proto._gen.pb2.pi.ai.v1.context_pb2 import AgentContext
 from pi_proto._gen.pb2.pi.ai.v1.service_pb2 import StreamRequest
 from pi_proto._gen.pb2.pi.conformance.v1.conformance_pb2 import Case, ClientCase, KnownFailures, Suite
 from pi_proto.wire.files import read_regular_file
@@ -66,11 +65,14 @@ def read_known_failures(path: Path) -> KnownFailures:
 
 
 def client_request(case: ClientCase) -> StreamRequest:
-    """The request a client sends for a client case: the case's own, or a one-message context."""
+    """The request a client sends for a client case: the case's own, or a one-message context;
+    `resumable` set, as every client resumes a stream cut off and says so."""
+    request = StreamRequest()
     if case.HasField("request"):
-        return case.request
-    request = StreamRequest(context=AgentContext())
-    request.context.messages.add().user.content.add().text.text = "hi"
+        request.CopyFrom(case.request)
+    else:
+        request.context.messages.add().user.content.add().text.text = "hi"
+    request.resumable = True
     return request
 
 

@@ -4,6 +4,7 @@
 //
 //   node agent.mjs '{"via": "pi-messages" | "proxy", "url": "http://127.0.0.1:PORT", "token": "...",
 //                    "model": "scripted-v1", "prompt": "...", "readme": "...", "abort": false}'
+// For the proxy, "provider" and "api" name a model the server serves other than its scripted one.
 //
 // via "pi-messages": pi-ai's pi-messages API, reached the way pi reaches any provider: a Models
 // collection holding a provider built by createProvider (as a models.json custom provider is).
@@ -23,9 +24,9 @@ const PROVIDER = "pi-proto";
 const model = {
   id: config.model,
   name: config.model,
-  // The proxy forwards the whole model; the server's scripted model is api "scripted".
-  api: config.via === "pi-messages" ? "pi-messages" : "scripted",
-  provider: config.via === "pi-messages" ? PROVIDER : "scripted",
+  // The proxy forwards the whole model: the server's scripted one unless the config names another.
+  api: config.via === "pi-messages" ? "pi-messages" : (config.api ?? "scripted"),
+  provider: config.via === "pi-messages" ? PROVIDER : (config.provider ?? "scripted"),
   baseUrl: config.url,
   reasoning: false,
   input: ["text"],

@@ -272,6 +272,7 @@ export function streamModel(
     context,
     options: options.generation,
     coalesceDeltas: options.coalesceDeltas ?? false,
+    resumable: true, // every client here resumes a stream cut off
   });
   const headers = request.options?.headers;
   if (headers !== undefined) {

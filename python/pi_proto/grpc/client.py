@@ -262,6 +262,7 @@ def stream_request(
         coalesce_deltas=coalesce_deltas,
         background=background,
         fallback_models=list(fallback_models),
+        resumable=True,  # every client here resumes a stream cut off
     )
 
 

@@ -1,10 +1,12 @@
 """The server's gate: the bearer token and the limit on concurrent streams, for every method.
 
 It is a grpc.aio interceptor, so ModelService, health `Watch` and reflection all pass through
-it: every streaming call takes a slot of `max_streams` while it runs (one more is refused with
-RESOURCE_EXHAUSTED), and with a token every call but the health service's must carry exactly one
-`authorization: Bearer <token>` header (scheme case-insensitive, RFC 7235), compared in constant
-time and never logged. The token can be replaced while the server runs (set_token).
+it. Every streaming call takes a slot of `max_streams` while it runs (one more is refused with
+RESOURCE_EXHAUSTED), but for the methods it is told take their slots themselves: ModelService's
+streams, whose slot is their model's (see ModelServer.start_call). With a token, every call but
+the health service's must carry exactly one `authorization: Bearer <token>` header (scheme
+case-insensitive, RFC 7235), compared in constant time and never logged. The token can be
+replaced while the server runs (set_token).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 class Gate(grpc.aio.ServerInterceptor):
     """Checks the token and counts streaming calls; see the module's docstring."""
 
-    def __init__(self, *, max_streams: int, token: str | None) -> None:
+    def __init__(self, *, max_streams: int, token: str | None, uncounted: frozenset[str] = frozenset()) -> None:
         self.max_streams = max_streams
-        self.streams = 0  # streaming calls running now
+        self.streams = 0  # slots taken now
+        self.uncounted = uncounted  # streaming methods that take their slots themselves
         self._token = None if token is None else token.encode()
 
     async def intercept_service(
@@ -41,7 +44,7 @@ class Gate(grpc.aio.ServerInterceptor):
             refusal = self.refuse_credentials(handler_call_details.invocation_metadata or ())
         if refusal is not None:
             return _replace(handler, _refused(grpc.StatusCode.UNAUTHENTICATED, refusal))
-        if not handler.response_streaming:
+        if not handler.response_streaming or handler_call_details.method in self.uncounted:
             return handler
         return _replace(handler, self._counted(_behaviour(handler)))
 

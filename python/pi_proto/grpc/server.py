@@ -65,6 +65,7 @@ TIMEOUT_GRACE_SECONDS = 1.0
 # The gRPC interop suite's metadata echo: sent back as initial and trailing metadata.
 ECHO_INITIAL = "x-grpc-test-echo-initial"
 ECHO_TRAILING = "x-grpc-test-echo-trailing-bin"
+CALL_METHODS = frozenset(f"/{SERVICE}/{name}" for name in ("Stream", "StreamBatched", "Resume"))
 
 
 class EventSource(Protocol):
@@ -91,6 +92,8 @@ class Call:
 
     request: StreamRequest
     events: AssistantMessageEventStream
+    # The call's time limit (--stream-timeout): for a stream not kept, the model's, which ends it
+    # with an ERROR event and then cuts the call; for a kept one, the call's own, which cuts it.
     deadline: asyncio.TimerHandle | None
     # What the client reads: the model's events themselves, or with a store, its reader of the
     # journal that keeps them (which outlives this call, for Resume).
@@ -98,6 +101,12 @@ class Call:
     coalesce: bool
     # The id of the kept stream `source` reads; empty when the stream is not kept.
     stream_id: str = ""
+    # Whether the model may go on when this call's client goes away: the client said it resumes
+    # (StreamRequest.resumable, or a Resume) or asked for a background call.
+    resumable: bool = False
+    # When the client's own deadline passes (the event loop's clock), if it set one: a call that
+    # reached it was ended on purpose.
+    client_deadline: float | None = None
 
 
 MAX_PEM_BYTES = 4 * 1024 * 1024  # a certificate chain or a key; a CA bundle is some hundred KiB
@@ -178,7 +187,8 @@ class ModelServer:
         self._active: set[AssistantMessageEventStream] = set()
         self._stopping = False
         self._large_requests = asyncio.Semaphore(LARGE_AT_ONCE)
-        self._gate = Gate(max_streams=limits.max_concurrent_streams, token=token)
+        # ModelService's streams take their slots in start_call, one per model run (see there).
+        self._gate = Gate(max_streams=limits.max_concurrent_streams, token=token, uncounted=CALL_METHODS)
         options = [
             ("grpc.max_receive_message_length", limits.max_request_bytes),
             # gRPC shares a port it binds with any other process by default; a second server
@@ -325,8 +335,9 @@ class ModelServer:
     ) -> None:
         metadata = dict(context.invocation_metadata() or ())
         headers = {name: value for name, value in metadata.items() if isinstance(value, str)}  # not -bin ones
+        remaining = context.time_remaining()
         try:
-            call = await (self.resume_call(data) if resume else self.start_call(data, headers))
+            call = await (self.resume_call(data, remaining) if resume else self.start_call(data, headers, remaining))
         except Refused as refusal:
             await context.abort(grpc.StatusCode[refusal.code], refusal.message)
             raise AssertionError("abort raises") from None
@@ -340,13 +351,17 @@ class ModelServer:
 
     # --- one model call, whatever the protocol --------------------------------------------------
 
-    async def start_call(self, data: bytes, headers: Mapping[str, str] | None = None) -> Call:
+    async def start_call(
+        self, data: bytes, headers: Mapping[str, str] | None = None, client_timeout: float | None = None
+    ) -> Call:
         """Start the call a StreamRequest's bytes ask for (the request's `headers` give its trace
-        context to the model's call): the request checked against the limits
-        and the rules, its model found and started, the stream counted among the active ones (so
-        stop() aborts it), its queued bytes bounded and its time limited (the stream timeout ends it
-        with an ERROR event, and cancels the calling task a grace period later). Raises Refused with
-        the status to answer. Every call started must be ended with end_call()."""
+        context to the model's call; `client_timeout` is the seconds left of the client's own
+        deadline, if it set one): the request checked against the limits and the rules, its model
+        found, a concurrent-stream slot taken for it (held while the model runs, whoever reads it),
+        the model started and counted among the active ones (so stop() aborts it), its queued bytes
+        bounded and its time limited (the stream timeout ends it with an ERROR event, and cuts the
+        calling task a grace period later). Raises Refused with the status to answer. Every call
+        started must be ended with end_call()."""
         request = await self.checked_request(data)
         try:
             model = self.find(request.provider, request.model)
@@ -354,6 +369,8 @@ class ModelServer:
             raise Refused("NOT_FOUND", error.args[0]) from None
         assert request.context is not None  # the rules require it
         fallbacks = self._fallbacks(model, request.fallback_models)
+        if (full := self._gate.take_slot()) is not None:
+            raise Refused("RESOURCE_EXHAUSTED", full)
         try:
             with telemetry.extracted(headers):
                 if fallbacks:
@@ -361,26 +378,44 @@ class ModelServer:
                 else:
                     events = model.stream(request.context, request.options)
         except ModelRefused as refusal:
+            self._gate.release_slot()
             raise Refused(refusal.code, refusal.message) from None
+        except BaseException:
+            self._gate.release_slot()
+            raise
         events.high_water_bytes = self.limits.max_queued_bytes
         self._active.add(events)
-        # A kept stream outlives its first client: its time limit ends the model, not the call.
-        handler = asyncio.current_task() if self.streams is None else None
+        handler = asyncio.current_task()
         loop = asyncio.get_running_loop()
-        deadline = loop.call_later(self.limits.stream_timeout, self._time_out, events, handler, model.info)
+        client_deadline = None if client_timeout is None else loop.time() + client_timeout
         if self._stopping:
             events.cancel("the server is shutting down")
         if self.streams is None:
-            return Call(request, events, deadline, events, request.coalesce_deltas)
+            deadline = loop.call_later(self.limits.stream_timeout, self._time_out, events, handler, model.info)
+            return Call(request, events, deadline, events, request.coalesce_deltas, client_deadline=client_deadline)
+        # A kept stream outlives its first client: its time limit ends the model, and the call has
+        # one of its own; its slot is the model's, given back when the model ends.
+        model_deadline = loop.call_later(self.limits.stream_timeout, self._time_out, events, None, model.info)
         journal = self.streams.keep(events, background=request.background)
-        journal.on_end.append(deadline.cancel)
+        journal.on_end.append(model_deadline.cancel)
         journal.on_end.append(lambda: self._active.discard(events))
-        return Call(request, events, None, journal.reader(0), request.coalesce_deltas, journal.stream_id)
+        journal.on_end.append(self._gate.release_slot)
+        return Call(
+            request,
+            events,
+            self._cut_later(handler),
+            journal.reader(0),
+            request.coalesce_deltas,
+            journal.stream_id,
+            resumable=request.resumable or request.background,
+            client_deadline=client_deadline,
+        )
 
-    async def resume_call(self, data: bytes) -> Call:
+    async def resume_call(self, data: bytes, client_timeout: float | None = None) -> Call:
         """Start reading a kept stream again, as the ResumeRequest's bytes ask (ModelService.Resume);
         raises Refused: NOT_FOUND for a stream not kept (or a server that keeps none), OUT_OF_RANGE
-        for events no longer held, INVALID_ARGUMENT for a malformed request. End it with end_call()."""
+        for events no longer held, INVALID_ARGUMENT for a malformed request. It takes no slot (it
+        runs no model) and has the stream timeout's time. End it with end_call()."""
         request = await self._checked(ResumeRequest, data)
         if self.streams is None:
             raise Refused("NOT_FOUND", "this server keeps no streams, so none can be resumed")
@@ -391,7 +426,24 @@ class ModelServer:
         except Gone as error:
             raise Refused("OUT_OF_RANGE", str(error)) from None
         events = reader.journal.events if isinstance(reader, JournalReader) else reader.events
-        return Call(StreamRequest(), events, None, reader, request.coalesce_deltas, request.stream_id)
+        loop = asyncio.get_running_loop()
+        return Call(
+            StreamRequest(),
+            events,
+            self._cut_later(asyncio.current_task()),
+            reader,
+            request.coalesce_deltas,
+            request.stream_id,
+            resumable=True,
+            client_deadline=None if client_timeout is None else loop.time() + client_timeout,
+        )
+
+    def _cut_later(self, handler: asyncio.Task[Any] | None) -> asyncio.TimerHandle | None:
+        """A kept stream's call ends by the stream timeout (and its grace) whatever its client
+        does: one that never reads cannot hold its connection and task past it."""
+        if handler is None:
+            return None
+        return asyncio.get_running_loop().call_later(self.limits.stream_timeout + TIMEOUT_GRACE_SECONDS, handler.cancel)
 
     async def cancel_stream(self, data: bytes) -> CancelResponse:
         """Cancel a kept stream, as the CancelRequest's bytes ask (ModelService.Cancel); raises
@@ -433,23 +485,29 @@ class ModelServer:
 
     def end_call(self, call: Call) -> None:
         """End a call: its timer stops, and its model is cancelled unless it already finished (a
-        client that left). A kept stream goes on instead: its store decides when a stream nobody
-        reads is cancelled."""
-        if call.stream_id:
-            cast(KeptReader, call.source).close()
-        else:
-            call.events.cancel()  # a no-op after the terminal event; stops the model if the client left
-        if call.deadline is not None:  # the call's own limit, not a kept stream's
+        client that left), or the call is kept for a client that resumes (see client_left)."""
+        self.client_left(call)
+        if call.deadline is not None:
             call.deadline.cancel()
+        if not call.stream_id:  # a kept stream's model gives its slot back when it ends
             self._active.discard(call.events)
+            self._gate.release_slot()
 
     def client_left(self, call: Call) -> None:
-        """The client of a call went away before its end: a kept stream goes on for whoever
-        resumes it (its reader stops), any other is cancelled."""
-        if call.stream_id:
-            cast(KeptReader, call.source).close()
-        else:
+        """The client of a call went away, or its call ended: the model stops at once (a no-op
+        after its terminal event) unless the stream is kept and the client said it resumes or
+        asked for a background call, and did not leave because its own deadline passed or before
+        it was sent the start event (it cannot resume a stream whose id it never had). A kept
+        stream that goes on is cancelled by its store when no client resumes it in time."""
+        if not call.stream_id:
             call.events.cancel()
+            return
+        reader = cast(KeptReader, call.source)
+        expired = call.client_deadline is not None and asyncio.get_running_loop().time() >= call.client_deadline
+        unstarted = isinstance(reader, JournalReader) and reader.next_seq <= 1
+        if not call.request.background and (not call.resumable or expired or unstarted):
+            call.events.cancel("the client ended its call")
+        reader.close()
 
     async def call_messages(self, call: Call, *, batched: bool) -> AsyncGenerator[bytes, None]:
         """The call's events as the messages of the wire: a ModelEvent each, or with `batched` a

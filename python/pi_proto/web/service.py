@@ -64,17 +64,6 @@ def path_of(info: MethodInfo[Any, Any]) -> str:
     return f"/{info.service_name}/{info.name}"
 
 
-def take_slot(gate: Gate) -> None:
-    """Hold one of the process's concurrent-stream slots, counted with gRPC's; raises Refused
-    (RESOURCE_EXHAUSTED) when all are taken. Give it back with release_slot()."""
-    if (full := gate.take_slot()) is not None:
-        raise Refused("RESOURCE_EXHAUSTED", full)
-
-
-def release_slot(gate: Gate) -> None:
-    gate.release_slot()
-
-
 class GateInterceptor:
     """The gRPC server's gate for connectrpc: runs before the request body is read and refuses a
     call without the token (UNAUTHENTICATED). The stream slot is taken by the call itself, once
@@ -153,28 +142,32 @@ class ModelService:
         resume: bool = False,
     ) -> AsyncIterator[Wire]:
         data = await self.decoded(request)
+        timeout_ms = ctx.timeout_ms
+        client_timeout = None if timeout_ms is None else timeout_ms / 1000
+        call = await self.start_call(data, dict(ctx.request_headers), client_timeout, resume=resume)
         try:
-            take_slot(self.server.gate)
-        except Refused as refused:
-            raise ConnectError(Code.RESOURCE_EXHAUSTED, refused.message) from None
-        try:
-            call = await self.start_call(data, dict(ctx.request_headers), resume=resume)
-            try:
-                async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
-                    async for message in messages:
-                        yield Wire(cls, message)
-            finally:
-                self.end_call(call)
+            async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
+                async for message in messages:
+                    yield Wire(cls, message)
         finally:
-            release_slot(self.server.gate)
+            self.end_call(call)
 
     async def start_call(
-        self, request: bytes, headers: Mapping[str, str] | None = None, *, resume: bool = False
+        self,
+        request: bytes,
+        headers: Mapping[str, str] | None = None,
+        client_timeout: float | None = None,
+        *,
+        resume: bool = False,
     ) -> Call:
         """ModelServer.start_call (resume_call with `resume`), with a refusal as a ConnectError;
         the call is aborted at once while the server stops."""
+        server = self.server
         try:
-            call = await (self.server.resume_call(request) if resume else self.server.start_call(request, headers))
+            if resume:
+                call = await server.resume_call(request, client_timeout)
+            else:
+                call = await server.start_call(request, headers, client_timeout)
         except Refused as refused:
             raise ConnectError(connect_code(refused.code), refused.message) from None
         self.calls.add(call)

@@ -81,7 +81,7 @@ from ..transcripts.pi_json import (
 from ..wire.codec import EncodeError, encode
 from ..wire.validate import ValidationError
 from .codec import json_counts
-from .service import ModelService, release_slot, take_slot
+from .service import ModelService
 
 SSE_PATH = "/v1/stream"
 Scope = MutableMapping[str, Any]
@@ -544,14 +544,10 @@ class SseEndpoint:
                 decoded = Decoded(encode(resume_request(last)), as_written)
             else:
                 decoded = await server.off_loop(len(body), self._decode, body, query, limits)
-            take_slot(server.gate)
         except Refused as refused:
             await self._refuse(send, refused)
             return
-        try:
-            await self._serve(decoded, carried, receive, send, resume=last is not None)
-        finally:
-            release_slot(server.gate)
+        await self._serve(decoded, carried, receive, send, resume=last is not None)
 
     def _decode(self, body: bytes, query: str, limits: ServerLimits) -> Decoded:
         try:

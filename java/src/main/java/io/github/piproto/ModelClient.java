@@ -237,7 +237,9 @@ public final class ModelClient implements AutoCloseable {
         deadline == null
             ? CallOptions.DEFAULT
             : CallOptions.DEFAULT.withDeadlineAfter(nanos(deadline), TimeUnit.NANOSECONDS);
-    Receiver receiver = new Receiver(events, target, request, options, batched);
+    // Every client here resumes a stream cut off, and says so: the server keeps the call for it.
+    StreamRequest resumable = request.toBuilder().setResumable(true).build();
+    Receiver receiver = new Receiver(events, target, resumable, options, batched);
     events.drive(
         stream -> {
           try {
