@@ -150,7 +150,7 @@ func TestTheClientSendsTheRequestItIsGiven(t *testing.T) {
 	newClient(t, fake.target).Stream(testContext(t), userContext("hi"),
 		piproto.WithProvider("anthropic"), piproto.WithModel("m1"), piproto.WithGeneration(options),
 		piproto.WithCoalesceDeltas(true), piproto.WithMetadata("x-case", "one")).Result(testContext(t))
-	want := &aiv1.StreamRequest{Provider: "anthropic", Model: "m1", Context: userContext("hi"), Options: options, CoalesceDeltas: true}
+	want := &aiv1.StreamRequest{Provider: "anthropic", Model: "m1", Context: userContext("hi"), Options: options, CoalesceDeltas: true, Resumable: true}
 	assertProtoEqual(t, <-received, want)
 	if got := (<-headers).Get("x-case"); !slices.Equal(got, []string{"one"}) {
 		t.Fatalf("x-case %v", got)
