@@ -18,12 +18,20 @@ from ..stream.digest import content_sha256
 from ..stream.event_stream import AssistantMessageEventStream, delta_bytes
 from ..wire.codec import encode
 
-# What an event costs the journal's byte count beyond its delta: its object and bookkeeping.
-EVENT_OVERHEAD_BYTES = 64
+# What an event costs in memory beyond its delta: its objects (the event, its body, the delta's
+# string) and the journal's bookkeeping. Measured with tracemalloc on streams of 1- to 4-character
+# deltas: 490 to 590 bytes an event (tests/test_resume_memory.py holds the count to it).
+EVENT_OVERHEAD_BYTES = 512
 
 
 # Publishes the events of a journal that arrived together, before any reader sees them.
 Publish = Callable[["Journal", list[ModelEvent]], Awaitable[None]]
+
+
+def _characters(event: ModelEvent) -> int:
+    """The characters of an event's delta."""
+    body = event.text_delta or event.thinking_delta or event.toolcall_delta
+    return 0 if body is None else len(body.delta)
 
 
 class Gone(Exception):
@@ -35,8 +43,9 @@ class Journal:
     """The events of one stream, numbered from 1, kept until the store lets it go.
 
     `record()` fills it from the model's events; `reader(after_seq)` follows it from any point.
-    `size` counts the bytes it holds (a delta's UTF-8, another event's encoding, and
-    EVENT_OVERHEAD_BYTES each), for the store's bound; `trim()` drops the events every reader
+    `size` counts the memory it holds as tracemalloc sees it (a delta's UTF-8 twice, four times
+    when it is not ASCII, another event's encoding, and EVENT_OVERHEAD_BYTES each), for the
+    store's bound; `trim()` drops the events every reader
     has passed.
     """
 
@@ -48,6 +57,7 @@ class Journal:
         self.entries: deque[ModelEvent] = deque()
         self._sizes: deque[int] = deque()
         self.size = 0
+        self._delta_bytes = 0  # of the deltas recorded
         self.done = False
         self.readers: set[JournalReader] = set()
         self._waiters: list[asyncio.Future[None]] = []
@@ -91,11 +101,16 @@ class Journal:
         if self.done:
             return
         self.done = is_terminal(event)
-        size = (
-            delta_bytes(event) + EVENT_OVERHEAD_BYTES
-            if event.text_delta or event.thinking_delta or event.toolcall_delta
-            else len(encode(without_partial(event))) + EVENT_OVERHEAD_BYTES
-        )
+        # A delta is held twice: in its event, and in the content the stream builds, which the
+        # terminal event's message holds (so its encoding counts without what the deltas did).
+        # Text that is not ASCII is held as Python's characters (2 or 4 bytes each for most) and,
+        # once encoded for the wire, as the UTF-8 Python keeps beside them: about twice its UTF-8.
+        if delta := delta_bytes(event):
+            self._delta_bytes += delta
+            size = (2 if delta == _characters(event) else 4) * delta + EVENT_OVERHEAD_BYTES
+        else:
+            encoded = len(encode(without_partial(event)))
+            size = EVENT_OVERHEAD_BYTES + (max(0, encoded - self._delta_bytes) if self.done else encoded)
         self.entries.append(event)
         self._sizes.append(size)
         self.size += size

@@ -26,8 +26,9 @@ class MemoryStore:
     A stream is kept while it runs and for `retention` seconds after its terminal event. One that
     did not ask for `background` and has had no reader for `unattended` seconds is cancelled, so
     a client that went away for good does not keep its model running. The journals hold at most
-    `max_bytes` together: over it, the ended streams go first, oldest first, and then the running
-    ones drop the events every reader has passed (resuming from before them is refused).
+    `max_bytes` together: over it, the ended streams nobody reads go first, oldest first, then the
+    running ones drop the events every reader has passed (resuming from before them is refused),
+    then the ended streams still being read.
     """
 
     def __init__(
@@ -112,15 +113,22 @@ class MemoryStore:
             self._set_timer(journal, self.unattended, self._abandon)
 
     def _shrink(self) -> None:
+        # Ended streams nobody reads, then what running streams' readers have passed, then ended
+        # streams that are still being read (their readers end where they are).
         for stream_id, journal in list(self._journals.items()):
             if self.size <= self.max_bytes:
                 return
-            if journal.done:
+            if journal.done and not journal.readers:
                 self._forget(stream_id)
         for journal in self._journals.values():
             if self.size <= self.max_bytes:
                 return
             self.size -= journal.trim()
+        for stream_id, journal in list(self._journals.items()):
+            if self.size <= self.max_bytes:
+                return
+            if journal.done:
+                self._forget(stream_id)
 
     def _expire(self, journal: Journal) -> None:
         self._forget(journal.stream_id)
@@ -135,6 +143,11 @@ class MemoryStore:
         journal = self._journals.pop(stream_id, None)
         if journal is not None:
             self.size -= journal.size
+            # Its readers end where they are: a client that stopped reading must not keep
+            # memory alive that the store no longer counts.
+            for reader in list(journal.readers):
+                reader.close()
+            journal.entries.clear()
 
     def _set_timer(self, journal: Journal, delay: float, action: Callable[[Journal], None]) -> None:
         self._cancel_timer(journal)
