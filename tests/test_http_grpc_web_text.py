@@ -4,8 +4,11 @@ the same stream as the binary form, and its refusals as gRPC-web statuses."""
 from __future__ import annotations
 
 import base64
+import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pyqwest
 import pytest
@@ -16,7 +19,7 @@ from pi_proto.grpc.server import ModelServer
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.web import HttpServer
 
-from .helpers import readme_context
+from .helpers import HANG_SECONDS, readme_context, serve_process
 
 STREAM = "/pi.ai.v1.ModelService/Stream"
 TEXT = {"content-type": "application/grpc-web-text", "x-grpc-web": "1"}
@@ -71,3 +74,47 @@ async def test_the_text_form_refuses_what_is_not_base64_or_too_big(url: str) -> 
     assert (garbage.headers["grpc-status"], too_big.headers["grpc-status"]) == ("3", "8")
     assert garbage.headers["grpc-message"].startswith("the grpc-web-text body is not base64")
     assert too_big.headers["grpc-message"] == "the request has more than this server%27s limit of 4096 bytes"
+
+
+def answer_to_an_unfinished_body(address: str, token: str | None) -> bytes:
+    """The head of what `pi-proto serve` answers a text-form Stream whose body never finishes: 10
+    of the 1,000 bytes it announces are sent, and the connection stays open."""
+    host, _, port = address.rpartition(":")
+    head = [
+        f"POST {STREAM} HTTP/1.1",
+        f"host: {address}",
+        "content-type: application/grpc-web-text",
+        "x-grpc-web: 1",
+        "content-length: 1000",
+        *([f"authorization: Bearer {token}"] if token else []),
+    ]
+    with socket.create_connection((host, int(port)), timeout=HANG_SECONDS) as connection:
+        connection.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + b"A" * 10)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            piece = connection.recv(65536)
+            assert piece, f"the server closed the connection without an answer: {answer!r}"
+            answer += piece
+    return answer.lower()
+
+
+@contextmanager
+def served(tmp_path: Path, *flags: str) -> Iterator[str]:
+    """`pi-proto serve` as users run it, with a token: yields its HTTP address."""
+    token = tmp_path / "token"
+    token.write_text("s3cret\n", encoding="utf-8")
+    with serve_process("--http-port", "0", "--token-file", str(token), *flags) as (process, _):
+        assert process.stdout is not None
+        yield process.stdout.readline().removeprefix("http on ").strip()
+
+
+def test_a_text_form_call_without_the_token_is_refused_before_its_body_is_read(tmp_path: Path) -> None:
+    with served(tmp_path) as address:
+        answer = answer_to_an_unfinished_body(address, None)
+    assert b"grpc-status: 16" in answer, answer
+
+
+def test_a_text_form_body_that_never_finishes_ends_at_the_stream_timeout(tmp_path: Path) -> None:
+    with served(tmp_path, "--stream-timeout", "2") as address:
+        answer = answer_to_an_unfinished_body(address, "s3cret")
+    assert b"grpc-status: 4" in answer, answer

@@ -8,12 +8,15 @@ grpc-web clients read it (four characters at a time), under `application/grpc-we
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import quote
 
+from ..grpc.gate import Gate
+from ..grpc.requests import ServerLimits
 from .sse import App, Receive, Scope, Send, TooLargeBody, read_body
 
 TEXT_TYPES = (b"application/grpc-web-text", b"application/grpc-web-text+proto")
@@ -22,23 +25,36 @@ TEXT_TYPE = b"application/grpc-web-text+proto"
 
 
 class GrpcWebText:
-    """ASGI middleware: `app` also answers gRPC-web's text form. A body above `read_max_bytes`
-    once decoded is refused before it is decoded, and one that is not base64 too, each with
-    gRPC-web's status headers (RESOURCE_EXHAUSTED, INVALID_ARGUMENT)."""
+    """ASGI middleware: `app` also answers gRPC-web's text form, whose body it must read whole to
+    decode. So the gate's token is checked first, before any of it is read (UNAUTHENTICATED), and
+    the body is read within the request size limit, at once when it says its length
+    (RESOURCE_EXHAUSTED), and within the stream timeout (DEADLINE_EXCEEDED); one that is not
+    base64 is INVALID_ARGUMENT. Each answer has gRPC-web's status headers."""
 
-    def __init__(self, app: App, read_max_bytes: int) -> None:
+    def __init__(self, app: App, limits: ServerLimits, gate: Gate) -> None:
         self.app = app
-        self.read_max_bytes = read_max_bytes
+        self.limits = limits
+        self.gate = gate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = scope.get("headers", ()) if scope["type"] == "http" else ()
         if not any(key == b"content-type" and value.split(b";")[0].strip() in TEXT_TYPES for key, value in headers):
             await self.app(scope, receive, send)
             return
+        refusal = self.gate.refuse_credentials([(key.decode("latin-1"), value) for key, value in headers])
+        if refusal is not None:
+            await _status(send, 16, refusal)
+            return
+        limits = self.limits
         try:
-            encoded = await read_body(scope, receive, self.read_max_bytes * 4 // 3 + 4)
+            async with asyncio.timeout(limits.stream_timeout):
+                encoded = await read_body(scope, receive, limits.max_request_bytes * 4 // 3 + 4)
         except TooLargeBody:
-            await _status(send, 8, f"the request has more than this server's limit of {self.read_max_bytes} bytes")
+            await _status(send, 8, f"the request has more than this server's limit of {limits.max_request_bytes} bytes")
+            return
+        except TimeoutError:
+            message = f"the request took longer to arrive than the server's limit of {limits.stream_timeout:g} s"
+            await _status(send, 4, message)
             return
         if encoded is None:
             return  # the client went away

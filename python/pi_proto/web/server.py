@@ -52,7 +52,7 @@ class HttpApp:
             interceptors=[GateInterceptor(server.gate)],
             defer_json=True,
         )
-        self._connect = GrpcWebText(connect, server.limits.max_request_bytes)
+        self._connect = GrpcWebText(connect, server.limits, server.gate)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._route(scope, receive, send)
