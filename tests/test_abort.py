@@ -3,8 +3,9 @@ against `pi-proto serve` as users run it (kept streams on, an HTTP port, a model
 
 The provider here answers a few events and then keeps its connection open; a test passes when the
 provider sees the server close that connection. Each server waits 600 s (`--resume-unattended`)
-for a client that may resume: a call kept by mistake would hold the provider past the test's own
-limit, so every case that must stop fails if it does not.
+for a client that may resume, and as long for a silent provider (`timeoutMs`): a call kept by
+mistake would hold the provider past the test's own limit, so every case that must stop fails if
+it does not.
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ def served(folder: Path, base_url: str, *flags: str) -> Iterator[tuple[str, str]
     """`pi-proto serve` of one provider's model at `base_url`, with an HTTP port and a token;
     yields the gRPC target and the HTTP base URL."""
     catalog = folder / "models.json"
-    provider = {"baseUrl": base_url, "api": API, "apiKey": "upstream-key", "models": [{"id": MODEL}]}
+    # The provider may be silent for 600 s (timeoutMs) before the server gives up on it itself.
+    model = {"id": MODEL, "timeoutMs": 600_000}
+    provider = {"baseUrl": base_url, "api": API, "apiKey": "upstream-key", "models": [model]}
     catalog.write_text(json.dumps({"providers": {PROVIDER: provider}}), encoding="utf-8")
     token = folder / "token"
     token.write_text(TOKEN + "\n", encoding="utf-8")
