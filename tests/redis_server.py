@@ -17,8 +17,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """A redis-server persisting nothing, until the block ends; yields its URL."""
+def redis_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A redis-server persisting nothing, until the block ends; yields the process (to kill or
+    pause it, SIGKILL ends it even while paused) and its URL."""
     port = free_port()
     command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -29,7 +30,14 @@ def redis_server() -> Iterator[str]:
                 break
         else:
             raise RuntimeError("redis-server ended before it was ready")
-        yield f"redis://127.0.0.1:{port}/0"
+        yield process, f"redis://127.0.0.1:{port}/0"
     finally:
         process.kill()
         process.communicate()
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A redis-server persisting nothing, until the block ends; yields its URL."""
+    with redis_process() as (_, url):
+        yield url

@@ -22,7 +22,7 @@ from rich.console import Console
 from .._gen.types.pi.ai.v1 import AgentContext
 from ..grpc.client import DEFAULT_TIMEOUT_SECONDS, CallError, ModelCallStream, ModelClient
 from ..grpc.gate import Gate
-from ..grpc.requests import MAX_REQUEST_BYTES, ServerLimits
+from ..grpc.requests import MAX_REQUEST_BYTES, Refused, ServerLimits
 from ..grpc.server import ModelServer, Tls
 from ..ir.events import FAILED
 from ..ir.messages import agent_message, user_message
@@ -32,7 +32,7 @@ from ..models.scripted import ScriptedModel
 from ..resume import MemoryStore
 from ..resume.memory import MAX_BYTES as RESUME_BYTES
 from ..resume.memory import RETENTION_SECONDS, UNATTENDED_SECONDS
-from ..resume.redis import RedisStore
+from ..resume.redis import RedisStore, redacted
 from ..stream.event_stream import ServedModel
 from ..transcripts.convert import convert
 from ..wire.codec import to_json
@@ -146,11 +146,13 @@ def kept_streams(args: argparse.Namespace) -> MemoryStore | None:
     if args.redis is None:
         return MemoryStore(**bounds)
     try:
-        return RedisStore(args.redis, **bounds)
+        # A reader of another replica's stream waits for an event no longer than a stream may run;
+        # a call Redis cannot serve is refused with its status (UNAVAILABLE, DATA_LOSS).
+        return RedisStore(args.redis, **bounds, max_wait=args.stream_timeout, refuse=Refused)
     except ModuleNotFoundError as error:
         raise ValueError(f"--redis needs the {error.name} package: pip install 'pi-proto[redis]'") from None
     except ValueError as error:  # a URL redis cannot read
-        raise ValueError(f"--redis {args.redis}: {error}") from None
+        raise ValueError(f"--redis {redacted(args.redis)}: {error}") from None
 
 
 # Objects allocated, net, between two collections of the youngest generation (Python's default: 700).
