@@ -83,7 +83,7 @@ async def test_a_head_that_does_not_finish_in_time_is_answered_408(servers: tupl
     def dribble() -> bytes:
         """A byte every 50 ms, each well within the timeout, the whole head never."""
         sock = _connect(web.port)
-        sock.sendall(b"POST /v1/stream HTTP/1.1\r\nhost: x\r\n")
+        sock.sendall(b"POST /v1/stream HTTP/1.1\r\nhost: 127.0.0.1\r\n")
         with sock:
             for _ in range(200):
                 sock.sendall(b"x")
@@ -103,7 +103,7 @@ async def test_the_next_request_on_a_kept_alive_connection_has_the_same_time(
 
     def two() -> tuple[bytes, bytes]:
         sock = _connect(web.port)
-        sock.sendall(f"GET {LIST_MODELS} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
+        sock.sendall(f"GET {LIST_MODELS} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".encode())
         first = b""
         while not first.endswith(b"\r\n0\r\n\r\n"):  # the whole first answer, to its last chunk
             first += sock.recv(65536)
@@ -119,7 +119,7 @@ async def test_a_head_above_the_size_limit_is_refused_before_it_ends(servers: tu
 
     def send_big() -> tuple[bytes, int]:
         sock = _connect(web.port)
-        sock.sendall(b"POST /v1/stream HTTP/1.1\r\nhost: x\r\nx-big: ")
+        sock.sendall(b"POST /v1/stream HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ")
         sent = 0
         try:
             for _ in range(1024):  # up to 64 MiB, 64 KiB at a time, never ending the header
@@ -141,7 +141,7 @@ async def test_more_headers_than_the_limit_are_refused(servers: tuple[ModelServe
     def send() -> bytes:
         sock = _connect(web.port)
         headers = "".join(f"x-{number}: 1\r\n" for number in range(11))
-        sock.sendall(f"GET {LIST_MODELS} HTTP/1.1\r\nhost: x\r\n{headers}\r\n".encode())
+        sock.sendall(f"GET {LIST_MODELS} HTTP/1.1\r\nhost: 127.0.0.1\r\n{headers}\r\n".encode())
         return _read_all(sock)
 
     answer = await asyncio.to_thread(send)
@@ -172,7 +172,7 @@ async def test_connections_above_the_limit_get_503_and_the_grpc_port_keeps_answe
 
 def _get(port: int, path: str) -> bytes:
     sock = _connect(port)
-    sock.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+    sock.sendall(f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode())
     with sock:
         return _read_all(sock)
 
@@ -245,7 +245,7 @@ async def test_an_http2_header_list_above_the_limit_ends_the_connection(
                 (":method", "GET"),
                 (":path", LIST_MODELS),
                 (":scheme", "http"),
-                (":authority", "x"),
+                (":authority", "127.0.0.1"),
                 ("x-big", "y" * 65536),
             ],
             huffman=False,

@@ -4,10 +4,13 @@ page itself runs in a browser in tests/test_ui.py)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pi_proto as pp
@@ -111,3 +114,83 @@ def test_view_refuses_a_file_it_cannot_read(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert str(missing) in done.stderr
+
+
+@contextmanager
+def viewing(file: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`pi-proto view FILE` as a user runs it: the process and its port."""
+    command = [sys.executable, "-m", "pi_proto.cli", "view", str(file)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert " at http://127.0.0.1:" in line, line
+        yield process, int(line.rsplit(":", 1)[1].removesuffix("/#view\n"))
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+
+
+def resident_bytes(pid: int) -> int:
+    """The memory a process holds (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
+
+
+def start_reading(port: int) -> tuple[socket.socket, bytes]:
+    """GET /ui/file on a connection that then reads nothing more than the answer's head: the
+    socket and the head."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds little for it
+    sock.settimeout(120)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(b"GET /ui/file HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    return sock, head
+
+
+def test_view_sends_its_file_in_pieces_so_that_readers_do_not_each_hold_all_of_it(tmp_path: Path) -> None:
+    size = 48 * 1024 * 1024
+    big = tmp_path / "big.jsonl"
+    with big.open("wb") as file:
+        file.truncate(size)  # sparse: no disk written, but every byte read from it is memory
+    readers: list[socket.socket] = []
+    with viewing(big) as (process, port):
+        try:
+            assert get(f"http://127.0.0.1:{port}/")[0] == 200
+            before = resident_bytes(process.pid)
+            for _ in range(6):
+                sock, head = start_reading(port)
+                readers.append(sock)
+                assert head.startswith(b"HTTP/1.1 200 ")
+                assert f"content-length: {size}\r\n".encode() in head.lower()
+            grown = resident_bytes(process.pid) - before
+            # One reader, read to its end, gets the whole file all the same.
+            received = 0
+            while received < size and (chunk := readers[0].recv(1024 * 1024)):
+                assert chunk.count(0) == len(chunk)
+                received += len(chunk)
+        finally:
+            for sock in readers:
+                sock.close()
+    assert received == size
+    # Six readers of the whole file, each answered as one piece, held six times 48 MiB.
+    assert grown < size, f"the server grew by {grown:,} bytes for 6 readers of a {size:,}-byte file"
+
+
+def test_view_answers_head_with_the_files_length_and_a_file_gone_with_404(tmp_path: Path) -> None:
+    file = tmp_path / "session.jsonl"
+    file.write_bytes(SESSION.read_bytes())
+    with viewing(file) as (_, port):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/ui/file", method="HEAD")
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            length, body = answer.headers["content-length"], answer.read()
+        file.unlink()
+        gone = get(f"http://127.0.0.1:{port}/ui/file")
+    assert (length, body) == (str(len(SESSION.read_bytes())), b"")
+    assert gone[0] == 404
+    assert gone[2] == b"cannot open the file to view: No such file or directory"

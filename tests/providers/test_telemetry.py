@@ -104,9 +104,7 @@ async def test_a_failed_call_ends_its_span_with_an_error(
     assert events[-1].error is not None
     span = only_span(spans=recorded[0])
     assert span.status.status_code == trace.StatusCode.ERROR
-    assert span.status.description is not None
-    assert span.status.description.startswith("the provider answered 401")
-    assert SECRET not in span.status.description
+    assert span.status.description == "provider_error"  # its kind, never the provider's text
     assert (span.attributes or {})["error.type"] == "provider_error"
 
 

@@ -89,6 +89,13 @@ async def serve(args: argparse.Namespace) -> int:
     http: AsgiServer | None = None
     if args.http_port is not None:
         web = web_module()
+        from ..web.server import allowed_host  # the http extra, as web_module() checked
+
+        try:
+            for name in args.allowed_host:
+                allowed_host(name)
+        except ValueError as error:
+            raise ValueError(f"--allowed-host: {error}") from None
         try:
             http = web.HttpServer(
                 server,
@@ -99,6 +106,7 @@ async def serve(args: argparse.Namespace) -> int:
                 cors_origins=args.cors_origin,
                 ui=not args.no_ui,
                 limits=web.HttpLimits(max_connections=args.max_connections, header_timeout=args.header_timeout),
+                allowed_hosts=args.allowed_host,
             )
         except ValueError as error:  # an origin that is not one
             raise ValueError(f"--cors-origin: {error}") from None
@@ -453,6 +461,16 @@ def parser() -> argparse.ArgumentParser:
         "repeat for more (default: none, same origin only)",
     )
     serve_cmd.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer HTTP requests for this host name or address (the Host header), as a proxy or a DNS "
+        "name in front of the server sends it; repeat for more (default: loopback names for a loopback "
+        "--host, any IP address for 0.0.0.0 or ::, else --host itself; any other Host is refused with 421, "
+        "against DNS rebinding)",
+    )
+    serve_cmd.add_argument(
         "--max-connections",
         type=whole(1),
         metavar="N",
@@ -535,7 +553,7 @@ def parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument(
         "--resume-bytes",
-        type=whole(0),
+        type=whole(1),
         default=RESUME_BYTES,
         help="bytes the kept streams hold together; over it, ended streams are dropped first, then the events "
         "every reader has passed (default: %(default)s)",
@@ -613,6 +631,8 @@ def check_serve(args: argparse.Namespace) -> None:
         raise ValueError("--no-ui needs --http-port: the page is served there")
     if args.cors_origin and args.http_port is None:
         raise ValueError("--cors-origin needs --http-port: browsers call the HTTP protocols")
+    if args.allowed_host and args.http_port is None:
+        raise ValueError("--allowed-host needs --http-port: it names the hosts the HTTP port answers to")
     kept = (args.resume_bytes, args.resume_retention, args.resume_unattended)
     if args.no_resume and (kept != (RESUME_BYTES, RETENTION_SECONDS, UNATTENDED_SECONDS) or args.redis):
         raise ValueError(

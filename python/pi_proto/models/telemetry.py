@@ -9,6 +9,9 @@ parent is the context the client's request carried (`extracted`). Metrics:
 gen_ai.client.operation.duration, gen_ai.client.operation.time_to_first_chunk and
 gen_ai.client.token.usage.
 
+No text of the call is recorded: not the prompt or the answer, and not the provider's error
+message, which may quote the prompt; a failed call's status says only its kind (`error.type`).
+
 Nothing is recorded unless a tracer or meter provider is set: `pi-proto serve` sets them from the
 standard OTEL_* environment (`configure`), tests set `providers` to in-memory ones.
 """
@@ -122,7 +125,9 @@ class CallTrace:
         if failed:
             error_type = "aborted" if message.stop_reason == StopReason.ABORTED else "provider_error"
             response["error.type"] = measured["error.type"] = error_type
-            span.set_status(Status(StatusCode.ERROR, message.error_message or error_type))
+            # The kind only: a provider's error text may quote the prompt, and spans leave the
+            # server for whatever collector OTEL_* names.
+            span.set_status(Status(StatusCode.ERROR, error_type))
         span.set_attributes(response)
         span.end()
         duration.record(self.monotonic() - self.started, measured)

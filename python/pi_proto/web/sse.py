@@ -630,13 +630,24 @@ def identified(write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable
     return with_id
 
 
+MAX_SEQ = 2**64 - 1  # the largest event number: ResumeRequest.after_seq is a uint64
+
+
 def resume_request(last_event_id: str) -> ResumeRequest:
     """The ResumeRequest of a Last-Event-ID header (`<stream id>:<seq>`); raises Refused
-    (INVALID_ARGUMENT) for one that is not."""
+    (INVALID_ARGUMENT) for one that is not, or whose number is not below 2^64."""
     stream_id, _, seq = last_event_id.strip().rpartition(":")
-    if not stream_id or not seq.isascii() or not seq.isdigit() or len(seq) > 20:
+    shown = repr(last_event_id[:80]) + (" (cut short)" if len(last_event_id) > 80 else "")
+    if not stream_id or not seq.isascii() or not seq.isdigit():
         raise Refused(
             "INVALID_ARGUMENT",
-            f"Last-Event-ID {last_event_id!r} is not an id this server sent (<stream id>:<event number>)",
+            f"Last-Event-ID {shown} is not an id this server sent: <stream id>:<event number>, the number in digits",
         )
-    return ResumeRequest(stream_id=stream_id, after_seq=int(seq))
+    # Leading zeros off before int(): Python refuses to read more than 4,300 digits at once.
+    significant = seq.lstrip("0")
+    if len(significant) > len(str(MAX_SEQ)) or int(significant or "0") > MAX_SEQ:
+        raise Refused(
+            "INVALID_ARGUMENT",
+            f"the event number of Last-Event-ID {shown} is out of range: event numbers are below 2^64",
+        )
+    return ResumeRequest(stream_id=stream_id, after_seq=int(significant or "0"))
