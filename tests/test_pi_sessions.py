@@ -153,3 +153,31 @@ def test_a_bad_parent_is_refused_at_its_key() -> None:
     with pytest.raises(pp.PiJsonError) as raised:
         pp.entry_from_pi({"type": "label", "id": "a", "parentId": 7, "timestamp": "t"})
     assert raised.value.path == "entry.parentId"
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=[path.name for path in SESSIONS])
+def test_a_whole_file_reads_one_entry_a_line_and_writes_back_the_same_text(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    warnings: list[pp.SessionWarning] = []
+    entries = pp.session_from_pi(text, warnings)
+    assert (len(entries), warnings) == (text.count("\n"), [])
+    assert pp.session_to_pi(pp.decode(pp.TranscriptEntry, pp.encode(entry)) for entry in entries) == text
+
+
+def test_a_line_pi_wrote_with_two_entries_run_together_is_kept_and_named() -> None:
+    """The session files pi committed to its own repository (fixtures/pi-sessions/README.md): pi's
+    loader skips the line, with both entries on it; the reader keeps it as it is, and says so."""
+    for name, bad in (("entries-run-together-message.jsonl", 4), ("entries-run-together-compaction.jsonl", 5)):
+        text = (FIXTURES.parent / "pi-sessions" / name).read_text(encoding="utf-8")
+        warnings: list[pp.SessionWarning] = []
+        entries = pp.session_from_pi(text, warnings)
+        assert [warning.line for warning in warnings] == [bad], name
+        assert warnings[0].message.startswith("not one JSON entry (not JSON: Extra data"), name
+        assert entries[bad - 1].unparsed_line == text.splitlines()[bad - 1], name
+        back = [pp.decode_json(pp.TranscriptEntry, pp.to_json(entry)) for entry in entries]  # through ProtoJSON
+        assert pp.session_to_pi(back) == text, name
+    with pytest.raises(pp.SessionLineError) as raised:  # JSON of no entry is refused, naming its line
+        pp.session_from_pi('{"type":"session","id":"s"}\n\n{"type":"label","parentId":7}\n')
+    assert (raised.value.line, raised.value.path, str(raised.value)[:8]) == (3, "entry.parentId", "line 3: ")
+    with pytest.raises(pp.PiJsonError, match="unparsed_line: a line that is not one JSON entry has no object"):
+        pp.entry_to_pi(pp.TranscriptEntry(unparsed_line="}{"))

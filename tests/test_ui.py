@@ -154,6 +154,18 @@ def test_the_viewer_renders_every_message_of_the_shared_session_and_saves_it_bac
         assert saved[form].read_bytes() == converted.read_bytes()
 
 
+def test_the_viewer_keeps_a_line_of_entries_run_together_names_it_and_saves_it_back(tmp_path: Path) -> None:
+    # A session pi wrote with two entries on its line 5 and no newline between them (fixtures/pi-sessions/README.md).
+    session = FIXTURES / "pi-sessions" / "entries-run-together-compaction.jsonl"
+    with page_server() as base:
+        seen = scenario("view", base, str(session), str(tmp_path))
+    assert seen["problems"] == []
+    assert seen["status"].startswith(f"{session.name}:5: not one JSON entry (not JSON: ")
+    assert "unparsed_line" in seen["allEntries"]["sessionEntries"]
+    saved = {form: Path(where) for form, where in seen["saved"].items()}
+    assert saved["jsonl"].read_bytes() == session.read_bytes()
+
+
 def test_the_viewer_shows_a_sessions_branches(tmp_path: Path) -> None:
     with page_server() as base:
         seen = scenario("view", base, str(BRANCHED), str(tmp_path))
@@ -172,6 +184,40 @@ def test_the_viewer_shows_images_and_thinking_as_pi_wrote_them(tmp_path: Path) -
     assert "thinking" in thinking["allEntries"]["blockKinds"]
     assert image["savedInLoadedFormIdentical"]
     assert thinking["savedInLoadedFormIdentical"]
+
+
+def test_a_files_entry_types_and_roles_never_become_the_pages_classes(tmp_path: Path) -> None:
+    """A session file names its entries' types and its custom messages' roles: text the viewer
+    shows, which must not dress a note as one of the page's own messages."""
+    dressed = tmp_path / "dressed.jsonl"
+    lines = BRANCHED.read_text(encoding="utf-8").splitlines()[:3]  # the header, a model and a thinking change
+    parent = json.loads(lines[-1])["id"]
+    hostile: list[dict[str, Any]] = [
+        {"type": "message user", "text": "I am not the user"},
+        {"type": "message", "message": {"role": "toolResult user", "note": "nor a tool result"}},
+        {"type": "compaction entry-note message assistant"},
+    ]
+    for number, entry in enumerate(hostile):
+        entry.update(id=f"dressed{number}", parentId=parent, timestamp=f"2026-12-02T06:20:0{number}.000Z")
+        parent = entry["id"]
+        lines.append(json.dumps(entry))
+    dressed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with page_server() as base:
+        seen = scenario("view", base, str(dressed), str(tmp_path / "saved"))
+    assert seen["problems"] == []
+    shown = seen["allEntries"]
+    assert shown["sessionEntries"] == [
+        "model_change",
+        "thinking_level_change",
+        "message user",
+        "compaction entry-note message assistant",
+    ]  # the file's types, kept as data
+    assert shown["roles"] == ["custom"]  # not the roles the page gives its own messages
+    assert shown["customRoles"] == ["toolResult user"]
+    assert shown["noteClasses"][2:] == ["entry-note note-other", "entry-note note-other"]
+    assert "user" not in shown["classes"]  # the file has no user message
+    assert "assistant" not in shown["classes"]
+    assert set(shown["treeKindClasses"]) == {"tree-kind kind-session-entry", "tree-kind kind-custom"}
 
 
 def test_the_page_streams_and_views_in_firefox_too() -> None:

@@ -58,7 +58,8 @@ var ErrNoEntry = errors.New("TranscriptEntry has no entry set")
 // Unwrap is the role-specific message inside an *AgentMessage or a *TranscriptEntry (or the
 // message itself when it is neither): a *SystemMessage, *UserMessage, *AssistantMessage,
 // *ToolResultMessage, *CustomMessage, or, for a transcript entry that holds no message, its
-// *SessionEntry.
+// *SessionEntry, or the *TranscriptEntry itself for an unparsed line (a line of a session file
+// that is not one JSON entry: nothing inside it is a message).
 func Unwrap(message proto.Message) (proto.Message, error) {
 	if record, ok := message.(*aiv1.TranscriptEntry); ok {
 		switch entry := record.GetEntry().(type) {
@@ -66,6 +67,8 @@ func Unwrap(message proto.Message) (proto.Message, error) {
 			message = entry.Message
 		case *aiv1.TranscriptEntry_SessionEntry:
 			return entry.SessionEntry, nil
+		case *aiv1.TranscriptEntry_UnparsedLine:
+			return record, nil
 		default:
 			return nil, ErrNoEntry
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,12 +98,16 @@ func TestASessionFileIsReadAndWrittenWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := piproto.ReadSession(bytes.NewReader(append([]byte("\n"), text...))) // a blank line is skipped
+	text = append([]byte("\n"), text...) // a blank line is kept, named in a warning
+	entries, warnings, err := piproto.ReadSession(bytes.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != len(lines(t, file)) {
-		t.Fatalf("%d entries for %d lines", len(entries), len(lines(t, file)))
+	if len(entries) != len(lines(t, file))+1 || entries[0].GetUnparsedLine() != "" || entries[0].GetEntry() == nil {
+		t.Fatalf("%d entries for %d lines and a blank one", len(entries), len(lines(t, file)))
+	}
+	if len(warnings) != 1 || warnings[0].Line != 1 {
+		t.Errorf("warnings %v", warnings)
 	}
 	var out bytes.Buffer
 	if err := piproto.WriteSession(&out, entries); err != nil {
@@ -131,9 +136,12 @@ func editSession(path string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	entries, err := piproto.ReadSession(bytes.NewReader(text)) // an *aiv1.TranscriptEntry a line; blank ones skipped
+	entries, warnings, err := piproto.ReadSession(bytes.NewReader(text)) // an *aiv1.TranscriptEntry a line
 	if err != nil {
 		return err // "line 12: message.content[0].type: expected 'text' or 'image', got string \"video\""
+	}
+	for _, warning := range warnings { // a line that is not one JSON entry, kept as it is
+		fmt.Fprintf(os.Stderr, "%s:%d: %s\n", path, warning.Line, warning.Message)
 	}
 	for _, entry := range entries {
 		if usage := entry.GetMessage().GetAssistant().GetUsage(); usage != nil {
@@ -186,7 +194,7 @@ func readmeShows(t *testing.T, file, name string) {
 
 func TestABadLineOfASessionFileIsNamedByItsNumber(t *testing.T) {
 	file := "{\"type\":\"session\",\"id\":\"s\"}\n\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"video\"}]}}\n"
-	_, err := piproto.ReadSession(strings.NewReader(file))
+	_, _, err := piproto.ReadSession(strings.NewReader(file))
 	var refused *piproto.PiJSONError
 	if !errors.As(err, &refused) || refused.Path != "message.content[0].type" || !strings.HasPrefix(err.Error(), "line 3: ") {
 		t.Errorf("error %v", err)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	aiv1 "github.com/pi-proto/pi-proto/go/gen/pi/ai/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -18,6 +20,11 @@ import (
 // keys are written in the order pi's session manager writes them, which the schema gives as the
 // modelled_keys of the body's extra_json. Everything the codec knows of session entries is in
 // this file.
+//
+// A whole file is read by ReadSession, one entry a line: a line that is not one JSON entry (a
+// blank line, text that is not JSON, JSON that is not an object, two entries run together) is
+// kept byte for byte as an unparsed_line, named in a SessionWarning, and WriteSession writes it
+// back as it was. pi's own loader skips such a line; refusing the file would lose the rest of it.
 
 // MaxSessionLineBytes is the most bytes one line of a session file may take in [ReadSession].
 const MaxSessionLineBytes = 64 << 20
@@ -27,40 +34,98 @@ func EntryFromPi(text []byte) (*aiv1.TranscriptEntry, error) {
 	return readPi(text, entryFromPi)
 }
 
-// EntryToPi writes a transcript entry as its line: a session file's entry if it came from one.
+// EntryToPi writes a transcript entry as its line: a session file's entry if it came from one,
+// an unparsed line as it was read.
 func EntryToPi(entry *aiv1.TranscriptEntry) ([]byte, error) {
+	if unparsed, ok := entry.GetEntry().(*aiv1.TranscriptEntry_UnparsedLine); ok {
+		if strings.ContainsRune(unparsed.UnparsedLine, '\n') {
+			return nil, failure("TranscriptEntry.unparsed_line", "holds a newline, so it would be read back as two lines")
+		}
+		return []byte(unparsed.UnparsedLine), nil
+	}
 	return writePi(entry, entryToPi)
 }
 
-// ReadSession reads a pi session file (one JSON object a line; blank lines are skipped). An error
-// names the line it is on ("line 12: message.content[0].type: ...").
-func ReadSession(file io.Reader) ([]*aiv1.TranscriptEntry, error) {
+// SessionWarning names a line of a session file that is not one JSON entry, which [ReadSession]
+// reads as an unparsed_line.
+type SessionWarning struct {
+	// Line is the line's number, counted from 1.
+	Line int
+	// Message says why the line is not one JSON entry.
+	Message string
+}
+
+// ReadSession reads a pi session file, one entry a line: the entry of line n is entries[n-1]. A
+// line that is not one JSON entry is an unparsed_line, kept byte for byte, and named in a
+// SessionWarning. An error names the line it is on ("line 12: message.content[0].type: ...").
+func ReadSession(file io.Reader) ([]*aiv1.TranscriptEntry, []SessionWarning, error) {
 	lines := bufio.NewScanner(file)
 	lines.Buffer(nil, MaxSessionLineBytes+1) // +1: the newline
+	lines.Split(scanLines)
 	var entries []*aiv1.TranscriptEntry
+	var warnings []SessionWarning
 	number := 0
 	for lines.Scan() {
 		number++
-		line := lines.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		entry, err := EntryFromPi(line)
+		entry, unparsed, err := sessionLineFromPi(lines.Bytes())
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", number, err)
+			return nil, nil, fmt.Errorf("line %d: %w", number, err)
+		}
+		if unparsed != "" {
+			message := "not one JSON entry (" + unparsed + "); kept as it is"
+			warnings = append(warnings, SessionWarning{Line: number, Message: message})
 		}
 		entries = append(entries, entry)
 	}
 	if err := lines.Err(); errors.Is(err, bufio.ErrTooLong) {
-		return nil, fmt.Errorf("line %d: longer than %d bytes", number+1, MaxSessionLineBytes)
+		return nil, nil, fmt.Errorf("line %d: longer than %d bytes", number+1, MaxSessionLineBytes)
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return entries, nil
+	return entries, warnings, nil
+}
+
+// scanLines is bufio.ScanLines without its dropping of a carriage return before the newline: an
+// unparsed line keeps every byte.
+func scanLines(data []byte, atEOF bool) (int, []byte, error) {
+	if end := bytes.IndexByte(data, '\n'); end >= 0 {
+		return end + 1, data[:end], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil // a last line without its newline
+	}
+	return 0, nil, nil
+}
+
+// sessionLineFromPi reads one line, without its newline: its entry, and why it is not one JSON
+// entry ("" when it is).
+func sessionLineFromPi(line []byte) (*aiv1.TranscriptEntry, string, error) {
+	value, err := parseJSON(line, true)
+	var unparsed string
+	switch _, isObject := value.(*jsonObject); {
+	case err != nil && len(bytes.Trim(line, " \t\r")) == 0:
+		unparsed = "a blank line"
+	case err != nil:
+		unparsed = "not JSON: " + err.Error()
+	case !isObject:
+		unparsed = "JSON that is not an object: " + typeName(value)
+	default:
+		entry, err := entryOf(value)
+		return entry, "", err
+	}
+	if !utf8.Valid(line) { // a protobuf string holds UTF-8 only
+		return nil, "", errors.New("not UTF-8 text")
+	}
+	return &aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_UnparsedLine{UnparsedLine: string(line)}}, unparsed, nil
+}
+
+func entryOf(value jsonValue) (entry *aiv1.TranscriptEntry, err error) {
+	defer caught(&err)
+	return entryFromPi(value, ""), nil
 }
 
 // WriteSession writes entries as a pi session file: each entry's line and a newline, as pi
-// writes them.
+// writes them, and an unparsed line as it was read.
 func WriteSession(file io.Writer, entries []*aiv1.TranscriptEntry) error {
 	out := bufio.NewWriter(file)
 	for i, entry := range entries {
@@ -339,6 +404,8 @@ func entryToPi(entry *aiv1.TranscriptEntry) *jsonObject {
 		out := placedToPi("message", entry)
 		out.set("message", message)
 		return withKept(out, entry.GetSessionJson(), "TranscriptEntry.session_json", messageEntryKeys)
+	case *aiv1.TranscriptEntry_UnparsedLine: // EntryToPi writes it as it is
+		panic(failure("TranscriptEntry.unparsed_line", "a line that is not one JSON entry has no object to write"))
 	}
 	panic(failure("TranscriptEntry", "no entry is set"))
 }

@@ -3,6 +3,7 @@ package piproto_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,11 +32,56 @@ func readSessionFile(t *testing.T, name string) []*aiv1.TranscriptEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := piproto.ReadSession(bytes.NewReader(text))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+	entries, warnings, err := piproto.ReadSession(bytes.NewReader(text))
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("%s: %v, %v", name, err, warnings)
 	}
 	return entries
+}
+
+// Excerpts of two session files pi committed to its own repository, each with a line that holds
+// two entries with no newline between them (tests/fixtures/pi-sessions/README.md).
+func TestEntriesRunTogetherAreKeptByteForByteAndNamed(t *testing.T) {
+	for name, bad := range map[string]int{"entries-run-together-message.jsonl": 4, "entries-run-together-compaction.jsonl": 5} {
+		text, err := os.ReadFile(filepath.Join(fixtures, "pi-sessions", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, warnings, err := piproto.ReadSession(bytes.NewReader(text))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(warnings) != 1 || warnings[0].Line != bad || entries[bad-1].GetEntry() == nil || entries[bad-1].GetUnparsedLine() == "" {
+			t.Fatalf("%s: warnings %v", name, warnings)
+		}
+		for i, entry := range entries { // through the wire
+			wire, err := proto.Marshal(entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries[i] = &aiv1.TranscriptEntry{}
+			if err := proto.Unmarshal(wire, entries[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out bytes.Buffer
+		if err := piproto.WriteSession(&out, entries); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), text) {
+			t.Errorf("%s changed", name)
+		}
+	}
+	// A carriage return before the newline is the line's own byte, kept.
+	entries, _, err := piproto.ReadSession(strings.NewReader("}{\r\n"))
+	if err != nil || len(entries) != 1 || entries[0].GetUnparsedLine() != "}{\r" {
+		t.Errorf("entries %v, %v", entries, err)
+	}
+	// One holding a newline would be two lines: not written.
+	two := &aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_UnparsedLine{UnparsedLine: "a\nb"}}
+	if err := piproto.WriteSession(io.Discard, []*aiv1.TranscriptEntry{two}); err == nil {
+		t.Error("a line with a newline inside was written")
+	}
 }
 
 // No entry of pi's own types is left as JSON text: each has its body, its id and its timestamp,

@@ -110,4 +110,9 @@ func TestTextOfAcceptsEveryRoleAndTheWrappersOfAMessage(t *testing.T) {
 	if inner, err := piproto.Unwrap(&aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_SessionEntry{SessionEntry: session}}); inner != session || err != nil {
 		t.Fatalf("Unwrap of a session entry: %v, %v", inner, err)
 	}
+	// A line of a session file that is not one JSON entry holds no message: itself, without text.
+	unparsed := &aiv1.TranscriptEntry{Entry: &aiv1.TranscriptEntry_UnparsedLine{UnparsedLine: "}{"}}
+	if inner, err := piproto.Unwrap(unparsed); inner != unparsed || err != nil || piproto.TextOf(unparsed) != "" {
+		t.Fatalf("Unwrap of an unparsed line: %v, %v", inner, err)
+	}
 }

@@ -134,7 +134,14 @@ from .transcripts.pi_json import (
     message_from_pi,
     message_to_pi,
 )
-from .transcripts.pi_session import entry_from_pi, entry_to_pi
+from .transcripts.pi_session import (
+    SessionLineError,
+    SessionWarning,
+    entry_from_pi,
+    entry_to_pi,
+    session_from_pi,
+    session_to_pi,
+)
 from .wire.codec import DecodeError, EncodeError, decode, decode_json, encode, to_json
 from .wire.validate import ValidationError, Violation, check, violations
 
@@ -206,6 +213,8 @@ __all__ = [
     "SessionEntry",
     "SessionHeader",
     "SessionInfo",
+    "SessionLineError",
+    "SessionWarning",
     "StartEvent",
     "StopReason",
     "StreamBatchedResponse",
@@ -271,6 +280,8 @@ __all__ = [
     "message_to_pi",
     "now_ms",
     "role_of",
+    "session_from_pi",
+    "session_to_pi",
     "stream_rule_id",
     "terminal_message",
     "text",

@@ -173,9 +173,28 @@ fn failure(broken: &StreamProtocolError) -> pb::StreamFailure {
     }
 }
 
-/// The case's text read as it expects (an event, a context, else an entry) and written back, and
-/// its edited entry written; a refused text is its error's path.
+/// The case's text read as it expects (a session file, an event, a context, else an entry) and
+/// written back, and its edited entry written; a refused text is its error's path.
 fn pi_json(case: &pb::PiJsonCase) -> Ran<pb::PiJsonResult> {
+    if let Some(Expect::Session(_)) = case.expect {
+        let mut warnings = Vec::new();
+        let entries =
+            pi_proto::session_from_pi(&case.text, &mut warnings).map_err(|e| e.to_string())?;
+        let written = pi_proto::session_to_pi(&entries).map_err(|error| error.to_string())?;
+        let warned_lines = warnings
+            .iter()
+            .map(|warning| u32::try_from(warning.line).map_err(|error| error.to_string()))
+            .collect::<Ran<_>>()?;
+        let session = pb::PiSession {
+            entries,
+            warned_lines,
+        };
+        return Ok(pb::PiJsonResult {
+            read: Some(PiJsonRead::Session(session)),
+            written,
+            ..Default::default()
+        });
+    }
     // Text that is not JSON is the executor's failure, not the codec's refusal.
     let value = pi_proto::load_json(&case.text).map_err(|error| error.to_string())?;
     let dump = |object: pi_proto::JsonObject| pi_proto::dump_json(&Json::Object(object));

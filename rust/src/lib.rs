@@ -73,9 +73,9 @@ pub use numbering::Numbering;
 pub use partial_json::complete_arguments;
 pub use partial_json::complete_json;
 pub use pi_json::{
-    PiJsonError, SessionLineError, assistant_from_pi, assistant_to_pi, context_from_pi,
-    context_to_pi, entry_from_pi, entry_to_pi, event_from_pi, event_to_pi, message_from_pi,
-    message_to_pi, session_from_pi, session_to_pi,
+    PiJsonError, SessionLineError, SessionWarning, assistant_from_pi, assistant_to_pi,
+    context_from_pi, context_to_pi, entry_from_pi, entry_to_pi, event_from_pi, event_to_pi,
+    message_from_pi, message_to_pi, session_from_pi, session_to_pi,
 };
 pub use prost_reflect::ReflectMessage;
 pub use validate::{ValidationError, Violation, check, violations};

@@ -157,7 +157,10 @@ impl TextBlocks for TranscriptEntry {
     fn text_blocks(&self) -> Vec<&str> {
         match &self.entry {
             Some(transcript_entry::Entry::Message(message)) => message.text_blocks(),
-            Some(transcript_entry::Entry::SessionEntry(_)) | None => Vec::new(),
+            Some(
+                transcript_entry::Entry::SessionEntry(_) | transcript_entry::Entry::UnparsedLine(_),
+            )
+            | None => Vec::new(),
         }
     }
 }

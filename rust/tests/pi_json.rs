@@ -87,17 +87,60 @@ fn every_line_of_a_real_session_and_of_older_shapes_comes_back() {
 fn a_session_file_reads_as_its_entries_and_writes_back_whole() {
     for path in pi_1_6_sessions() {
         let text = read(&path);
-        let entries = session_from_pi(&text).expect("a session file");
+        let mut warnings = Vec::new();
+        let entries = session_from_pi(&text, &mut warnings).expect("a session file");
         assert_eq!(entries.len(), text.lines().count());
+        assert_eq!(warnings, []);
         assert_eq!(session_to_pi(&entries).expect("pi-JSON holds them"), text);
     }
     let broken = "{\"type\":\"session\",\"id\":\"a\"}\n\n{\"role\":\"user\",\"content\":[{\"type\":\"video\"}]}\n";
-    let error = session_from_pi(broken).expect_err("line 3 is bad");
+    let error = session_from_pi(broken, &mut Vec::new()).expect_err("line 3 is bad");
     assert_eq!(
         (error.line, error.error.path.as_str()),
         (3, "entry.content[0].type")
     );
-    assert_eq!(session_from_pi("{\"role\":").expect_err("not JSON").line, 1);
+}
+
+#[test]
+fn a_line_that_is_not_one_entry_is_kept_byte_for_byte_and_named() {
+    // Excerpts of two session files pi committed to its own repository, each with a line that
+    // holds two entries with no newline between them (tests/fixtures/pi-sessions/README.md).
+    for (name, bad) in [
+        ("entries-run-together-message.jsonl", 4),
+        ("entries-run-together-compaction.jsonl", 5),
+    ] {
+        let text = read(&fixtures().join("pi-sessions").join(name));
+        let mut warnings = Vec::new();
+        let entries = session_from_pi(&text, &mut warnings).expect("a session file");
+        assert_eq!(
+            warnings.iter().map(|w| w.line).collect::<Vec<_>>(),
+            [bad],
+            "{name}"
+        );
+        assert!(
+            matches!(&entries[bad - 1].entry, Some(Entry::UnparsedLine(line)) if line.contains("}}{\"type\":")),
+            "{name}"
+        );
+        let entries: Vec<_> = entries.iter().map(through_the_wire).collect();
+        assert_eq!(session_to_pi(&entries).expect("written"), text, "{name}");
+    }
+    // A line cut short at the end of the file: kept, and written with the newline pi would add.
+    let mut warnings = Vec::new();
+    let entries = session_from_pi("\n{\"role\":\r\n{\"role\":", &mut warnings).expect("kept");
+    assert_eq!(
+        warnings.iter().map(|w| w.line).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        session_to_pi(&entries).expect("written"),
+        "\n{\"role\":\r\n{\"role\":\n"
+    );
+    // One holding a newline would be two lines: not written.
+    let two = TranscriptEntry {
+        entry: Some(Entry::UnparsedLine("a\nb".into())),
+        ..TranscriptEntry::default()
+    };
+    assert!(session_to_pi(&[two]).is_err());
 }
 
 #[test]
@@ -316,7 +359,7 @@ fn every_entry_pi_wrote_is_typed() {
                     assert_eq!(session_entry.fields_json, "", "{at}");
                     assert_eq!(body_extra(body), "", "{at}: keys left untyped");
                 }
-                None => panic!("{at}: no entry"),
+                Some(Entry::UnparsedLine(_)) | None => panic!("{at}: no entry"),
             }
         }
     }
@@ -324,8 +367,8 @@ fn every_entry_pi_wrote_is_typed() {
 
 #[test]
 fn the_tree_is_walked_without_json() {
-    let entries = session_from_pi(&read(&fixtures().join("pi-1.6-sessions/branch.jsonl")))
-        .expect("a session");
+    let text = read(&fixtures().join("pi-1.6-sessions/branch.jsonl"));
+    let entries = session_from_pi(&text, &mut Vec::new()).expect("a session");
     let mut seen = HashSet::new();
     let mut roots = 0;
     // The header is the session's, not the tree's.

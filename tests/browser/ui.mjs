@@ -378,9 +378,22 @@ async function describeViewer(page, name) {
           sessionEntries: [...box.querySelectorAll(ids.entry)].map((node) => node.dataset.kind),
           images: box.querySelectorAll("img").length,
           totals: document.querySelector(ids.totals).textContent,
+          // Every class the file's entries were given, in the conversation and the tree.
+          classes: [
+            ...new Set(
+              [box, document.querySelector(ids.tree)].flatMap((root) =>
+                [...root.querySelectorAll("[class]")].flatMap((node) => [...node.classList]),
+              ),
+            ),
+          ].sort(),
+          noteClasses: [...box.querySelectorAll(ids.entry)].map((node) => node.className),
+          treeKindClasses: [...document.querySelectorAll(`${ids.tree} .tree-kind`)].map((node) => node.className),
+          customRoles: [...box.querySelectorAll(ids.custom)].map((node) => node.dataset.customRole),
         };
       },
       {
+        tree: byTestId("session-tree"),
+        custom: "[data-custom-role]",
         conversation: byTestId("viewer-conversation"),
         message: byTestId("viewer-message"),
         toolResult: '[data-role="toolResult"]',

@@ -117,6 +117,11 @@ async def client_with(model_client: Any, case: pb.ClientCase, name: str) -> pb.C
 def pi_json(case: pb.PiJsonCase) -> pb.PiJsonResult:
     want = case.WhichOneof("expect")
     try:
+        if want == "session":
+            warnings: list[pp.SessionWarning] = []
+            entries = pp.session_from_pi(case.text, warnings)
+            session = pb.PiSession(entries=map(_upb, entries), warned_lines=[warning.line for warning in warnings])
+            return pb.PiJsonResult(session=session, written=pp.session_to_pi(entries))
         text = pp.load_json(case.text)
         if want == "event":
             event = event_from_pi(text, "")

@@ -44,7 +44,9 @@ def mutate(case: pb.Case) -> None:
             body.error_path += ".mutated"
         elif body.HasField("edited"):
             body.edited_text += " "
+        elif body.HasField("session"):
+            body.session.warned_lines.append(len(body.session.entries) + 1)
         else:
             body.written = (body.written or body.text) + " "
-        how = "the error path or the written text changes"
+        how = "the error path, the warned lines or the written text changes"
     case.description = f"mutated: {how}"

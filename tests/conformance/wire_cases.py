@@ -402,6 +402,15 @@ CASES: list[Case] = [
         "transcript_entry-session_entry",
         pp.TranscriptEntry(session_entry=pp.SessionEntry(type="bookmark", fields_json='{"note":"…","weight":5}')),
     ),
+    # A line of a session file that is not one JSON entry: two entries run together, and a blank
+    # line, whose empty text is set all the same (a oneof member keeps its presence).
+    Case(
+        "transcript_entry-unparsed_line",
+        pp.TranscriptEntry(
+            unparsed_line='{"type":"message","message":{"role":"user","content":"hi"}}{"type":"compaction"'
+        ),
+    ),
+    Case("transcript_entry-unparsed_line-blank", pp.TranscriptEntry(unparsed_line="")),
     # A root of the session's tree: `root` is google.protobuf.NullValue, ProtoJSON's null.
     Case(
         "transcript_entry-root",

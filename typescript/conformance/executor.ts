@@ -172,6 +172,14 @@ async function runClient(
 
 function runPiJson(piJson: conformance.PiJsonCase): Result {
   const result = create(conformance.PiJsonResultSchema);
+  if (piJson.expect.case === "session") {
+    const warnings: pi.SessionWarning[] = [];
+    const entries = pi.sessionFromPi(piJson.text, warnings);
+    const warnedLines = warnings.map((warning) => warning.line);
+    result.read = { case: "session", value: create(conformance.PiSessionSchema, { entries, warnedLines }) };
+    result.written = pi.sessionToPi(entries);
+    return { case: "piJson", value: result };
+  }
   const value = JSON.parse(piJson.text) as unknown;
   try {
     if (piJson.expect.case === "context") {

@@ -54,5 +54,12 @@ export {
   ORDER_KEY,
   PiJsonError,
 } from "./pi-json.js";
-export { entryFromPi, entryToPi } from "./pi-session.js";
+export {
+  entryFromPi,
+  entryToPi,
+  SessionLineError,
+  type SessionWarning,
+  sessionFromPi,
+  sessionToPi,
+} from "./pi-session.js";
 export { check, ValidationError, type Violation, violations } from "./validate.js";

@@ -16,6 +16,11 @@
  * and written by pi-json.ts's readers and writers, with the same rules: what the fields say is what
  * is written, and a bad value throws PiJsonError at its path from the line, e.g. `parentId` or
  * `systemMessage.content[0].type`.
+ *
+ * A whole file is read by `sessionFromPi`, one entry a line: a line that is not one JSON entry (a
+ * blank line, text that is not JSON, JSON that is not an object, two entries run together) is kept
+ * byte for byte as an `unparsedLine`, with a SessionWarning naming it, and `sessionToPi` writes it
+ * back as it was. pi's own loader skips such a line; refusing the file would lose the rest of it.
  */
 
 import { create, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
@@ -302,6 +307,9 @@ const BODIES = new Map<string, readonly [DescMessage, (read: Reader) => Body]>([
 /** Convert a transcript entry back to its line: a session file's entry if it came from one. */
 export const entryToPi = writes(function entryToPi(entry: TranscriptEntry): JsonObject {
   const body = entry.entry;
+  if (body.case === "unparsedLine") {
+    throw new PiJsonError("TranscriptEntry.unparsed_line", "a line that is not one JSON entry has no object to write");
+  }
   if (body.case === "sessionEntry") {
     const session = body.value;
     const out = placedToPi(session.type, entry);
@@ -466,4 +474,75 @@ function contentBlockToPi(content: ContentBlock): JsonObject {
   if (block.case === undefined) throw new PiJsonError("ContentBlock.block", "no block is set");
   if (block.case === "image") return mediaBlockToPi(block);
   return assistantBlockToPi(create(AssistantContentSchema, { block }));
+}
+
+// --- session files -------------------------------------------------------------------------------
+
+/** A line of a session file that is not one JSON entry, read as an `unparsedLine`. */
+export interface SessionWarning {
+  /** The line's number, counted from 1. */
+  readonly line: number;
+  /** Why the line is not one JSON entry. */
+  readonly message: string;
+}
+
+/** A line of a session file that is JSON of no entry pi-JSON can read: its line, and the error on it. */
+export class SessionLineError extends PiJsonError {
+  override name = "SessionLineError";
+
+  constructor(
+    /** The line's number, counted from 1. */
+    readonly line: number,
+    error: PiJsonError,
+  ) {
+    super(error.path, error.detail);
+    this.message = `line ${line}: ${error.message}`;
+  }
+}
+
+/**
+ * A pi session file's text as its entries, one a line: the entry of line n is `entries[n - 1]`. A
+ * line that is not one JSON entry is an `unparsedLine`, and a SessionWarning naming it is pushed
+ * onto `warnings`. A line of JSON that is no entry throws SessionLineError.
+ */
+export function sessionFromPi(text: string, warnings?: SessionWarning[]): TranscriptEntry[] {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop(); // the newline that ends the last line starts no line after it
+  return lines.map((line, index) => {
+    const [entry, unparsed] = sessionLineFromPi(line, index + 1);
+    if (unparsed) warnings?.push({ line: index + 1, message: `not one JSON entry (${unparsed}); kept as it is` });
+    return entry;
+  });
+}
+
+/** One line, without its newline: its entry, and why it is not one JSON entry ("" when it is). */
+function sessionLineFromPi(line: string, number: number): [TranscriptEntry, string] {
+  const unparsed = create(TranscriptEntrySchema, { entry: { case: "unparsedLine", value: line } });
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    if (line.replace(/[ \t\r]/g, "") === "") return [unparsed, "a blank line"];
+    return [unparsed, `not JSON: ${error instanceof Error ? error.message : String(error)}`];
+  }
+  if (!isObject(value)) return [unparsed, `JSON that is not an object: ${typeName(value)}`];
+  try {
+    return [entryFromPi(value, "entry"), ""];
+  } catch (error) {
+    throw error instanceof PiJsonError ? new SessionLineError(number, error) : error;
+  }
+}
+
+/** Entries as the text of a pi session file: each entry's line and a newline, as pi writes them. */
+export function sessionToPi(entries: readonly TranscriptEntry[]): string {
+  return entries.map((entry) => `${sessionLineToPi(entry)}\n`).join("");
+}
+
+/** An entry's line, without its newline: an unparsed line as it was read. */
+function sessionLineToPi(entry: TranscriptEntry): string {
+  if (entry.entry.case !== "unparsedLine") return JSON.stringify(entryToPi(entry)); // as pi writes a line
+  if (entry.entry.value.includes("\n")) {
+    throw new PiJsonError("TranscriptEntry.unparsed_line", "holds a newline, so it would be read back as two lines");
+  }
+  return entry.entry.value;
 }

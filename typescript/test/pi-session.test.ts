@@ -14,6 +14,10 @@ import {
   entryToPi,
   PiJsonError,
   SessionEntrySchema,
+  SessionLineError,
+  type SessionWarning,
+  sessionFromPi,
+  sessionToPi,
   type TranscriptEntry,
   TranscriptEntrySchema,
 } from "pi-proto";
@@ -222,4 +226,39 @@ test("a bad value in a session entry names its path from the line", { timeout: T
       `${JSON.stringify(value)} should fail at "${path}"`,
     );
   }
+});
+
+test("a line pi wrote with two entries run together is kept as it is, named in a warning", {
+  timeout: TEST_TIMEOUT,
+}, async () => {
+  // Excerpts of two session files pi committed to its own repository (tests/fixtures/pi-sessions/README.md).
+  const real: Array<[string, number, number]> = [
+    ["entries-run-together-message.jsonl", 6, 4],
+    ["entries-run-together-compaction.jsonl", 5, 5],
+  ];
+  for (const [name, count, bad] of real) {
+    const text = await readFile(
+      fileURLToPath(new URL(`../../tests/fixtures/pi-sessions/${name}`, import.meta.url)),
+      "utf8",
+    );
+    const warnings: SessionWarning[] = [];
+    const entries = sessionFromPi(text, warnings);
+    assert.equal(entries.length, count, name);
+    assert.deepEqual(
+      warnings.map((warning) => warning.line),
+      [bad],
+      name,
+    );
+    assert.equal(entries[bad - 1]!.entry.case, "unparsedLine", name);
+    assert.equal(sessionToPi(entries.map(throughTheWire)), text, `${name}: byte for byte, through the wire`);
+    assert.equal(sessionToPi(entries.map(throughProtoJson)), text, `${name}: byte for byte, through ProtoJSON`);
+  }
+  // A line of JSON that is no entry is still refused, naming its line and the path on it.
+  assert.throws(
+    () => sessionFromPi('{"type":"session","id":"s"}\n{"type":"label","parentId":7}\n'),
+    (error) => error instanceof SessionLineError && error.line === 2 && error.path === "entry.parentId",
+  );
+  // An unparsed line is one line: one holding a newline is not written.
+  const two = create(TranscriptEntrySchema, { entry: { case: "unparsedLine", value: "a\nb" } });
+  assert.throws(() => sessionToPi([two]), PiJsonError);
 });

@@ -48,12 +48,52 @@ export function entrySummary(entry: TranscriptEntry): { kind: string; text: stri
     return { kind: "message", text: "" };
   }
   if (body.case === "sessionEntry") return sessionSummary(body.value);
+  if (body.case === "unparsedLine") return { kind: "unparsed line", text: line(body.value) };
   return { kind: "entry", text: "" };
 }
 
 /** A session entry's type and what it says, in a line. */
 export function sessionSummary(entry: SessionEntry): { kind: string; text: string } {
   return { kind: entry.type, text: line(sessionText(entry)) };
+}
+
+/**
+ * The class of each kind of session entry the schema knows. An entry's `type` is the file's own
+ * text, which could name the page's classes (`message user`) and dress a note as a message: it is
+ * shown as text and kept in `data-kind`, never made a class.
+ */
+const NOTE_CLASSES: Record<NonNullable<SessionEntry["body"]["case"]>, string> = {
+  header: "note-header",
+  thinkingLevelChange: "note-thinking-level-change",
+  modelChange: "note-model-change",
+  usage: "note-usage",
+  compaction: "note-compaction",
+  branchSummary: "note-branch-summary",
+  custom: "note-custom",
+  customMessage: "note-custom-message",
+  label: "note-label",
+  sessionInfo: "note-session-info",
+  contextEdit: "note-context-edit",
+};
+
+/** The class of an entry's kind in the session tree: one of a fixed few, whatever the file says. */
+export function entryKindClass(entry: TranscriptEntry): string {
+  const body = entry.entry;
+  if (body.case === "sessionEntry") return "kind-session-entry";
+  if (body.case !== "message") return "kind-other";
+  switch (body.value.role.case) {
+    case "user":
+      return "kind-user";
+    case "assistant":
+      return "kind-assistant";
+    case "toolResult":
+      return "kind-toolResult";
+    case "system":
+      return "kind-system";
+    case "custom":
+      return "kind-custom";
+  }
+  return "kind-other";
 }
 
 function sessionText(entry: SessionEntry): string {
@@ -102,6 +142,8 @@ export function entryElement(entry: TranscriptEntry): HTMLElement {
     element.dataset.testid = "viewer-message";
   } else if (body.case === "sessionEntry") {
     element = noteElement(body.value);
+  } else if (body.case === "unparsedLine") {
+    element = unparsedElement(body.value);
   } else {
     element = h("aside", { class: "entry-note" }, "(an empty entry)");
   }
@@ -110,13 +152,27 @@ export function entryElement(entry: TranscriptEntry): HTMLElement {
   return element;
 }
 
+/** A line of the file that is not one JSON entry: shown as it is, as it is kept. */
+function unparsedElement(text: string): HTMLElement {
+  const head = h("span", { class: "note-kind" }, "unparsed line");
+  return h(
+    "aside",
+    { class: "entry-note note-other", "data-testid": "viewer-entry", "data-kind": "unparsed_line" },
+    h("details", {}, h("summary", {}, head, " not one JSON entry, kept as it is"), h("pre", { class: "json" }, text)),
+  );
+}
+
 function noteElement(entry: SessionEntry): HTMLElement {
   const { kind, text } = sessionSummary(entry);
   const details = noteDetails(entry);
   const head = h("span", { class: "note-kind" }, kind.replaceAll("_", " "));
   return h(
     "aside",
-    { class: `entry-note note-${kind}`, "data-testid": "viewer-entry", "data-kind": kind },
+    {
+      class: `entry-note ${entry.body.case === undefined ? "note-other" : NOTE_CLASSES[entry.body.case]}`,
+      "data-testid": "viewer-entry",
+      "data-kind": kind,
+    },
     details.length > 0
       ? h("details", {}, h("summary", {}, head, " ", text), ...details)
       : h("div", {}, head, " ", text),

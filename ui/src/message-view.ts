@@ -72,7 +72,7 @@ export class AssistantView {
     this.element.classList.toggle("failed", failed);
     this.element.dataset.stopReason = reason;
     this.end.replaceChildren(
-      h("span", { class: `stop-reason stop-${reason.toLowerCase()}`, "data-testid": "stop-reason" }, reason),
+      h("span", { class: `stop-reason ${stopReasonClass(message.stopReason)}`, "data-testid": "stop-reason" }, reason),
       h("span", { class: "usage", "data-testid": "usage" }, usageText(message.usage)),
       h(
         "span",
@@ -84,6 +84,12 @@ export class AssistantView {
       this.end.append(h("p", { class: "error", "data-testid": "error", role: "alert" }, errorText(message, failure)));
     this.end.hidden = false;
   }
+}
+
+/** The class of a stop reason: `stop-<name>` for one the schema names, never a value of the file's own. */
+function stopReasonClass(reason: StopReason): string {
+  const name = StopReason[reason];
+  return name === undefined ? "stop-other" : `stop-${name.toLowerCase()}`;
 }
 
 /** Any message of a conversation, finished; `rates` price an assistant message (else its recorded cost). */
@@ -168,7 +174,13 @@ function systemElement(message: SystemMessage): HTMLElement {
 function customElement(message: CustomMessage): HTMLElement {
   return h(
     "article",
-    { class: "message custom", "data-role": message.role, "data-testid": "custom-message" },
+    // The role is the file's own text: shown, and kept apart from the roles the page gives its messages.
+    {
+      class: "message custom",
+      "data-role": "custom",
+      "data-custom-role": message.role,
+      "data-testid": "custom-message",
+    },
     h("header", {}, h("span", { class: "who" }, message.role), " (a message of the agent's own)"),
     h("pre", { class: "json" }, prettyJson(message.fieldsJson)),
   );

@@ -3,11 +3,19 @@
  * a `.jsonl` (a pi session file, or pi-JSON messages, one a line), a `.binpb` (TranscriptEntry
  * records, each after its length as a varint: protobuf's delimited format) or a `.json` (a
  * ProtoJSON array of TranscriptEntry objects). Each is lossless, so a file saved in the form it
- * was read in is the same bytes.
+ * was read in is the same bytes: a line of a `.jsonl` that is not one JSON entry is kept as it is
+ * (an `unparsedLine`), with a warning naming it.
  */
 
 import { fromBinary, fromJson, type JsonValue, toBinary } from "@bufbuild/protobuf";
-import { entryFromPi, entryToPi, type TranscriptEntry, TranscriptEntrySchema } from "../../typescript/src/index.ts";
+import {
+  PiJsonError,
+  type SessionWarning,
+  sessionFromPi,
+  sessionToPi,
+  type TranscriptEntry,
+  TranscriptEntrySchema,
+} from "../../typescript/src/index.ts";
 import { protoJsonLine } from "./protojson-text.ts";
 
 export type Format = "jsonl" | "binpb" | "json";
@@ -29,11 +37,14 @@ export function formatOf(name: string, bytes: Uint8Array): Format {
   return "binpb";
 }
 
-/** The entries of a file in `format`; TranscriptError for one that is not. */
-export function decodeTranscript(bytes: Uint8Array, format: Format): TranscriptEntry[] {
+/**
+ * The entries of a file in `format`; TranscriptError for one that is not. A line of a `.jsonl` that
+ * is not one JSON entry adds a SessionWarning to `warnings`.
+ */
+export function decodeTranscript(bytes: Uint8Array, format: Format, warnings?: SessionWarning[]): TranscriptEntry[] {
   switch (format) {
     case "jsonl":
-      return readJsonl(utf8(bytes));
+      return readJsonl(utf8(bytes), warnings);
     case "json":
       return readJson(utf8(bytes));
     case "binpb":
@@ -45,8 +56,8 @@ export function decodeTranscript(bytes: Uint8Array, format: Format): TranscriptE
 export function encodeTranscript(entries: readonly TranscriptEntry[], format: Format): Uint8Array {
   switch (format) {
     case "jsonl":
-      // A line as pi writes it: JSON.stringify, then a newline.
-      return encodeUtf8(entries.map((entry) => `${JSON.stringify(entryToPi(entry))}\n`).join(""));
+      // A line as pi writes it (JSON.stringify, then a newline), or an unparsed line as it was.
+      return encodeUtf8(sessionToPi(entries));
     case "json":
       return encodeUtf8(
         `[${entries.map((entry, index) => `${index ? ",\n" : "\n"}${protoJsonLine(TranscriptEntrySchema, entry)}`).join("")}\n]\n`,
@@ -68,24 +79,13 @@ function encodeUtf8(text: string): Uint8Array {
   return new TextEncoder().encode(text);
 }
 
-function readJsonl(text: string): TranscriptEntry[] {
-  const entries: TranscriptEntry[] = [];
-  text.split("\n").forEach((line, index) => {
-    if (line.trim() === "") return;
-    const where = `line ${index + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new TranscriptError(`${where}: not valid JSON: ${messageOf(error)}`);
-    }
-    try {
-      entries.push(entryFromPi(value, "entry"));
-    } catch (error) {
-      throw new TranscriptError(`${where}: ${messageOf(error)}`);
-    }
-  });
-  return entries;
+function readJsonl(text: string, warnings?: SessionWarning[]): TranscriptEntry[] {
+  try {
+    return sessionFromPi(text, warnings);
+  } catch (error) {
+    if (error instanceof PiJsonError) throw new TranscriptError(error.message); // "line 12: entry.…: …"
+    throw error;
+  }
 }
 
 function readJson(text: string): TranscriptEntry[] {

@@ -5,9 +5,9 @@
  * forms.
  */
 
-import type { TranscriptEntry } from "../../typescript/src/index.ts";
+import type { SessionWarning, TranscriptEntry } from "../../typescript/src/index.ts";
 import { byTestId, download, h } from "./dom.ts";
-import { entryElement, entrySummary } from "./entry-view.ts";
+import { entryElement, entryKindClass, entrySummary } from "./entry-view.ts";
 import { dollars, tokens } from "./format.ts";
 import { SessionTree, type TreeNode } from "./session-tree.ts";
 import { decodeTranscript, encodeTranscript, FORMATS, type Format, formatOf } from "./transcript-codec.ts";
@@ -88,14 +88,16 @@ export class Viewer {
   open(bytes: Uint8Array, name: string): void {
     const format = formatOf(name, bytes);
     let entries: TranscriptEntry[];
+    const warnings: SessionWarning[] = [];
     try {
-      entries = decodeTranscript(bytes, format);
+      entries = decodeTranscript(bytes, format, warnings);
     } catch (error) {
       this.fail(`${name}: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
     this.loaded = { name, format, entries, tree: new SessionTree(entries) };
-    this.say("");
+    // Lines kept as they are, not understood: said, as a compiler names a line.
+    this.say(warnings.map((warning) => `${name}:${warning.line}: ${warning.message}`).join("\n"));
     this.enableSaves(true);
     this.showFile();
   }
@@ -189,7 +191,7 @@ export class Viewer {
         class: "tree-entry-button",
         title: `${id}${node.entry.timestamp ? ` · ${node.entry.timestamp}` : ""}`,
       },
-      h("span", { class: `tree-kind kind-${kind}` }, kind.replaceAll("_", " ")),
+      h("span", { class: `tree-kind ${entryKindClass(node.entry)}` }, kind.replaceAll("_", " ")),
       " ",
       h("span", { class: "tree-text" }, text),
       ...labels,

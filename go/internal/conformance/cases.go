@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -189,6 +190,21 @@ func readAndWrite(c *conformancev1.PiJsonCase) (*conformancev1.PiJsonResult, err
 	result := &conformancev1.PiJsonResult{}
 	var written []byte
 	switch c.GetExpect().(type) {
+	case *conformancev1.PiJsonCase_Session:
+		entries, warnings, err := piproto.ReadSession(bytes.NewReader(text))
+		if err != nil {
+			return nil, err
+		}
+		session := &conformancev1.PiSession{Entries: entries}
+		for _, warning := range warnings {
+			session.WarnedLines = append(session.WarnedLines, uint32(warning.Line))
+		}
+		result.Read = &conformancev1.PiJsonResult_Session{Session: session}
+		var out bytes.Buffer
+		if err := piproto.WriteSession(&out, entries); err != nil {
+			return nil, err
+		}
+		written = out.Bytes()
 	case *conformancev1.PiJsonCase_Event:
 		event, err := piproto.EventFromPi(text)
 		if err != nil {

@@ -360,6 +360,8 @@ def convert_files(args: argparse.Namespace) -> int:
         return 130 if isinstance(stop, KeyboardInterrupt) else 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
+    for warning in report.warnings:  # "file:line: ...", as compilers name a line
+        print(warning, file=sys.stderr)
     kinds = ", ".join(f"{count} {kind}" for kind, count in report.kinds.most_common())
     print(
         f"{args.input} ({report.input_bytes:,} bytes) → {args.output} ({report.output_bytes:,} bytes): "

@@ -1,6 +1,7 @@
 """`pi-proto convert`: transcripts between pi-JSON lines, ProtoJSON and binary, by file extension.
 
-- `.jsonl`: a pi session file, or pi-JSON messages one per line;
+- `.jsonl`: a pi session file, or pi-JSON messages one per line; a line that is not one JSON entry
+  is kept as it is (an `unparsed_line`), with a warning naming it;
 - `.json`: a JSON array of TranscriptEntry objects in ProtoJSON;
 - `.binpb`: a binary transcript (length-delimited TranscriptEntry records).
 
@@ -32,11 +33,11 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from .._gen.types.pi.ai.v1 import TranscriptEntry
 from ..ir.events import utf8_size
-from ..ir.messages import JS_DECODER, dump_json, load_json, role_of
+from ..ir.messages import JS_DECODER, role_of
 from ..wire.codec import DecodeError, EncodeError, decode_json, to_json
 from .binpb import delimited, read_transcript
 from .pi_json import PiJsonError
-from .pi_session import entry_from_pi, entry_to_pi
+from .pi_session import session_line_from_pi, session_line_to_pi
 
 FORMATS = (".jsonl", ".json", ".binpb")
 PROGRESS_BYTES = 4 * 1024 * 1024
@@ -57,11 +58,14 @@ class Report:
     input_bytes: int = 0
     output_bytes: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
+    # What was kept but not understood, each naming where: "file:line: not one JSON entry (...); ...".
+    warnings: list[str] = field(default_factory=list)
 
 
 # A reader yields each entry with where it was read ("file:line", "file: item 3", ...), for errors.
 Located = tuple[str, TranscriptEntry]
-Reader = Callable[[BinaryIO, Path, Callable[[int], None]], Iterator[Located]]
+# It is given the function that takes the offset read so far, and the one that takes a warning.
+Reader = Callable[[BinaryIO, Path, Callable[[int], None], Callable[[str], None]], Iterator[Located]]
 
 
 def convert(source: Path, target: Path, console: Console | None = None) -> Report:
@@ -89,16 +93,16 @@ def convert(source: Path, target: Path, console: Console | None = None) -> Repor
         def advance(offset: int) -> None:
             progress.update(task, completed=offset)
 
-        entries = _counted(read(stream, source, advance), report)
+        entries = _counted(read(stream, source, advance, report.warnings.append), report)
         report.output_bytes = _write_atomically(target, lambda emit: write.write(emit, entries))
     return report
 
 
 def kind_of(entry: TranscriptEntry) -> str:
-    """What an entry holds: a message's role ("user", "assistant", ...) or "session_entry"."""
+    """What an entry holds: a message's role ("user", "assistant", ...), "session_entry" or "unparsed_line"."""
     if entry.message is not None:
         return role_of(entry.message)
-    return "session_entry"
+    return "unparsed_line" if entry.unparsed_line is not None else "session_entry"
 
 
 def _counted(entries: Iterator[Located], report: Report) -> Iterator[Located]:
@@ -110,7 +114,9 @@ def _counted(entries: Iterator[Located], report: Report) -> Iterator[Located]:
 # --- readers -------------------------------------------------------------------------------------
 
 
-def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
+def _read_jsonl(
+    stream: BinaryIO, path: Path, advance: Callable[[int], None], warn: Callable[[str], None]
+) -> Iterator[Located]:
     offset = 0
     number = 0
     limit = MAX_ENTRY_BYTES
@@ -121,30 +127,22 @@ def _read_jsonl(stream: BinaryIO, path: Path, advance: Callable[[int], None]) ->
         where = f"{path}:{number}"
         if len(raw) > limit and not raw.endswith(b"\n"):
             raise ConvertError(f"{where}: the line is longer than {limit:,} bytes, the most an entry may take")
-        if not raw.strip():
-            continue
-        value = _json_value(raw, where)
         try:
-            entry = entry_from_pi(value, "entry")
+            # Every line is an entry, a blank one too: one skipped would be missing from the output.
+            entry, unparsed = session_line_from_pi(raw.removesuffix(b"\n").decode())
+        except UnicodeDecodeError as error:  # a protobuf string holds UTF-8 only
+            raise ConvertError(f"{where}: not UTF-8 text: {error}") from None
         except PiJsonError as error:
             raise ConvertError(f"{where}: {error}") from None
+        if unparsed:
+            warn(f"{where}: not one JSON entry ({unparsed}); kept as it is")
         yield where, entry
         advance(offset)
 
 
-def _json_value(text: str | bytes, where: str) -> Any:
-    """One JSON value; ConvertError naming `where` for anything that is not one we can hold."""
-    try:
-        return load_json(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ConvertError(f"{where}: not valid JSON: {error}") from None
-    except RecursionError:
-        raise ConvertError(f"{where}: JSON nested too deep to read") from None
-    except ValueError as error:  # NaN/Infinity, or an integer too long for int()
-        raise ConvertError(f"{where}: {error}") from None
-
-
-def _read_json(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
+def _read_json(
+    stream: BinaryIO, path: Path, advance: Callable[[int], None], warn: Callable[[str], None]
+) -> Iterator[Located]:
     for index, (offset, item) in enumerate(_array_items(stream, path)):
         where = f"{path}: item {index}"
         # Only an object: decode_json would take a string as ProtoJSON text, and fail on anything else.
@@ -262,7 +260,9 @@ def _cut_short(error: json.JSONDecodeError, text: str) -> bool:
     return error.msg.startswith("Unterminated string") or error.pos >= len(text) - 6
 
 
-def _read_binpb(stream: BinaryIO, path: Path, advance: Callable[[int], None]) -> Iterator[Located]:
+def _read_binpb(
+    stream: BinaryIO, path: Path, advance: Callable[[int], None], warn: Callable[[str], None]
+) -> Iterator[Located]:
     start = 0
     try:
         for record, (offset, entry) in enumerate(read_transcript(stream, max_record_bytes=MAX_ENTRY_BYTES)):
@@ -280,7 +280,7 @@ _READERS: dict[str, Reader] = {".jsonl": _read_jsonl, ".json": _read_json, ".bin
 
 
 def _jsonl_record(entry: TranscriptEntry, index: int) -> bytes:
-    return dump_json(entry_to_pi(entry)).encode() + b"\n"  # as pi writes a line: JSON.stringify
+    return session_line_to_pi(entry).encode() + b"\n"
 
 
 def _json_record(message: TranscriptEntry, index: int) -> bytes:

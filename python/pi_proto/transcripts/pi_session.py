@@ -5,13 +5,19 @@ pi-coding-agent defines (a model change, a compaction, a label, ...), with each 
 An entry of a type that has no body here keeps its keys in `SessionEntry.fields_json`. Each type's
 keys are written in the order pi's session manager writes them, which the schema gives as the
 `modelled_keys` of the body's `extra_json` (so the writer has no table of its own).
+
+A whole file is read by `session_from_pi`, one entry a line: a line that is not one JSON entry (a
+blank line, text that is not JSON, JSON that is not an object, two entries run together) is kept
+byte for byte as an `unparsed_line`, with a SessionWarning naming it, and `session_to_pi` writes it
+back as it was. pi's own loader skips such a line; refusing the file would lose the rest of it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .._gen.pb2.pi.ai.v1 import transcript_pb2
@@ -36,6 +42,7 @@ from .._gen.types.pi.ai.v1 import (
     TranscriptEntry,
     UsageRecord,
 )
+from ..ir.messages import dump_json, load_json
 from ..wire.json_text import modelled_keys
 from .pi_json import (
     JsonObject,
@@ -242,6 +249,8 @@ _BODIES: dict[str, tuple[str, str, Callable[[_Reader], Any]]] = {
 @pi_writer
 def entry_to_pi(entry: TranscriptEntry) -> JsonObject:
     """Convert a transcript entry back to its line: a session file's entry if it came from one."""
+    if entry.unparsed_line is not None:
+        raise PiJsonError("TranscriptEntry.unparsed_line", "a line that is not one JSON entry has no object to write")
     if (session_entry := entry.session_entry) is not None:
         out = _placed_to_pi(session_entry.type, entry)
         for member, message_type, _ in _BODIES.values():
@@ -383,3 +392,76 @@ _WRITERS: dict[str, Callable[[JsonObject, Any], None]] = {
     "session_info": _session_info_to_pi,
     "context_edit": _context_edit_to_pi,
 }
+
+
+# --- session files -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionWarning:
+    """A line of a session file that is not one JSON entry, read as an `unparsed_line`."""
+
+    line: int  # counted from 1
+    message: str  # why the line is not one JSON entry
+
+
+class SessionLineError(PiJsonError):
+    """A line of a session file that is JSON of no entry pi-JSON can read: its `line` (from 1), and
+    the path and detail of the error on it."""
+
+    def __init__(self, line: int, error: PiJsonError) -> None:
+        super().__init__(error.path, error.detail)
+        self.args = (f"line {line}: {error}",)
+        self.line = line
+
+
+def session_line_from_pi(line: str) -> tuple[TranscriptEntry, str]:
+    """One line of a session file, without its newline: its entry, and why it is not one JSON entry
+    ("" when it is). Such a line is an `unparsed_line`, kept as it is; JSON of an object that is no
+    entry raises PiJsonError, its path starting at `entry`."""
+    try:
+        value = load_json(line)
+    except json.JSONDecodeError as error:
+        return TranscriptEntry(unparsed_line=line), f"not JSON: {error}" if line.strip(" \t\r") else "a blank line"
+    except RecursionError:
+        return TranscriptEntry(unparsed_line=line), "JSON nested too deep to read"
+    except ValueError as error:  # NaN or Infinity, or an integer too long for int()
+        return TranscriptEntry(unparsed_line=line), str(error)
+    if not isinstance(value, Mapping):
+        return TranscriptEntry(unparsed_line=line), f"JSON that is not an object: {_type_name(value)}"
+    return entry_from_pi(value, "entry"), ""
+
+
+def session_line_to_pi(entry: TranscriptEntry) -> str:
+    """An entry's line, without its newline: an unparsed line as it was read."""
+    if (line := entry.unparsed_line) is None:
+        return dump_json(entry_to_pi(entry))  # as pi writes a line: JSON.stringify
+    if "\n" in line:
+        raise PiJsonError("TranscriptEntry.unparsed_line", "holds a newline, so it would be read back as two lines")
+    return line
+
+
+def session_from_pi(text: str, warnings: list[SessionWarning] | None = None) -> list[TranscriptEntry]:
+    """A pi session file's text as its entries, one a line: the entry of line n is entries[n - 1].
+
+    A line that is not one JSON entry is an `unparsed_line`, and a SessionWarning naming it is added
+    to `warnings`. A line of JSON that is no entry raises SessionLineError.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no line after it
+    entries = []
+    for number, line in enumerate(lines, 1):
+        try:
+            entry, unparsed = session_line_from_pi(line)
+        except PiJsonError as error:
+            raise SessionLineError(number, error) from None
+        if unparsed and warnings is not None:
+            warnings.append(SessionWarning(number, f"not one JSON entry ({unparsed}); kept as it is"))
+        entries.append(entry)
+    return entries
+
+
+def session_to_pi(entries: Iterable[TranscriptEntry]) -> str:
+    """Entries as the text of a pi session file: each entry's line and a newline, as pi writes them."""
+    return "".join(f"{session_line_to_pi(entry)}\n" for entry in entries)

@@ -34,7 +34,9 @@ use std::fmt;
 
 pub use events::{event_from_pi, event_to_pi};
 pub use from_pi::{assistant_from_pi, context_from_pi, message_from_pi};
-pub use session::{SessionLineError, entry_from_pi, entry_to_pi, session_from_pi, session_to_pi};
+pub use session::{
+    SessionLineError, SessionWarning, entry_from_pi, entry_to_pi, session_from_pi, session_to_pi,
+};
 pub use to_pi::{assistant_to_pi, context_to_pi, message_to_pi};
 
 /// pi-JSON that does not describe a valid message, or a message that pi-JSON cannot hold: the

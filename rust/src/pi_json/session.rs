@@ -6,6 +6,12 @@
 //! type's keys are written in the order pi's session manager writes them, which the schema gives
 //! as the `modelled_keys` of the body's `extra_json` (so the writer has no table of its own).
 //! A new entry type is a row of `BODIES`, its reader, and its arm in `body_to_pi`.
+//!
+//! A whole file is read by [`session_from_pi`], one entry a line: a line that is not one JSON
+//! entry (a blank line, text that is not JSON, JSON that is not an object, two entries run
+//! together) is kept byte for byte as an `unparsed_line`, named in a [`SessionWarning`], and
+//! [`session_to_pi`] writes it back as it was. pi's own loader skips such a line; refusing the file
+//! would lose the rest of it.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,7 +24,7 @@ use super::from_pi::{
     usage, user_block,
 };
 use super::keys::modelled_keys;
-use super::reader::{Reader, expected_object};
+use super::reader::{Reader, expected_object, type_name};
 use super::to_pi::{
     MediaRef, assistant_block_to_pi, json_value, media_block_to_pi, message_to_pi, put,
     system_to_pi, usage_to_pi, with_extra,
@@ -371,6 +377,11 @@ pub fn entry_to_pi(entry: &TranscriptEntry) -> Result<JsonObject> {
                 keys("TranscriptEntry"),
             )
         }
+        // No object: session_to_pi writes it as it is.
+        Some(Entry::UnparsedLine(_)) => Err(PiJsonError::new(
+            "TranscriptEntry.unparsed_line",
+            "a line that is not one JSON entry has no object to write",
+        )),
         None => Err(PiJsonError::new("TranscriptEntry", "no entry is set")),
     }
 }
@@ -593,36 +604,89 @@ impl std::error::Error for SessionLineError {
     }
 }
 
-/// A pi session file (its text: JSON lines, as pi writes them) as its entries, in order; blank
-/// lines are skipped.
+/// A line of a session file that is not one JSON entry, which [`session_from_pi`] reads as an
+/// `unparsed_line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionWarning {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// Why the line is not one JSON entry.
+    pub message: String,
+}
+
+/// A pi session file (its text: JSON lines, as pi writes them) as its entries, one a line: the
+/// entry of line n is `entries[n - 1]`. A line that is not one JSON entry is an `unparsed_line`,
+/// kept byte for byte, and a [`SessionWarning`] naming it is pushed onto `warnings`.
 ///
 /// # Errors
-/// A [`SessionLineError`] for the first line that is not JSON or not an entry.
-pub fn session_from_pi(text: &str) -> std::result::Result<Vec<TranscriptEntry>, SessionLineError> {
-    text.lines()
+/// A [`SessionLineError`] for the first line of JSON that is no entry.
+pub fn session_from_pi(
+    text: &str,
+    warnings: &mut Vec<SessionWarning>,
+) -> std::result::Result<Vec<TranscriptEntry>, SessionLineError> {
+    // An empty file has no lines; the newline that ends the last line starts none after it.
+    let lines = (!text.is_empty()).then(|| text.strip_suffix('\n').unwrap_or(text).split('\n'));
+    lines
+        .into_iter()
+        .flatten()
         .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
         .map(|(index, line)| {
-            let failed = |error| SessionLineError {
-                line: index + 1,
-                error,
-            };
-            load_json(line)
-                .and_then(|value| entry_from_pi(&value, "entry"))
-                .map_err(failed)
+            let (entry, unparsed) =
+                session_line_from_pi(line).map_err(|error| SessionLineError {
+                    line: index + 1,
+                    error,
+                })?;
+            if let Some(unparsed) = unparsed {
+                warnings.push(SessionWarning {
+                    line: index + 1,
+                    message: format!("not one JSON entry ({unparsed}); kept as it is"),
+                });
+            }
+            Ok(entry)
         })
         .collect()
 }
 
+/// One line, without its newline: its entry, and why it is not one JSON entry.
+fn session_line_from_pi(line: &str) -> Result<(TranscriptEntry, Option<String>)> {
+    let unparsed = |why: String| {
+        let entry = TranscriptEntry {
+            entry: Some(Entry::UnparsedLine(line.to_owned())),
+            ..TranscriptEntry::default()
+        };
+        Ok((entry, Some(why)))
+    };
+    match load_json(line) {
+        Err(_) if line.trim_matches([' ', '\t', '\r']).is_empty() => {
+            unparsed("a blank line".into())
+        }
+        Err(error) => unparsed(error.detail),
+        Ok(value) if !value.is_object() => {
+            unparsed(format!("JSON that is not an object: {}", type_name(&value)))
+        }
+        Ok(value) => Ok((entry_from_pi(&value, "entry")?, None)),
+    }
+}
+
 /// Entries as the text of a pi session file: each entry's line, as `JSON.stringify` writes it,
-/// ending with a newline.
+/// ending with a newline; an unparsed line as it was read.
 ///
 /// # Errors
-/// A [`PiJsonError`] for the first entry pi-JSON cannot hold.
+/// A [`PiJsonError`] for the first entry pi-JSON cannot hold, or an unparsed line that holds a
+/// newline (it would be read back as two lines).
 pub fn session_to_pi(entries: &[TranscriptEntry]) -> Result<String> {
     let mut text = String::new();
     for entry in entries {
-        text.push_str(&dump_json(&Value::Object(entry_to_pi(entry)?)));
+        match &entry.entry {
+            Some(Entry::UnparsedLine(line)) if line.contains('\n') => {
+                return Err(PiJsonError::new(
+                    "TranscriptEntry.unparsed_line",
+                    "holds a newline, so it would be read back as two lines",
+                ));
+            }
+            Some(Entry::UnparsedLine(line)) => text.push_str(line),
+            _ => text.push_str(&dump_json(&Value::Object(entry_to_pi(entry)?))),
+        }
         text.push('\n');
     }
     Ok(text)

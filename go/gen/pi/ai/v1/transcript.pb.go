@@ -23,9 +23,9 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// TranscriptEntry is one record of a saved transcript: a message, or an entry of a pi session file
-// that holds none. Binary transcripts (.binpb) are TranscriptEntry records, each preceded by its
-// length as a varint.
+// TranscriptEntry is one record of a saved transcript: a message, an entry of a pi session file
+// that holds none, or a line of a session file that is not one entry. Binary transcripts (.binpb)
+// are TranscriptEntry records, each preceded by its length as a varint.
 //
 // A line of a pi session file carries its place in the session's tree: `id`, and `parent` (the
 // entry it follows), so the tree can be walked without reading JSON. Keys are written in the order
@@ -38,6 +38,7 @@ type TranscriptEntry struct {
 	//
 	//	*TranscriptEntry_Message
 	//	*TranscriptEntry_SessionEntry
+	//	*TranscriptEntry_UnparsedLine
 	Entry isTranscriptEntry_Entry `protobuf_oneof:"entry"`
 	// For a message read from a pi session file's `message` entry: the entry's keys that this schema
 	// does not model (everything but type, id, parentId, timestamp and message), as the text of a
@@ -115,6 +116,15 @@ func (x *TranscriptEntry) GetSessionEntry() *SessionEntry {
 	return nil
 }
 
+func (x *TranscriptEntry) GetUnparsedLine() string {
+	if x != nil {
+		if x, ok := x.Entry.(*TranscriptEntry_UnparsedLine); ok {
+			return x.UnparsedLine
+		}
+	}
+	return ""
+}
+
 func (x *TranscriptEntry) GetSessionJson() string {
 	if x != nil {
 		return x.SessionJson
@@ -175,9 +185,20 @@ type TranscriptEntry_SessionEntry struct {
 	SessionEntry *SessionEntry `protobuf:"bytes,2,opt,name=session_entry,json=sessionEntry,proto3,oneof"`
 }
 
+type TranscriptEntry_UnparsedLine struct {
+	// A line of a pi session file that is not one JSON entry (a blank line, text that is not
+	// JSON, JSON that is not an object, or two entries run together with no newline between
+	// them), kept byte for byte without its newline, so that the file converts back unchanged; id,
+	// parent and timestamp are unset. pi's own loader skips such a line; a session reader reads it
+	// as this member and warns, naming its line.
+	UnparsedLine string `protobuf:"bytes,8,opt,name=unparsed_line,json=unparsedLine,proto3,oneof"`
+}
+
 func (*TranscriptEntry_Message) isTranscriptEntry_Entry() {}
 
 func (*TranscriptEntry_SessionEntry) isTranscriptEntry_Entry() {}
+
+func (*TranscriptEntry_UnparsedLine) isTranscriptEntry_Entry() {}
 
 type isTranscriptEntry_Parent interface {
 	isTranscriptEntry_Parent()
@@ -1487,10 +1508,12 @@ var File_pi_ai_v1_transcript_proto protoreflect.FileDescriptor
 
 const file_pi_ai_v1_transcript_proto_rawDesc = "" +
 	"\n" +
-	"\x19pi/ai/v1/transcript.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\x9b\x03\n" +
+	"\x19pi/ai/v1/transcript.proto\x12\bpi.ai.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16pi/ai/v1/content.proto\x1a\x13pi/ai/v1/json.proto\x1a\x16pi/ai/v1/message.proto\"\xd2\x03\n" +
 	"\x0fTranscriptEntry\x122\n" +
 	"\amessage\x18\x01 \x01(\v2\x16.pi.ai.v1.AgentMessageH\x00R\amessage\x12=\n" +
-	"\rsession_entry\x18\x02 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x12]\n" +
+	"\rsession_entry\x18\x02 \x01(\v2\x16.pi.ai.v1.SessionEntryH\x00R\fsessionEntry\x125\n" +
+	"\runparsed_line\x18\b \x01(\tB\x0e\xbaH\vr\t(\x80\x80\x80 \xba\x01\x01\n" +
+	"H\x00R\funparsedLine\x12]\n" +
 	"\fsession_json\x18\x03 \x01(\tB:\xbaH\ar\x05(\x80\x80\x80\x02\x8a\xe2\x18,\b\x02\x10\x01\x1a\x04type\x1a\x02id\x1a\bparentId\x1a\ttimestamp\x1a\amessageR\vsessionJson\x12\x13\n" +
 	"\x02id\x18\x04 \x01(\tH\x02R\x02id\x88\x01\x01\x12\x1d\n" +
 	"\tparent_id\x18\x05 \x01(\tH\x01R\bparentId\x120\n" +
@@ -1723,6 +1746,7 @@ func file_pi_ai_v1_transcript_proto_init() {
 	file_pi_ai_v1_transcript_proto_msgTypes[0].OneofWrappers = []any{
 		(*TranscriptEntry_Message)(nil),
 		(*TranscriptEntry_SessionEntry)(nil),
+		(*TranscriptEntry_UnparsedLine)(nil),
 		(*TranscriptEntry_ParentId)(nil),
 		(*TranscriptEntry_Root)(nil),
 	}

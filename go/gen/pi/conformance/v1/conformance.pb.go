@@ -1403,10 +1403,10 @@ func (*ClientOutcome_StatusCode) isClientOutcome_Failure() {}
 
 func (*ClientOutcome_Rule) isClientOutcome_Failure() {}
 
-// PiJsonCase checks the pi-JSON codec on one object.
+// PiJsonCase checks the pi-JSON codec on one object, or a session reader and writer on a file.
 type PiJsonCase struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The pi-JSON text, as pi writes it (JSON.stringify, no spaces).
+	// The pi-JSON text, as pi writes it (JSON.stringify, no spaces); for `session`, a whole file.
 	Text string `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	// The expected outcome; exactly one member is set.
 	//
@@ -1416,6 +1416,7 @@ type PiJsonCase struct {
 	//	*PiJsonCase_Context
 	//	*PiJsonCase_ErrorPath
 	//	*PiJsonCase_Event
+	//	*PiJsonCase_Session
 	Expect isPiJsonCase_Expect `protobuf_oneof:"expect"`
 	// The text the codec writes back from the expected value; empty when it is `text` itself.
 	Written string `protobuf:"bytes,5,opt,name=written,proto3" json:"written,omitempty"`
@@ -1509,6 +1510,15 @@ func (x *PiJsonCase) GetEvent() *v1.ModelEvent {
 	return nil
 }
 
+func (x *PiJsonCase) GetSession() *PiSession {
+	if x != nil {
+		if x, ok := x.Expect.(*PiJsonCase_Session); ok {
+			return x.Session
+		}
+	}
+	return nil
+}
+
 func (x *PiJsonCase) GetWritten() string {
 	if x != nil {
 		return x.Written
@@ -1557,6 +1567,13 @@ type PiJsonCase_Event struct {
 	Event *v1.ModelEvent `protobuf:"bytes,6,opt,name=event,proto3,oneof"`
 }
 
+type PiJsonCase_Session struct {
+	// The text is a whole pi session file: a session reader reads it as these entries, one a
+	// line, and warns about these lines; a session writer writes the entries back as `text` (or
+	// `written`).
+	Session *PiSession `protobuf:"bytes,9,opt,name=session,proto3,oneof"`
+}
+
 func (*PiJsonCase_Entry) isPiJsonCase_Expect() {}
 
 func (*PiJsonCase_Context) isPiJsonCase_Expect() {}
@@ -1564,6 +1581,63 @@ func (*PiJsonCase_Context) isPiJsonCase_Expect() {}
 func (*PiJsonCase_ErrorPath) isPiJsonCase_Expect() {}
 
 func (*PiJsonCase_Event) isPiJsonCase_Expect() {}
+
+func (*PiJsonCase_Session) isPiJsonCase_Expect() {}
+
+// PiSession is a pi session file as a session reader reads it.
+type PiSession struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's entries, one a line: a line that is not one JSON entry is an `unparsed_line`.
+	Entries []*v1.TranscriptEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// The lines the reader warned about, counted from 1, in order: those of the unparsed lines.
+	WarnedLines   []uint32 `protobuf:"varint,2,rep,packed,name=warned_lines,json=warnedLines,proto3" json:"warned_lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PiSession) Reset() {
+	*x = PiSession{}
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PiSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PiSession) ProtoMessage() {}
+
+func (x *PiSession) ProtoReflect() protoreflect.Message {
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PiSession.ProtoReflect.Descriptor instead.
+func (*PiSession) Descriptor() ([]byte, []int) {
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PiSession) GetEntries() []*v1.TranscriptEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *PiSession) GetWarnedLines() []uint32 {
+	if x != nil {
+		return x.WarnedLines
+	}
+	return nil
+}
 
 // CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
 // calculateCost computes it. The rates are those of the tier with the largest threshold the
@@ -1586,7 +1660,7 @@ type CostCase struct {
 
 func (x *CostCase) Reset() {
 	*x = CostCase{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1598,7 +1672,7 @@ func (x *CostCase) String() string {
 func (*CostCase) ProtoMessage() {}
 
 func (x *CostCase) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[16]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1611,7 +1685,7 @@ func (x *CostCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CostCase.ProtoReflect.Descriptor instead.
 func (*CostCase) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{16}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CostCase) GetRates() *v1.ModelCost {
@@ -1649,7 +1723,7 @@ type PartialJsonCase struct {
 
 func (x *PartialJsonCase) Reset() {
 	*x = PartialJsonCase{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1735,7 @@ func (x *PartialJsonCase) String() string {
 func (*PartialJsonCase) ProtoMessage() {}
 
 func (x *PartialJsonCase) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[17]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1748,7 @@ func (x *PartialJsonCase) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartialJsonCase.ProtoReflect.Descriptor instead.
 func (*PartialJsonCase) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{17}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PartialJsonCase) GetText() string {
@@ -1705,7 +1779,7 @@ type KnownFailures struct {
 
 func (x *KnownFailures) Reset() {
 	*x = KnownFailures{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +1791,7 @@ func (x *KnownFailures) String() string {
 func (*KnownFailures) ProtoMessage() {}
 
 func (x *KnownFailures) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[18]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +1804,7 @@ func (x *KnownFailures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailures.ProtoReflect.Descriptor instead.
 func (*KnownFailures) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{18}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KnownFailures) GetFailures() []*KnownFailure {
@@ -1760,7 +1834,7 @@ type KnownFailure struct {
 
 func (x *KnownFailure) Reset() {
 	*x = KnownFailure{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +1846,7 @@ func (x *KnownFailure) String() string {
 func (*KnownFailure) ProtoMessage() {}
 
 func (x *KnownFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[19]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +1859,7 @@ func (x *KnownFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KnownFailure.ProtoReflect.Descriptor instead.
 func (*KnownFailure) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{19}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KnownFailure) GetCase() string {
@@ -1815,7 +1889,7 @@ type Unsupported struct {
 
 func (x *Unsupported) Reset() {
 	*x = Unsupported{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1901,7 @@ func (x *Unsupported) String() string {
 func (*Unsupported) ProtoMessage() {}
 
 func (x *Unsupported) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[20]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1914,7 @@ func (x *Unsupported) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Unsupported.ProtoReflect.Descriptor instead.
 func (*Unsupported) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{20}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Unsupported) GetKind() string {
@@ -1878,7 +1952,7 @@ type CaseRequest struct {
 
 func (x *CaseRequest) Reset() {
 	*x = CaseRequest{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1964,7 @@ func (x *CaseRequest) String() string {
 func (*CaseRequest) ProtoMessage() {}
 
 func (x *CaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[21]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1977,7 @@ func (x *CaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseRequest.ProtoReflect.Descriptor instead.
 func (*CaseRequest) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{21}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CaseRequest) GetCase() *Case {
@@ -1952,7 +2026,7 @@ type CaseResult struct {
 
 func (x *CaseResult) Reset() {
 	*x = CaseResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2038,7 @@ func (x *CaseResult) String() string {
 func (*CaseResult) ProtoMessage() {}
 
 func (x *CaseResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[22]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2051,7 @@ func (x *CaseResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaseResult.ProtoReflect.Descriptor instead.
 func (*CaseResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{22}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CaseResult) GetName() string {
@@ -2141,7 +2215,7 @@ type WireResult struct {
 
 func (x *WireResult) Reset() {
 	*x = WireResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2227,7 @@ func (x *WireResult) String() string {
 func (*WireResult) ProtoMessage() {}
 
 func (x *WireResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[23]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2166,7 +2240,7 @@ func (x *WireResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WireResult.ProtoReflect.Descriptor instead.
 func (*WireResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{23}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WireResult) GetBinary() []byte {
@@ -2201,7 +2275,7 @@ type ValidateResult struct {
 
 func (x *ValidateResult) Reset() {
 	*x = ValidateResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2287,7 @@ func (x *ValidateResult) String() string {
 func (*ValidateResult) ProtoMessage() {}
 
 func (x *ValidateResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[24]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2226,7 +2300,7 @@ func (x *ValidateResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResult.ProtoReflect.Descriptor instead.
 func (*ValidateResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{24}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ValidateResult) GetViolations() []*Violation {
@@ -2251,7 +2325,7 @@ type StreamResult struct {
 
 func (x *StreamResult) Reset() {
 	*x = StreamResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2337,7 @@ func (x *StreamResult) String() string {
 func (*StreamResult) ProtoMessage() {}
 
 func (x *StreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[25]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2350,7 @@ func (x *StreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResult.ProtoReflect.Descriptor instead.
 func (*StreamResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{25}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StreamResult) GetPartials() []*v1.AssistantMessage {
@@ -2312,6 +2386,7 @@ type PiJsonResult struct {
 	//	*PiJsonResult_Context
 	//	*PiJsonResult_ErrorPath
 	//	*PiJsonResult_Event
+	//	*PiJsonResult_Session
 	Read isPiJsonResult_Read `protobuf_oneof:"read"`
 	// What the codec writes back from what it read; empty when it refused the text.
 	Written string `protobuf:"bytes,4,opt,name=written,proto3" json:"written,omitempty"`
@@ -2323,7 +2398,7 @@ type PiJsonResult struct {
 
 func (x *PiJsonResult) Reset() {
 	*x = PiJsonResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2335,7 +2410,7 @@ func (x *PiJsonResult) String() string {
 func (*PiJsonResult) ProtoMessage() {}
 
 func (x *PiJsonResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[26]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2348,7 +2423,7 @@ func (x *PiJsonResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PiJsonResult.ProtoReflect.Descriptor instead.
 func (*PiJsonResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{26}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PiJsonResult) GetRead() isPiJsonResult_Read {
@@ -2394,6 +2469,15 @@ func (x *PiJsonResult) GetEvent() *v1.ModelEvent {
 	return nil
 }
 
+func (x *PiJsonResult) GetSession() *PiSession {
+	if x != nil {
+		if x, ok := x.Read.(*PiJsonResult_Session); ok {
+			return x.Session
+		}
+	}
+	return nil
+}
+
 func (x *PiJsonResult) GetWritten() string {
 	if x != nil {
 		return x.Written
@@ -2432,6 +2516,11 @@ type PiJsonResult_Event struct {
 	Event *v1.ModelEvent `protobuf:"bytes,5,opt,name=event,proto3,oneof"`
 }
 
+type PiJsonResult_Session struct {
+	// The session file read.
+	Session *PiSession `protobuf:"bytes,7,opt,name=session,proto3,oneof"`
+}
+
 func (*PiJsonResult_Entry) isPiJsonResult_Read() {}
 
 func (*PiJsonResult_Context) isPiJsonResult_Read() {}
@@ -2439,6 +2528,8 @@ func (*PiJsonResult_Context) isPiJsonResult_Read() {}
 func (*PiJsonResult_ErrorPath) isPiJsonResult_Read() {}
 
 func (*PiJsonResult_Event) isPiJsonResult_Read() {}
+
+func (*PiJsonResult_Session) isPiJsonResult_Read() {}
 
 // PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
 // the case's text.
@@ -2454,7 +2545,7 @@ type PartialJsonResult struct {
 
 func (x *PartialJsonResult) Reset() {
 	*x = PartialJsonResult{}
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2557,7 @@ func (x *PartialJsonResult) String() string {
 func (*PartialJsonResult) ProtoMessage() {}
 
 func (x *PartialJsonResult) ProtoReflect() protoreflect.Message {
-	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[27]
+	mi := &file_pi_conformance_v1_conformance_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2570,7 @@ func (x *PartialJsonResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartialJsonResult.ProtoReflect.Descriptor instead.
 func (*PartialJsonResult) Descriptor() ([]byte, []int) {
-	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{27}
+	return file_pi_conformance_v1_conformance_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PartialJsonResult) GetWhole() string {
@@ -2594,7 +2685,7 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"statusCode\x126\n" +
 	"\x04rule\x18\x04 \x01(\v2 .pi.conformance.v1.StreamFailureH\x00R\x04rule\x122\n" +
 	"\x06result\x18\x05 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06resultB\t\n" +
-	"\afailure\"\xce\x02\n" +
+	"\afailure\"\x88\x03\n" +
 	"\n" +
 	"PiJsonCase\x12\x12\n" +
 	"\x04text\x18\x01 \x01(\tR\x04text\x121\n" +
@@ -2602,12 +2693,16 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\acontext\x18\x03 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
 	"error_path\x18\x04 \x01(\tH\x00R\terrorPath\x12,\n" +
-	"\x05event\x18\x06 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
+	"\x05event\x18\x06 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x128\n" +
+	"\asession\x18\t \x01(\v2\x1c.pi.conformance.v1.PiSessionH\x00R\asession\x12\x18\n" +
 	"\awritten\x18\x05 \x01(\tR\awritten\x121\n" +
 	"\x06edited\x18\a \x01(\v2\x19.pi.ai.v1.TranscriptEntryR\x06edited\x12\x1f\n" +
 	"\vedited_text\x18\b \x01(\tR\n" +
 	"editedTextB\b\n" +
-	"\x06expect\"\x80\x01\n" +
+	"\x06expect\"c\n" +
+	"\tPiSession\x123\n" +
+	"\aentries\x18\x01 \x03(\v2\x19.pi.ai.v1.TranscriptEntryR\aentries\x12!\n" +
+	"\fwarned_lines\x18\x02 \x03(\rR\vwarnedLines\"\x80\x01\n" +
 	"\bCostCase\x12)\n" +
 	"\x05rates\x18\x01 \x01(\v2\x13.pi.ai.v1.ModelCostR\x05rates\x12%\n" +
 	"\x05usage\x18\x02 \x01(\v2\x0f.pi.ai.v1.UsageR\x05usage\x12\"\n" +
@@ -2653,13 +2748,14 @@ const file_pi_conformance_v1_conformance_proto_rawDesc = "" +
 	"\fStreamResult\x126\n" +
 	"\bpartials\x18\x01 \x03(\v2\x1a.pi.ai.v1.AssistantMessageR\bpartials\x122\n" +
 	"\x06result\x18\x02 \x01(\v2\x1a.pi.ai.v1.AssistantMessageR\x06result\x12:\n" +
-	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\x8d\x02\n" +
+	"\afailure\x18\x03 \x01(\v2 .pi.conformance.v1.StreamFailureR\afailure\"\xc7\x02\n" +
 	"\fPiJsonResult\x121\n" +
 	"\x05entry\x18\x01 \x01(\v2\x19.pi.ai.v1.TranscriptEntryH\x00R\x05entry\x122\n" +
 	"\acontext\x18\x02 \x01(\v2\x16.pi.ai.v1.AgentContextH\x00R\acontext\x12\x1f\n" +
 	"\n" +
 	"error_path\x18\x03 \x01(\tH\x00R\terrorPath\x12,\n" +
-	"\x05event\x18\x05 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x12\x18\n" +
+	"\x05event\x18\x05 \x01(\v2\x14.pi.ai.v1.ModelEventH\x00R\x05event\x128\n" +
+	"\asession\x18\a \x01(\v2\x1c.pi.conformance.v1.PiSessionH\x00R\asession\x12\x18\n" +
 	"\awritten\x18\x04 \x01(\tR\awritten\x12%\n" +
 	"\x0eedited_written\x18\x06 \x01(\tR\reditedWrittenB\x06\n" +
 	"\x04read\"L\n" +
@@ -2680,7 +2776,7 @@ func file_pi_conformance_v1_conformance_proto_rawDescGZIP() []byte {
 	return file_pi_conformance_v1_conformance_proto_rawDescData
 }
 
-var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_pi_conformance_v1_conformance_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*Suite)(nil),               // 0: pi.conformance.v1.Suite
 	(*Case)(nil),                // 1: pi.conformance.v1.Case
@@ -2698,31 +2794,32 @@ var file_pi_conformance_v1_conformance_proto_goTypes = []any{
 	(*ClientSettings)(nil),      // 13: pi.conformance.v1.ClientSettings
 	(*ClientOutcome)(nil),       // 14: pi.conformance.v1.ClientOutcome
 	(*PiJsonCase)(nil),          // 15: pi.conformance.v1.PiJsonCase
-	(*CostCase)(nil),            // 16: pi.conformance.v1.CostCase
-	(*PartialJsonCase)(nil),     // 17: pi.conformance.v1.PartialJsonCase
-	(*KnownFailures)(nil),       // 18: pi.conformance.v1.KnownFailures
-	(*KnownFailure)(nil),        // 19: pi.conformance.v1.KnownFailure
-	(*Unsupported)(nil),         // 20: pi.conformance.v1.Unsupported
-	(*CaseRequest)(nil),         // 21: pi.conformance.v1.CaseRequest
-	(*CaseResult)(nil),          // 22: pi.conformance.v1.CaseResult
-	(*WireResult)(nil),          // 23: pi.conformance.v1.WireResult
-	(*ValidateResult)(nil),      // 24: pi.conformance.v1.ValidateResult
-	(*StreamResult)(nil),        // 25: pi.conformance.v1.StreamResult
-	(*PiJsonResult)(nil),        // 26: pi.conformance.v1.PiJsonResult
-	(*PartialJsonResult)(nil),   // 27: pi.conformance.v1.PartialJsonResult
-	nil,                         // 28: pi.conformance.v1.Metadata.EntriesEntry
-	(*structpb.Value)(nil),      // 29: google.protobuf.Value
-	(*v1.StreamRequest)(nil),    // 30: pi.ai.v1.StreamRequest
-	(*v1.AgentContext)(nil),     // 31: pi.ai.v1.AgentContext
-	(*v1.AgentMessage)(nil),     // 32: pi.ai.v1.AgentMessage
-	(*v1.ModelEvent)(nil),       // 33: pi.ai.v1.ModelEvent
-	(*v1.TranscriptEntry)(nil),  // 34: pi.ai.v1.TranscriptEntry
-	(*v1.Model)(nil),            // 35: pi.ai.v1.Model
-	(*v1.AssistantMessage)(nil), // 36: pi.ai.v1.AssistantMessage
-	(v1.StopReason)(0),          // 37: pi.ai.v1.StopReason
-	(*v1.ModelCost)(nil),        // 38: pi.ai.v1.ModelCost
-	(*v1.Usage)(nil),            // 39: pi.ai.v1.Usage
-	(*v1.Cost)(nil),             // 40: pi.ai.v1.Cost
+	(*PiSession)(nil),           // 16: pi.conformance.v1.PiSession
+	(*CostCase)(nil),            // 17: pi.conformance.v1.CostCase
+	(*PartialJsonCase)(nil),     // 18: pi.conformance.v1.PartialJsonCase
+	(*KnownFailures)(nil),       // 19: pi.conformance.v1.KnownFailures
+	(*KnownFailure)(nil),        // 20: pi.conformance.v1.KnownFailure
+	(*Unsupported)(nil),         // 21: pi.conformance.v1.Unsupported
+	(*CaseRequest)(nil),         // 22: pi.conformance.v1.CaseRequest
+	(*CaseResult)(nil),          // 23: pi.conformance.v1.CaseResult
+	(*WireResult)(nil),          // 24: pi.conformance.v1.WireResult
+	(*ValidateResult)(nil),      // 25: pi.conformance.v1.ValidateResult
+	(*StreamResult)(nil),        // 26: pi.conformance.v1.StreamResult
+	(*PiJsonResult)(nil),        // 27: pi.conformance.v1.PiJsonResult
+	(*PartialJsonResult)(nil),   // 28: pi.conformance.v1.PartialJsonResult
+	nil,                         // 29: pi.conformance.v1.Metadata.EntriesEntry
+	(*structpb.Value)(nil),      // 30: google.protobuf.Value
+	(*v1.StreamRequest)(nil),    // 31: pi.ai.v1.StreamRequest
+	(*v1.AgentContext)(nil),     // 32: pi.ai.v1.AgentContext
+	(*v1.AgentMessage)(nil),     // 33: pi.ai.v1.AgentMessage
+	(*v1.ModelEvent)(nil),       // 34: pi.ai.v1.ModelEvent
+	(*v1.TranscriptEntry)(nil),  // 35: pi.ai.v1.TranscriptEntry
+	(*v1.Model)(nil),            // 36: pi.ai.v1.Model
+	(*v1.AssistantMessage)(nil), // 37: pi.ai.v1.AssistantMessage
+	(v1.StopReason)(0),          // 38: pi.ai.v1.StopReason
+	(*v1.ModelCost)(nil),        // 39: pi.ai.v1.ModelCost
+	(*v1.Usage)(nil),            // 40: pi.ai.v1.Usage
+	(*v1.Cost)(nil),             // 41: pi.ai.v1.Cost
 }
 var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	1,  // 0: pi.conformance.v1.Suite.cases:type_name -> pi.conformance.v1.Case
@@ -2731,65 +2828,68 @@ var file_pi_conformance_v1_conformance_proto_depIdxs = []int32{
 	6,  // 3: pi.conformance.v1.Case.stream:type_name -> pi.conformance.v1.StreamCase
 	8,  // 4: pi.conformance.v1.Case.client:type_name -> pi.conformance.v1.ClientCase
 	15, // 5: pi.conformance.v1.Case.pi_json:type_name -> pi.conformance.v1.PiJsonCase
-	16, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
-	17, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
-	29, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
-	30, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
-	31, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
-	32, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
-	33, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
-	34, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	35, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
+	17, // 6: pi.conformance.v1.Case.cost:type_name -> pi.conformance.v1.CostCase
+	18, // 7: pi.conformance.v1.Case.partial_json:type_name -> pi.conformance.v1.PartialJsonCase
+	30, // 8: pi.conformance.v1.WireCase.json:type_name -> google.protobuf.Value
+	31, // 9: pi.conformance.v1.ValidateCase.request:type_name -> pi.ai.v1.StreamRequest
+	32, // 10: pi.conformance.v1.ValidateCase.context:type_name -> pi.ai.v1.AgentContext
+	33, // 11: pi.conformance.v1.ValidateCase.message:type_name -> pi.ai.v1.AgentMessage
+	34, // 12: pi.conformance.v1.ValidateCase.event:type_name -> pi.ai.v1.ModelEvent
+	35, // 13: pi.conformance.v1.ValidateCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	36, // 14: pi.conformance.v1.ValidateCase.model:type_name -> pi.ai.v1.Model
 	3,  // 15: pi.conformance.v1.ValidateCase.violations:type_name -> pi.conformance.v1.Violation
 	3,  // 16: pi.conformance.v1.StreamFailure.violations:type_name -> pi.conformance.v1.Violation
-	33, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
+	34, // 17: pi.conformance.v1.StreamCase.events:type_name -> pi.ai.v1.ModelEvent
 	7,  // 18: pi.conformance.v1.StreamCase.success:type_name -> pi.conformance.v1.StreamSuccess
 	5,  // 19: pi.conformance.v1.StreamCase.failure:type_name -> pi.conformance.v1.StreamFailure
-	36, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
-	36, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
-	30, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
+	37, // 20: pi.conformance.v1.StreamSuccess.partials:type_name -> pi.ai.v1.AssistantMessage
+	37, // 21: pi.conformance.v1.StreamSuccess.result:type_name -> pi.ai.v1.AssistantMessage
+	31, // 22: pi.conformance.v1.ClientCase.request:type_name -> pi.ai.v1.StreamRequest
 	10, // 23: pi.conformance.v1.ClientCase.server:type_name -> pi.conformance.v1.ServerAction
 	13, // 24: pi.conformance.v1.ClientCase.client:type_name -> pi.conformance.v1.ClientSettings
 	14, // 25: pi.conformance.v1.ClientCase.expect:type_name -> pi.conformance.v1.ClientOutcome
 	9,  // 26: pi.conformance.v1.ClientCase.resumptions:type_name -> pi.conformance.v1.Resumption
 	10, // 27: pi.conformance.v1.Resumption.server:type_name -> pi.conformance.v1.ServerAction
-	33, // 28: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
+	34, // 28: pi.conformance.v1.ServerAction.event:type_name -> pi.ai.v1.ModelEvent
 	11, // 29: pi.conformance.v1.ServerAction.status:type_name -> pi.conformance.v1.Status
 	12, // 30: pi.conformance.v1.ServerAction.headers:type_name -> pi.conformance.v1.Metadata
 	12, // 31: pi.conformance.v1.Status.trailers:type_name -> pi.conformance.v1.Metadata
-	28, // 32: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
-	37, // 33: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
+	29, // 32: pi.conformance.v1.Metadata.entries:type_name -> pi.conformance.v1.Metadata.EntriesEntry
+	38, // 33: pi.conformance.v1.ClientOutcome.reason:type_name -> pi.ai.v1.StopReason
 	5,  // 34: pi.conformance.v1.ClientOutcome.rule:type_name -> pi.conformance.v1.StreamFailure
-	36, // 35: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
-	34, // 36: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
-	31, // 37: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
-	33, // 38: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
-	34, // 39: pi.conformance.v1.PiJsonCase.edited:type_name -> pi.ai.v1.TranscriptEntry
-	38, // 40: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
-	39, // 41: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
-	40, // 42: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
-	19, // 43: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
-	20, // 44: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
-	1,  // 45: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
-	23, // 46: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
-	24, // 47: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
-	25, // 48: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
-	14, // 49: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
-	26, // 50: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
-	40, // 51: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
-	27, // 52: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
-	3,  // 53: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
-	36, // 54: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
-	36, // 55: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
-	5,  // 56: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
-	34, // 57: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
-	31, // 58: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
-	33, // 59: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
-	60, // [60:60] is the sub-list for method output_type
-	60, // [60:60] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	37, // 35: pi.conformance.v1.ClientOutcome.result:type_name -> pi.ai.v1.AssistantMessage
+	35, // 36: pi.conformance.v1.PiJsonCase.entry:type_name -> pi.ai.v1.TranscriptEntry
+	32, // 37: pi.conformance.v1.PiJsonCase.context:type_name -> pi.ai.v1.AgentContext
+	34, // 38: pi.conformance.v1.PiJsonCase.event:type_name -> pi.ai.v1.ModelEvent
+	16, // 39: pi.conformance.v1.PiJsonCase.session:type_name -> pi.conformance.v1.PiSession
+	35, // 40: pi.conformance.v1.PiJsonCase.edited:type_name -> pi.ai.v1.TranscriptEntry
+	35, // 41: pi.conformance.v1.PiSession.entries:type_name -> pi.ai.v1.TranscriptEntry
+	39, // 42: pi.conformance.v1.CostCase.rates:type_name -> pi.ai.v1.ModelCost
+	40, // 43: pi.conformance.v1.CostCase.usage:type_name -> pi.ai.v1.Usage
+	41, // 44: pi.conformance.v1.CostCase.cost:type_name -> pi.ai.v1.Cost
+	20, // 45: pi.conformance.v1.KnownFailures.failures:type_name -> pi.conformance.v1.KnownFailure
+	21, // 46: pi.conformance.v1.KnownFailures.unsupported:type_name -> pi.conformance.v1.Unsupported
+	1,  // 47: pi.conformance.v1.CaseRequest.case:type_name -> pi.conformance.v1.Case
+	24, // 48: pi.conformance.v1.CaseResult.wire:type_name -> pi.conformance.v1.WireResult
+	25, // 49: pi.conformance.v1.CaseResult.validate:type_name -> pi.conformance.v1.ValidateResult
+	26, // 50: pi.conformance.v1.CaseResult.stream:type_name -> pi.conformance.v1.StreamResult
+	14, // 51: pi.conformance.v1.CaseResult.client:type_name -> pi.conformance.v1.ClientOutcome
+	27, // 52: pi.conformance.v1.CaseResult.pi_json:type_name -> pi.conformance.v1.PiJsonResult
+	41, // 53: pi.conformance.v1.CaseResult.cost:type_name -> pi.ai.v1.Cost
+	28, // 54: pi.conformance.v1.CaseResult.partial_json:type_name -> pi.conformance.v1.PartialJsonResult
+	3,  // 55: pi.conformance.v1.ValidateResult.violations:type_name -> pi.conformance.v1.Violation
+	37, // 56: pi.conformance.v1.StreamResult.partials:type_name -> pi.ai.v1.AssistantMessage
+	37, // 57: pi.conformance.v1.StreamResult.result:type_name -> pi.ai.v1.AssistantMessage
+	5,  // 58: pi.conformance.v1.StreamResult.failure:type_name -> pi.conformance.v1.StreamFailure
+	35, // 59: pi.conformance.v1.PiJsonResult.entry:type_name -> pi.ai.v1.TranscriptEntry
+	32, // 60: pi.conformance.v1.PiJsonResult.context:type_name -> pi.ai.v1.AgentContext
+	34, // 61: pi.conformance.v1.PiJsonResult.event:type_name -> pi.ai.v1.ModelEvent
+	16, // 62: pi.conformance.v1.PiJsonResult.session:type_name -> pi.conformance.v1.PiSession
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_pi_conformance_v1_conformance_proto_init() }
@@ -2835,8 +2935,9 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*PiJsonCase_Context)(nil),
 		(*PiJsonCase_ErrorPath)(nil),
 		(*PiJsonCase_Event)(nil),
+		(*PiJsonCase_Session)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[22].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[23].OneofWrappers = []any{
 		(*CaseResult_Wire)(nil),
 		(*CaseResult_Validate)(nil),
 		(*CaseResult_Stream)(nil),
@@ -2846,11 +2947,12 @@ func file_pi_conformance_v1_conformance_proto_init() {
 		(*CaseResult_PartialJson)(nil),
 		(*CaseResult_Error)(nil),
 	}
-	file_pi_conformance_v1_conformance_proto_msgTypes[26].OneofWrappers = []any{
+	file_pi_conformance_v1_conformance_proto_msgTypes[27].OneofWrappers = []any{
 		(*PiJsonResult_Entry)(nil),
 		(*PiJsonResult_Context)(nil),
 		(*PiJsonResult_ErrorPath)(nil),
 		(*PiJsonResult_Event)(nil),
+		(*PiJsonResult_Session)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2858,7 +2960,7 @@ func file_pi_conformance_v1_conformance_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pi_conformance_v1_conformance_proto_rawDesc), len(file_pi_conformance_v1_conformance_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -24,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pi/conformance/v1/conformance.proto.
  */
 export const file_pi_conformance_v1_conformance: GenFile = /*@__PURE__*/
-  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSKAAgoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZRIyCgtyZXN1bXB0aW9ucxgFIAMoCzIdLnBpLmNvbmZvcm1hbmNlLnYxLlJlc3VtcHRpb24iUAoKUmVzdW1wdGlvbhIRCglhZnRlcl9zZXEYASABKAQSLwoGc2VydmVyGAIgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuU2VydmVyQWN0aW9uItIBCgxTZXJ2ZXJBY3Rpb24SJQoFZXZlbnQYASABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASDwoFZnJhbWUYAiABKAxIABIrCgZzdGF0dXMYAyABKAsyGS5waS5jb25mb3JtYW5jZS52MS5TdGF0dXNIABISCghzbGVlcF9tcxgEIAEoDUgAEi4KB2hlYWRlcnMYBSABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YUgAEg8KBWJhdGNoGAYgASgMSABCCAoGYWN0aW9uIlYKBlN0YXR1cxIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSLQoIdHJhaWxlcnMYAyABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YSJ1CghNZXRhZGF0YRI5CgdlbnRyaWVzGAEgAygLMigucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEuRW50cmllc0VudHJ5Gi4KDEVudHJpZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpIBCg5DbGllbnRTZXR0aW5ncxITCgtkZWFkbGluZV9tcxgBIAEoDRIbChNjYW5jZWxfYWZ0ZXJfZXZlbnRzGAIgASgNEhcKD2NhbmNlbF9hZnRlcl9tcxgDIAEoDRIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBBIaChJjbG9zZV9hZnRlcl9ldmVudHMYBSABKA0ixQEKDUNsaWVudE91dGNvbWUSJAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbhIOCgZldmVudHMYAiABKA0SFQoLc3RhdHVzX2NvZGUYAyABKAlIABIwCgRydWxlGAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZUgAEioKBnJlc3VsdBgFIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCCQoHZmFpbHVyZSKJAgoKUGlKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEioKBWVudHJ5GAIgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgDIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYBCABKAlIABIlCgVldmVudBgGIAEoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRIABIPCgd3cml0dGVuGAUgASgJEikKBmVkaXRlZBgHIAEoCzIZLnBpLmFpLnYxLlRyYW5zY3JpcHRFbnRyeRITCgtlZGl0ZWRfdGV4dBgIIAEoCUIICgZleHBlY3QibAoIQ29zdENhc2USIgoFcmF0ZXMYASABKAsyEy5waS5haS52MS5Nb2RlbENvc3QSHgoFdXNhZ2UYAiABKAsyDy5waS5haS52MS5Vc2FnZRIcCgRjb3N0GAMgASgLMg4ucGkuYWkudjEuQ29zdCIyCg9QYXJ0aWFsSnNvbkNhc2USDAoEdGV4dBgBIAEoCRIRCgljb21wbGV0ZWQYAiABKAkidwoNS25vd25GYWlsdXJlcxIxCghmYWlsdXJlcxgBIAMoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLktub3duRmFpbHVyZRIzCgt1bnN1cHBvcnRlZBgCIAMoCzIeLnBpLmNvbmZvcm1hbmNlLnYxLlVuc3VwcG9ydGVkIiwKDEtub3duRmFpbHVyZRIMCgRjYXNlGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIrCgtVbnN1cHBvcnRlZBIMCgRraW5kGAEgASgJEg4KBnJlYXNvbhgCIAEoCSJWCgtDYXNlUmVxdWVzdBIlCgRjYXNlGAEgASgLMhcucGkuY29uZm9ybWFuY2UudjEuQ2FzZRIOCgZzZXJ2ZXIYAiABKAkSEAoIcHJvdG9jb2wYAyABKAkilAMKCkNhc2VSZXN1bHQSDAoEbmFtZRgBIAEoCRItCgR3aXJlGAIgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuV2lyZVJlc3VsdEgAEjUKCHZhbGlkYXRlGAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuVmFsaWRhdGVSZXN1bHRIABIxCgZzdHJlYW0YBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1SZXN1bHRIABIyCgZjbGllbnQYBSABKAsyIC5waS5jb25mb3JtYW5jZS52MS5DbGllbnRPdXRjb21lSAASMgoHcGlfanNvbhgGIAEoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLlBpSnNvblJlc3VsdEgAEh4KBGNvc3QYByABKAsyDi5waS5haS52MS5Db3N0SAASPAoMcGFydGlhbF9qc29uGAggASgLMiQucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25SZXN1bHRIABIPCgVlcnJvchgJIAEoCUgAQggKBnJlc3VsdCI/CgpXaXJlUmVzdWx0Eg4KBmJpbmFyeRgBIAEoDBIMCgRqc29uGAIgASgJEhMKC2pzb25fYmluYXJ5GAMgASgMIkIKDlZhbGlkYXRlUmVzdWx0EjAKCnZpb2xhdGlvbnMYASADKAsyHC5waS5jb25mb3JtYW5jZS52MS5WaW9sYXRpb24imwEKDFN0cmVhbVJlc3VsdBIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZRIxCgdmYWlsdXJlGAMgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZSLTAQoMUGlKc29uUmVzdWx0EioKBWVudHJ5GAEgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgCIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYAyABKAlIABIlCgVldmVudBgFIAEoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRIABIPCgd3cml0dGVuGAQgASgJEhYKDmVkaXRlZF93cml0dGVuGAYgASgJQgYKBHJlYWQiOAoRUGFydGlhbEpzb25SZXN1bHQSDQoFd2hvbGUYASABKAkSFAoMYnlfY2hhcmFjdGVyGAIgASgJQiQKIGlvLmdpdGh1Yi5waXByb3RvLmNvbmZvcm1hbmNlLnYxUAFiBnByb3RvMw", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
+  fileDesc("CiNwaS9jb25mb3JtYW5jZS92MS9jb25mb3JtYW5jZS5wcm90bxIRcGkuY29uZm9ybWFuY2UudjEiLwoFU3VpdGUSJgoFY2FzZXMYASADKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlIpADCgRDYXNlEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSKwoEd2lyZRgDIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLldpcmVDYXNlSAASMwoIdmFsaWRhdGUYBCABKAsyHy5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZUNhc2VIABIvCgZzdHJlYW0YBSABKAsyHS5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1DYXNlSAASLwoGY2xpZW50GAYgASgLMh0ucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50Q2FzZUgAEjAKB3BpX2pzb24YByABKAsyHS5waS5jb25mb3JtYW5jZS52MS5QaUpzb25DYXNlSAASKwoEY29zdBgIIAEoCzIbLnBpLmNvbmZvcm1hbmNlLnYxLkNvc3RDYXNlSAASOgoMcGFydGlhbF9qc29uGAkgASgLMiIucGkuY29uZm9ybWFuY2UudjEuUGFydGlhbEpzb25DYXNlSABCBgoEa2luZCJjCghXaXJlQ2FzZRIMCgR0eXBlGAEgASgJEg4KBmJpbmFyeRgCIAEoDBIkCgRqc29uGAMgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlEhMKC2pzb25fYmluYXJ5GAQgASgMIjAKCVZpb2xhdGlvbhISCgpmaWVsZF9wYXRoGAEgASgJEg8KB3J1bGVfaWQYAiABKAkiwAIKDFZhbGlkYXRlQ2FzZRIqCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdEgAEikKB2NvbnRleHQYAiABKAsyFi5waS5haS52MS5BZ2VudENvbnRleHRIABIpCgdtZXNzYWdlGAMgASgLMhYucGkuYWkudjEuQWdlbnRNZXNzYWdlSAASJQoFZXZlbnQYBCABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASKgoFZW50cnkYBiABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIgCgVtb2RlbBgHIAEoCzIPLnBpLmFpLnYxLk1vZGVsSAASMAoKdmlvbGF0aW9ucxgFIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbkIHCgVpbnB1dCJnCg1TdHJlYW1GYWlsdXJlEhMKC2V2ZW50X2luZGV4GAEgASgNEg8KB3J1bGVfaWQYAiABKAkSMAoKdmlvbGF0aW9ucxgDIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiLBAQoKU3RyZWFtQ2FzZRIkCgZldmVudHMYASADKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50EjMKB3N1Y2Nlc3MYAiABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1TdWNjZXNzSAASMwoHZmFpbHVyZRgDIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbUZhaWx1cmVIABIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBEIICgZleHBlY3QiaQoNU3RyZWFtU3VjY2VzcxIsCghwYXJ0aWFscxgBIAMoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2USKgoGcmVzdWx0GAIgASgLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZSKAAgoKQ2xpZW50Q2FzZRIoCgdyZXF1ZXN0GAEgASgLMhcucGkuYWkudjEuU3RyZWFtUmVxdWVzdBIvCgZzZXJ2ZXIYAiADKAsyHy5waS5jb25mb3JtYW5jZS52MS5TZXJ2ZXJBY3Rpb24SMQoGY2xpZW50GAMgASgLMiEucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50U2V0dGluZ3MSMAoGZXhwZWN0GAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuQ2xpZW50T3V0Y29tZRIyCgtyZXN1bXB0aW9ucxgFIAMoCzIdLnBpLmNvbmZvcm1hbmNlLnYxLlJlc3VtcHRpb24iUAoKUmVzdW1wdGlvbhIRCglhZnRlcl9zZXEYASABKAQSLwoGc2VydmVyGAIgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuU2VydmVyQWN0aW9uItIBCgxTZXJ2ZXJBY3Rpb24SJQoFZXZlbnQYASABKAsyFC5waS5haS52MS5Nb2RlbEV2ZW50SAASDwoFZnJhbWUYAiABKAxIABIrCgZzdGF0dXMYAyABKAsyGS5waS5jb25mb3JtYW5jZS52MS5TdGF0dXNIABISCghzbGVlcF9tcxgEIAEoDUgAEi4KB2hlYWRlcnMYBSABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YUgAEg8KBWJhdGNoGAYgASgMSABCCAoGYWN0aW9uIlYKBlN0YXR1cxIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSLQoIdHJhaWxlcnMYAyABKAsyGy5waS5jb25mb3JtYW5jZS52MS5NZXRhZGF0YSJ1CghNZXRhZGF0YRI5CgdlbnRyaWVzGAEgAygLMigucGkuY29uZm9ybWFuY2UudjEuTWV0YWRhdGEuRW50cmllc0VudHJ5Gi4KDEVudHJpZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpIBCg5DbGllbnRTZXR0aW5ncxITCgtkZWFkbGluZV9tcxgBIAEoDRIbChNjYW5jZWxfYWZ0ZXJfZXZlbnRzGAIgASgNEhcKD2NhbmNlbF9hZnRlcl9tcxgDIAEoDRIZChFtYXhfbWVzc2FnZV9ieXRlcxgEIAEoBBIaChJjbG9zZV9hZnRlcl9ldmVudHMYBSABKA0ixQEKDUNsaWVudE91dGNvbWUSJAoGcmVhc29uGAEgASgOMhQucGkuYWkudjEuU3RvcFJlYXNvbhIOCgZldmVudHMYAiABKA0SFQoLc3RhdHVzX2NvZGUYAyABKAlIABIwCgRydWxlGAQgASgLMiAucGkuY29uZm9ybWFuY2UudjEuU3RyZWFtRmFpbHVyZUgAEioKBnJlc3VsdBgFIAEoCzIaLnBpLmFpLnYxLkFzc2lzdGFudE1lc3NhZ2VCCQoHZmFpbHVyZSK6AgoKUGlKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEioKBWVudHJ5GAIgASgLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5SAASKQoHY29udGV4dBgDIAEoCzIWLnBpLmFpLnYxLkFnZW50Q29udGV4dEgAEhQKCmVycm9yX3BhdGgYBCABKAlIABIlCgVldmVudBgGIAEoCzIULnBpLmFpLnYxLk1vZGVsRXZlbnRIABIvCgdzZXNzaW9uGAkgASgLMhwucGkuY29uZm9ybWFuY2UudjEuUGlTZXNzaW9uSAASDwoHd3JpdHRlbhgFIAEoCRIpCgZlZGl0ZWQYByABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnkSEwoLZWRpdGVkX3RleHQYCCABKAlCCAoGZXhwZWN0Ik0KCVBpU2Vzc2lvbhIqCgdlbnRyaWVzGAEgAygLMhkucGkuYWkudjEuVHJhbnNjcmlwdEVudHJ5EhQKDHdhcm5lZF9saW5lcxgCIAMoDSJsCghDb3N0Q2FzZRIiCgVyYXRlcxgBIAEoCzITLnBpLmFpLnYxLk1vZGVsQ29zdBIeCgV1c2FnZRgCIAEoCzIPLnBpLmFpLnYxLlVzYWdlEhwKBGNvc3QYAyABKAsyDi5waS5haS52MS5Db3N0IjIKD1BhcnRpYWxKc29uQ2FzZRIMCgR0ZXh0GAEgASgJEhEKCWNvbXBsZXRlZBgCIAEoCSJ3Cg1Lbm93bkZhaWx1cmVzEjEKCGZhaWx1cmVzGAEgAygLMh8ucGkuY29uZm9ybWFuY2UudjEuS25vd25GYWlsdXJlEjMKC3Vuc3VwcG9ydGVkGAIgAygLMh4ucGkuY29uZm9ybWFuY2UudjEuVW5zdXBwb3J0ZWQiLAoMS25vd25GYWlsdXJlEgwKBGNhc2UYASABKAkSDgoGcmVhc29uGAIgASgJIisKC1Vuc3VwcG9ydGVkEgwKBGtpbmQYASABKAkSDgoGcmVhc29uGAIgASgJIlYKC0Nhc2VSZXF1ZXN0EiUKBGNhc2UYASABKAsyFy5waS5jb25mb3JtYW5jZS52MS5DYXNlEg4KBnNlcnZlchgCIAEoCRIQCghwcm90b2NvbBgDIAEoCSKUAwoKQ2FzZVJlc3VsdBIMCgRuYW1lGAEgASgJEi0KBHdpcmUYAiABKAsyHS5waS5jb25mb3JtYW5jZS52MS5XaXJlUmVzdWx0SAASNQoIdmFsaWRhdGUYAyABKAsyIS5waS5jb25mb3JtYW5jZS52MS5WYWxpZGF0ZVJlc3VsdEgAEjEKBnN0cmVhbRgEIAEoCzIfLnBpLmNvbmZvcm1hbmNlLnYxLlN0cmVhbVJlc3VsdEgAEjIKBmNsaWVudBgFIAEoCzIgLnBpLmNvbmZvcm1hbmNlLnYxLkNsaWVudE91dGNvbWVIABIyCgdwaV9qc29uGAYgASgLMh8ucGkuY29uZm9ybWFuY2UudjEuUGlKc29uUmVzdWx0SAASHgoEY29zdBgHIAEoCzIOLnBpLmFpLnYxLkNvc3RIABI8CgxwYXJ0aWFsX2pzb24YCCABKAsyJC5waS5jb25mb3JtYW5jZS52MS5QYXJ0aWFsSnNvblJlc3VsdEgAEg8KBWVycm9yGAkgASgJSABCCAoGcmVzdWx0Ij8KCldpcmVSZXN1bHQSDgoGYmluYXJ5GAEgASgMEgwKBGpzb24YAiABKAkSEwoLanNvbl9iaW5hcnkYAyABKAwiQgoOVmFsaWRhdGVSZXN1bHQSMAoKdmlvbGF0aW9ucxgBIAMoCzIcLnBpLmNvbmZvcm1hbmNlLnYxLlZpb2xhdGlvbiKbAQoMU3RyZWFtUmVzdWx0EiwKCHBhcnRpYWxzGAEgAygLMhoucGkuYWkudjEuQXNzaXN0YW50TWVzc2FnZRIqCgZyZXN1bHQYAiABKAsyGi5waS5haS52MS5Bc3Npc3RhbnRNZXNzYWdlEjEKB2ZhaWx1cmUYAyABKAsyIC5waS5jb25mb3JtYW5jZS52MS5TdHJlYW1GYWlsdXJlIoQCCgxQaUpzb25SZXN1bHQSKgoFZW50cnkYASABKAsyGS5waS5haS52MS5UcmFuc2NyaXB0RW50cnlIABIpCgdjb250ZXh0GAIgASgLMhYucGkuYWkudjEuQWdlbnRDb250ZXh0SAASFAoKZXJyb3JfcGF0aBgDIAEoCUgAEiUKBWV2ZW50GAUgASgLMhQucGkuYWkudjEuTW9kZWxFdmVudEgAEi8KB3Nlc3Npb24YByABKAsyHC5waS5jb25mb3JtYW5jZS52MS5QaVNlc3Npb25IABIPCgd3cml0dGVuGAQgASgJEhYKDmVkaXRlZF93cml0dGVuGAYgASgJQgYKBHJlYWQiOAoRUGFydGlhbEpzb25SZXN1bHQSDQoFd2hvbGUYASABKAkSFAoMYnlfY2hhcmFjdGVyGAIgASgJQiQKIGlvLmdpdGh1Yi5waXByb3RvLmNvbmZvcm1hbmNlLnYxUAFiBnByb3RvMw", [file_google_protobuf_struct, file_pi_ai_v1_context, file_pi_ai_v1_event, file_pi_ai_v1_message, file_pi_ai_v1_model, file_pi_ai_v1_service, file_pi_ai_v1_transcript]);
 
 /**
  * Suite is one file of the conformance corpus (YAML read as ProtoJSON): the cases of one topic.
@@ -738,13 +738,13 @@ export const ClientOutcomeSchema: GenMessage<ClientOutcome> = /*@__PURE__*/
   messageDesc(file_pi_conformance_v1_conformance, 14);
 
 /**
- * PiJsonCase checks the pi-JSON codec on one object.
+ * PiJsonCase checks the pi-JSON codec on one object, or a session reader and writer on a file.
  *
  * @generated from message pi.conformance.v1.PiJsonCase
  */
 export type PiJsonCase = Message<"pi.conformance.v1.PiJsonCase"> & {
   /**
-   * The pi-JSON text, as pi writes it (JSON.stringify, no spaces).
+   * The pi-JSON text, as pi writes it (JSON.stringify, no spaces); for `session`, a whole file.
    *
    * @generated from field: string text = 1;
    */
@@ -790,6 +790,16 @@ export type PiJsonCase = Message<"pi.conformance.v1.PiJsonCase"> & {
      */
     value: ModelEvent;
     case: "event";
+  } | {
+    /**
+     * The text is a whole pi session file: a session reader reads it as these entries, one a
+     * line, and warns about these lines; a session writer writes the entries back as `text` (or
+     * `written`).
+     *
+     * @generated from field: pi.conformance.v1.PiSession session = 9;
+     */
+    value: PiSession;
+    case: "session";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -822,6 +832,34 @@ export type PiJsonCase = Message<"pi.conformance.v1.PiJsonCase"> & {
  */
 export const PiJsonCaseSchema: GenMessage<PiJsonCase> = /*@__PURE__*/
   messageDesc(file_pi_conformance_v1_conformance, 15);
+
+/**
+ * PiSession is a pi session file as a session reader reads it.
+ *
+ * @generated from message pi.conformance.v1.PiSession
+ */
+export type PiSession = Message<"pi.conformance.v1.PiSession"> & {
+  /**
+   * The file's entries, one a line: a line that is not one JSON entry is an `unparsed_line`.
+   *
+   * @generated from field: repeated pi.ai.v1.TranscriptEntry entries = 1;
+   */
+  entries: TranscriptEntry[];
+
+  /**
+   * The lines the reader warned about, counted from 1, in order: those of the unparsed lines.
+   *
+   * @generated from field: repeated uint32 warned_lines = 2;
+   */
+  warnedLines: number[];
+};
+
+/**
+ * Describes the message pi.conformance.v1.PiSession.
+ * Use `create(PiSessionSchema)` to create a new message.
+ */
+export const PiSessionSchema: GenMessage<PiSession> = /*@__PURE__*/
+  messageDesc(file_pi_conformance_v1_conformance, 16);
 
 /**
  * CostCase checks calculate_cost: what a call's usage costs at a model's rates, as pi's
@@ -862,7 +900,7 @@ export type CostCase = Message<"pi.conformance.v1.CostCase"> & {
  * Use `create(CostCaseSchema)` to create a new message.
  */
 export const CostCaseSchema: GenMessage<CostCase> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 16);
+  messageDesc(file_pi_conformance_v1_conformance, 17);
 
 /**
  * PartialJsonCase checks how a receiver completes tool-call argument text cut short into a JSON
@@ -891,7 +929,7 @@ export type PartialJsonCase = Message<"pi.conformance.v1.PartialJsonCase"> & {
  * Use `create(PartialJsonCaseSchema)` to create a new message.
  */
 export const PartialJsonCaseSchema: GenMessage<PartialJsonCase> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 17);
+  messageDesc(file_pi_conformance_v1_conformance, 18);
 
 /**
  * KnownFailures lists the cases a runtime is known to fail, and the case kinds it does not run.
@@ -920,7 +958,7 @@ export type KnownFailures = Message<"pi.conformance.v1.KnownFailures"> & {
  * Use `create(KnownFailuresSchema)` to create a new message.
  */
 export const KnownFailuresSchema: GenMessage<KnownFailures> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 18);
+  messageDesc(file_pi_conformance_v1_conformance, 19);
 
 /**
  * KnownFailure is one case a runtime fails, and why.
@@ -948,7 +986,7 @@ export type KnownFailure = Message<"pi.conformance.v1.KnownFailure"> & {
  * Use `create(KnownFailureSchema)` to create a new message.
  */
 export const KnownFailureSchema: GenMessage<KnownFailure> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 19);
+  messageDesc(file_pi_conformance_v1_conformance, 20);
 
 /**
  * Unsupported is one kind of case a runtime does not run, and why.
@@ -976,7 +1014,7 @@ export type Unsupported = Message<"pi.conformance.v1.Unsupported"> & {
  * Use `create(UnsupportedSchema)` to create a new message.
  */
 export const UnsupportedSchema: GenMessage<Unsupported> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 20);
+  messageDesc(file_pi_conformance_v1_conformance, 21);
 
 /**
  * CaseRequest is what the harness sends a runtime's executor: one case to run. An executor reads
@@ -1017,7 +1055,7 @@ export type CaseRequest = Message<"pi.conformance.v1.CaseRequest"> & {
  * Use `create(CaseRequestSchema)` to create a new message.
  */
 export const CaseRequestSchema: GenMessage<CaseRequest> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 21);
+  messageDesc(file_pi_conformance_v1_conformance, 22);
 
 /**
  * CaseResult is what an executor's runtime did with one case: the member of the case's kind, or
@@ -1110,7 +1148,7 @@ export type CaseResult = Message<"pi.conformance.v1.CaseResult"> & {
  * Use `create(CaseResultSchema)` to create a new message.
  */
 export const CaseResultSchema: GenMessage<CaseResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 22);
+  messageDesc(file_pi_conformance_v1_conformance, 23);
 
 /**
  * WireResult is what a runtime made of a WireCase.
@@ -1145,7 +1183,7 @@ export type WireResult = Message<"pi.conformance.v1.WireResult"> & {
  * Use `create(WireResultSchema)` to create a new message.
  */
 export const WireResultSchema: GenMessage<WireResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 23);
+  messageDesc(file_pi_conformance_v1_conformance, 24);
 
 /**
  * ValidateResult is the violations a runtime found.
@@ -1166,7 +1204,7 @@ export type ValidateResult = Message<"pi.conformance.v1.ValidateResult"> & {
  * Use `create(ValidateResultSchema)` to create a new message.
  */
 export const ValidateResultSchema: GenMessage<ValidateResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 24);
+  messageDesc(file_pi_conformance_v1_conformance, 25);
 
 /**
  * StreamResult is what a runtime's event stream made of a StreamCase's events.
@@ -1201,7 +1239,7 @@ export type StreamResult = Message<"pi.conformance.v1.StreamResult"> & {
  * Use `create(StreamResultSchema)` to create a new message.
  */
 export const StreamResultSchema: GenMessage<StreamResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 25);
+  messageDesc(file_pi_conformance_v1_conformance, 26);
 
 /**
  * PiJsonResult is what a runtime's pi-JSON codec made of a PiJsonCase's text: read as an entry,
@@ -1247,6 +1285,14 @@ export type PiJsonResult = Message<"pi.conformance.v1.PiJsonResult"> & {
      */
     value: ModelEvent;
     case: "event";
+  } | {
+    /**
+     * The session file read.
+     *
+     * @generated from field: pi.conformance.v1.PiSession session = 7;
+     */
+    value: PiSession;
+    case: "session";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1269,7 +1315,7 @@ export type PiJsonResult = Message<"pi.conformance.v1.PiJsonResult"> & {
  * Use `create(PiJsonResultSchema)` to create a new message.
  */
 export const PiJsonResultSchema: GenMessage<PiJsonResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 26);
+  messageDesc(file_pi_conformance_v1_conformance, 27);
 
 /**
  * PartialJsonResult is the arguments_json a runtime's partial shows after a tool call streamed
@@ -1298,5 +1344,5 @@ export type PartialJsonResult = Message<"pi.conformance.v1.PartialJsonResult"> &
  * Use `create(PartialJsonResultSchema)` to create a new message.
  */
 export const PartialJsonResultSchema: GenMessage<PartialJsonResult> = /*@__PURE__*/
-  messageDesc(file_pi_conformance_v1_conformance, 27);
+  messageDesc(file_pi_conformance_v1_conformance, 28);
 

@@ -1,5 +1,6 @@
 package io.github.piproto;
 
+import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.github.piproto.ai.v1.AgentContext;
 import io.github.piproto.ai.v1.AgentMessage;
@@ -79,8 +80,20 @@ public final class PiJson {
     return read(text, PiEntries::read);
   }
 
-  /** An entry's line: a session file's entry if it came from one, else the bare message. */
+  /**
+   * An entry's line: a session file's entry if it came from one, else the bare message; an unparsed
+   * line as it was read.
+   */
   public static String entryToPi(TranscriptEntry entry) {
+    if (entry.hasUnparsedLine()) {
+      String line = entry.getUnparsedLine();
+      if (line.indexOf('\n') >= 0) {
+        throw new PiJsonException(
+            "TranscriptEntry.unparsed_line",
+            "holds a newline, so it would be read back as two lines");
+      }
+      return line;
+    }
     return write(PiEntries.write(entry));
   }
 
@@ -102,26 +115,59 @@ public final class PiJson {
   }
 
   /**
-   * The entries of a pi session file: one JSON object a line, blank lines skipped. An error names
-   * its {@link PiJsonException#line}.
+   * The entries of a pi session file, one a line, as {@link #sessionFromPi(String, List)} reads
+   * them, its warnings left out.
    */
   public static List<TranscriptEntry> sessionFromPi(String text) {
+    return sessionFromPi(text, new ArrayList<>());
+  }
+
+  /**
+   * The entries of a pi session file, one a line: the entry of line n is entry n - 1. A line that
+   * is not one JSON entry (a blank line, text that is not JSON, JSON that is not an object, two
+   * entries run together) is an {@code unparsed_line}, kept byte for byte, and a {@link
+   * SessionWarning} naming it is added to {@code warnings}; pi's own loader skips such a line. A
+   * line of JSON that is no entry throws a PiJsonException that names its {@link
+   * PiJsonException#line}.
+   */
+  public static List<TranscriptEntry> sessionFromPi(String text, List<SessionWarning> warnings) {
     List<TranscriptEntry> entries = new ArrayList<>();
     String[] lines = text.split("\n", -1);
-    for (int index = 0; index < lines.length; index++) {
-      if (lines[index].isBlank()) {
+    // The newline that ends the last line starts no line after it (and an empty file has none).
+    int count = lines[lines.length - 1].isEmpty() ? lines.length - 1 : lines.length;
+    for (int index = 0; index < count; index++) {
+      String line = lines[index];
+      JsonElement value;
+      String unparsed;
+      try {
+        value = JsJson.parse(line, "");
+        unparsed =
+            value.isJsonObject()
+                ? ""
+                : "JSON that is not an object: " + PiJsonReader.typeName(value);
+      } catch (PiJsonException error) { // the line is not JSON
+        value = null;
+        unparsed = line.strip().isEmpty() ? "a blank line" : error.detail();
+      }
+      if (unparsed.isEmpty()) {
+        try {
+          entries.add(PiEntries.read(Surrogates.toProto(value), ""));
+        } catch (PiJsonException error) {
+          throw error.onLine(index + 1);
+        }
         continue;
       }
-      try {
-        entries.add(entryFromPi(lines[index]));
-      } catch (PiJsonException error) {
-        throw error.onLine(index + 1);
-      }
+      entries.add(TranscriptEntry.newBuilder().setUnparsedLine(line).build());
+      warnings.add(
+          new SessionWarning(index + 1, "not one JSON entry (" + unparsed + "); kept as it is"));
     }
     return entries;
   }
 
-  /** A session file of {@code entries}: each entry's line, ended by a newline, as pi writes it. */
+  /**
+   * A session file of {@code entries}: each entry's line, ended by a newline, as pi writes it; an
+   * unparsed line as it was read.
+   */
   public static String sessionToPi(List<TranscriptEntry> entries) {
     StringBuilder out = new StringBuilder();
     entries.forEach(entry -> out.append(entryToPi(entry)).append('\n'));

@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -176,6 +177,37 @@ class PiJsonTest {
     assertEquals(3, error.line());
     assertEquals("content[0]", error.path());
     assertTrue(error.getMessage().startsWith("line 3: content[0]: "), error.getMessage());
+  }
+
+  @ParameterizedTest
+  @CsvSource({"entries-run-together-message.jsonl, 4", "entries-run-together-compaction.jsonl, 5"})
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aLineOfEntriesRunTogetherIsKeptByteForByteAndNamed(String name, int bad) throws IOException {
+    // Excerpts of two session files pi committed to its own repository, each with a line that
+    // holds two entries with no newline between them (tests/fixtures/pi-sessions/README.md).
+    String text = read(FIXTURES.resolve("pi-sessions").resolve(name));
+    List<SessionWarning> warnings = new ArrayList<>();
+    List<TranscriptEntry> entries = PiJson.sessionFromPi(text, warnings);
+    assertEquals(List.of(bad), warnings.stream().map(SessionWarning::line).toList(), name);
+    assertTrue(entries.get(bad - 1).getUnparsedLine().contains("}}{\"type\":"), name);
+    List<TranscriptEntry> back = new ArrayList<>();
+    for (TranscriptEntry entry : entries) {
+      back.add(throughTheWire(entry));
+    }
+    assertEquals(text, PiJson.sessionToPi(back), name);
+  }
+
+  @Test
+  @Timeout(TEST_TIMEOUT_SECONDS)
+  void aLineThatIsNotOneEntryKeepsEveryByte() {
+    // A blank line, a carriage return, a last line cut short: kept, and the last given its newline.
+    String text = "\n{\"role\":\r\n{\"role\":";
+    List<SessionWarning> warnings = new ArrayList<>();
+    List<TranscriptEntry> entries = PiJson.sessionFromPi(text, warnings);
+    assertEquals(List.of(1, 2, 3), warnings.stream().map(SessionWarning::line).toList());
+    assertEquals(text + "\n", PiJson.sessionToPi(entries));
+    TranscriptEntry two = TranscriptEntry.newBuilder().setUnparsedLine("a\nb").build();
+    assertThrows(PiJsonException.class, () -> PiJson.sessionToPi(List.of(two)));
   }
 
   @Test

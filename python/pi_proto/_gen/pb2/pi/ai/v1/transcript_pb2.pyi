@@ -12,9 +12,10 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class TranscriptEntry(_message.Message):
-    __slots__ = ("message", "session_entry", "session_json", "id", "parent_id", "root", "timestamp")
+    __slots__ = ("message", "session_entry", "unparsed_line", "session_json", "id", "parent_id", "root", "timestamp")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     SESSION_ENTRY_FIELD_NUMBER: _ClassVar[int]
+    UNPARSED_LINE_FIELD_NUMBER: _ClassVar[int]
     SESSION_JSON_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -22,12 +23,13 @@ class TranscriptEntry(_message.Message):
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     message: _message_pb2.AgentMessage
     session_entry: SessionEntry
+    unparsed_line: str
     session_json: str
     id: str
     parent_id: str
     root: _struct_pb2.NullValue
     timestamp: str
-    def __init__(self, message: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., session_entry: _Optional[_Union[SessionEntry, _Mapping]] = ..., session_json: _Optional[str] = ..., id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root: _Optional[_Union[_struct_pb2.NullValue, str]] = ..., timestamp: _Optional[str] = ...) -> None: ...
+    def __init__(self, message: _Optional[_Union[_message_pb2.AgentMessage, _Mapping]] = ..., session_entry: _Optional[_Union[SessionEntry, _Mapping]] = ..., unparsed_line: _Optional[str] = ..., session_json: _Optional[str] = ..., id: _Optional[str] = ..., parent_id: _Optional[str] = ..., root: _Optional[_Union[_struct_pb2.NullValue, str]] = ..., timestamp: _Optional[str] = ...) -> None: ...
 
 class SessionEntry(_message.Message):
     __slots__ = ("type", "fields_json", "header", "thinking_level_change", "model_change", "usage", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info", "context_edit")

@@ -200,12 +200,13 @@ class ClientOutcome(_message.Message):
     def __init__(self, reason: _Optional[_Union[_message_pb2.StopReason, str]] = ..., events: _Optional[int] = ..., status_code: _Optional[str] = ..., rule: _Optional[_Union[StreamFailure, _Mapping]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ...) -> None: ...
 
 class PiJsonCase(_message.Message):
-    __slots__ = ("text", "entry", "context", "error_path", "event", "written", "edited", "edited_text")
+    __slots__ = ("text", "entry", "context", "error_path", "event", "session", "written", "edited", "edited_text")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ENTRY_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     ERROR_PATH_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
     WRITTEN_FIELD_NUMBER: _ClassVar[int]
     EDITED_FIELD_NUMBER: _ClassVar[int]
     EDITED_TEXT_FIELD_NUMBER: _ClassVar[int]
@@ -214,10 +215,19 @@ class PiJsonCase(_message.Message):
     context: _context_pb2.AgentContext
     error_path: str
     event: _event_pb2.ModelEvent
+    session: PiSession
     written: str
     edited: _transcript_pb2.TranscriptEntry
     edited_text: str
-    def __init__(self, text: _Optional[str] = ..., entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., written: _Optional[str] = ..., edited: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., edited_text: _Optional[str] = ...) -> None: ...
+    def __init__(self, text: _Optional[str] = ..., entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., session: _Optional[_Union[PiSession, _Mapping]] = ..., written: _Optional[str] = ..., edited: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., edited_text: _Optional[str] = ...) -> None: ...
+
+class PiSession(_message.Message):
+    __slots__ = ("entries", "warned_lines")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    WARNED_LINES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_transcript_pb2.TranscriptEntry]
+    warned_lines: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, entries: _Optional[_Iterable[_Union[_transcript_pb2.TranscriptEntry, _Mapping]]] = ..., warned_lines: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class CostCase(_message.Message):
     __slots__ = ("rates", "usage", "cost")
@@ -320,20 +330,22 @@ class StreamResult(_message.Message):
     def __init__(self, partials: _Optional[_Iterable[_Union[_message_pb2.AssistantMessage, _Mapping]]] = ..., result: _Optional[_Union[_message_pb2.AssistantMessage, _Mapping]] = ..., failure: _Optional[_Union[StreamFailure, _Mapping]] = ...) -> None: ...
 
 class PiJsonResult(_message.Message):
-    __slots__ = ("entry", "context", "error_path", "event", "written", "edited_written")
+    __slots__ = ("entry", "context", "error_path", "event", "session", "written", "edited_written")
     ENTRY_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     ERROR_PATH_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_FIELD_NUMBER: _ClassVar[int]
     WRITTEN_FIELD_NUMBER: _ClassVar[int]
     EDITED_WRITTEN_FIELD_NUMBER: _ClassVar[int]
     entry: _transcript_pb2.TranscriptEntry
     context: _context_pb2.AgentContext
     error_path: str
     event: _event_pb2.ModelEvent
+    session: PiSession
     written: str
     edited_written: str
-    def __init__(self, entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., written: _Optional[str] = ..., edited_written: _Optional[str] = ...) -> None: ...
+    def __init__(self, entry: _Optional[_Union[_transcript_pb2.TranscriptEntry, _Mapping]] = ..., context: _Optional[_Union[_context_pb2.AgentContext, _Mapping]] = ..., error_path: _Optional[str] = ..., event: _Optional[_Union[_event_pb2.ModelEvent, _Mapping]] = ..., session: _Optional[_Union[PiSession, _Mapping]] = ..., written: _Optional[str] = ..., edited_written: _Optional[str] = ...) -> None: ...
 
 class PartialJsonResult(_message.Message):
     __slots__ = ("whole", "by_character")

@@ -3301,9 +3301,9 @@ default_message_pool.register_message("pi.ai.v1", "ToolResultMessage", ToolResul
 @dataclass(eq=False, repr=False)
 class TranscriptEntry(betterproto2.Message):
     """
-    TranscriptEntry is one record of a saved transcript: a message, or an entry of a pi session file
-    that holds none. Binary transcripts (.binpb) are TranscriptEntry records, each preceded by its
-    length as a varint.
+    TranscriptEntry is one record of a saved transcript: a message, an entry of a pi session file
+    that holds none, or a line of a session file that is not one entry. Binary transcripts (.binpb)
+    are TranscriptEntry records, each preceded by its length as a varint.
 
     A line of a pi session file carries its place in the session's tree: `id`, and `parent` (the
     entry it follows), so the tree can be walked without reading JSON. Keys are written in the order
@@ -3325,6 +3325,15 @@ class TranscriptEntry(betterproto2.Message):
     )
     """
     An entry of a pi session file that holds no message.
+    """
+
+    unparsed_line: "str | None" = betterproto2.field(8, betterproto2.TYPE_STRING, optional=True, group="entry")
+    """
+    A line of a pi session file that is not one JSON entry (a blank line, text that is not
+    JSON, JSON that is not an object, or two entries run together with no newline between
+    them), kept byte for byte without its newline, so that the file converts back unchanged; id,
+    parent and timestamp are unset. pi's own loader skips such a line; a session reader reads it
+    as this member and warns, naming its line.
     """
 
     session_json: "str" = betterproto2.field(3, betterproto2.TYPE_STRING)

@@ -12,6 +12,7 @@ import io.github.piproto.Costs;
 import io.github.piproto.ModelClient;
 import io.github.piproto.PiJson;
 import io.github.piproto.PiJsonException;
+import io.github.piproto.SessionWarning;
 import io.github.piproto.StreamProtocolException;
 import io.github.piproto.Validation;
 import io.github.piproto.Violation;
@@ -35,6 +36,7 @@ import io.github.piproto.conformance.v1.PartialJsonCase;
 import io.github.piproto.conformance.v1.PartialJsonResult;
 import io.github.piproto.conformance.v1.PiJsonCase;
 import io.github.piproto.conformance.v1.PiJsonResult;
+import io.github.piproto.conformance.v1.PiSession;
 import io.github.piproto.conformance.v1.StreamCase;
 import io.github.piproto.conformance.v1.StreamFailure;
 import io.github.piproto.conformance.v1.StreamResult;
@@ -52,6 +54,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -293,14 +296,24 @@ public final class Executor {
   }
 
   /**
-   * The case's text read as an entry, or as a context or an event when the case expects one, and
-   * written back; an event without its partial in pi 1.6's delta-only form. A refused text gives
-   * the path of the offending value.
+   * The case's text read as an entry, or as a session file, a context or an event when the case
+   * expects one, and written back; an event without its partial in pi 1.6's delta-only form. A
+   * refused text gives the path of the offending value.
    */
   private static PiJsonResult piJson(PiJsonCase piJson) {
     String text = piJson.getText();
     try {
       return switch (piJson.getExpectCase()) {
+        case SESSION -> {
+          List<SessionWarning> warnings = new ArrayList<>();
+          List<TranscriptEntry> entries = PiJson.sessionFromPi(text, warnings);
+          PiSession.Builder session = PiSession.newBuilder().addAllEntries(entries);
+          warnings.forEach(warning -> session.addWarnedLines(warning.line()));
+          yield PiJsonResult.newBuilder()
+              .setSession(session)
+              .setWritten(PiJson.sessionToPi(entries))
+              .build();
+        }
         case EVENT -> {
           ModelEvent event = PiJson.eventFromPi(text);
           PiJson.EventForm form =
