@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_proto.web.server import AllowedHosts, host_of
+from pi_proto.web.hosts import AllowedHosts, host_of
 
 from .helpers import serve_process
 

@@ -89,7 +89,7 @@ async def serve(args: argparse.Namespace) -> int:
     http: AsgiServer | None = None
     if args.http_port is not None:
         web = web_module()
-        from ..web.server import allowed_host  # the http extra, as web_module() checked
+        from ..web.hosts import allowed_host  # the http extra, as web_module() checked
 
         try:
             for name in args.allowed_host:
