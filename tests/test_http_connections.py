@@ -354,3 +354,22 @@ async def test_accepts_failing_at_the_file_limit_pause_with_one_line_not_a_flood
     assert served == 200
     assert 1 <= logged.count("HTTP connections not accepted") <= 5, logged[:2000]  # as above
     assert len(logged) < 2000, logged[:2000]
+
+
+async def test_pipelined_requests_are_each_measured_against_the_head_limit(
+    servers: tuple[ModelServer, HttpServer],
+) -> None:
+    # 2,000 heads of about 100 bytes in one write: the server's reads end in the middle of a head,
+    # and each read holds far more than the 4,096-byte limit.
+    _, web = servers
+    head = f"GET {LIST_MODELS} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
+
+    def pipelined() -> bytes:
+        sock = _connect(web.port)
+        last = head.replace("\r\n\r\n", "\r\nconnection: close\r\n\r\n")
+        sock.sendall((head * 1999 + last).encode())
+        return _read_all(sock)
+
+    answers = await asyncio.to_thread(pipelined)
+    assert answers.count(b"HTTP/1.1 200 ") == 2000, answers[-500:]
+    assert b"HTTP/1.1 431" not in answers

@@ -366,6 +366,7 @@ class Http1(HttpToolsProtocol):
         self._refused = False
         self._slot = slot
         self._in_head = False  # between a request's first byte and the end of its headers
+        self._began_here = False  # whether the request in its head began in the read at hand
         self._head_bytes = 0
         self._headers = 0
         self._head_timer: asyncio.TimerHandle | None = None
@@ -381,18 +382,30 @@ class Http1(HttpToolsProtocol):
         self._slot.release()
 
     def data_received(self, data: bytes) -> None:
+        self._began_here = False
         super().data_received(data)
         if self._in_head and not self.transport.is_closing():
-            self._head_bytes += len(data)  # the parser holds at most one read beyond the limit
+            # A head that began in an earlier read has all of this one; one that began in this
+            # read has what its callbacks counted (a read can hold whole requests before it).
+            # Either way the parser holds at most one read beyond the limit.
+            if not self._began_here:
+                self._head_bytes += len(data)
             if self._head_bytes > self._limits.max_header_bytes:
                 limit = self._limits.max_header_bytes
                 self._refuse(431, f"the request's head has more than this server's {limit} bytes")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._in_head, self._head_bytes, self._headers = True, 0, 0
+        self._in_head, self._head_bytes, self._headers, self._began_here = True, 0, 0, True
+
+    def on_url(self, url: bytes) -> None:
+        if self._began_here:
+            self._head_bytes += len(url)
+        super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._began_here:
+            self._head_bytes += len(name) + len(value) + 4  # ": " and the line's end
         self._headers += 1
         if self._headers > self._limits.max_headers:
             # Raised through the parser, which stops at once; data_received's caller sees a 400
