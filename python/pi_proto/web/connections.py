@@ -76,6 +76,8 @@ class HttpLimits:
     # The request line and headers together, in bytes (HTTP/2: the header list).
     max_header_bytes: int = 64 * 1024
     max_headers: int = 100
+    # The request bodies still arriving, together (see bodies.py): four at the request size limit.
+    max_arriving_bytes: int = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.max_connections is not None and self.max_connections < 1:
@@ -83,7 +85,7 @@ class HttpLimits:
         for name in ("header_timeout", "idle_timeout"):
             if not 0 < getattr(self, name) < math.inf:  # NaN fails too
                 raise ValueError(f"HttpLimits.{name} must be more than 0 seconds, not {getattr(self, name)!r}")
-        for name in ("max_header_bytes", "max_headers"):
+        for name in ("max_header_bytes", "max_headers", "max_arriving_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"HttpLimits.{name} must be 1 or more, not {getattr(self, name)!r}")
 

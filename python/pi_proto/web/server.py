@@ -21,6 +21,7 @@ from typing import Any
 import uvicorn
 
 from ..grpc.server import ModelServer
+from .bodies import BodyBudget
 from .connections import DEFAULT_LIMITS, HttpLimits, Listener
 from .cors import Cors
 from .grpc_web_text import GrpcWebText
@@ -39,7 +40,8 @@ class HttpApp:
     streamProxy at PROXY_PATH, connectrpc's protocols at /pi.ai.v1.ModelService/*, and unless
     `ui` is False the web page at / (page.py, `view` the file it opens); web pages of its own
     origin and of `cors_origins` may call it, no other page (see cors.py). Requests for a host
-    that is not one of `hosts` (loopback names unless told) are refused first (HostCheck)."""
+    that is not one of `hosts` (loopback names unless told) are refused first (HostCheck), and
+    the bodies still arriving are bounded together by `limits` (BodyBudget)."""
 
     def __init__(
         self,
@@ -49,10 +51,12 @@ class HttpApp:
         ui: bool = True,
         view: Path | None = None,
         hosts: AllowedHosts | None = None,
+        limits: HttpLimits = DEFAULT_LIMITS,
     ) -> None:
         self.service = ModelService(server)
         self._page: App | None = Page(view) if ui else None
-        self._route: App = HostCheck(Cors(self._routed, cors_origins), hosts if hosts is not None else AllowedHosts())
+        budget = BodyBudget(Cors(self._routed, cors_origins), limits.max_arriving_bytes)
+        self._route: App = HostCheck(budget, hosts if hosts is not None else AllowedHosts())
         self._sse: dict[str, App] = {
             SSE_PATH: SseEndpoint(self.service),
             MESSAGES_PATH: SseEndpoint(self.service, PiMessagesSse()),
@@ -239,7 +243,7 @@ class HttpServer(AsgiServer):
     ) -> None:
         self.model_server = server
         hosts = AllowedHosts(host, allowed_hosts)
-        self.http_app = HttpApp(server, cors_origins, ui=ui, view=view, hosts=hosts)
+        self.http_app = HttpApp(server, cors_origins, ui=ui, view=view, hosts=hosts, limits=limits)
         super().__init__(
             self.http_app, host=host, port=port, ssl_context=ssl_context, reuse_port=reuse_port, limits=limits
         )

@@ -1,0 +1,54 @@
+"""Request bodies still arriving are bounded together (`HttpLimits.max_arriving_bytes`, 64 MiB):
+against `pi-proto serve` as users run it, clients that send large bodies and never finish them
+cannot make the server hold more; the one that would is answered 503 at once."""
+
+from __future__ import annotations
+
+import select
+import socket
+
+from .helpers import HANG_SECONDS, serve_process
+
+PIECE = b"x" * (1024 * 1024)
+
+
+def opened(address: str) -> socket.socket:
+    """A connection that announces a body of 16 MiB (the request limit)."""
+    host, _, port = address.rpartition(":")
+    connection = socket.create_connection((host, int(port)), timeout=HANG_SECONDS)
+    head = (
+        f"POST /v1/stream HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\n"
+        f"content-length: {16 * 1024 * 1024}\r\n\r\n"
+    )
+    connection.sendall(head.encode())
+    return connection
+
+
+def first_answer(connections: list[socket.socket], megabytes: int) -> bytes:
+    """Send `megabytes` of each body in turn, a MiB at a time, never finishing one; the first
+    answer any connection gets (a connection answered is sent no more)."""
+    for connection in connections:
+        for _ in range(megabytes):
+            if select.select([connection], [], [], 0)[0]:
+                return connection.recv(65536)
+            try:
+                connection.sendall(PIECE)
+            except (BrokenPipeError, ConnectionResetError):
+                return connection.recv(65536)
+    answered, _, _ = select.select(connections, [], [], HANG_SECONDS)
+    assert answered, "no connection was answered"
+    return answered[0].recv(65536)
+
+
+def test_bodies_arriving_past_the_budget_are_refused_503() -> None:
+    with serve_process("--http-port", "0") as (process, _):
+        assert process.stdout is not None
+        address = process.stdout.readline().removeprefix("http on ").strip()
+        connections = [opened(address) for _ in range(5)]
+        try:
+            answer = first_answer(connections, 15)  # 75 MiB in all, no body finished
+        finally:
+            for connection in connections:
+                connection.close()
+    assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+    assert b"request bodies already" in answer
