@@ -242,6 +242,21 @@ def serve_process(*flags: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
         process.communicate()
 
 
+@contextlib.contextmanager
+def view_process(file: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """`pi-proto view FILE` as a process: yields it and its port."""
+    command = [sys.executable, "-m", "pi_proto.cli", "view", str(file)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert " at http://127.0.0.1:" in line, line
+        yield process, int(line.rsplit(":", 1)[1].removesuffix("/#view\n"))
+    finally:
+        process.terminate()
+        process.communicate(timeout=60)
+
+
 class Rpc:
     """ModelService's streaming and cancel methods on a channel, bytes in and out."""
 

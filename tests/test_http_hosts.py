@@ -16,7 +16,7 @@ import pytest
 
 from pi_proto.web.hosts import AllowedHosts, host_of
 
-from .helpers import serve_process
+from .helpers import serve_process, view_process
 
 SESSION = Path(__file__).parent / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 LIST_MODELS = "/pi.ai.v1.ModelService/ListModels?encoding=json&message=%7B%7D"
@@ -77,21 +77,6 @@ def post(port: int, path: str, host: str, media_type: str, body: bytes) -> tuple
 
 
 @contextmanager
-def viewing(file: Path) -> Iterator[int]:
-    """`pi-proto view FILE`, as a user runs it: yields its port."""
-    command = [sys.executable, "-m", "pi_proto.cli", "view", str(file)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert " at http://127.0.0.1:" in line, line
-        yield int(line.rsplit(":", 1)[1].removesuffix("/#view\n"))
-    finally:
-        process.terminate()
-        process.communicate(timeout=60)
-
-
-@contextmanager
 def serving(*flags: str) -> Iterator[int]:
     """`pi-proto serve --http-port 0 FLAGS`, as a user runs it: yields its HTTP port."""
     with serve_process("--http-port", "0", *flags) as (process, _):
@@ -112,7 +97,7 @@ def refused(answer: tuple[int, dict[str, str], bytes], host: str) -> bool:
 
 
 def test_view_answers_its_file_only_to_loopback_names() -> None:
-    with viewing(SESSION) as port:
+    with view_process(SESSION) as (_, port):
         rebound = {
             host: get(port, "/ui/file", f"{host}:{port}")
             for host in ("evil.example", "localhost.evil.example", "evil-localhost", "127.0.0.1.evil.example")
@@ -135,7 +120,7 @@ def test_view_answers_its_file_only_to_loopback_names() -> None:
 
 
 def test_a_request_without_one_host_or_with_a_malformed_one_is_refused() -> None:
-    with viewing(SESSION) as port:
+    with view_process(SESSION) as (_, port):
         none = request(port, "GET /ui/file HTTP/1.0")
         two = request(port, f"GET /ui/file HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\nhost: evil.example")
         malformed = get(port, "/ui/file", "evil.example/x")

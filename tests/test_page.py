@@ -9,14 +9,12 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pi_proto as pp
 from pi_proto.web import HttpServer
 
-from .helpers import serve_process
+from .helpers import serve_process, view_process
 
 UI = Path(pp.__file__).parent / "web" / "ui"
 SESSION = Path(__file__).parent / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
@@ -116,21 +114,6 @@ def test_view_refuses_a_file_it_cannot_read(tmp_path: Path) -> None:
     assert str(missing) in done.stderr
 
 
-@contextmanager
-def viewing(file: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """`pi-proto view FILE` as a user runs it: the process and its port."""
-    command = [sys.executable, "-m", "pi_proto.cli", "view", str(file)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert " at http://127.0.0.1:" in line, line
-        yield process, int(line.rsplit(":", 1)[1].removesuffix("/#view\n"))
-    finally:
-        process.terminate()
-        process.communicate(timeout=60)
-
-
 def resident_bytes(pid: int) -> int:
     """The memory a process holds (VmRSS)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -159,7 +142,7 @@ def test_view_sends_its_file_in_pieces_so_that_readers_do_not_each_hold_all_of_i
     with big.open("wb") as file:
         file.truncate(size)  # sparse: no disk written, but every byte read from it is memory
     readers: list[socket.socket] = []
-    with viewing(big) as (process, port):
+    with view_process(big) as (process, port):
         try:
             assert get(f"http://127.0.0.1:{port}/")[0] == 200
             before = resident_bytes(process.pid)
@@ -185,7 +168,7 @@ def test_view_sends_its_file_in_pieces_so_that_readers_do_not_each_hold_all_of_i
 def test_view_answers_head_with_the_files_length_and_a_file_gone_with_404(tmp_path: Path) -> None:
     file = tmp_path / "session.jsonl"
     file.write_bytes(SESSION.read_bytes())
-    with viewing(file) as (_, port):
+    with view_process(file) as (_, port):
         request = urllib.request.Request(f"http://127.0.0.1:{port}/ui/file", method="HEAD")
         with urllib.request.urlopen(request, timeout=60) as answer:
             length, body = answer.headers["content-length"], answer.read()
