@@ -111,8 +111,10 @@ async def test_a_page_under_a_name_is_not_the_servers_own_unless_allowed() -> No
     async with ModelServer(model) as grpc_server, HttpServer(grpc_server) as web:
         rebound = await asyncio.to_thread(_status_of, web.port, f"rebound.example:{web.port}")
         own = await asyncio.to_thread(_status_of, web.port, f"127.0.0.1:{web.port}")
-    assert (rebound, own) == (421, 200)
-    assert len(model.streams) == 1
+        # A name under .localhost is this machine's alone (RFC 6761): its page is the server's own.
+        local = await asyncio.to_thread(_status_of, web.port, f"app.localhost:{web.port}")
+    assert (rebound, own, local) == (421, 200, 200)
+    assert len(model.streams) == 2
 
 
 def _status_of(port: int, host: str) -> int:

@@ -106,7 +106,8 @@ class Cors:
 
 def _own_origin(scope: Scope) -> str | None:
     """The origin a request was sent to (its scheme and `Host`, HTTP/2's `:authority`) when its
-    host is an IP address or localhost, which no other site's page can be served from."""
+    host is an IP address, localhost or a name under .localhost, which no other site's page can
+    be served from (the Host check has let it in; see hosts.py)."""
     host = next((value for key, value in scope.get("headers", ()) if key == b"host"), None)
     if not host:
         return None
@@ -115,7 +116,7 @@ def _own_origin(scope: Scope) -> str | None:
         name = urlsplit(origin).hostname
     except ValueError:
         return None
-    if name is None or not (name == "localhost" or _is_address(name)):
+    if name is None or not (name == "localhost" or name.endswith(".localhost") or _is_address(name)):
         return None
     return origin
 
