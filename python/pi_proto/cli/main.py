@@ -36,7 +36,7 @@ from ..resume.redis import RedisStore, redacted
 from ..stream.event_stream import ServedModel
 from ..transcripts.convert import convert
 from ..wire.codec import to_json
-from ..wire.files import read_regular_file
+from ..wire.files import check_regular_file, read_regular_file
 from .demo import run_demo
 from .render import describe_model, print_json_lines, print_live
 
@@ -331,8 +331,8 @@ async def view(args: argparse.Namespace) -> int:
     web = web_module()
     from ..web.page import MAX_VIEW_BYTES  # the http extra, as web_module() checked
 
-    try:  # a file that cannot be read is refused before anything is served
-        read_regular_file(args.file, MAX_VIEW_BYTES)
+    try:  # a file that cannot be read is refused before anything is served, without reading it
+        check_regular_file(args.file, MAX_VIEW_BYTES)
     except ValueError as error:
         raise ValueError(f"{args.file}: {error}") from None
     server = ModelServer(ScriptedModel.readme())  # the page's playground plays the README trip

@@ -14,17 +14,40 @@ from pathlib import Path
 CHUNK_BYTES = 64 * 1024
 
 
-def read_regular_file(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them; ValueError saying why not
-    (the system's reason, "not a regular file", or "larger than N bytes"), without the path."""
+def check_regular_file(path: Path, limit: int) -> None:
+    """Raise ValueError as read_regular_file would for the file at `path`, without reading it:
+    the file opens for reading, is a regular file and holds at most `limit` bytes now."""
+    fd = _open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise ValueError(f"larger than {limit:,} bytes")
+    finally:
+        os.close(fd)
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of the regular file at `path`, open for reading; ValueError saying why not."""
     try:
         # Non-blocking, so that opening a FIFO returns at once; a regular file reads as usual.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         raise ValueError(error.strerror or str(error)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file")
+        is_regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError as error:
+        os.close(fd)
+        raise ValueError(error.strerror or str(error)) from None
+    if not is_regular:
+        os.close(fd)
+        raise ValueError("not a regular file")
+    return fd
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them; ValueError saying why not
+    (the system's reason, "not a regular file", or "larger than N bytes"), without the path."""
+    fd = _open_regular(path)
+    try:
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # one byte past the limit tells a file that is too large
