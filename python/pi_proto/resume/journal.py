@@ -13,9 +13,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..ir.events import is_terminal, without_partial
+from ..ir.events import is_terminal, utf8_size, without_partial
 from ..stream.digest import content_sha256
-from ..stream.event_stream import AssistantMessageEventStream, delta_bytes
+from ..stream.event_stream import AssistantMessageEventStream
 from ..wire.codec import encode
 
 # What an event costs in memory beyond its delta: its objects (the event, its body, the delta's
@@ -26,12 +26,6 @@ EVENT_OVERHEAD_BYTES = 512
 
 # Publishes the events of a journal that arrived together, before any reader sees them.
 Publish = Callable[["Journal", list[ModelEvent]], Awaitable[None]]
-
-
-def _characters(event: ModelEvent) -> int:
-    """The characters of an event's delta."""
-    body = event.text_delta or event.thinking_delta or event.toolcall_delta
-    return 0 if body is None else len(body.delta)
 
 
 class Gone(Exception):
@@ -105,9 +99,12 @@ class Journal:
         # terminal event's message holds (so its encoding counts without what the deltas did).
         # Text that is not ASCII is held as Python's characters (2 or 4 bytes each for most) and,
         # once encoded for the wire, as the UTF-8 Python keeps beside them: about twice its UTF-8.
-        if delta := delta_bytes(event):
+        body = event.text_delta or event.thinking_delta or event.toolcall_delta
+        if body is not None and body.delta:
+            text = body.delta
+            delta = utf8_size(text)  # equal to its characters only when it is ASCII
             self._delta_bytes += delta
-            size = (2 if delta == _characters(event) else 4) * delta + EVENT_OVERHEAD_BYTES
+            size = (2 if delta == len(text) else 4) * delta + EVENT_OVERHEAD_BYTES
         else:
             encoded = len(encode(without_partial(event)))
             size = EVENT_OVERHEAD_BYTES + (max(0, encoded - self._delta_bytes) if self.done else encoded)
