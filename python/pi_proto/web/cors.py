@@ -17,12 +17,12 @@ and expose gRPC-web's status headers, which a trailers-only answer puts among th
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from .hosts import is_address, is_local_name
 from .sse import App, Receive, Scope, Send
 
 ANY = "*"
@@ -116,14 +116,6 @@ def _own_origin(scope: Scope) -> str | None:
         name = urlsplit(origin).hostname
     except ValueError:
         return None
-    if name is None or not (name == "localhost" or name.endswith(".localhost") or _is_address(name)):
+    if name is None or not (is_local_name(name) or is_address(name)):
         return None
     return origin
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True

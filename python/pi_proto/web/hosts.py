@@ -58,11 +58,22 @@ def allowed_host(text: str) -> str:
     return name
 
 
+def is_address(name: str) -> bool:
+    """Whether `name` is an IP address (which only a page of that address sends as its host)."""
+    return _address(name) is not None
+
+
+def is_local_name(name: str) -> bool:
+    """Whether `name` is localhost or a name under .localhost (RFC 6761: browsers answer those
+    with a loopback address themselves, and the DNS root delegates none)."""
+    return name == LOOPBACK_NAME or name.endswith("." + LOOPBACK_NAME)
+
+
 def _is_loopback(name: str) -> bool:
     """Whether host `name` can only mean this machine: localhost, a name under .localhost (RFC
     6761: browsers answer those with a loopback address themselves, and the DNS root delegates
     none, so no one can point one elsewhere), or a loopback address."""
-    if name == LOOPBACK_NAME or name.endswith("." + LOOPBACK_NAME):
+    if is_local_name(name):
         return True
     address = _address(name)
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
@@ -90,7 +101,7 @@ class AllowedHosts:
         if host in self.names or host == self.bind:
             return True
         if self.wildcard:
-            return _is_loopback(host) or _address(host) is not None
+            return _is_loopback(host) or is_address(host)
         return self.loopback and _is_loopback(host)
 
     def described(self) -> str:
