@@ -30,14 +30,34 @@ def first_answer(connections: list[socket.socket], megabytes: int) -> bytes:
     for connection in connections:
         for _ in range(megabytes):
             if select.select([connection], [], [], 0)[0]:
-                return connection.recv(65536)
+                return whole_answer(connection)
             try:
                 connection.sendall(PIECE)
             except (BrokenPipeError, ConnectionResetError):
-                return connection.recv(65536)
+                return whole_answer(connection)
     answered, _, _ = select.select(connections, [], [], HANG_SECONDS)
     assert answered, "no connection was answered"
-    return answered[0].recv(65536)
+    return whole_answer(answered[0])
+
+
+def whole_answer(connection: socket.socket) -> bytes:
+    """An answer's head and its whole body (`content-length`), which may come in several reads."""
+    answer = b""
+    while True:
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = next(
+            (int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")),
+            None,
+        )
+        if length is not None and len(body) >= length:
+            return answer
+        try:
+            piece = connection.recv(65536)
+        except ConnectionResetError:
+            return answer
+        if not piece:
+            return answer
+        answer += piece
 
 
 def test_bodies_arriving_past_the_budget_are_refused_503() -> None:
