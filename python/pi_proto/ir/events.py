@@ -49,6 +49,21 @@ def event_kind(event: ModelEvent) -> tuple[str, Any]:
     return "", None
 
 
+def delta_of(event: ModelEvent) -> TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent | None:
+    """The event's delta body (text, thinking or tool-call arguments); None for any other event.
+
+    Read from the members themselves: `a or b` on messages would ask each whether it is empty,
+    which betterproto2 answers by comparing every field with its default, on every event.
+    """
+    members = event.__dict__
+    body: TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent | None = members["text_delta"]
+    if body is None:
+        body = members["thinking_delta"]
+        if body is None:
+            body = members["toolcall_delta"]
+    return body
+
+
 def utf8_size(text: str) -> int:
     """The length of `text` in bytes of UTF-8, without encoding it when it is ASCII."""
     return len(text) if text.isascii() else len(text.encode())

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..ir.events import is_terminal, utf8_size, without_partial
+from ..ir.events import delta_of, is_terminal, utf8_size, without_partial
 from ..stream.digest import content_sha256
 from ..stream.event_stream import AssistantMessageEventStream
 from ..wire.codec import encode
@@ -87,7 +87,7 @@ class Journal:
         event.seq = seq
         if event.start is not None:
             event.start.stream_id = self.stream_id
-        elif (terminal := event.done or event.error) is not None:
+        elif (terminal := event.done if event.done is not None else event.error) is not None:
             terminal.content_sha256 = content_sha256(self.events.built_content)
 
     def append(self, event: ModelEvent) -> None:
@@ -99,7 +99,7 @@ class Journal:
         # terminal event's message holds (so its encoding counts without what the deltas did).
         # Text that is not ASCII is held as Python's characters (2 or 4 bytes each for most) and,
         # once encoded for the wire, as the UTF-8 Python keeps beside them: about twice its UTF-8.
-        body = event.text_delta or event.thinking_delta or event.toolcall_delta
+        body = delta_of(event)
         if body is not None and body.delta:
             text = body.delta
             delta = utf8_size(text)  # equal to its characters only when it is ASCII

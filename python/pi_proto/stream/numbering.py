@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._gen.types.pi.ai.v1 import ModelEvent, StreamRule
+from ..ir.events import delta_of
 from .accumulator import StreamProtocolError
 
 
@@ -34,7 +35,7 @@ class Numbering:
             raise StreamProtocolError(index, StreamRule.SEQUENCE, "event without a number in a numbered stream")
         if seq <= self.last:
             return False
-        merged = self.coalesced and (event.text_delta or event.thinking_delta or event.toolcall_delta) is not None
+        merged = self.coalesced and delta_of(event) is not None
         if seq != self.last + 1 and not merged:
             raise StreamProtocolError(
                 index, StreamRule.SEQUENCE, f"event {self.last + 1} is missing: the next event is numbered {seq}"
