@@ -77,13 +77,17 @@ EDGES = (
     "1152921504606846976,-1152921504606846976,123456789012345678901234567890,1.7976931348623157e308]"
 )
 
+# The same, each alone and deep in objects, beside strings that look like such numbers.
+NESTED = '{"text 1.0":"5e-06 and 2e53","deep":{"list":[{"x":' + EDGES + '}]},"alone":1.0,"big":[9007199254740993]}'
 
-def test_json_text_writes_numbers_as_javascript_does() -> None:
+
+@pytest.mark.parametrize("text", [EDGES, NESTED, "1.0", "5e-06", '"1.0"'])
+def test_json_text_writes_numbers_as_javascript_does(text: str) -> None:
     script = "process.stdout.write(JSON.stringify(JSON.parse(process.argv[1])))"
     node = ROOT / "tests" / "pi" / "node_modules" / ".bin" / "node"
     assert node.exists(), "`make pi-setup` installs Node 22"
-    javascript = subprocess.run([str(node), "-e", script, EDGES], capture_output=True, text=True, check=True)
-    assert pp.dump_json(json.loads(EDGES)) == javascript.stdout
+    javascript = subprocess.run([str(node), "-e", script, text], capture_output=True, text=True, check=True)
+    assert pp.dump_json(json.loads(text)) == javascript.stdout
 
 
 @pytest.mark.parametrize(

@@ -55,18 +55,11 @@ def now_ms() -> int:
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # Python writes a float with an exponent below 1e-4 and from 1e16, JavaScript below 1e-6 and from
 # 1e21, and Python pads the exponent to two digits; Python writes an integral float as `1.0` and
-# negative zero as `-0.0`, JavaScript as `1` and `0`: only such numbers are written differently
-# (the pattern may also match inside a string, which costs only the slower path).
-# So does an integer beyond 2^53, which JavaScript reads as the nearest double (16 digits or more).
-# Every branch starts at a digit, which lets re skip to the next digit rather than try each branch
-# at every place (three times quicker on a session's text); a match it finds in passing, such as
-# `5.0` in a version `1.5.0`, costs only the slower path too.
-_PYTHON_FLOAT = re.compile(r"[0-9](?:e[+-]|\.0(?![0-9])|[0-9]{15})")
+# negative zero as `-0.0`, JavaScript as `1` and `0`: only such numbers are written differently.
+# So does an integer beyond 2^53, which JavaScript reads as the nearest double.
 _SAFE_INTEGER = 2**53
 # A lone surrogate: Python writes it raw (text no UTF-8 file can hold), JavaScript as `\ud83d`.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Either of the two: what the fast path of dump_json looks for.
-_NOT_JAVASCRIPTS = re.compile(f"{_PYTHON_FLOAT.pattern}|{_LONE_SURROGATE.pattern}")
 
 
 def dump_json(value: Any) -> str:
@@ -77,14 +70,37 @@ def dump_json(value: Any) -> str:
     lone surrogate as its escape (`\\ud83d`), so what pi wrote comes back byte for byte, and
     anything else comes back equal under JavaScript's number semantics (proto/pi/ai/v1/json.proto).
     """
-    text = _COMPACT.encode(value)
-    if _NOT_JAVASCRIPTS.search(text) is None:  # the common case: one scan of the text
+    # The numbers are found in the value, not the text: a walk costs per value, where a scan of
+    # the text costs per character, and a long text (a message's, a tool's output) is one value.
+    text = _with_js_numbers(value) if _has_python_numbers(value) else _COMPACT.encode(value)
+    if text.isascii():
         return text
-    if _PYTHON_FLOAT.search(text) is not None:
-        text = _with_js_numbers(value)
-    if _LONE_SURROGATE.search(text) is not None:  # only in a string: escaped, as JavaScript does
-        text = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate, only in a string: escaped, as JavaScript does
+        return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     return text
+
+
+def _has_python_numbers(value: Any) -> bool:
+    """Whether `value` holds a number that Python writes otherwise than JavaScript: what
+    _with_js_numbers rewrites."""
+    waiting = [value]
+    while waiting:
+        item = waiting.pop()
+        kind = type(item)
+        if kind is str:
+            continue
+        if kind is dict or (kind is not list and isinstance(item, dict)):
+            waiting.extend(item.values())
+        elif kind is list or isinstance(item, list):
+            waiting.extend(item)
+        elif kind is int:
+            if abs(item) > _SAFE_INTEGER:
+                return True
+        elif isinstance(item, float) and (item.is_integer() or "e" in repr(item)):
+            return True
+    return False
 
 
 def load_json(text: str | bytes) -> Any:
