@@ -27,6 +27,7 @@ from .helpers import (
     RecordingModel,
     Rpc,
     WatchedModel,
+    eventually,
     next_event,
     read_events,
     readme_context,
@@ -285,3 +286,20 @@ async def test_a_coalescing_client_resumes_and_accepts_merged_deltas() -> None:
     numbers = [event.seq for event in seen]
     assert numbers == sorted(set(numbers))
     assert numbers[0] == 1
+
+
+async def test_a_client_whose_ended_stream_is_dropped_over_the_bound_is_told_so() -> None:
+    store = MemoryStore()
+    model = ScriptedModel([pp.assistant_message("x" * 3 * 2**20, timestamp=1)], delta_size=2**15)
+    # Without BDP probing, the connection holds 64 KiB for a client that does not read.
+    narrow = [("grpc.http2.bdp_probe", 0)]
+    async with kept(store=store, model=model) as server, grpc.aio.insecure_channel(server.target, narrow) as channel:
+        stalled = Rpc(channel).stream(request())
+        await next_event(stalled)  # then it stops reading, its stream already past what the connection holds
+        await eventually(lambda: store.size > 6 * 2**20, "the first model ran to its end")
+        store.max_bytes = store.size  # the bound: what the first stream holds
+        await read_events(Rpc(channel).stream(request()))  # a second stream takes the store over it
+        with pytest.raises(grpc.aio.AioRpcError) as dropped:
+            await read_events(stalled)
+    assert dropped.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "dropped to stay within the server's byte bound" in (dropped.value.details() or "")

@@ -12,7 +12,7 @@ import pytest
 import pi_proto as pp
 from pi_proto.models.scripted import ScriptedModel
 from pi_proto.resume import MemoryStore
-from pi_proto.resume.journal import Journal
+from pi_proto.resume.journal import Gone, Journal
 
 
 async def recorded(store: MemoryStore, text: str, delta_size: int) -> Journal:
@@ -59,7 +59,17 @@ async def test_a_stream_dropped_over_the_bound_ends_its_readers_and_holds_nothin
     events = running.stream(pp.AgentContext())
     reader = store.keep(events).reader(0)  # read only at the end: nothing it holds can be dropped
     await events.result()
-    assert [event async for event in stalled] == []  # ended where it was, with the stream dropped
+    with pytest.raises(Gone, match="dropped to stay within the server's byte bound"):
+        await anext(stalled)  # ended where it was, told that the stream was dropped
     assert not ended.entries
     assert store.size == reader.journal.size  # the other stream's alone
     assert len([event async for event in reader]) == reader.journal.last_seq
+
+
+async def test_a_stream_that_ends_over_the_bound_still_reaches_the_client_reading_it() -> None:
+    store = MemoryStore(max_bytes=100)  # less than any one event
+    events = ScriptedModel([pp.assistant_message("z" * 50, timestamp=1)], delta_size=1).stream(pp.AgentContext())
+    reader = store.keep(events).reader(0)
+    read = [event async for event in reader]  # reading behind the model: every event waits for it
+    assert [event.seq for event in read] == list(range(1, len(read) + 1))
+    assert read[-1].done is not None

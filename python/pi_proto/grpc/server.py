@@ -349,6 +349,8 @@ class ModelServer:
             async with aclosing(self.call_messages(call, batched=batched)) as messages:
                 async for message in messages:
                     await context.write(message)
+        except Refused as refusal:  # a kept stream dropped before this client read its end
+            await context.abort(grpc.StatusCode[refusal.code], refusal.message)
         finally:
             self.end_call(call)
 
@@ -515,15 +517,19 @@ class ModelServer:
 
     async def call_messages(self, call: Call, *, batched: bool) -> AsyncGenerator[bytes, None]:
         """The call's events as the messages of the wire: a ModelEvent each, or with `batched` a
-        StreamBatchedResponse of the events waiting together; deltas merged when the request asks."""
+        StreamBatchedResponse of the events waiting together; deltas merged when the request asks.
+        Raises Refused (RESOURCE_EXHAUSTED) when its kept stream is dropped before its end."""
         source, merge = call.source, call.coalesce
-        async for event in source:
-            if merge:
-                event = coalesce(event, source)
-            if batched:
-                yield await self._batch(event, source, merge)
-            else:
-                yield wire_event(event)
+        try:
+            async for event in source:
+                if merge:
+                    event = coalesce(event, source)
+                if batched:
+                    yield await self._batch(event, source, merge)
+                else:
+                    yield wire_event(event)
+        except Gone as error:
+            raise Refused("RESOURCE_EXHAUSTED", str(error)) from None
 
     async def _batch(self, first: ModelEvent, events: EventSource, merge: bool) -> bytes:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush

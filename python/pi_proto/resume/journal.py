@@ -178,12 +178,15 @@ class JournalReader:
         self.journal = journal
         self.next_seq = after_seq + 1
         self._ended = False
+        self._dropped = ""  # why the store dropped the stream before this reader reached its end
 
     def __aiter__(self) -> JournalReader:
         return self
 
     async def __anext__(self) -> ModelEvent:
         while self.peek() is None:
+            if self._dropped:
+                raise Gone(self._dropped)
             if self._ended or (self.next_seq > self.journal.last_seq and self.journal.done):
                 raise StopAsyncIteration
             await self.journal.wait()
@@ -214,3 +217,10 @@ class JournalReader:
         self._ended = True
         self.journal.leave(self)
         self.journal.wake()
+
+    def drop(self, why: str) -> None:
+        """The store let the stream go before this reader reached its terminal event: iteration
+        raises Gone saying `why`, so the client is told, not left with a stream cut short."""
+        if not self._ended:
+            self._dropped = why
+        self.close()

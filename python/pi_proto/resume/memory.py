@@ -28,7 +28,8 @@ class MemoryStore:
     a client that went away for good does not keep its model running. The journals hold at most
     `max_bytes` together: over it, the ended streams nobody reads go first, oldest first, then the
     running ones drop the events every reader has passed (resuming from before them is refused),
-    then the ended streams still being read.
+    then the ended streams still being read, but for the stream that just grew (its readers are
+    told: their iteration raises Gone).
     """
 
     def __init__(
@@ -102,7 +103,7 @@ class MemoryStore:
         if journal.done:
             self._set_timer(journal, self.retention, self._expire)
         if self.size > self.max_bytes:
-            self._shrink()
+            self._shrink(journal)
 
     def _attendance(self, journal: Journal) -> None:
         if journal.done or journal.background:
@@ -112,14 +113,15 @@ class MemoryStore:
         else:
             self._set_timer(journal, self.unattended, self._abandon)
 
-    def _shrink(self) -> None:
+    def _shrink(self, grown: Journal) -> None:
         # Ended streams nobody reads, then what running streams' readers have passed, then ended
-        # streams that are still being read (their readers end where they are).
+        # streams that are still being read (their readers end where they are), but for the one
+        # that grew: a stream's own terminal event must not cut off the client reading it live.
         for stream_id, journal in list(self._journals.items()):
             if self.size <= self.max_bytes:
                 return
             if journal.done and not journal.readers:
-                self._forget(stream_id)
+                self._forget(stream_id, "to stay within the server's byte bound")
         for journal in self._journals.values():
             if self.size <= self.max_bytes:
                 return
@@ -127,26 +129,26 @@ class MemoryStore:
         for stream_id, journal in list(self._journals.items()):
             if self.size <= self.max_bytes:
                 return
-            if journal.done:
-                self._forget(stream_id)
+            if journal.done and journal is not grown:
+                self._forget(stream_id, "to stay within the server's byte bound")
 
     def _expire(self, journal: Journal) -> None:
-        self._forget(journal.stream_id)
+        self._forget(journal.stream_id, f"{self.retention:g} s after it ended")
 
     def _abandon(self, journal: Journal) -> None:
         self._timers.pop(journal.stream_id, None)
         if not journal.readers:
             journal.events.cancel(f"no client read the stream for {self.unattended:g} s")
 
-    def _forget(self, stream_id: str) -> None:
+    def _forget(self, stream_id: str, why: str) -> None:
         self._cancel_timer_of(stream_id)
         journal = self._journals.pop(stream_id, None)
         if journal is not None:
             self.size -= journal.size
-            # Its readers end where they are: a client that stopped reading must not keep
-            # memory alive that the store no longer counts.
+            # Its readers end where they are, told so: a client that stopped reading must not
+            # keep memory alive that the store no longer counts.
             for reader in list(journal.readers):
-                reader.close()
+                reader.drop(f"stream {stream_id} was dropped {why} before this client read its end")
             journal.entries.clear()
 
     def _set_timer(self, journal: Journal, delay: float, action: Callable[[Journal], None]) -> None:

@@ -149,6 +149,8 @@ class ModelService:
             async with aclosing(self.server.call_messages(call, batched=batched)) as messages:
                 async for message in messages:
                     yield Wire(cls, message)
+        except Refused as refused:  # a kept stream dropped before this client read its end
+            raise ConnectError(connect_code(refused.code), refused.message) from None
         finally:
             self.end_call(call)
 

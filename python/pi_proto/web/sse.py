@@ -62,6 +62,7 @@ from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimi
 from ..grpc.server import BATCH_BYTES, Call, ModelServer
 from ..ir.events import EVENT_KINDS, event_kind
 from ..ir.messages import dump_json
+from ..resume import Gone
 from ..transcripts import surrogates
 from ..transcripts.pi_json import (
     STOP_REASON_NAMES,
@@ -588,6 +589,11 @@ class SseEndpoint:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             pass  # the connection broke: the model is cancelled below
+        except Gone:
+            # The kept stream was dropped (the byte bound) before this client read its end: past
+            # the status line, the answer can only end without its terminal event, which every
+            # client of ours reports as an error.
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
