@@ -24,19 +24,23 @@ _FROM_PROTO = re.compile("\U0010f7ff[\U0010f7ff-\U0010ffff]?|[\U0010f800-\U0010f
 _MAPPED = re.compile("[\U0010f7ff-\U0010ffff]")
 
 
+# Every character either pattern looks for is beyond ASCII, and str.isascii() answers from a flag
+# Python keeps, without reading the text: most text is ASCII and skips the scan.
+
+
 def to_proto(text: str) -> str:
     """`text` as a protobuf string holds it."""
-    return text if _TO_PROTO.search(text) is None else _TO_PROTO.sub(_mapped, text)
+    return text if text.isascii() or _TO_PROTO.search(text) is None else _TO_PROTO.sub(_mapped, text)
 
 
 def from_proto(text: str) -> str:
     """The text `to_proto` mapped, as it was."""
-    return text if _MAPPED.search(text) is None else _FROM_PROTO.sub(_unmapped, text)
+    return text if text.isascii() or _MAPPED.search(text) is None else _FROM_PROTO.sub(_unmapped, text)
 
 
 def has_mapped(text: str) -> bool:
     """Whether from_proto may change `text`: it holds a character of the mapped range."""
-    return _MAPPED.search(text) is not None
+    return not text.isascii() and _MAPPED.search(text) is not None
 
 
 def to_proto_value(value: Any) -> Any:
@@ -63,7 +67,7 @@ def _unmapped(found: re.Match[str]) -> str:
 
 def _walk(value: Any, change: Any, pattern: re.Pattern[str]) -> Any:
     if type(value) is str:
-        return change(value) if pattern.search(value) is not None else value
+        return value if value.isascii() or pattern.search(value) is None else change(value)
     if type(value) is dict:
         return {_walk(key, change, pattern): _walk(item, change, pattern) for key, item in value.items()}
     if type(value) is list:
