@@ -53,15 +53,15 @@ async def test_the_count_of_a_kept_stream_is_the_memory_it_holds(character: str,
 
 async def test_a_stream_dropped_over_the_bound_ends_its_readers_and_holds_nothing() -> None:
     store = MemoryStore(max_bytes=1_000_000)
-    ended = await recorded(store, "x" * 1_000, 1)  # about 0.5 MB
+    ended = await recorded(store, "x" * 6_000, 1)  # about 0.5 MB
     stalled = ended.reader(0)  # a client that stopped reading at once
-    running = ScriptedModel([pp.assistant_message("y" * 1_300, timestamp=1)], delta_size=1)  # about 0.7 MB
+    running = ScriptedModel([pp.assistant_message("y" * 8_500, timestamp=1)], delta_size=1)  # about 0.7 MB
     events = running.stream(pp.AgentContext())
     reader = store.keep(events).reader(0)  # read only at the end: nothing it holds can be dropped
     await events.result()
     with pytest.raises(Gone, match="dropped to stay within the server's byte bound"):
         await anext(stalled)  # ended where it was, told that the stream was dropped
-    assert not ended.entries
+    assert ended.held == 0
     assert store.size == reader.journal.size  # the other stream's alone
     assert len([event async for event in reader]) == reader.journal.last_seq
 

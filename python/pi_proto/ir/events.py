@@ -162,3 +162,9 @@ def _delta_maker(kind: str, body: type[Any]) -> DeltaMaker:
 _text_delta = _delta_maker("text_delta", TextDeltaEvent)
 _thinking_delta = _delta_maker("thinking_delta", ThinkingDeltaEvent)
 _toolcall_delta = _delta_maker("toolcall_delta", ToolCallDeltaEvent)
+# A delta event of each kind, from its content index and text: delta_event[kind](index, delta).
+delta_event: dict[str, DeltaMaker] = {
+    "text_delta": _text_delta,
+    "thinking_delta": _thinking_delta,
+    "toolcall_delta": _toolcall_delta,
+}

@@ -9,19 +9,26 @@ stream built (content_sha256), so a reader that resumes after event n rebuilds t
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Awaitable, Callable
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..ir.events import delta_of, is_terminal, utf8_size, without_partial
+from ..ir.events import delta_event, is_terminal, utf8_size, without_partial
 from ..stream.digest import content_sha256
 from ..stream.event_stream import AssistantMessageEventStream
 from ..wire.codec import encode
 
-# What an event costs in memory beyond its delta: its objects (the event, its body, the delta's
-# string) and the journal's bookkeeping. Measured with tracemalloc on streams of 1- to 4-character
-# deltas: 490 to 590 bytes an event (tests/test_resume_memory.py holds the count to it).
+# What an event costs in memory beyond its delta: its objects and the journal's bookkeeping. A
+# delta without usage is kept as a tuple (kind, content index, text), not as the event's four
+# objects: a quarter of the memory, and nothing the garbage collector keeps walking (it stops
+# tracking a tuple of strings and numbers), where a server keeping millions of events made every
+# full collection walk them all. Measured with tracemalloc on streams of 1- to 1,024-character
+# deltas (tests/test_resume_memory.py holds the count to it).
+DELTA_OVERHEAD_BYTES = 136
+SHARED_DELTA_OVERHEAD_BYTES = 80  # a delta of one Latin-1 character, whose string Python shares
 EVENT_OVERHEAD_BYTES = 512
+# Kept deltas: the kinds of delta events, each kept as (kind, content index, text).
+_DELTA_KINDS = tuple(delta_event)
+Entry = ModelEvent | tuple[str, int, str]
 
 
 # Publishes the events of a journal that arrived together, before any reader sees them.
@@ -36,7 +43,8 @@ class Gone(Exception):
 class Journal:
     """The events of one stream, numbered from 1, kept until the store lets it go.
 
-    `record()` fills it from the model's events; `reader(after_seq)` follows it from any point.
+    `follow()` (or `publish_and_record()`) fills it from the model's events; `reader(after_seq)`
+    follows it from any point.
     `size` counts the memory it holds as tracemalloc sees it (a delta's UTF-8 twice, four times
     when it is not ASCII, another event's encoding, and EVENT_OVERHEAD_BYTES each), for the
     store's bound; `trim()` drops the events every reader
@@ -47,9 +55,12 @@ class Journal:
         self.stream_id = stream_id
         self.events = events  # the model's stream: cancel() stops the call
         self.background = background
-        self.first_seq = 1  # the number of entries[0]
-        self.entries: deque[ModelEvent] = deque()
-        self._sizes: deque[int] = deque()
+        self.first_seq = 1  # the number of the first event held
+        # The events held are _entries[_head:] (a list, so a reader anywhere reaches its event at
+        # once), each with its size; trim() frees those before _head.
+        self._entries: list[Entry | None] = []
+        self._sizes: list[int] = []
+        self._head = 0
         self.size = 0
         self._delta_bytes = 0  # of the deltas recorded
         self.done = False
@@ -62,22 +73,38 @@ class Journal:
     @property
     def last_seq(self) -> int:
         """The number of the last event recorded; 0 before the first."""
-        return self.first_seq + len(self.entries) - 1
+        return self.first_seq + len(self._entries) - self._head - 1
 
-    async def record(self, publish: Publish | None = None) -> None:
-        """Number and keep each event of the model's stream until its terminal event; with
-        `publish`, the events that arrived together are published first, and readers see only
-        events published (so a reader elsewhere never lacks one a reader here was sent)."""
+    @property
+    def held(self) -> int:
+        """How many events the journal holds."""
+        return len(self._entries) - self._head
+
+    def follow(self) -> None:
+        """Number and keep each event of the model's stream as the model pushes it, until its
+        terminal event: the journal is the stream's one consumer, so it needs no task."""
+        events = self.events
+        while events.peek() is not None:  # pushed before the journal followed
+            self._keep(events.take())
+        events.sink = self._keep
+
+    def _keep(self, event: ModelEvent) -> None:
+        self.number(event, self.last_seq + 1)
+        self.append(event)
+
+    async def publish_and_record(self, publish: Publish) -> None:
+        """Number each event of the model's stream until its terminal event, publish the events
+        that arrived together, then keep them: readers see only events published (so a reader
+        elsewhere never lacks one a reader here was sent)."""
         numbered = 0
         async for event in self.events:
             batch = [event]
-            while publish is not None and self.events.peek() is not None:
+            while self.events.peek() is not None:
                 batch.append(self.events.take())
             for each in batch:
                 numbered += 1
                 self.number(each, numbered)
-            if publish is not None:
-                await publish(self, batch)
+            await publish(self, batch)
             for each in batch:
                 self.append(each)
 
@@ -94,28 +121,63 @@ class Journal:
         """Keep `event`, numbered, as the next one."""
         if self.done:
             return
-        self.done = is_terminal(event)
-        # A delta is held twice: in its event, and in the content the stream builds, which the
-        # terminal event's message holds (so its encoding counts without what the deltas did).
-        # Text that is not ASCII is held as Python's characters (2 or 4 bytes each for most) and,
-        # once encoded for the wire, as the UTF-8 Python keeps beside them: about twice its UTF-8.
-        body = delta_of(event)
-        if body is not None and body.delta:
-            text = body.delta
+        members = event.__dict__
+        for kind in _DELTA_KINDS:
+            if (body := members[kind]) is not None:
+                break
+        else:
+            body = None
+        entry: Entry
+        if body is not None and members["usage"] is None and type(text := body.delta) is str:
+            entry = (kind, body.content_index, text)
+            # A delta is held twice: here, and in the content the stream builds, which the
+            # terminal event's message holds (so its encoding counts without what the deltas
+            # did). Text that is not ASCII is held as Python's characters (2 or 4 bytes each for
+            # most), and once encoded, as the UTF-8 Python keeps beside them: twice its UTF-8.
             delta = utf8_size(text)  # equal to its characters only when it is ASCII
             self._delta_bytes += delta
-            size = (2 if delta == len(text) else 4) * delta + EVENT_OVERHEAD_BYTES
+            shared = len(text) <= 1 and text <= "\xff"
+            size = (2 if delta == len(text) else 4) * delta + (
+                SHARED_DELTA_OVERHEAD_BYTES if shared else DELTA_OVERHEAD_BYTES
+            )
         else:
+            entry = event
+            self.done = is_terminal(event)
+            if body is not None and type(body.delta) is str:
+                self._delta_bytes += utf8_size(body.delta)
             encoded = len(encode(without_partial(event)))
             size = EVENT_OVERHEAD_BYTES + (max(0, encoded - self._delta_bytes) if self.done else encoded)
-        self.entries.append(event)
+        self._entries.append(entry)
         self._sizes.append(size)
         self.size += size
-        self.wake()
+        if self._waiters:
+            self.wake()
         self.on_size(self, size)
         if self.done:
             for callback in self.on_end:
                 callback()
+
+    def event(self, seq: int) -> ModelEvent | None:
+        """Event `seq`, as it was recorded; None when it is not recorded yet. Raises Gone when it
+        was dropped."""
+        at = seq - self.first_seq
+        if at < 0:
+            raise Gone(f"stream {self.stream_id} no longer holds event {seq}")
+        at += self._head
+        if at >= len(self._entries):
+            return None
+        entry = self._entries[at]
+        if type(entry) is tuple:
+            kind, index, text = entry
+            event = delta_event[kind](index, text)
+            event.seq = seq
+            return event
+        return entry  # type: ignore[return-value]
+
+    def release(self) -> None:
+        """Let go of every event held (the store dropped the stream)."""
+        self.first_seq = self.last_seq + 1
+        self._entries, self._sizes, self._head = [], [], 0
 
     def reader(self, after_seq: int = 0) -> JournalReader:
         """A reader of the events numbered after `after_seq`; raises Gone when the journal no
@@ -143,16 +205,25 @@ class Journal:
         """Drop the events every reader has passed (all but the terminal event's), and return the
         bytes freed."""
         keep_from = min((reader.next_seq for reader in self.readers), default=self.last_seq + 1)
-        freed = 0
-        while self.entries and self.first_seq < keep_from and not is_terminal(self.entries[0]):
-            self.entries.popleft()
-            freed += self._sizes.popleft()
-            self.first_seq += 1
+        entries, sizes, head = self._entries, self._sizes, self._head
+        last = len(entries) - 1 if self.done else len(entries)  # the terminal event stays
+        stop = min(last, head + keep_from - self.first_seq)
+        freed = sum(sizes[head:stop]) if stop > head else 0
+        for at in range(head, stop):
+            entries[at] = None
+        if stop > head:
+            self.first_seq += stop - head
+            self._head = head = stop
+        if head > 1024 and head * 2 > len(entries):  # the freed slots themselves, once they are most
+            del entries[:head], sizes[:head]
+            self._head = 0
         self.size -= freed
         return freed
 
     def wake(self) -> None:
         """Wake the readers waiting for the next event."""
+        if not self._waiters:  # the common case while readers are behind: nothing to do
+            return
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
             if not waiter.done():
@@ -179,6 +250,7 @@ class JournalReader:
         self.next_seq = after_seq + 1
         self._ended = False
         self._dropped = ""  # why the store dropped the stream before this reader reached its end
+        self._peeked: ModelEvent | None = None  # the next event, once peek() has made it
 
     def __aiter__(self) -> JournalReader:
         return self
@@ -194,19 +266,16 @@ class JournalReader:
 
     def peek(self) -> ModelEvent | None:
         """The next event already recorded; None when none is, or after the terminal event."""
-        journal = self.journal
-        at = self.next_seq - journal.first_seq
-        if self._ended or at >= len(journal.entries):
-            return None
-        if at < 0:
-            raise Gone(f"stream {journal.stream_id} no longer holds event {self.next_seq}")
-        return journal.entries[at]
+        if self._peeked is None and not self._ended:
+            self._peeked = self.journal.event(self.next_seq)
+        return self._peeked
 
     def take(self) -> ModelEvent:
         """Take the next event already recorded; raises IndexError when none is."""
         event = self.peek()
         if event is None:
             raise IndexError("no event is waiting")
+        self._peeked = None
         self.next_seq += 1
         if is_terminal(event):
             self._ended = True
@@ -215,6 +284,7 @@ class JournalReader:
     def close(self) -> None:
         """Stop reading: iteration ends, and the journal no longer keeps events for this reader."""
         self._ended = True
+        self._peeked = None
         self.journal.leave(self)
         self.journal.wake()
 

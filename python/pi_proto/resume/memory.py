@@ -63,9 +63,12 @@ class MemoryStore:
         journal.on_size = self._grew
         journal.on_readers = self._attendance
         self._journals[stream_id] = journal
-        recorder = asyncio.ensure_future(journal.record(self.publish))
-        self._recorders.add(recorder)
-        recorder.add_done_callback(self._recorders.discard)
+        if self.publish is None:
+            journal.follow()
+        else:
+            recorder = asyncio.ensure_future(journal.publish_and_record(self.publish))
+            self._recorders.add(recorder)
+            recorder.add_done_callback(self._recorders.discard)
         return journal
 
     async def reader(self, stream_id: str, after_seq: int) -> JournalReader:
@@ -149,7 +152,7 @@ class MemoryStore:
             # keep memory alive that the store no longer counts.
             for reader in list(journal.readers):
                 reader.drop(f"stream {stream_id} was dropped {why} before this client read its end")
-            journal.entries.clear()
+            journal.release()
 
     def _set_timer(self, journal: Journal, delay: float, action: Callable[[Journal], None]) -> None:
         self._cancel_timer(journal)

@@ -45,6 +45,9 @@ class EventStream(Generic[T, R]):
     `result()` with `extract_result(event)` and ends iteration once it has been consumed, with no
     `end()` needed; anything pushed after it is ignored. `end(result)` ends the stream early and
     releases every waiting consumer; without a result, `result()` keeps waiting.
+
+    With a `sink`, every event goes to it as it is pushed, instead of to a queue: a consumer that
+    takes each event as it comes (a kept stream's journal) costs no queue and no task switch.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class EventStream(Generic[T, R]):
         self._writers: list[asyncio.Future[None]] = []  # producers waiting for room
         self._done = False
         self._result: R = _UNSET
+        self.sink: Callable[[T], None] | None = None
 
     @property
     def queued(self) -> int:
@@ -170,6 +174,9 @@ class EventStream(Generic[T, R]):
         return event
 
     def _deliver(self, event: T, size: int, *, first: bool = False) -> None:
+        if self.sink is not None:
+            self.sink(event)
+            return
         while self._readers:
             reader = self._readers.popleft()
             if not reader.done():
