@@ -14,8 +14,19 @@ from pi_proto._gen.pb2.pi.ai.v1 import event_pb2
 from pi_proto.grpc.outgoing import wire_event
 from pi_proto.ir.events import EVENT_KINDS
 from pi_proto.ir.messages import dump_json
+from pi_proto.models.scripted import ScriptedModel
+from pi_proto.resume import MemoryStore
 from pi_proto.stream.accumulator import Accumulator, StreamProtocolError
-from pi_proto.web.sse import event_to_sse, sse_data
+from pi_proto.web.pi_protocols import PiMessagesSse, ProxySse
+from pi_proto.web.sse import (
+    SseProtocol,
+    StreamRequestSse,
+    event_to_sse,
+    identified,
+    identified_runs,
+    sse_chunk,
+    sse_data,
+)
 from pi_proto.wire.codec import EncodeError, to_upb
 
 BODIES: dict[str, Any] = {
@@ -156,3 +167,24 @@ def test_the_deltas_of_events_of_are_the_events_the_constructors_make() -> None:
         assert body.__dict__ == getattr(made, kind).__dict__
         assert type(body) is BODIES[kind]
     assert deltas[0].thinking_delta is not deltas[1].thinking_delta  # fresh objects, each
+
+
+@pytest.mark.parametrize("protocol", [StreamRequestSse(), PiMessagesSse(), ProxySse()], ids=type)
+async def test_kept_deltas_written_in_runs_are_what_each_event_writes(protocol: SseProtocol) -> None:
+    message = pp.assistant_message(
+        pp.thinking("let me see"),
+        pp.text("héllo \U0010f800 wörld, and some more text"),  # a mapped lone surrogate among them
+        pp.tool_call("call_1", "read", {"path": "README.md"}),
+        timestamp=1,
+    )
+    store = MemoryStore()
+    events = ScriptedModel([message], delta_size=3).stream(pp.AgentContext())
+    journal = store.keep(events)
+    await events.result()
+    write = identified(protocol.write, journal.stream_id)
+    each = b"".join([write(event) async for event in journal.reader(0)])
+    reader = journal.reader(0)
+    runs = identified_runs(reader, protocol.write, journal.stream_id)
+    chunks = [sse_chunk(event, reader, False, write, runs) async for event in reader]
+    assert b"".join(chunks) == each
+    assert len(chunks) == 1  # one chunk: the runs took every delta

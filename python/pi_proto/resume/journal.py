@@ -174,6 +174,20 @@ class Journal:
             return event
         return entry  # type: ignore[return-value]
 
+    def deltas(self, seq: int, limit: int) -> list[tuple[str, int, str]]:
+        """The kept deltas from event `seq` on, as (kind, content index, text), up to `limit` of
+        them, stopping at the first other event: a writer that takes a run of them at once makes
+        no event object for each. Raises Gone when event `seq` was dropped."""
+        at = seq - self.first_seq
+        if at < 0:
+            raise Gone(f"stream {self.stream_id} no longer holds event {seq}")
+        entries = self._entries
+        start = stop = self._head + at
+        end = min(len(entries), start + limit)
+        while stop < end and type(entries[stop]) is tuple:
+            stop += 1
+        return entries[start:stop]  # type: ignore[return-value]
+
     def release(self) -> None:
         """Let go of every event held (the store dropped the stream)."""
         self.first_seq = self.last_seq + 1
@@ -280,6 +294,16 @@ class JournalReader:
         if is_terminal(event):
             self._ended = True
         return event
+
+    def take_deltas(self, limit: int) -> tuple[int, list[tuple[str, int, str]]]:
+        """Take the kept deltas waiting from the next event on (Journal.deltas), with the number
+        of the first; none when the next event is another or not recorded yet."""
+        seq = self.next_seq
+        if self._peeked is not None or self._ended:
+            return seq, []
+        run = self.journal.deltas(seq, limit)
+        self.next_seq += len(run)
+        return seq, run
 
     def close(self) -> None:
         """Stop reading: iteration ends, and the journal no longer keeps events for this reader."""

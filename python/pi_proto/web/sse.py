@@ -60,9 +60,9 @@ from .._gen.types.pi.ai.v1 import (
 from ..grpc.outgoing import Waiting, coalesce
 from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimits
 from ..grpc.server import BATCH_BYTES, Call, ModelServer
-from ..ir.events import EVENT_KINDS, event_kind
+from ..ir.events import EVENT_KINDS, delta_event, event_kind
 from ..ir.messages import dump_json
-from ..resume import Gone
+from ..resume import Gone, JournalReader
 from ..transcripts import surrogates
 from ..transcripts.pi_json import (
     STOP_REASON_NAMES,
@@ -297,20 +297,25 @@ def sse_chunk(
     events: Waiting,
     merge: bool,
     write: Callable[[ModelEvent], bytes] = sse_data,
+    runs: Callable[[], bytes] | None = None,
 ) -> bytes:
     """`first` and the events waiting behind it (up to BATCH_BYTES) as SSE text, each written by
     `write`, in one chunk, so a fast model costs a write per batch, as with StreamBatched; deltas
-    merged when `merge`."""
+    merged when `merge`. `runs` writes the kept deltas waiting next, if any (identified_runs)."""
     data = write(coalesce(first, events) if merge else first)
-    if events.peek() is None:
-        return data
     chunk = [data]
     size = len(data)
-    while size < BATCH_BYTES and events.peek() is not None:
+    while size < BATCH_BYTES:
+        if runs is not None and (lines := runs()):
+            chunk.append(lines)
+            size += len(lines)
+            continue
+        if events.peek() is None:
+            break
         waiting = events.take()
         chunk.append(write(coalesce(waiting, events) if merge else waiting))
         size += len(chunk[-1])
-    return b"".join(chunk)
+    return b"".join(chunk) if len(chunk) > 1 else data
 
 
 async def read_sse(chunks: AsyncIterator[bytes | bytearray | memoryview]) -> AsyncIterator[Any]:
@@ -581,10 +586,13 @@ class SseEndpoint:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             events, merge = call.source, call.coalesce
             write: Callable[[ModelEvent], bytes] = self.protocol.write
+            runs = None
             if call.stream_id:
+                if isinstance(events, JournalReader) and not merge:
+                    runs = identified_runs(events, write, call.stream_id)
                 write = identified(write, call.stream_id)
             async for event in events:
-                chunk = sse_chunk(event, events, merge, write)
+                chunk = sse_chunk(event, events, merge, write, runs)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
@@ -635,6 +643,36 @@ def identified(write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable
 
     return with_id
 
+
+def identified_runs(reader: JournalReader, write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable[[], bytes]:
+    """What `identified(write, stream_id)` writes of the kept deltas waiting next in `reader`, up
+    to DELTA_RUN of them, written at once from the journal's (kind, index, text): no event object
+    and a single format each. Every protocol writes a delta as delta_data() does
+    (tests/test_fast_paths.py checks it); b"" when the next event is not a kept delta."""
+    prefix = f"id: {stream_id}:".encode()
+    lines = _IDENTIFIED_DELTA_LINES
+
+    def run() -> bytes:
+        seq, deltas = reader.take_deltas(DELTA_RUN)
+        if not deltas:
+            return b""
+        written = []
+        for kind, index, text in deltas:
+            if text.isascii() or not surrogates.has_mapped(text):
+                written.append(lines[kind] % (prefix, seq, index, _json_string(text).encode()))
+            else:  # pi's escape of a lone surrogate: the general path
+                event = delta_event[kind](index, text)
+                event.seq = seq
+                written.append(b"%s%d\n%s" % (prefix, seq, write(event)))
+            seq += 1
+        return b"".join(written)
+
+    return run
+
+
+DELTA_RUN = 64  # kept deltas written at once: a chunk takes runs until it holds BATCH_BYTES
+# What identified(sse_data) writes for a delta without usage: `id: <stream id>:<seq>`, then its data.
+_IDENTIFIED_DELTA_LINES = {kind: b"%s%d\n" + line for kind, line in _DELTA_LINES.items()}
 
 MAX_SEQ = 2**64 - 1  # the largest event number: ResumeRequest.after_seq is a uint64
 
