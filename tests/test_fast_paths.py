@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import pi_proto as pp
 from pi_proto._gen.pb2.pi.ai.v1 import event_pb2
-from pi_proto.grpc.outgoing import wire_event
+from pi_proto.grpc.outgoing import wire_deltas, wire_event
 from pi_proto.ir.events import EVENT_KINDS
 from pi_proto.ir.messages import dump_json
 from pi_proto.models.scripted import ScriptedModel
@@ -188,3 +188,10 @@ async def test_kept_deltas_written_in_runs_are_what_each_event_writes(protocol: 
     chunks = [sse_chunk(event, reader, False, write, runs) async for event in reader]
     assert b"".join(chunks) == each
     assert len(chunks) == 1  # one chunk: the runs took every delta
+
+
+@given(st.sampled_from(list(BODIES)), indexes, texts, st.integers(1, 2**64 - 2))
+def test_kept_deltas_are_written_to_the_wire_as_their_events_are(kind: str, index: int, text: str, seq: int) -> None:
+    events = [delta(kind, index, text), delta("text_delta", 0, text)]
+    events[0].seq, events[1].seq = seq, seq + 1
+    assert wire_deltas(seq, [(kind, index, text), ("text_delta", 0, text)]) == [wire_event(e) for e in events]

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from .._gen.pb2.pi.ai.v1.event_pb2 import ModelEvent as _UpbModelEvent
 from .._gen.types.pi.ai.v1 import ModelEvent, TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
-from ..ir.events import EVENT_KINDS, event_kind
+from ..ir.events import EVENT_KINDS, delta_event, event_kind
 from ..wire import varint
 from ..wire.codec import EncodeError, fill_upb
 
@@ -61,7 +61,10 @@ def _delta_wire(tag: bytes, body: Any) -> bytes | None:
     filling and serializing a upb message. None when a value is not what the schema takes, so
     the general path reports it."""
     values = body.__dict__
-    index, delta = values["content_index"], values["delta"]
+    return _text_wire(tag, values["content_index"], values["delta"])
+
+
+def _text_wire(tag: bytes, index: Any, delta: Any) -> bytes | None:
     if type(index) is not int or not 0 <= index < _UINT32_END or type(delta) is not str:
         return None
     try:
@@ -72,6 +75,23 @@ def _delta_wire(tag: bytes, body: Any) -> bytes | None:
         b"\x12" + varint.encode(len(text)) + text if text else b""
     )
     return tag + varint.encode(len(inner)) + inner
+
+
+def wire_deltas(seq: int, deltas: list[tuple[str, int, str]]) -> list[bytes]:
+    """The bytes of kept deltas, each (kind, content index, text) numbered from `seq` on, as
+    wire_event writes their events: a kept stream's runs of deltas cost no event object each."""
+    written = []
+    for kind, index, text in deltas:
+        data = _text_wire(_DELTA_TAGS[kind], index, text)
+        if data is None or not 0 < seq < _UINT64_END:  # what the general path writes, or refuses
+            event = delta_event[kind](index, text)
+            event.seq = seq
+            data = wire_event(event)
+        else:
+            data += _SEQ_TAG + varint.encode(seq)
+        written.append(data)
+        seq += 1
+    return written
 
 
 class Waiting(Protocol):

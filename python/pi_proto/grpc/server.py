@@ -40,7 +40,7 @@ from ..wire.files import read_regular_file
 from ..wire.validate import ValidationError, check
 from .gate import Gate
 from .methods import SERVICE
-from .outgoing import coalesce, wire_event
+from .outgoing import coalesce, wire_deltas, wire_event
 from .requests import (
     Refused,
     RequestInvalid,
@@ -51,6 +51,10 @@ from .requests import (
     parse_counted,
 )
 
+# Kept deltas written at once, from a journal's runs: a batch takes runs until it holds BATCH_BYTES.
+DELTA_RUN = 64
+# Takes a kept stream's next run of deltas: the number of the first, and each (kind, index, text).
+Runs = Callable[[int], tuple[int, list[tuple[str, int, str]]]]
 # A batch takes the events waiting behind the first until it holds this many bytes: big enough
 # that a saturated stream costs a few messages per thousand events, small enough to stay far
 # below any client's message limit.
@@ -520,25 +524,37 @@ class ModelServer:
         StreamBatchedResponse of the events waiting together; deltas merged when the request asks.
         Raises Refused (RESOURCE_EXHAUSTED) when its kept stream is dropped before its end."""
         source, merge = call.source, call.coalesce
+        # A kept stream's deltas are written in runs straight from its journal (wire_deltas).
+        runs = source.take_deltas if isinstance(source, JournalReader) and not merge else None
         try:
             async for event in source:
                 if merge:
                     event = coalesce(event, source)
                 if batched:
-                    yield await self._batch(event, source, merge)
-                else:
-                    yield wire_event(event)
+                    yield await self._batch(event, source, merge, runs)
+                    continue
+                yield wire_event(event)
+                while runs is not None and (run := runs(DELTA_RUN))[1]:
+                    for data in wire_deltas(*run):
+                        yield data
         except Gone as error:
             raise Refused("RESOURCE_EXHAUSTED", str(error)) from None
 
-    async def _batch(self, first: ModelEvent, events: EventSource, merge: bool) -> bytes:
+    async def _batch(self, first: ModelEvent, events: EventSource, merge: bool, runs: Runs | None = None) -> bytes:
         """A StreamBatchedResponse of `first` and the events waiting behind it (after the flush
         window, if the server has one), up to BATCH_BYTES."""
         batch = [wire_event(first)]
         size = len(batch[0])
         if self.flush_window and not is_terminal(first) and events.peek() is None:
             await asyncio.sleep(self.flush_window)
-        while size < BATCH_BYTES and events.peek() is not None:
+        while size < BATCH_BYTES:
+            if runs is not None and (run := runs(DELTA_RUN))[1]:
+                for data in wire_deltas(*run):
+                    batch.append(data)
+                    size += len(data)
+                continue
+            if events.peek() is None:
+                break
             waiting = events.take()
             batch.append(wire_event(coalesce(waiting, events) if merge else waiting))
             size += len(batch[-1])

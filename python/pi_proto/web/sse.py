@@ -59,7 +59,7 @@ from .._gen.types.pi.ai.v1 import (
 )
 from ..grpc.outgoing import Waiting, coalesce
 from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimits
-from ..grpc.server import BATCH_BYTES, Call, ModelServer
+from ..grpc.server import BATCH_BYTES, DELTA_RUN, Call, ModelServer
 from ..ir.events import EVENT_KINDS, delta_event, event_kind
 from ..ir.messages import dump_json
 from ..resume import Gone, JournalReader
@@ -670,7 +670,6 @@ def identified_runs(reader: JournalReader, write: Callable[[ModelEvent], bytes],
     return run
 
 
-DELTA_RUN = 64  # kept deltas written at once: a chunk takes runs until it holds BATCH_BYTES
 # What identified(sse_data) writes for a delta without usage: `id: <stream id>:<seq>`, then its data.
 _IDENTIFIED_DELTA_LINES = {kind: b"%s%d\n" + line for kind, line in _DELTA_LINES.items()}
 
