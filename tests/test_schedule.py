@@ -17,8 +17,9 @@ import pi_proto as pp
 from pi_proto.grpc.outgoing import wire_event
 from pi_proto.ir.events import events_of
 from pi_proto.models.scripted import ScriptedModel
+from pi_proto.resume import MemoryStore
 from pi_proto.stream.event_stream import AssistantMessageEventStream
-from pi_proto.stream.schedule import Player, pacer
+from pi_proto.stream.schedule import BURST, Player, pacer
 
 from .helpers import readme_context
 
@@ -217,3 +218,13 @@ async def test_the_pacer_refuses_a_non_finite_due_time_so_the_other_players_keep
     player.stop()
     events, _ = await arrivals(paced)
     assert events[-1].done is not None
+
+
+async def test_a_player_whose_consumer_never_makes_it_wait_lets_other_work_run_between_bursts() -> None:
+    events = ScriptedModel([pp.assistant_message("x" * 1_000, timestamp=1)], delta_size=1).stream(pp.AgentContext())
+    journal = MemoryStore().keep(events)  # takes each event as it is pushed
+    seen: list[int] = []
+    asyncio.get_running_loop().call_soon(lambda: seen.append(journal.last_seq))  # after the Player's first run
+    await events.result()
+    assert seen == [BURST]
+    assert journal.last_seq == 1_004  # start, text start, 1,000 deltas, text end, done

@@ -99,6 +99,10 @@ def pacer() -> Pacer:
     return found
 
 
+# The most events a Player pushes before it lets the loop run other work: what a queue holds.
+BURST = 64
+
+
 class Player:
     """Pushes `events` into `stream`, the n-th due `interval` x n seconds after it was made (all
     at once when 0), until the queue is full (the next take() that leaves room calls it back),
@@ -126,11 +130,16 @@ class Player:
 
     def run(self, _: object = None) -> None:
         stream = self.stream
+        burst = BURST
         try:
             while not self.stopped and not stream.done:
                 if stream.full:
                     stream.on_room(self.run)
                     return
+                if not burst:  # a consumer that takes every event at once (a journal) gets them
+                    self.pacer.loop.call_soon(self.run)  # in bursts: other streams run between
+                    return
+                burst -= 1
                 if self.interval:
                     due = self.started + (self.played + 1) * self.interval
                     if due > self.pacer.loop.time() + _RESOLUTION:
