@@ -549,15 +549,27 @@ def _span(span: Span | None) -> str:
     return f" ({low}–{high})"
 
 
-def table(figures: list[Figure]) -> str:
-    rows = [("", "figure", "ours", "baseline", "ratio", "target")]
+def table(figures: list[Figure], before: dict[tuple[str, str], float] | None = None) -> str:
+    """The figures, each ratio beside the one of the run `before` (by section and name), if any."""
+    rows = [("", "figure", "ours", "baseline", "ratio", "before", "target")]
     for f in figures:
         ratio = "" if f.ratio is None else f"{f.ratio:.2f}{_span(f.ratio_span)}"
         baseline = "" if f.baseline is None else f"{f.baseline:,.2f}{_span(f.baseline_span)} {f.unit}"
         verdict = "" if f.met is None else ("met" if f.met else "NOT MET")
         value = f"{f.value:,.2f}{_span(f.value_span)} {f.unit}"
-        rows.append((f.section, f.name, value, baseline, ratio, f"{f.target} {verdict}".strip()))
+        was = (before or {}).get((f.section, f.name))
+        change = "" if was is None or f.ratio is None or not was else f"{was:.2f} ({f.ratio / was - 1:+.0%})"
+        rows.append((f.section, f.name, value, baseline, ratio, change, f"{f.target} {verdict}".strip()))
     return columns(rows)
+
+
+def previous_ratios() -> tuple[str, dict[tuple[str, str], float]]:
+    """The newest earlier run in bench/results/ (its file name) and its ratios by section and name."""
+    runs = sorted(RESULTS.glob("bench-*.json"))
+    if not runs:
+        return "", {}
+    figures = json.loads(runs[-1].read_text(encoding="utf-8"))["figures"]
+    return runs[-1].name, {(f["section"], f["name"]): f["ratio"] for f in figures if f.get("ratio") is not None}
 
 
 def columns(rows: Sequence[Sequence[str]]) -> str:
@@ -703,8 +715,11 @@ def main() -> int:
     print(f"  versus_capacity done ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     info = machine()
     print("\n".join(f"{key}: {value}" for key, value in info.items()))
-    print(table(figures))
     RESULTS.mkdir(parents=True, exist_ok=True)
+    previous, before = previous_ratios()
+    if previous:
+        print(f"before: the ratios of {previous}, and each one's change")
+    print(table(figures, before))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"bench-{stamp}.json").write_text(
         json.dumps(
