@@ -283,7 +283,7 @@ CORPUS ?= tests/conformance
 conformance: setup ts-setup ## Run every runtime's executor over the corpus (CORPUS=dir for your own cases) through the harness.
 	python -m tests.conformance.harness --corpus $(CORPUS)
 
-# Each stage is a target above; tests/stages.py runs them two at a time, times each, and reports
+# Each stage is a target above; tests/stages.py runs them three at a time, times each, and reports
 # every failure at the end instead of stopping at the first.
 .PHONY: test
 test: ## Everything CI runs: installs, generated code, lints, every suite, the matrix, the consumers.

@@ -3,8 +3,9 @@
     python3 -m tests.stages [--jobs N] [--busy N] [STAGE ...]
 
 A stage is a make target. It starts once every stage it needs has passed, at most --jobs at a time
-(two by default: installs wait on the network and many checks use one core, so two keep two cores
-busy), and never beside a stage that shares its build folder. Its output goes to
+(three by default: installs wait on the network, the browsers, the matrix and the consumers on
+servers and pauses, and many checks use one core, so three keep two cores busy), and never beside a
+stage that shares its build folder. Its output goes to
 build/stages/<stage>.log. A failed stage does not stop the others; a stage that needs it is not
 run, and says which. At the end come a table of every stage's wall time and result, then the end of
 each failed stage's log; the exit status is 1 if any stage failed. --busy N keeps N processes
@@ -171,8 +172,8 @@ def report(stages: list[Stage], results: dict[str, Result], wall: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    jobs = int(os.environ.get("STAGE_JOBS", "2"))
-    parser.add_argument("--jobs", type=int, default=jobs, help="stages at once (default: STAGE_JOBS, else 2)")
+    jobs = int(os.environ.get("STAGE_JOBS", "3"))
+    parser.add_argument("--jobs", type=int, default=jobs, help="stages at once (default: STAGE_JOBS, else 3)")
     parser.add_argument("--busy", type=int, default=0, help="processes that keep a core busy meanwhile")
     parser.add_argument("stage", nargs="*", help="run only these stages (and nothing they need)")
     args = parser.parse_args(argv)
