@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..ir.events import delta_event, is_terminal, utf8_size, without_partial
+from ..ir.events import delta_event, delta_of, is_terminal, utf8_size, without_partial
 from ..stream.digest import content_sha256
 from ..stream.event_stream import AssistantMessageEventStream
 from ..wire.codec import encode
@@ -33,6 +33,19 @@ Entry = ModelEvent | tuple[str, int, str]
 
 # Publishes the events of a journal that arrived together, before any reader sees them.
 Publish = Callable[["Journal", list[ModelEvent]], Awaitable[None]]
+
+
+def _kept_delta(event: ModelEvent) -> tuple[str, int, str] | None:
+    """A delta without usage as the journal keeps it: (kind, content index, text); None for any
+    other event, kept as it is."""
+    members = event.__dict__
+    if members["usage"] is None:
+        for kind in _DELTA_KINDS:
+            if (body := members[kind]) is not None:
+                values = body.__dict__
+                text = values["delta"]
+                return (kind, values["content_index"], text) if type(text) is str else None
+    return None
 
 
 class Gone(Exception):
@@ -89,8 +102,11 @@ class Journal:
         events.sink = self._keep
 
     def _keep(self, event: ModelEvent) -> None:
-        self.number(event, self.last_seq + 1)
-        self.append(event)
+        """The model's next event: numbered, then kept (a kept delta's number is its place)."""
+        kept = _kept_delta(event)
+        if kept is None:
+            self.number(event, self.last_seq + 1)
+        self._append(event, kept)
 
     async def publish_and_record(self, publish: Publish) -> None:
         """Number each event of the model's stream until its terminal event, publish the events
@@ -119,31 +135,31 @@ class Journal:
 
     def append(self, event: ModelEvent) -> None:
         """Keep `event`, numbered, as the next one."""
+        self._append(event, _kept_delta(event))
+
+    def _append(self, event: ModelEvent, kept: tuple[str, int, str] | None) -> None:
         if self.done:
             return
-        members = event.__dict__
-        for kind in _DELTA_KINDS:
-            if (body := members[kind]) is not None:
-                break
-        else:
-            body = None
         entry: Entry
-        if body is not None and members["usage"] is None and type(text := body.delta) is str:
-            entry = (kind, body.content_index, text)
+        if kept is not None:
+            entry = kept
+            text = kept[2]
             # A delta is held twice: here, and in the content the stream builds, which the
             # terminal event's message holds (so its encoding counts without what the deltas
             # did). Text that is not ASCII is held as Python's characters (2 or 4 bytes each for
             # most), and once encoded, as the UTF-8 Python keeps beside them: twice its UTF-8.
-            delta = utf8_size(text)  # equal to its characters only when it is ASCII
+            if text.isascii():
+                delta = len(text)
+                size = 2 * delta
+            else:
+                delta = len(text.encode())
+                size = 4 * delta
             self._delta_bytes += delta
-            shared = len(text) <= 1 and text <= "\xff"
-            size = (2 if delta == len(text) else 4) * delta + (
-                SHARED_DELTA_OVERHEAD_BYTES if shared else DELTA_OVERHEAD_BYTES
-            )
+            size += SHARED_DELTA_OVERHEAD_BYTES if len(text) <= 1 and text <= "\xff" else DELTA_OVERHEAD_BYTES
         else:
             entry = event
             self.done = is_terminal(event)
-            if body is not None and type(body.delta) is str:
+            if (body := delta_of(event)) is not None and type(body.delta) is str:
                 self._delta_bytes += utf8_size(body.delta)
             encoded = len(encode(without_partial(event)))
             size = EVENT_OVERHEAD_BYTES + (max(0, encoded - self._delta_bytes) if self.done else encoded)
