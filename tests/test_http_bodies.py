@@ -7,6 +7,8 @@ from __future__ import annotations
 import select
 import socket
 
+import pytest
+
 from .helpers import HANG_SECONDS, serve_process
 
 PIECE = b"x" * (1024 * 1024)
@@ -72,3 +74,25 @@ def test_bodies_arriving_past_the_budget_are_refused_503() -> None:
                 connection.close()
     assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
     assert b"request bodies already" in answer
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/pi.ai.v1.ModelService/Stream", "application/connect+proto"),
+        ("/pi.ai.v1.ModelService/Stream", "application/grpc-web+proto"),
+        ("/v1/stream", "application/json"),
+    ],
+)
+def test_a_body_that_does_not_finish_within_the_stream_timeout_is_refused_408(path: str, content_type: str) -> None:
+    with serve_process("--http-port", "0", "--stream-timeout", "1") as (process, _):
+        assert process.stdout is not None
+        address = process.stdout.readline().removeprefix("http on ").strip()
+        host, _, port = address.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=HANG_SECONDS) as connection:
+            head = f"POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: {content_type}\r\n"
+            head += "content-length: 100\r\n\r\n"
+            connection.sendall(head.encode() + b"\x00\x00")  # two bytes of a hundred, and no more
+            answer = whole_answer(connection)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+    assert b"took longer to arrive than the server's limit of 1 s" in answer

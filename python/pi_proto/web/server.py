@@ -55,7 +55,7 @@ class HttpApp:
     ) -> None:
         self.service = ModelService(server)
         self._page: App | None = Page(view) if ui else None
-        budget = BodyBudget(Cors(self._routed, cors_origins), limits.max_arriving_bytes)
+        budget = BodyBudget(Cors(self._routed, cors_origins), limits.max_arriving_bytes, server.limits.stream_timeout)
         self._route: App = HostCheck(budget, hosts if hosts is not None else AllowedHosts())
         self._sse: dict[str, App] = {
             SSE_PATH: SseEndpoint(self.service),
