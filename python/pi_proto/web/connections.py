@@ -29,7 +29,7 @@ import resource
 import socket
 import ssl
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 from hypercorn.app_wrappers import ASGIWrapper
@@ -306,16 +306,16 @@ class FirstBytes(asyncio.Protocol):
         self._deadline = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A stream socket's transport; uvloop's is one without subclassing asyncio.Transport.
+        self._transport = stream = cast(asyncio.Transport, transport)
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + self._listener.limits.header_timeout
         tls = transport.get_extra_info("ssl_object")
         if tls is not None:
             if tls.selected_alpn_protocol() == "h2":
-                self._listener.http2(transport, b"", self._slot)
+                self._listener.http2(stream, b"", self._slot)
             else:
-                self._listener.http1(transport, b"", self._slot, self._deadline)
+                self._listener.http1(stream, b"", self._slot, self._deadline)
             return
         self._timer = loop.call_at(self._deadline, self._late)
 
