@@ -60,10 +60,9 @@ class Journal:
 
     `follow()` (or `publish_and_record()`) fills it from the model's events; `reader(after_seq)`
     follows it from any point.
-    `size` counts the memory it holds as tracemalloc sees it (a delta's UTF-8 twice, four times
-    when it is not ASCII, another event's encoding, and EVENT_OVERHEAD_BYTES each), for the
-    store's bound; `trim()` drops the events every reader
-    has passed.
+    `size` counts the memory it holds (a delta's UTF-8 twice, four times when it is not ASCII,
+    and DELTA_OVERHEAD_BYTES; another event's encoding and EVENT_OVERHEAD_BYTES), for the store's
+    bound; `trim()` drops the events every reader has passed.
     """
 
     def __init__(self, stream_id: str, events: AssistantMessageEventStream, *, background: bool) -> None:
