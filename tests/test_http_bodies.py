@@ -95,4 +95,4 @@ def test_a_body_that_does_not_finish_within_the_stream_timeout_is_refused_408(pa
             connection.sendall(head.encode() + b"\x00\x00")  # two bytes of a hundred, and no more
             answer = whole_answer(connection)
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
-    assert b"took longer to arrive than the server's limit of 1 s" in answer
+    assert b'"deadline_exceeded"' in answer
