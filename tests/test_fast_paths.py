@@ -184,7 +184,7 @@ async def test_kept_deltas_written_in_runs_are_what_each_event_writes(protocol: 
     write = identified(protocol.write, journal.stream_id)
     each = b"".join([write(event) async for event in journal.reader(0)])
     reader = journal.reader(0)
-    runs = identified_runs(reader, protocol.write, journal.stream_id)
+    runs = identified_runs(reader, write, journal.stream_id)
     one_by_one: list[str] = []
 
     def each_event(event: pp.ModelEvent) -> bytes:

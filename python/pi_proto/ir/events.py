@@ -36,6 +36,9 @@ EVENT_KINDS = (
 )  # fmt: skip
 
 
+DELTA_KINDS = EVENT_KINDS[:3]  # the three deltas, first (tests/test_fast_paths.py checks it)
+
+
 def event_kind(event: ModelEvent) -> tuple[str, Any]:
     """The event's kind (pi's event type name, e.g. "text_delta") and its body; ("", None) if unset.
 

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from .._gen.types.pi.ai.v1 import ModelEvent
-from ..ir.events import delta_event, delta_of, is_terminal, utf8_size, without_partial
+from ..ir.events import DELTA_KINDS, delta_event, delta_of, is_terminal, utf8_size, without_partial
 from ..stream.digest import content_sha256
 from ..stream.event_stream import AssistantMessageEventStream
 from ..wire.codec import encode
@@ -28,8 +28,6 @@ from ..wire.codec import encode
 DELTA_OVERHEAD_BYTES = 160
 SHARED_DELTA_OVERHEAD_BYTES = 96  # a delta of one Latin-1 character, whose string Python shares
 EVENT_OVERHEAD_BYTES = 512
-# Kept deltas: the kinds of delta events, each kept as (kind, content index, text).
-_DELTA_KINDS = tuple(delta_event)
 Entry = ModelEvent | tuple[str, int, str]
 
 
@@ -42,7 +40,7 @@ def _kept_delta(event: ModelEvent) -> tuple[str, int, str] | None:
     other event, kept as it is."""
     members = event.__dict__
     if members["usage"] is None:
-        for kind in _DELTA_KINDS:
+        for kind in DELTA_KINDS:
             if (body := members[kind]) is not None:
                 values = body.__dict__
                 text = values["delta"]

@@ -60,7 +60,7 @@ from .._gen.types.pi.ai.v1 import (
 from ..grpc.outgoing import Waiting, coalesce
 from ..grpc.requests import Refused, RequestInvalid, RequestTooLarge, ServerLimits
 from ..grpc.server import BATCH_BYTES, DELTA_RUN, Call, ModelServer
-from ..ir.events import EVENT_KINDS, delta_event, event_kind
+from ..ir.events import DELTA_KINDS, delta_event, event_kind
 from ..ir.messages import dump_json
 from ..resume import Gone, JournalReader
 from ..transcripts import surrogates
@@ -276,7 +276,7 @@ def delta_data(event: ModelEvent) -> bytes | None:
     holding a mapped lone surrogate (the general path writes pi's escape)."""
     members = event.__dict__
     # The deltas come first in EVENT_KINDS, so the delta found is the member event_kind would take.
-    for kind in _DELTA_KINDS:
+    for kind in DELTA_KINDS:
         if (body := members[kind]) is not None:
             values = body.__dict__
             index, delta = values["content_index"], values["delta"]
@@ -286,7 +286,6 @@ def delta_data(event: ModelEvent) -> bytes | None:
     return None
 
 
-_DELTA_KINDS = EVENT_KINDS[:3]  # the three deltas (tests/test_fast_paths.py checks it)
 # What dump_json(event_to_sse(event)) writes for a delta without usage, byte for byte.
 _DELTA_LINES = {kind: b'data: {"type":"%s","contentIndex":%%d,"delta":%%s}\n\n' % kind.encode() for kind in _DELTAS}
 _json_string = json.encoder.encode_basestring  # a str as JSON, non-ASCII kept, as dump_json writes it
@@ -588,9 +587,9 @@ class SseEndpoint:
             write: Callable[[ModelEvent], bytes] = self.protocol.write
             runs = None
             if call.stream_id:
+                write = identified(write, call.stream_id)
                 if isinstance(events, JournalReader) and not merge:
                     runs = identified_runs(events, write, call.stream_id)
-                write = identified(write, call.stream_id)
             async for event in events:
                 chunk = sse_chunk(event, events, merge, write, runs)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -645,8 +644,8 @@ def identified(write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable
 
 
 def identified_runs(reader: JournalReader, write: Callable[[ModelEvent], bytes], stream_id: str) -> Callable[[], bytes]:
-    """What `identified(write, stream_id)` writes of the kept deltas waiting next in `reader`, up
-    to DELTA_RUN of them, written at once from the journal's (kind, index, text): no event object
+    """What `write`, an identified() writer of `stream_id`, writes of the kept deltas waiting
+    next in `reader`, up to DELTA_RUN of them, written at once from the journal's (kind, index, text): no event object
     and a single format each. Every protocol writes a delta as delta_data() does
     (tests/test_fast_paths.py checks it); b"" when the next event is not a kept delta."""
     prefix = f"id: {stream_id}:".encode()
@@ -663,7 +662,7 @@ def identified_runs(reader: JournalReader, write: Callable[[ModelEvent], bytes],
             else:  # pi's escape of a lone surrogate: the general path
                 event = delta_event[kind](index, text)
                 event.seq = seq
-                written.append(b"%s%d\n%s" % (prefix, seq, write(event)))
+                written.append(write(event))
             seq += 1
         return b"".join(written)
 
